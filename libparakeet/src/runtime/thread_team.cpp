@@ -1,0 +1,120 @@
+#include "runtime/thread_team.h"
+
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define PK_CPU_RELAX() _mm_pause()
+#else
+#define PK_CPU_RELAX() ((void)0)
+#endif
+
+namespace pk {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// An idle worker spins this long, then yields until kSleepAfter, then sleeps. Spinning keeps
+// back-to-back decoder jobs cheap; sleeping keeps an idle server at ~0 % CPU.
+constexpr auto kSpinFor = std::chrono::microseconds(50);
+constexpr auto kSleepAfter = std::chrono::milliseconds(1);
+// How many relax iterations between clock reads while spinning.
+constexpr int kSpinsPerClockRead = 64;
+
+}  // namespace
+
+ThreadTeam::ThreadTeam(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+    workers_.reserve(static_cast<size_t>(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
+}
+
+ThreadTeam::~ThreadTeam() {
+    stop_.store(true, std::memory_order_seq_cst);
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+    {
+        std::lock_guard<std::mutex> lock(sleep_mu_);
+    }
+    sleep_cv_.notify_all();
+    for (auto& t : workers_) t.join();
+}
+
+void ThreadTeam::run_slice(int ith) {
+    try {
+        job_fn_(job_ctx_, ith, n_threads_);
+    } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mu_);
+        if (!worker_error_) worker_error_ = std::current_exception();
+    }
+}
+
+void ThreadTeam::dispatch(JobFn fn, void* ctx) {
+    if (n_threads_ == 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    job_fn_ = fn;
+    job_ctx_ = ctx;
+    worker_error_ = nullptr;
+    done_.store(0, std::memory_order_relaxed);
+    // seq_cst pairs with the sleepers_ handshake in wait_for_job (no lost wake-ups).
+    generation_.fetch_add(1, std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+        { std::lock_guard<std::mutex> lock(sleep_mu_); }
+        sleep_cv_.notify_all();
+    }
+
+    run_slice(0);
+
+    const int n_workers = n_threads_ - 1;
+    int spins = 0;
+    while (done_.load(std::memory_order_acquire) != n_workers) {
+        if (++spins < 4096) {
+            PK_CPU_RELAX();
+        } else {
+            std::this_thread::yield();
+        }
+    }
+    if (worker_error_) {
+        std::exception_ptr e = worker_error_;
+        worker_error_ = nullptr;
+        std::rethrow_exception(e);
+    }
+}
+
+uint64_t ThreadTeam::wait_for_job(uint64_t seen) {
+    // 1) Spin, 2) yield, 3) sleep. The clock is read only every few spins.
+    const auto idle_since = Clock::now();
+    int spins = 0;
+    for (;;) {
+        const uint64_t g = generation_.load(std::memory_order_acquire);
+        if (g != seen) return stop_.load(std::memory_order_acquire) ? 0 : g;
+        if (++spins % kSpinsPerClockRead != 0) {
+            PK_CPU_RELAX();
+            continue;
+        }
+        const auto idle = Clock::now() - idle_since;
+        if (idle < kSpinFor) continue;
+        if (idle < kSleepAfter) {
+            std::this_thread::yield();
+            continue;
+        }
+        std::unique_lock<std::mutex> lock(sleep_mu_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        sleep_cv_.wait(lock, [&] { return generation_.load(std::memory_order_seq_cst) != seen; });
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+        // Loop once more: the generation has moved, the next iteration returns it.
+    }
+}
+
+void ThreadTeam::worker_main(int ith) {
+    uint64_t seen = 0;
+    for (;;) {
+        const uint64_t g = wait_for_job(seen);
+        if (g == 0) return;
+        seen = g;
+        run_slice(ith);
+        done_.fetch_add(1, std::memory_order_acq_rel);
+    }
+}
+
+}  // namespace pk

@@ -1,6 +1,5 @@
 #include "runtime/arena.h"
 
-#include <cstdlib>
 #include <new>
 
 namespace pk {
@@ -8,9 +7,9 @@ namespace {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
-// Overflow blocks are at least this big so that a request growing in small steps does not
-// make one block per allocation.
-constexpr size_t kMinOverflowBlock = size_t{1} << 20;
+// Extra blocks are at least this big so that a request growing in small steps does not make
+// one block per allocation.
+constexpr size_t kMinBlock = size_t{1} << 20;
 
 }  // namespace
 
@@ -19,38 +18,52 @@ Arena::Block Arena::make_block(size_t bytes) {
     bytes = round_up(bytes, kAlignment);
     void* p = std::aligned_alloc(kAlignment, bytes);
     if (p == nullptr) throw std::bad_alloc();
-    b.data = std::unique_ptr<uint8_t[], void (*)(void*)>(static_cast<uint8_t*>(p), std::free);
+    b.data.reset(static_cast<uint8_t*>(p));
     b.size = bytes;
     return b;
 }
 
 void Arena::reset() {
-    if (!overflow_.empty() || high_water_ > main_.size) {
-        overflow_.clear();
-        main_ = Block{};  // free first so the peak is not old + new
-        main_ = make_block(high_water_);
+    if (blocks_.size() > 1 || (!blocks_.empty() && high_water_ > blocks_[0].size)) {
+        blocks_.clear();  // free first so the peak is not old + new
+        blocks_.push_back(make_block(high_water_));
     }
-    main_.used = 0;
+    for (auto& b : blocks_) b.used = 0;
+    current_ = 0;
     used_total_ = 0;
 }
 
 void* Arena::alloc(size_t bytes) {
     bytes = round_up(bytes == 0 ? 1 : bytes, kAlignment);
-    Block* target = overflow_.empty() ? &main_ : &overflow_.back();
-    if (target->data == nullptr || target->size - target->used < bytes) {
-        overflow_.push_back(make_block(bytes > kMinOverflowBlock ? bytes : kMinOverflowBlock));
-        target = &overflow_.back();
+    // Move forward through blocks kept from earlier in this request, then add a new one.
+    while (blocks_.empty() || blocks_[current_].size - blocks_[current_].used < bytes) {
+        if (!blocks_.empty() && current_ + 1 < blocks_.size()) {
+            ++current_;
+            blocks_[current_].used = 0;
+            continue;
+        }
+        blocks_.push_back(make_block(bytes > kMinBlock ? bytes : kMinBlock));
+        current_ = blocks_.size() - 1;
     }
-    void* p = target->data.get() + target->used;
-    target->used += bytes;
+    Block& b = blocks_[current_];
+    void* p = b.data.get() + b.used;
+    b.used += bytes;
     used_total_ += bytes;
     if (used_total_ > high_water_) high_water_ = used_total_;
     return p;
 }
 
+void Arena::rewind(const Mark& m) {
+    if (blocks_.empty()) return;
+    for (size_t i = m.block + 1; i < blocks_.size(); ++i) blocks_[i].used = 0;
+    current_ = m.block;
+    blocks_[current_].used = m.used_in_block;
+    used_total_ = m.used_total;
+}
+
 size_t Arena::reserved_bytes() const {
-    size_t total = main_.size;
-    for (const auto& b : overflow_) total += b.size;
+    size_t total = 0;
+    for (const auto& b : blocks_) total += b.size;
     return total;
 }
 

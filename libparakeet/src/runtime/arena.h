@@ -1,14 +1,16 @@
 // Arena: a backend's memory for one request's intermediate tensors ("graph buffers").
 //
-// alloc() hands out 64-byte aligned pieces of one big block and never frees them singly;
-// reset() at the start of each request makes the whole block reusable. When a request needs
-// more than the block holds, overflow blocks are added for the rest of that request, and the
-// next reset() replaces everything by one block of the high-water size. The arena therefore
-// settles at the size of the largest request it has served and then stops allocating.
+// alloc() hands out 64-byte aligned pieces of a block and never frees them singly; reset()
+// at the start of each request makes everything reusable. When a request needs more than the
+// first block holds, more blocks are added for the rest of that request, and the next reset()
+// replaces them all by one block of the high-water size. The arena therefore settles at the
+// size of the largest request it has served and then stops calling the system allocator.
+// Inside a request, ArenaScope gives back what a stage allocated (stack discipline).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -23,11 +25,11 @@ public:
     Arena& operator=(const Arena&) = delete;
 
     // Forget every allocation (pointers handed out so far become invalid) and, if the last
-    // request overflowed, grow the main block to the high-water mark.
+    // request needed more than one block, replace the blocks by one of the high-water size.
     void reset();
 
-    // `bytes` of uninitialised memory, aligned to kAlignment, valid until the next reset().
-    // Throws std::bad_alloc when the system is out of memory.
+    // `bytes` of uninitialised memory, aligned to kAlignment, valid until the allocation is
+    // rewound or the arena reset. Throws std::bad_alloc when the system is out of memory.
     void* alloc(size_t bytes);
 
     template <class T>
@@ -35,25 +37,49 @@ public:
         return static_cast<T*>(alloc(count * sizeof(T)));
     }
 
-    // Bytes reserved from the system right now (main block + overflow blocks).
+    // Stack-style release inside a request: rewind(m) gives back everything allocated after
+    // m = mark(). Use ArenaScope rather than calling these directly.
+    struct Mark {
+        size_t block;
+        size_t used_in_block;
+        size_t used_total;
+    };
+    Mark mark() const { return Mark{current_, blocks_.empty() ? 0 : blocks_[current_].used, used_total_}; }
+    void rewind(const Mark& m);
+
+    // Bytes reserved from the system right now.
     size_t reserved_bytes() const;
-    // Largest number of bytes any single request has used.
+    // Largest number of bytes in use at once since the arena was created.
     size_t high_water_bytes() const { return high_water_; }
-    // Bytes used by the current request.
+    // Bytes in use right now.
     size_t used_bytes() const { return used_total_; }
 
 private:
     struct Block {
-        std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, nullptr};
+        std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, std::free};
         size_t size = 0;
         size_t used = 0;
     };
     static Block make_block(size_t bytes);
 
-    Block main_;
-    std::vector<Block> overflow_;
+    std::vector<Block> blocks_;  // blocks_[current_] is where the next allocation goes
+    size_t current_ = 0;
     size_t used_total_ = 0;
     size_t high_water_ = 0;
+};
+
+// Gives back, on scope exit, every allocation made in the scope (e.g. one encoder layer's
+// temporaries, or a kernel's packing buffers).
+class ArenaScope {
+public:
+    explicit ArenaScope(Arena& arena) : arena_(arena), mark_(arena.mark()) {}
+    ~ArenaScope() { arena_.rewind(mark_); }
+    ArenaScope(const ArenaScope&) = delete;
+    ArenaScope& operator=(const ArenaScope&) = delete;
+
+private:
+    Arena& arena_;
+    Arena::Mark mark_;
 };
 
 }  // namespace pk

@@ -1,0 +1,1 @@
+"""Command-line programs of parakeet: ``parakeet-cli`` and ``parakeet-server``."""

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <thread>
+#include <time.h>
 #include <vector>
 
 #include "runtime/thread_team.h"
@@ -115,6 +116,27 @@ TEST(ParallelFor, ChunksAreAtLeastTheGrain) {
         chunks.fetch_add(1);
     });
     EXPECT_EQ(chunks.load(), 2);
+}
+
+}  // namespace
+
+namespace {
+
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + ts.tv_nsec * 1e-9;
+}
+
+// An idle team must not spin: after its workers went to sleep, the process burns (almost)
+// no CPU. The bound is loose (a spinning pair of workers would burn ~200 ms here).
+TEST(ThreadTeam, IdleWorkersSleep) {
+    pk::ThreadTeam team(3);
+    team.run([](int, int) {});
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const double cpu0 = process_cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_LT(process_cpu_seconds() - cpu0, 0.02);
 }
 
 }  // namespace

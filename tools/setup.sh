@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for parakeet: system packages, a virtual environment
+# in .venv with the package installed (this builds libparakeet), then runs a first check.
+# Usage: bash tools/setup.sh      (root or sudo for apt; idempotent)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libgtest-dev
+              clang libclang-rt-14-dev espeak-ng sox libsndfile1)
+
+if command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if [ ${#missing[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/pip install -q --upgrade pip
+# A regular (non-editable) install: builds libparakeet and puts it inside the package.
+.venv/bin/pip install -q ".[test]"
+
+# First check: the installed library loads and the command-line programs start.
+.venv/bin/parakeet-cli --version
+echo "setup done: activate with 'source .venv/bin/activate'; run every test with 'bash tools/test.sh'"

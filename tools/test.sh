@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs every test: builds the C++ library and tests (build/), runs ctest, then pytest against
+# this working tree (the freshly built library and the Python sources, not an installed copy).
+# Usage: bash tools/test.sh        (after tools/setup.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD=${PARAKEET_BUILD_DIR:-$ROOT/build}
+JOBS=${JOBS:-$(nproc)}
+
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARAKEET_BUILD_TESTS=ON >/dev/null
+ninja -C "$BUILD" -j "$JOBS"
+(cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
+
+PY=${PY:-$ROOT/.venv/bin/python}
+PARAKEET_LIBRARY="$BUILD/libparakeet/libparakeet.so" PYTHONPATH="$ROOT:$ROOT/cli" \
+  "$PY" -m pytest -q tests/python

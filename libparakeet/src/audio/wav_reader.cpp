@@ -1,0 +1,160 @@
+#include "audio/wav_reader.h"
+
+#include <cstring>
+#include <sstream>
+
+#include "common/errors.h"
+#include "model/mapped_file.h"
+
+namespace pk {
+namespace {
+
+constexpr uint16_t kFormatPcm = 0x0001;
+constexpr uint16_t kFormatFloat = 0x0003;
+constexpr uint16_t kFormatExtensible = 0xFFFE;
+
+uint16_t le16(const uint8_t* p) { return static_cast<uint16_t>(p[0] | (p[1] << 8)); }
+uint32_t le32(const uint8_t* p) {
+    return static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+           (static_cast<uint32_t>(p[2]) << 16) | (static_cast<uint32_t>(p[3]) << 24);
+}
+
+const char* format_name(uint16_t tag) {
+    switch (tag) {
+        case 0x0002: return "Microsoft ADPCM";
+        case 0x0006: return "A-law";
+        case 0x0007: return "mu-law";
+        case 0x0011: return "IMA ADPCM";
+        case 0x0031: return "GSM 6.10";
+        case 0x0050: return "MPEG";
+        case 0x0055: return "MP3";
+        default: return "an unsupported encoding";
+    }
+}
+
+[[noreturn]] void fail(const std::string& name, const std::string& what) {
+    throw InvalidInput(name + ": " + what);
+}
+
+struct Format {
+    uint16_t tag = 0;
+    int channels = 0;
+    int sample_rate = 0;
+    int bits = 0;
+    int block_align = 0;
+};
+
+Format parse_fmt(const uint8_t* p, uint32_t size, const std::string& name) {
+    if (size < 16) fail(name, "WAV 'fmt ' chunk is too short");
+    Format f;
+    f.tag = le16(p);
+    f.channels = le16(p + 2);
+    f.sample_rate = static_cast<int>(le32(p + 4));
+    f.block_align = le16(p + 12);
+    f.bits = le16(p + 14);
+    if (f.tag == kFormatExtensible) {
+        if (size < 40) fail(name, "WAVE_FORMAT_EXTENSIBLE 'fmt ' chunk is too short");
+        f.tag = le16(p + 24);  // first two bytes of the sub-format GUID
+    }
+    if (f.tag != kFormatPcm && f.tag != kFormatFloat) {
+        std::ostringstream m;
+        m << "WAV data is not PCM: format 0x" << std::hex << f.tag << " (" << format_name(f.tag)
+          << "); convert it to PCM or float WAV first";
+        fail(name, m.str());
+    }
+    if (f.channels < 1) fail(name, "WAV header declares no channels");
+    if (f.sample_rate < 1) fail(name, "WAV header declares a sample rate of 0");
+    const bool int_ok = f.tag == kFormatPcm && (f.bits == 8 || f.bits == 16 || f.bits == 24 || f.bits == 32);
+    const bool float_ok = f.tag == kFormatFloat && (f.bits == 32 || f.bits == 64);
+    if (!int_ok && !float_ok)
+        fail(name, "unsupported WAV sample size: " + std::to_string(f.bits) + " bits");
+    if (f.block_align != f.channels * (f.bits / 8)) fail(name, "inconsistent WAV block alignment");
+    return f;
+}
+
+float decode_sample(const uint8_t* p, const Format& f) {
+    if (f.tag == kFormatFloat) {
+        if (f.bits == 32) {
+            float v;
+            std::memcpy(&v, p, 4);
+            return v;
+        }
+        double v;
+        std::memcpy(&v, p, 8);
+        return static_cast<float>(v);
+    }
+    switch (f.bits) {
+        case 8: return (static_cast<int>(p[0]) - 128) / 128.0f;
+        case 16: return static_cast<int16_t>(le16(p)) / 32768.0f;
+        case 24: {
+            int32_t v = static_cast<int32_t>(p[0] | (p[1] << 8) | (p[2] << 16));
+            if (v & 0x800000) v -= 0x1000000;
+            return static_cast<float>(v / 8388608.0);
+        }
+        default: return static_cast<float>(static_cast<int32_t>(le32(p)) / 2147483648.0);
+    }
+}
+
+}  // namespace
+
+WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, double max_seconds) {
+    if (size < 12 || std::memcmp(data, "RIFF", 4) != 0 || std::memcmp(data + 8, "WAVE", 4) != 0)
+        fail(name, "not a WAV file (no RIFF/WAVE header)");
+    Format fmt;
+    bool have_fmt = false;
+    size_t pos = 12;
+    while (pos + 8 <= size) {
+        const uint8_t* chunk = data + pos;
+        const uint32_t chunk_size = le32(chunk + 4);
+        const size_t body = pos + 8;
+        const size_t available = size - body;
+        if (std::memcmp(chunk, "fmt ", 4) == 0) {
+            if (chunk_size > available) fail(name, "truncated WAV 'fmt ' chunk");
+            fmt = parse_fmt(data + body, chunk_size, name);
+            have_fmt = true;
+        } else if (std::memcmp(chunk, "data", 4) == 0) {
+            if (!have_fmt) fail(name, "WAV 'data' chunk comes before the 'fmt ' chunk");
+            // Writers that stream set the size to 0 or 0xFFFFFFFF: take what the file holds.
+            size_t n_bytes = chunk_size;
+            if (chunk_size == 0 || chunk_size == 0xFFFFFFFFu || chunk_size > available) n_bytes = available;
+            const size_t frames = n_bytes / static_cast<size_t>(fmt.block_align);
+            if (max_seconds > 0 && static_cast<double>(frames) > max_seconds * fmt.sample_rate) {
+                std::ostringstream m;
+                m << "audio is " << static_cast<double>(frames) / fmt.sample_rate
+                  << " s long; the limit is " << max_seconds << " s";
+                fail(name, m.str());
+            }
+            WavAudio out;
+            out.sample_rate = fmt.sample_rate;
+            out.channels = fmt.channels;
+            out.samples.resize(frames);
+            const int bytes_per_sample = fmt.bits / 8;
+            const uint8_t* p = data + body;
+            for (size_t i = 0; i < frames; ++i) {
+                float sum = 0.0f;
+                for (int c = 0; c < fmt.channels; ++c) sum += decode_sample(p + c * bytes_per_sample, fmt);
+                out.samples[i] = fmt.channels == 1 ? sum : sum / static_cast<float>(fmt.channels);
+                p += fmt.block_align;
+            }
+            return out;
+        }
+        // Chunks are padded to an even size.
+        const uint64_t next = static_cast<uint64_t>(body) + chunk_size + (chunk_size & 1u);
+        if (next > size) break;
+        pos = static_cast<size_t>(next);
+    }
+    fail(name, have_fmt ? "WAV file has no 'data' chunk" : "WAV file has no 'fmt ' chunk");
+}
+
+WavAudio read_wav_file(const std::string& path, double max_seconds) {
+    // Mapped rather than read, so the length limit is checked before a huge file is touched.
+    MappedFile file;
+    try {
+        file = MappedFile(path);
+    } catch (const std::runtime_error& e) {
+        throw InvalidInput(e.what());
+    }
+    return decode_wav(file.data(), file.size(), path, max_seconds);
+}
+
+}  // namespace pk

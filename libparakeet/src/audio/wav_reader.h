@@ -1,0 +1,28 @@
+// WAV file reading for the C ABI's *_path functions: RIFF/WAVE with integer PCM (8, 16, 24,
+// 32 bit) or IEEE float (32, 64 bit) samples, plain or WAVE_FORMAT_EXTENSIBLE, any number of
+// channels (mixed down to mono by averaging). Compressed formats (ADPCM, µ-law, MP3 in WAV…)
+// are rejected with a message naming the format. Malformed files (truncated chunks, absurd
+// sizes) are rejected without reading past the end of the file.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace pk {
+
+struct WavAudio {
+    int sample_rate = 0;
+    int channels = 0;          // in the file; `samples` is always mono
+    std::vector<float> samples;  // mono, in [-1, 1] for integer PCM
+};
+
+// Reads and decodes the whole file. Throws pk::InvalidInput with a message that names the
+// file and the problem. `max_seconds` > 0 rejects longer audio before decoding it.
+WavAudio read_wav_file(const std::string& path, double max_seconds);
+
+// Same, for a WAV image in memory; `name` stands for the file name in messages.
+WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, double max_seconds);
+
+}  // namespace pk

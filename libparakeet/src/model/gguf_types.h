@@ -1,0 +1,72 @@
+// GGUF vocabulary: the error type of the GGUF code, the metadata value types, and the ggml
+// tensor types this engine knows (by id and by the name ggml gives them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "common/errors.h"
+
+namespace pk {
+
+// Every failure to read a GGUF file or one of its values. what() always starts with the
+// file's name (its path, or the name given to GgufReader::from_buffer) followed by ": " and
+// says what is wrong, e.g. "model.gguf: key parakeet.encoder.d_model has type string,
+// expected an integer". It is a ModelError: to the C ABI, a problem of the model file.
+class GgufError : public ModelError {
+public:
+    using ModelError::ModelError;
+};
+
+// Type of a metadata value, as stored in the file (u32).
+enum class GgufValueType : uint32_t {
+    U8 = 0,
+    I8 = 1,
+    U16 = 2,
+    I16 = 3,
+    U32 = 4,
+    I32 = 5,
+    F32 = 6,
+    Bool = 7,
+    String = 8,
+    Array = 9,
+    U64 = 10,
+    I64 = 11,
+    F64 = 12,
+};
+
+// "u8", "i32", "string", "array", ... or nullptr for an id outside the spec.
+const char* gguf_value_type_name(uint32_t type_id);
+inline const char* gguf_value_type_name(GgufValueType t) {
+    return gguf_value_type_name(static_cast<uint32_t>(t));
+}
+// Bytes of one value of a fixed-size type; 0 for string and array, whose size varies.
+size_t gguf_value_type_size(GgufValueType t);
+bool gguf_value_type_is_integer(GgufValueType t);
+bool gguf_value_type_is_float(GgufValueType t);
+
+// Tensor element types this engine reads. The numbers are ggml's type ids.
+enum class GgmlType : uint32_t {
+    F32 = 0,
+    F16 = 1,  // IEEE half
+    Q8_0 = 8, // blocks of 32 elements: f16 scale d, then 32 int8 q; value = d * q
+};
+
+// ggml's name of any ggml type id ("f32", "q8_0", "q4_K", "bf16", ...), or nullptr when the
+// id is unknown. Knowing names of types we cannot read lets errors say e.g.
+// "type q4_K (12) is not supported yet".
+const char* ggml_type_name(uint32_t type_id);
+
+// Storage layout of a supported type: elements come in blocks of `block_elems` that take
+// `block_bytes` bytes; a row's length (ne[0]) must be a multiple of block_elems.
+struct GgmlTypeLayout {
+    int64_t block_elems;
+    size_t block_bytes;
+};
+
+// Whether this engine reads tensors of `type_id`, and if so their layout.
+bool ggml_type_supported(uint32_t type_id);
+GgmlTypeLayout ggml_type_layout(GgmlType type);
+
+}  // namespace pk

@@ -1,0 +1,74 @@
+// ModelConfig: the hyper-parameters of a Parakeet model, read from the `parakeet.*` keys of its
+// GGUF file (the schema the published parakeet.cpp files use) and checked for what this
+// engine can run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pk {
+
+class GgufReader;
+
+enum class Arch { Ctc, Rnnt, Tdt, HybridRnntCtc, HybridTdtCtc };
+
+const char* arch_name(Arch a);
+
+struct PreprocessorConfig {
+    int sample_rate = 16000;
+    int n_mels = 80;
+    int n_fft = 512;
+    int win_length = 400;
+    int hop_length = 160;
+    float preemph = 0.97f;
+    float mag_power = 2.0f;
+    float log_zero_guard = 5.9604644775390625e-08f;  // 2^-24
+    bool normalize_per_feature = true;
+};
+
+struct EncoderConfig {
+    int feat_in = 80;
+    int d_model = 0;
+    int n_layers = 0;
+    int n_heads = 0;
+    int ff_dim = 0;
+    int conv_kernel = 9;
+    bool conv_norm_is_batch_norm = true;  // else layer_norm
+    int subsampling_factor = 8;
+    int subsampling_channels = 0;
+    bool xscaling = true;
+    int pos_emb_max_len = 5000;
+    bool use_bias = true;
+
+    int head_dim() const { return d_model / n_heads; }
+};
+
+struct ModelConfig {
+    Arch arch = Arch::Tdt;
+    PreprocessorConfig pre;
+    EncoderConfig enc;
+    int vocab_size = 0;  // without blank
+    int blank_id = 0;    // == vocab_size
+    std::vector<std::string> pieces;
+
+    // Transducer heads (rnnt, tdt, hybrid_*).
+    int pred_hidden = 0;
+    int pred_rnn_layers = 0;
+    int joint_hidden = 0;
+    int max_symbols = 10;
+    std::vector<int> durations;  // TDT only, e.g. {0, 1, 2, 3, 4}
+
+    bool has_transducer() const { return arch != Arch::Ctc; }
+    bool is_tdt() const { return arch == Arch::Tdt || arch == Arch::HybridTdtCtc; }
+    bool has_ctc() const { return arch == Arch::Ctc || arch == Arch::HybridRnntCtc || arch == Arch::HybridTdtCtc; }
+    // Seconds per encoder frame (0.08 for 10 ms hops and 8× subsampling).
+    double frame_seconds() const {
+        return static_cast<double>(pre.hop_length) * enc.subsampling_factor / pre.sample_rate;
+    }
+};
+
+// Reads and validates the configuration. Throws ModelError for a file that is not a Parakeet
+// model or holds settings this engine does not support (the message says which key).
+ModelConfig read_model_config(const GgufReader& gguf);
+
+}  // namespace pk

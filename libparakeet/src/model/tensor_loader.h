@@ -1,0 +1,41 @@
+// TensorLoader: takes named tensors out of a model's GGUF file and checks that each has the
+// type and shape the engine expects, so a wrong or foreign file fails at load with a message
+// that names the tensor ("encoder.layers.3.self_attn.linear_q.weight has shape [64, 32],
+// expected [64, 64]") instead of computing garbage.
+//
+// Shapes are given the PyTorch way (outermost first, as in the NeMo state_dict), e.g.
+// {out, in} for a Linear weight; the file stores them reversed (ggml ne order).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "model/gguf_reader.h"
+
+namespace pk {
+
+class TensorLoader {
+public:
+    explicit TensorLoader(const GgufReader& gguf) : gguf_(gguf) {}
+
+    bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }
+
+    // The tensor `name`, of any supported type, with exactly the given PyTorch shape
+    // (trailing 1-sized dimensions are tolerated on either side). Throws ModelError.
+    const GgufTensor& get(const std::string& name, std::initializer_list<int64_t> torch_shape) const;
+
+    // An F32 tensor's data (throws ModelError when it is stored in another type).
+    const float* f32(const std::string& name, std::initializer_list<int64_t> torch_shape) const;
+
+    // f32() or nullptr when the tensor is absent (optional biases).
+    const float* optional_f32(const std::string& name, std::initializer_list<int64_t> torch_shape) const;
+
+    [[noreturn]] void fail(const std::string& what) const;
+
+private:
+    const GgufReader& gguf_;
+};
+
+}  // namespace pk

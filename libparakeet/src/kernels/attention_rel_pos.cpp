@@ -1,0 +1,85 @@
+#include "kernels/attention_rel_pos.h"
+
+#include <algorithm>
+
+#include "runtime/cpu_features.h"
+
+#define PK_ATTENTION_NS portable_attention
+#include "kernels/attention_rel_pos_rows.h"
+
+namespace pk::kernels {
+
+#if defined(PARAKEET_HAVE_X86)
+namespace avx2 {
+void attend_row(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T,
+                int64_t dk, int64_t i, const float* qu, const float* qv, float* scores, float* out);
+}
+#endif
+
+namespace {
+
+// dst[c][r] = src[r * ld + c] for r < rows, c < cols.
+void transpose(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * ld + c];
+}
+
+}  // namespace
+
+void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const float* k,
+                       const float* v, const float* p, const float* bias_u, const float* bias_v,
+                       int64_t T, int64_t H, int64_t dk, float* out) {
+    if (T <= 0) return;
+    ArenaScope scope(arena);
+    const int64_t ld = H * dk;
+    const int64_t P = 2 * T - 1;
+    float* kT = arena.alloc_array<float>(static_cast<size_t>(H * dk * T));
+    float* pT = arena.alloc_array<float>(static_cast<size_t>(H * dk * P));
+    const int nth = team.size();
+    // Per thread: T scores + the two biased queries.
+    const int64_t per_thread = T + 2 * dk;
+    float* scratch = arena.alloc_array<float>(static_cast<size_t>(nth * per_thread));
+
+    // Transpose each head's keys and positions once (split by head: output-disjoint).
+    parallel_for(team, H, 1, [&](int64_t h0, int64_t h1) {
+        for (int64_t h = h0; h < h1; ++h) {
+            transpose(k + h * dk, T, dk, ld, kT + h * dk * T);
+            transpose(p + h * dk, P, dk, ld, pT + h * dk * P);
+        }
+    });
+
+    const bool use_avx2 = cpu_features().has_avx2_fma_f16c();
+    // One item = one (head, query row); about 3 * T * dk multiply-adds each.
+    const int64_t items = H * T;
+    const int64_t grain = (16384 + 3 * T * dk - 1) / (3 * T * dk);
+    team.run([&](int ith, int n_threads) {
+        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
+        if (ith >= chunks) return;
+        const int64_t begin = items * ith / chunks, end = items * (ith + 1) / chunks;
+        float* scores = scratch + ith * per_thread;
+        float* qu = scores + T;
+        float* qv = qu + dk;
+        for (int64_t item = begin; item < end; ++item) {
+            const int64_t h = item / T, i = item % T;
+            const float* qi = q + i * ld + h * dk;
+            for (int64_t c = 0; c < dk; ++c) {
+                qu[c] = qi[c] + bias_u[h * dk + c];
+                qv[c] = qi[c] + bias_v[h * dk + c];
+            }
+            const float* kTh = kT + h * dk * T;
+            const float* pTh = pT + h * dk * P;
+            const float* vh = v + h * dk;
+            float* oi = out + i * ld + h * dk;
+#if defined(PARAKEET_HAVE_X86)
+            if (use_avx2) {
+                avx2::attend_row(kTh, pTh, vh, ld, T, dk, i, qu, qv, scores, oi);
+                continue;
+            }
+#endif
+            portable_attention::attend_row({kTh, pTh, vh, ld, T, dk}, i, qu, qv, scores, oi);
+        }
+    });
+    (void)use_avx2;
+}
+
+}  // namespace pk::kernels

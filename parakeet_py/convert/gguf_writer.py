@@ -1,0 +1,122 @@
+"""Write a GGUF v3 file with the ``gguf`` package, one tensor in memory at a time.
+
+The header (metadata and tensor descriptions) is written first from the plans, then each
+tensor is produced, encoded, written and dropped, so converting a multi-GB model never
+holds more than one tensor. The file appears under its final name only when complete
+(written to a temporary file in the same folder, then renamed).
+"""
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, List, Sequence, Tuple
+
+import gguf
+import numpy as np
+
+from .errors import ConversionError
+from .nemo_config import MetaValue
+
+ARCHITECTURE = "parakeet"
+
+GGML_TYPES = {
+    "f32": gguf.GGMLQuantizationType.F32,
+    "f16": gguf.GGMLQuantizationType.F16,
+    "q8_0": gguf.GGMLQuantizationType.Q8_0,
+}
+FILE_TYPES = {  # general.file_type, as llama.cpp's tools read it
+    "f32": gguf.LlamaFileType.ALL_F32,
+    "f16": gguf.LlamaFileType.MOSTLY_F16,
+    "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+}
+
+_SCALAR_KINDS = {
+    "u32": gguf.GGUFValueType.UINT32,
+    "i32": gguf.GGUFValueType.INT32,
+    "f32": gguf.GGUFValueType.FLOAT32,
+    "bool": gguf.GGUFValueType.BOOL,
+    "str": gguf.GGUFValueType.STRING,
+}
+_ARRAY_KINDS = {"i32[]": gguf.GGUFValueType.INT32, "str[]": gguf.GGUFValueType.STRING}
+
+
+@dataclass
+class TensorPlan:
+    """One tensor to write: its name, element shape (numpy order), ggml type and bytes.
+
+    ``produce`` returns the encoded data: a float32/float16 array of ``shape``, or for a
+    block-quantised type the raw bytes as a uint8 array of shape (rows, bytes per row).
+    """
+
+    name: str
+    shape: Tuple[int, ...]
+    ggml_type: "gguf.GGMLQuantizationType"
+    nbytes: int
+    produce: Callable[[], np.ndarray]
+
+
+def _add_metadata(writer: "gguf.GGUFWriter", meta: MetaValue) -> None:
+    if meta.kind in _SCALAR_KINDS:
+        writer.add_key_value(meta.key, meta.value, _SCALAR_KINDS[meta.kind])
+    elif meta.kind in _ARRAY_KINDS:
+        if not meta.value:
+            raise ConversionError(f"metadata array '{meta.key}' is empty; GGUF cannot store an empty array")
+        writer.add_key_value(meta.key, list(meta.value), gguf.GGUFValueType.ARRAY, sub_type=_ARRAY_KINDS[meta.kind])
+    elif meta.kind == "raw":  # (value, GGUFValueType, sub_type) copied from another GGUF file
+        value, vtype, sub_type = meta.value
+        writer.add_key_value(meta.key, value, vtype, sub_type=sub_type)
+    else:
+        raise ValueError(f"unknown metadata kind {meta.kind!r} for {meta.key}")
+
+
+def _byte_shape(plan: TensorPlan) -> Tuple[Tuple[int, ...], np.dtype]:
+    """The (shape, dtype) ``gguf.GGUFWriter.add_tensor_info`` expects for ``plan``."""
+    if plan.ggml_type == gguf.GGMLQuantizationType.F32:
+        return plan.shape, np.dtype(np.float32)
+    if plan.ggml_type == gguf.GGMLQuantizationType.F16:
+        return plan.shape, np.dtype(np.float16)
+    block, type_size = gguf.GGML_QUANT_SIZES[plan.ggml_type]
+    row = plan.shape[-1] // block * type_size
+    return (*plan.shape[:-1], row), np.dtype(np.uint8)
+
+
+def write_gguf(path, metadata: Sequence[MetaValue], tensors: Iterable[TensorPlan]) -> int:
+    """Write ``metadata`` and ``tensors`` (in order) to ``path``; returns the file size."""
+    path = Path(path)
+    plans: List[TensorPlan] = list(tensors)
+    # A unique sibling name, opened by the writer itself so the file gets the usual umask mode.
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
+    writer = None
+    try:
+        writer = gguf.GGUFWriter(tmp, ARCHITECTURE)
+        for meta in metadata:
+            _add_metadata(writer, meta)
+        for plan in plans:
+            shape, dtype = _byte_shape(plan)
+            writer.add_tensor_info(plan.name, shape, dtype, plan.nbytes, raw_dtype=plan.ggml_type)
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_ti_data_to_file()
+        for plan in plans:
+            data = plan.produce()
+            if data.nbytes != plan.nbytes:
+                raise AssertionError(f"{plan.name}: produced {data.nbytes} bytes, planned {plan.nbytes}")
+            writer.write_tensor_data(data)
+            del data
+        writer.close()
+        os.replace(tmp, path)
+    except OSError as e:
+        _discard(writer, tmp)
+        raise ConversionError(f"cannot write {path}: {e.strerror or e}") from e
+    except BaseException:
+        _discard(writer, tmp)
+        raise
+    return path.stat().st_size
+
+
+def _discard(writer, tmp: Path) -> None:
+    if writer is not None:
+        writer.close()
+    if tmp.exists():
+        tmp.unlink()

@@ -1,0 +1,604 @@
+"""NeMo ``model_config.yaml`` → the ``parakeet.*`` GGUF metadata, with validation.
+
+The values written are the *effective* ones NeMo would use: a key absent from the config
+takes the default of the NeMo class that reads it (``AudioToMelSpectrogramPreprocessor``,
+``FilterbankFeatures``, ``ConformerEncoder``, ``RNNTDecoder``, ``RNNTJoint``, the greedy
+decoding config). Types follow the published parakeet.cpp files: integers u32, floats
+f32, flags bool, names strings, ``tdt.durations`` an i32 array, ``tokenizer.pieces`` a
+string array.
+
+Anything the engine does not implement is refused here, with every problem listed at once,
+and the config is cross-checked against the checkpoint's tensor shapes so a file that would
+load but compute nonsense is never written.
+"""
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+import yaml
+
+from .errors import ConversionError, UnsupportedModelError
+
+ARCHS = ("ctc", "rnnt", "tdt", "hybrid_rnnt_ctc", "hybrid_tdt_ctc")
+
+# What the engine implements; widen these together with the engine.
+SUPPORTED_SUBSAMPLING = {"dw_striding": 8}  # kind → factor
+SUPPORTED_ATTENTION = ("rel_pos",)
+SUPPORTED_CONV_NORM = ("batch_norm",)
+SUPPORTED_NORMALIZE = ("per_feature",)
+SUPPORTED_JOINT_ACTIVATION = ("relu", "tanh", "sigmoid")
+
+# Model classes (the config's ``target``) we convert; the arch still comes from the structure.
+_BPE_MODEL_CLASSES = {
+    "EncDecCTCModelBPE": ("ctc",),
+    "EncDecRNNTBPEModel": ("rnnt", "tdt"),
+    "EncDecHybridRNNTCTCBPEModel": ("hybrid_rnnt_ctc", "hybrid_tdt_ctc"),
+}
+_CHAR_MODEL_CLASSES = ("EncDecCTCModel", "EncDecRNNTModel", "EncDecHybridRNNTCTCModel")
+
+GGML_MAX_NAME = 64  # ggml tensor names hold at most 63 bytes plus the terminating NUL
+
+_MISSING = object()
+_INTERP = re.compile(r"\$\{([^${}]*)\}")
+
+
+# --------------------------------------------------------------------------------------------
+# Config access with OmegaConf-style ${...} interpolation
+# --------------------------------------------------------------------------------------------
+class NemoConfig:
+    """Read-only view of ``model_config.yaml`` that resolves ``${path}`` interpolations.
+
+    NeMo saves the config with OmegaConf, which may leave references such as
+    ``${model.model_defaults.tdt_durations}`` unresolved. Absolute paths are looked up from
+    the root (a leading ``model.`` is dropped, since the saved root *is* the model config),
+    relative ones (``${.x}``, ``${..x}``) from the referring node. Interpolations are
+    resolved only for the keys actually read, so a hostile file cannot make us walk a huge
+    aliased tree.
+    """
+
+    def __init__(self, root: Dict[str, Any]):
+        self.root = root
+
+    @classmethod
+    def from_yaml(cls, data: bytes, what: str = "model_config.yaml") -> "NemoConfig":
+        try:
+            root = yaml.safe_load(data)
+        except yaml.YAMLError as e:
+            raise ConversionError(f"{what} is not valid YAML: {e}") from e
+        if not isinstance(root, dict):
+            raise ConversionError(f"{what} does not hold a mapping at the top level")
+        if isinstance(root.get("model"), dict) and "encoder" not in root:
+            root = root["model"]  # a full training config (model: ...) rather than the model config
+        return cls(root)
+
+    def get(self, path: str, default: Any = None) -> Any:
+        """Value at dotted ``path`` (interpolations resolved), or ``default`` if a key is missing."""
+        node: Any = self.root
+        parents: List[str] = []
+        for key in path.split("."):
+            node = self._resolve(node, parents, path)
+            if not isinstance(node, dict) or key not in node:
+                return default
+            node = node[key]
+            parents.append(key)
+        return self._resolve(node, parents[:-1], path)
+
+    def has(self, path: str) -> bool:
+        return self.get(path, _MISSING) is not _MISSING
+
+    def _resolve(self, value: Any, parents: List[str], path: str, depth: int = 0) -> Any:
+        if not isinstance(value, str) or "${" not in value:
+            return value
+        if depth > 16:
+            raise ConversionError(f"config key '{path}': interpolation nests too deeply (a cycle?)")
+        whole = _INTERP.fullmatch(value)
+        if whole:
+            target, target_parents = self._lookup(whole.group(1), parents, path)
+            return self._resolve(target, target_parents, path, depth + 1)
+
+        def substitute(m: "re.Match[str]") -> str:
+            target, target_parents = self._lookup(m.group(1), parents, path)
+            return str(self._resolve(target, target_parents, path, depth + 1))
+
+        return _INTERP.sub(substitute, value)
+
+    def _lookup(self, ref: str, parents: List[str], path: str) -> Tuple[Any, List[str]]:
+        ref = ref.strip()
+        if ":" in ref:
+            raise ConversionError(f"config key '{path}' uses the resolver '${{{ref}}}', which cannot be evaluated here")
+        if ref.startswith("."):
+            ups = len(ref) - len(ref.lstrip("."))
+            base = parents[: max(0, len(parents) - (ups - 1))]
+            candidates = [base + ref[ups:].split(".")]
+        else:
+            keys = ref.split(".")
+            candidates = [keys] + ([keys[1:]] if keys[0] == "model" and len(keys) > 1 else [])
+        for keys in candidates:
+            node: Any = self.root
+            ok = True
+            for i, k in enumerate(keys):
+                node = self._resolve(node, keys[:i], path)
+                if isinstance(node, dict) and k in node:
+                    node = node[k]
+                else:
+                    ok = False
+                    break
+            if ok:
+                return node, keys[:-1]
+        raise ConversionError(f"config key '{path}': cannot resolve the interpolation '${{{ref}}}'")
+
+
+
+# --------------------------------------------------------------------------------------------
+# Result
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class MetaValue:
+    """One GGUF key: ``kind`` is u32, i32, f32, bool, str, i32[] or str[]."""
+
+    key: str
+    kind: str
+    value: Any
+
+
+@dataclass
+class ModelSpec:
+    arch: str
+    vocab_size: int
+    metadata: List[MetaValue]
+    warnings: List[str] = field(default_factory=list)
+
+    def value(self, key: str) -> Any:
+        for m in self.metadata:
+            if m.key == key:
+                return m.value
+        raise KeyError(key)
+
+
+# --------------------------------------------------------------------------------------------
+# Typed reads that record problems instead of stopping at the first
+# --------------------------------------------------------------------------------------------
+class _Reader:
+    def __init__(self, cfg: NemoConfig):
+        self.cfg = cfg
+        self.problems: List[str] = []
+        self.warnings: List[str] = []
+
+    def problem(self, msg: str) -> None:
+        self.problems.append(msg)
+
+    def raw(self, path: str, default: Any = None) -> Any:
+        return self.cfg.get(path, default)
+
+    def int(self, path: str, default: Any = _MISSING, minimum: int = 0) -> int:
+        v = self.cfg.get(path, _MISSING)
+        if v is _MISSING or v is None:
+            if default is _MISSING:
+                self.problem(f"config key '{path}' is required")
+                return 0
+            v = default
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if type(v) is not int:
+            self.problem(f"config key '{path}' should be an integer, not {v!r}")
+            return 0
+        if v < minimum:
+            self.problem(f"config key '{path}' = {v} is below {minimum}")
+        return v
+
+    def float(self, path: str, default: float) -> float:
+        v = self.cfg.get(path, default)
+        if v is None:
+            v = default
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            self.problem(f"config key '{path}' should be a number, not {v!r}")
+            return float(default)
+        return float(v)
+
+    def bool(self, path: str, default: bool) -> bool:
+        v = self.cfg.get(path, default)
+        if v is None:
+            v = default
+        if not isinstance(v, bool):
+            self.problem(f"config key '{path}' should be true or false, not {v!r}")
+            return default
+        return v
+
+    def str(self, path: str, default: Optional[str]) -> Optional[str]:
+        v = self.cfg.get(path, default)
+        if v is not None and not isinstance(v, str):
+            self.problem(f"config key '{path}' should be a string, not {v!r}")
+            return default
+        return v
+
+    def target(self, path: str, expected: str) -> None:
+        """Require ``<path>._target_`` (if present) to name class ``expected``."""
+        t = self.str(f"{path}._target_", None)
+        if t is None:
+            self.warnings.append(f"config section '{path}' names no _target_; assuming {expected}")
+        elif t.rsplit(".", 1)[-1] != expected:
+            self.problem(f"'{path}' is {t}; only {expected} is supported")
+
+
+def _shape(shapes: Dict[str, Tuple[int, ...]], name: str) -> Optional[Tuple[int, ...]]:
+    return shapes.get(name)
+
+
+class _ShapeCheck:
+    def __init__(self, shapes: Dict[str, Tuple[int, ...]], problems: List[str]):
+        self.shapes = shapes
+        self.problems = problems
+
+    def need(self, name: str, shape: Sequence[int]) -> None:
+        got = self.shapes.get(name)
+        if got is None:
+            self.problems.append(f"tensor '{name}' is missing from the checkpoint")
+        elif tuple(got) != tuple(shape):
+            self.problems.append(f"tensor '{name}' has shape {list(got)}, the config implies {list(shape)}")
+
+    def maybe(self, name: str, shape: Sequence[int], required: bool) -> None:
+        if required or name in self.shapes:
+            self.need(name, shape)
+
+
+# --------------------------------------------------------------------------------------------
+# The spec
+# --------------------------------------------------------------------------------------------
+def build_model_spec(
+    cfg: NemoConfig, shapes: Dict[str, Tuple[int, ...]], pieces: Sequence[str]
+) -> ModelSpec:
+    """Validate ``cfg`` against the engine and the tensors, and produce the metadata."""
+    r = _Reader(cfg)
+    check = _ShapeCheck(shapes, r.problems)
+    V = len(pieces)
+
+    _check_tensor_names(shapes, r)
+    arch, durations = _detect_arch(r, shapes)
+    pre = _preprocessor(r, check)
+    enc = _encoder(r, check)
+    d_model = enc["d_model"]
+
+    meta: List[MetaValue] = [MetaValue("parakeet.arch", "str", arch)]
+    meta += [MetaValue(f"parakeet.encoder.{k}", kind, enc[k]) for k, kind in _ENCODER_KEYS]
+    meta += [MetaValue(f"parakeet.preprocessor.{k}", kind, pre[k]) for k, kind in _PREPROCESSOR_KEYS]
+    meta += [
+        MetaValue("parakeet.vocab_size", "u32", V),
+        MetaValue("parakeet.blank_id", "u32", V),
+        MetaValue("parakeet.tokenizer.pieces", "str[]", list(pieces)),
+    ]
+
+    if arch != "ctc":
+        tr = _transducer(r, check, V, d_model, len(durations))
+        meta += [
+            MetaValue("parakeet.decoder.pred_hidden", "u32", tr["pred_hidden"]),
+            MetaValue("parakeet.decoder.pred_rnn_layers", "u32", tr["pred_rnn_layers"]),
+            MetaValue("parakeet.joint.joint_hidden", "u32", tr["joint_hidden"]),
+            MetaValue("parakeet.joint.activation", "str", tr["activation"]),
+            MetaValue("parakeet.decoding.max_symbols", "u32", tr["max_symbols"]),
+        ]
+    if durations:
+        meta.append(MetaValue("parakeet.tdt.durations", "i32[]", list(durations)))
+    if arch in ("ctc", "hybrid_rnnt_ctc", "hybrid_tdt_ctc"):
+        _ctc_head(r, check, V, d_model, hybrid=arch != "ctc")
+
+    _check_vocab_keys(r, arch, V)
+
+    if r.problems:
+        lines = "\n".join(f"  - {p}" for p in r.problems)
+        raise UnsupportedModelError(f"this model cannot be converted for the parakeet engine:\n{lines}")
+    return ModelSpec(arch=arch, vocab_size=V, metadata=meta, warnings=r.warnings)
+
+
+_ENCODER_KEYS = (
+    ("feat_in", "u32"), ("d_model", "u32"), ("n_layers", "u32"), ("n_heads", "u32"), ("ff_dim", "u32"),
+    ("conv_kernel", "u32"), ("conv_norm_type", "str"), ("subsampling_factor", "u32"),
+    ("subsampling_conv_channels", "u32"), ("xscaling", "bool"), ("pos_emb_max_len", "u32"), ("use_bias", "bool"),
+)
+_PREPROCESSOR_KEYS = (
+    ("sample_rate", "u32"), ("n_mels", "u32"), ("n_fft", "u32"), ("win_length", "u32"), ("hop_length", "u32"),
+    ("preemph", "f32"), ("mag_power", "f32"), ("normalize", "str"), ("log_zero_guard", "f32"),
+)
+
+
+def _check_tensor_names(shapes: Dict[str, Tuple[int, ...]], r: _Reader) -> None:
+    for name in shapes:
+        if len(name.encode("utf-8")) >= GGML_MAX_NAME:
+            r.problem(f"tensor name '{name}' is longer than ggml's {GGML_MAX_NAME - 1}-byte limit")
+
+
+def _durations(r: _Reader) -> List[int]:
+    """TDT durations as NeMo's ``EncDecRNNTModel`` settles them: a TDT loss overrides
+    ``decoding.durations`` with ``loss.tdt_kwargs.durations``; otherwise the decoding's own."""
+    loss_name = r.raw("loss.loss_name", None)
+    if loss_name == "multiblank_rnnt" or r.raw("decoding.big_blank_durations", None):
+        r.problem("multi-blank transducers are not supported")
+        return []
+    path = "loss.tdt_kwargs.durations" if loss_name == "tdt" else "decoding.durations"
+    v = r.raw(path, None)
+    if loss_name == "tdt" and not v:
+        r.problem(f"the loss is TDT but '{path}' is not set")
+    if not v:
+        return []
+    if not isinstance(v, list) or not all(type(d) is int and d >= 0 for d in v):
+        r.problem(f"config key '{path}' should be a list of non-negative integers, not {v!r}")
+        return []
+    return list(v)
+
+
+def _detect_arch(r: _Reader, shapes: Dict[str, Tuple[int, ...]]) -> Tuple[str, List[int]]:
+    """ctc / rnnt / tdt / hybrid_*: from the config's sections and the tensors present.
+
+    Transducer iff there is a ``joint``; TDT iff it has durations (as NeMo's ``RNNTDecoding``
+    decides); hybrid iff an ``aux_ctc`` section *and* ``ctc_decoder.*``
+    tensors exist (prompt models carry an unused ``aux_ctc`` stub without tensors).
+    """
+    target = r.str("target", None)
+    cls = target.rsplit(".", 1)[-1] if target else None
+    if cls in _CHAR_MODEL_CLASSES:
+        r.problem(f"{target} is a character-based model; only SentencePiece (BPE) models are supported")
+    elif cls is not None and cls not in _BPE_MODEL_CLASSES:
+        supported = ", ".join(sorted(_BPE_MODEL_CLASSES))
+        r.problem(f"model class {target} is not supported (supported: {supported})")
+
+    has_joint = isinstance(r.raw("joint", None), dict)
+    has_ctc_tensors = any(n.startswith("ctc_decoder.") for n in shapes)
+    durations = _durations(r) if has_joint else []
+
+    if has_joint:
+        kind = "tdt" if durations else "rnnt"
+        if isinstance(r.raw("aux_ctc", None), dict):
+            if has_ctc_tensors:
+                arch = f"hybrid_{kind}_ctc"
+            else:
+                r.warnings.append("config has an aux_ctc section but the checkpoint has no ctc_decoder.* tensors; "
+                                  f"converting as a pure {kind} model")
+                arch = kind
+        else:
+            arch = kind
+    elif isinstance(r.raw("decoder", None), dict):
+        arch = "ctc"
+    else:
+        r.problem("the config has neither a 'joint' (transducer) nor a 'decoder' (CTC) section")
+        arch = "ctc"
+    if cls in _BPE_MODEL_CLASSES and arch not in _BPE_MODEL_CLASSES[cls]:
+        r.problem(f"model class {target} does not match the structure found ({arch})")
+    return arch, durations
+
+
+def _window_samples(r: _Reader, sr: int, secs_key: str, samples_key: str, default_secs: float) -> int:
+    secs = r.raw(f"preprocessor.{secs_key}", default_secs)
+    samples = r.raw(f"preprocessor.{samples_key}", None)
+    if secs and samples:
+        r.problem(f"preprocessor sets both {secs_key} and {samples_key}; NeMo accepts only one")
+    if secs:
+        if isinstance(secs, bool) or not isinstance(secs, (int, float)):
+            r.problem(f"config key 'preprocessor.{secs_key}' should be a number, not {secs!r}")
+            return 0
+        return int(secs * sr)  # NeMo truncates the same way
+    return r.int(f"preprocessor.{samples_key}", minimum=1)
+
+
+def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
+    """Effective ``FilterbankFeatures`` settings (NeMo defaults for absent keys)."""
+    if not isinstance(r.raw("preprocessor", None), dict):
+        r.problem("the config has no 'preprocessor' section")
+        return {k: (0 if kind == "u32" else 0.0 if kind == "f32" else "") for k, kind in _PREPROCESSOR_KEYS}
+    r.target("preprocessor", "AudioToMelSpectrogramPreprocessor")
+    sr = r.int("preprocessor.sample_rate", 16000, minimum=1)
+    win = _window_samples(r, sr, "window_size", "n_window_size", 0.02)
+    hop = _window_samples(r, sr, "window_stride", "n_window_stride", 0.01)
+    if win <= 0 or hop <= 0:
+        r.problem(f"the preprocessor window ({win}) and hop ({hop}) must be positive")
+    n_fft = r.int("preprocessor.n_fft", 0)
+    if n_fft == 0 and win > 0:
+        n_fft = 2 ** math.ceil(math.log2(win))
+    if 0 < n_fft < win:
+        r.problem(f"preprocessor n_fft {n_fft} is shorter than the window {win}")
+    n_mels = r.int("preprocessor.features", 64, minimum=1)
+
+    preemph = r.raw("preprocessor.preemph", 0.97)
+    preemph = 0.0 if preemph is None else r.float("preprocessor.preemph", 0.97)
+    normalize = r.str("preprocessor.normalize", "per_feature")
+    if normalize not in SUPPORTED_NORMALIZE:
+        r.problem(f"preprocessor normalize={normalize!r} is not supported (supported: {', '.join(SUPPORTED_NORMALIZE)})")
+    if not r.bool("preprocessor.log", True):
+        r.problem("preprocessor log=false (linear mel features) is not supported")
+    guard_type = r.str("preprocessor.log_zero_guard_type", "add")
+    if guard_type != "add":
+        r.problem(f"preprocessor log_zero_guard_type={guard_type!r} is not supported (only 'add')")
+    guard = r.raw("preprocessor.log_zero_guard_value", 2**-24)
+    if guard == "tiny":
+        guard = float(np.finfo(np.float32).tiny)  # what torch.finfo(float32).tiny gives NeMo
+    elif guard == "eps":
+        guard = float(np.finfo(np.float32).eps)
+    elif isinstance(guard, bool) or not isinstance(guard, (int, float)):
+        r.problem(f"preprocessor log_zero_guard_value={guard!r} is not a number, 'tiny' or 'eps'")
+        guard = 2.0**-24
+    if r.int("preprocessor.frame_splicing", 1) != 1:
+        r.problem("preprocessor frame_splicing other than 1 is not supported")
+    if r.bool("preprocessor.exact_pad", False):
+        r.problem("preprocessor exact_pad=true (STFT without centering) is not supported")
+    if r.bool("preprocessor.use_torchaudio", False):
+        r.problem("preprocessor use_torchaudio=true (FilterbankFeaturesTA) is not supported")
+    mag_power = r.float("preprocessor.mag_power", 2.0)
+
+    if n_fft > 0:
+        check.need("preprocessor.featurizer.fb", (1, n_mels, n_fft // 2 + 1))
+    if win > 0:
+        check.need("preprocessor.featurizer.window", (win,))
+    return dict(sample_rate=sr, n_mels=n_mels, n_fft=n_fft, win_length=win, hop_length=hop,
+                preemph=float(preemph), mag_power=mag_power, normalize=normalize or "", log_zero_guard=float(guard))
+
+
+def _conv_out(n: int) -> int:
+    """Length after one 3-wide, stride-2, pad-1 convolution (NeMo's calc_length)."""
+    return (n + 2 - 3) // 2 + 1
+
+
+def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
+    """Effective ``ConformerEncoder`` settings, refusing what the engine cannot run."""
+    if not isinstance(r.raw("encoder", None), dict):
+        r.problem("the config has no 'encoder' section")
+    r.target("encoder", "ConformerEncoder")
+    feat_in = r.int("encoder.feat_in", minimum=1)
+    n_layers = r.int("encoder.n_layers", minimum=1)
+    d = r.int("encoder.d_model", minimum=1)
+    n_heads = r.int("encoder.n_heads", 4, minimum=1)
+    ff_dim = d * r.int("encoder.ff_expansion_factor", 4, minimum=1)
+    kernel = r.int("encoder.conv_kernel_size", 31, minimum=1)
+    norm = r.str("encoder.conv_norm_type", "batch_norm")
+    sub = r.str("encoder.subsampling", "striding")
+    factor = r.int("encoder.subsampling_factor", 4, minimum=1)
+    channels = r.int("encoder.subsampling_conv_channels", -1, minimum=-1)
+    if channels == -1:
+        channels = d  # ConformerEncoder's default
+    attention = r.str("encoder.self_attention_model", "rel_pos")
+    use_bias = r.bool("encoder.use_bias", True)
+
+    if sub not in SUPPORTED_SUBSAMPLING:
+        r.problem(f"encoder subsampling={sub!r} is not supported (only dw_striding)")
+    elif factor != SUPPORTED_SUBSAMPLING[sub]:
+        r.problem(f"encoder subsampling_factor={factor} is not supported with {sub} (only {SUPPORTED_SUBSAMPLING[sub]})")
+    if r.bool("encoder.causal_downsampling", False):
+        r.problem("encoder causal_downsampling=true (streaming) is not supported")
+    if attention not in SUPPORTED_ATTENTION:
+        r.problem(f"encoder self_attention_model={attention!r} is not supported (only rel_pos)")
+    if norm not in SUPPORTED_CONV_NORM:
+        r.problem(f"encoder conv_norm_type={norm!r} is not supported (only batch_norm)")
+    if d and n_heads and d % n_heads:
+        r.problem(f"encoder d_model {d} is not divisible by n_heads {n_heads}")
+    if kernel % 2 == 0:
+        r.problem(f"encoder conv_kernel_size {kernel} is even; only symmetric (odd) kernels are supported")
+    ctx = r.raw("encoder.att_context_size", None)
+    if ctx not in (None, [-1, -1]):
+        r.problem(f"encoder att_context_size={ctx!r} (limited-context / streaming attention) is not supported")
+    style = r.str("encoder.att_context_style", "regular")
+    if style != "regular":
+        r.problem(f"encoder att_context_style={style!r} (cache-aware streaming) is not supported")
+    conv_ctx = r.raw("encoder.conv_context_size", None)
+    if conv_ctx is not None and conv_ctx != [(kernel - 1) // 2, (kernel - 1) // 2]:
+        r.problem(f"encoder conv_context_size={conv_ctx!r} (causal convolution) is not supported")
+    if r.raw("encoder.reduction", None) and r.int("encoder.reduction_factor", 1) > 1:
+        r.problem("encoder reduction (time reduction inside the encoder) is not supported")
+    feat_out = r.int("encoder.feat_out", -1, minimum=-1)
+    if feat_out not in (-1, d):
+        r.problem(f"encoder feat_out={feat_out} (an output projection) is not supported")
+
+    if not r.problems:
+        _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias)
+    return dict(feat_in=feat_in, d_model=d, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim, conv_kernel=kernel,
+                conv_norm_type=norm or "", subsampling_factor=factor, subsampling_conv_channels=channels,
+                xscaling=r.bool("encoder.xscaling", True), pos_emb_max_len=r.int("encoder.pos_emb_max_len", 5000),
+                use_bias=use_bias)
+
+
+def _encoder_tensors(check: _ShapeCheck, n_layers: int, d: int, h: int, ff: int, k: int, c: int, feat_in: int,
+                     use_bias: bool) -> None:
+    p = "encoder.pre_encode"
+    for i, shape in ((0, (c, 1, 3, 3)), (2, (c, 1, 3, 3)), (3, (c, c, 1, 1)), (5, (c, 1, 3, 3)), (6, (c, c, 1, 1))):
+        check.need(f"{p}.conv.{i}.weight", shape)
+        check.need(f"{p}.conv.{i}.bias", (c,))
+    f8 = _conv_out(_conv_out(_conv_out(feat_in)))
+    check.need(f"{p}.out.weight", (d, c * f8))
+    check.need(f"{p}.out.bias", (d,))
+
+    def linear(name: str, rows: int, cols: int, bias: Optional[bool] = None) -> None:
+        check.need(f"{name}.weight", (rows, cols))
+        check.maybe(f"{name}.bias", (rows,), use_bias if bias is None else bias)
+
+    for i in range(n_layers):
+        L = f"encoder.layers.{i}"
+        for norm in ("norm_feed_forward1", "norm_self_att", "norm_conv", "norm_feed_forward2", "norm_out"):
+            check.need(f"{L}.{norm}.weight", (d,))
+            check.need(f"{L}.{norm}.bias", (d,))
+        for ffn in ("feed_forward1", "feed_forward2"):
+            linear(f"{L}.{ffn}.linear1", ff, d)
+            linear(f"{L}.{ffn}.linear2", d, ff)
+        for proj in ("linear_q", "linear_k", "linear_v", "linear_out"):
+            linear(f"{L}.self_attn.{proj}", d, d)
+        linear(f"{L}.self_attn.linear_pos", d, d, bias=False)
+        check.need(f"{L}.self_attn.pos_bias_u", (h, d // h))
+        check.need(f"{L}.self_attn.pos_bias_v", (h, d // h))
+        check.need(f"{L}.conv.pointwise_conv1.weight", (2 * d, d, 1))
+        check.maybe(f"{L}.conv.pointwise_conv1.bias", (2 * d,), use_bias)
+        check.need(f"{L}.conv.depthwise_conv.weight", (d, 1, k))
+        check.maybe(f"{L}.conv.depthwise_conv.bias", (d,), use_bias)
+        for s in ("weight", "bias", "running_mean", "running_var"):
+            check.need(f"{L}.conv.batch_norm.{s}", (d,))
+        check.need(f"{L}.conv.pointwise_conv2.weight", (d, d, 1))
+        check.maybe(f"{L}.conv.pointwise_conv2.bias", (d,), use_bias)
+    extra = sorted({n.split(".")[2] for n in check.shapes if n.startswith("encoder.layers.")} - {str(i) for i in range(n_layers)})
+    if extra:
+        check.problems.append(f"the checkpoint has encoder layers {extra} beyond n_layers={n_layers}")
+
+
+def _transducer(r: _Reader, check: _ShapeCheck, V: int, d_model: int, n_durations: int) -> Dict[str, Any]:
+    """``RNNTDecoder`` (LSTM prediction net) and ``RNNTJoint`` settings and tensors."""
+    r.target("decoder", "RNNTDecoder")
+    r.target("joint", "RNNTJoint")
+    H = r.int("decoder.prednet.pred_hidden", minimum=1)
+    layers = r.int("decoder.prednet.pred_rnn_layers", 1, minimum=1)
+    if not r.bool("decoder.blank_as_pad", True):
+        r.problem("decoder blank_as_pad=false is not supported (the engine feeds blank as the zero SOS row)")
+    if r.raw("decoder.normalization_mode", None) is not None:
+        r.problem("decoder normalization_mode (a normalised prediction LSTM) is not supported")
+    rnn_hidden = r.int("decoder.prednet.rnn_hidden_size", -1, minimum=-1)
+    if rnn_hidden not in (-1, H):
+        r.problem(f"decoder rnn_hidden_size={rnn_hidden} differs from pred_hidden={H} (a projected LSTM); not supported")
+    J = r.int("joint.jointnet.joint_hidden", minimum=1)
+    activation = r.str("joint.jointnet.activation", "relu")
+    if activation not in SUPPORTED_JOINT_ACTIVATION:
+        r.problem(f"joint activation={activation!r} is not supported (supported: {', '.join(SUPPORTED_JOINT_ACTIVATION)})")
+    extra = r.int("joint.num_extra_outputs", n_durations)  # absent: the joint_net.2 shape check decides
+    if extra != n_durations:
+        r.problem(f"joint num_extra_outputs={extra} does not match the {n_durations} TDT durations")
+    greedy_max = r.raw("decoding.greedy.max_symbols", None)
+    if greedy_max is None:
+        greedy_max = r.raw("decoding.greedy.max_symbols_per_step", None)
+    if greedy_max is None:
+        if r.has("decoding.greedy.max_symbols") or r.has("decoding.greedy.max_symbols_per_step"):
+            r.warnings.append("decoding.greedy.max_symbols is null (unlimited in NeMo); writing 10")
+        greedy_max = 10  # GreedyRNNTInferConfig.max_symbols_per_step
+    if type(greedy_max) is not int or greedy_max < 1:
+        r.problem(f"decoding.greedy.max_symbols should be a positive integer, not {greedy_max!r}")
+        greedy_max = 10
+
+    if not r.problems:
+        check.need("decoder.prediction.embed.weight", (V + 1, H))
+        for j in range(layers):
+            lstm = "decoder.prediction.dec_rnn.lstm"
+            check.need(f"{lstm}.weight_ih_l{j}", (4 * H, H))
+            check.need(f"{lstm}.weight_hh_l{j}", (4 * H, H))
+            check.need(f"{lstm}.bias_ih_l{j}", (4 * H,))
+            check.need(f"{lstm}.bias_hh_l{j}", (4 * H,))
+        check.need("joint.enc.weight", (J, d_model))
+        check.need("joint.enc.bias", (J,))
+        check.need("joint.pred.weight", (J, H))
+        check.need("joint.pred.bias", (J,))
+        check.need("joint.joint_net.2.weight", (V + 1 + n_durations, J))
+        check.need("joint.joint_net.2.bias", (V + 1 + n_durations,))
+    return dict(pred_hidden=H, pred_rnn_layers=layers, joint_hidden=J, activation=activation or "",
+                max_symbols=greedy_max)
+
+
+def _ctc_head(r: _Reader, check: _ShapeCheck, V: int, d_model: int, hybrid: bool) -> None:
+    section = "aux_ctc.decoder" if hybrid else "decoder"
+    prefix = "ctc_decoder" if hybrid else "decoder"
+    r.target(section, "ConvASRDecoder")
+    if not r.problems:
+        check.need(f"{prefix}.decoder_layers.0.weight", (V + 1, d_model, 1))
+        check.need(f"{prefix}.decoder_layers.0.bias", (V + 1,))
+
+
+def _check_vocab_keys(r: _Reader, arch: str, V: int) -> None:
+    """The config's own vocabulary sizes, where stated, must agree with the tokenizer."""
+    paths = ["decoder.num_classes"] if arch == "ctc" else ["decoder.vocab_size", "joint.num_classes"]
+    if arch.startswith("hybrid"):
+        paths.append("aux_ctc.decoder.num_classes")
+    for path in paths:
+        v = r.raw(path, None)
+        if type(v) is int and v > 0 and v != V:
+            r.problem(f"config key '{path}' = {v}, but the tokenizer has {V} pieces")

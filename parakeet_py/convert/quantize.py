@@ -1,0 +1,105 @@
+"""Which tensors may be stored in a smaller type, and the f16 / q8_0 encodings.
+
+Only the 2-D weights the engine feeds straight into a matrix product may be halved or
+quantised (the FFN and attention projections, the subsampling output projection and the
+joint's encoder/prediction projections), and only when both dimensions are at least 32 and
+the row length is a whole number of 32-element blocks. Everything else (norms, biases,
+convolutions, the LSTM, embeddings, the joint output layer, the CTC head, the mel filterbank)
+stays F32, exactly as in the published parakeet.cpp files.
+
+Q8_0 must be bit-identical to ggml's ``quantize_row_q8_0_ref``: per block of 32 values,
+``d = max|x| / 127`` (float32), ``id = 1/d`` (0 when d is 0), ``q = roundf(x * id)``
+(half away from zero), ``d`` stored as IEEE half (round to nearest even). A block is
+34 bytes: ``d`` (2 bytes, little-endian) then the 32 signed bytes.
+"""
+
+import re
+from typing import Tuple
+
+import numpy as np
+
+from .errors import ConversionError
+
+OUT_TYPES = ("f32", "f16", "q8_0")
+QK8_0 = 32
+Q8_0_BLOCK_BYTES = 2 + QK8_0
+MIN_DIM = 32
+
+_Q8_0_BLOCK = np.dtype([("d", "<f2"), ("qs", "i1", (QK8_0,))])
+
+_MATMUL_WEIGHTS = re.compile(
+    r"^(?:"
+    r"encoder\.layers\.\d+\.feed_forward[12]\.linear[12]\.weight"
+    r"|encoder\.layers\.\d+\.self_attn\.linear_(?:q|k|v|out|pos)\.weight"
+    r"|encoder\.pre_encode\.out\.weight"
+    r"|joint\.(?:enc|pred)\.weight"
+    r")$"
+)
+
+
+def is_matmul_weight(name: str) -> bool:
+    """True for the weights on the quantisation allowlist (by name only)."""
+    return _MATMUL_WEIGHTS.match(name) is not None
+
+
+def storage_type(name: str, shape: Tuple[int, ...], out_type: str) -> str:
+    """The type tensor ``name`` of numpy ``shape`` is stored as when converting to ``out_type``.
+
+    ``shape`` is in numpy/torch order, so ``shape[-1]`` is the row length K (ggml's ne0).
+    """
+    if out_type not in OUT_TYPES:
+        raise ConversionError(f"unknown output type {out_type!r} (choose from {', '.join(OUT_TYPES)})")
+    if (
+        out_type == "f32"
+        or not is_matmul_weight(name)
+        or len(shape) != 2
+        or min(shape) < MIN_DIM
+        or shape[1] % QK8_0 != 0
+    ):
+        return "f32"
+    return out_type
+
+
+def encoded_nbytes(shape: Tuple[int, ...], type_name: str) -> int:
+    n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if type_name == "f32":
+        return 4 * n
+    if type_name == "f16":
+        return 2 * n
+    if type_name == "q8_0":
+        return n // QK8_0 * Q8_0_BLOCK_BYTES
+    raise ValueError(type_name)
+
+
+def encode_f16(x: np.ndarray, name: str = "tensor") -> np.ndarray:
+    """float32 → IEEE half (round to nearest even, as ggml's F16C path and numpy both do)."""
+    x = np.asarray(x, dtype=np.float32)
+    h = x.astype("<f2")
+    if np.isinf(h).any() and not np.isinf(x[np.isinf(h)]).all():
+        raise ConversionError(f"'{name}' has values beyond the float16 range (|x| > 65504); use f32 or q8_0")
+    return h
+
+
+def encode_q8_0(x: np.ndarray) -> np.ndarray:
+    """float32 [..., K] (K a multiple of 32) → uint8 [..., K/32*34], ggml's Q8_0 byte layout."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    if x.ndim == 0 or x.shape[-1] % QK8_0:
+        raise ValueError(f"q8_0 needs a row length divisible by {QK8_0}, got shape {x.shape}")
+    blocks = x.reshape(-1, QK8_0)
+    amax = np.abs(blocks).max(axis=1, keepdims=True)
+    d = amax / np.float32(127)
+    with np.errstate(divide="ignore"):
+        inv = np.where(d == 0, np.float32(0), np.float32(1) / d).astype(np.float32)
+    v = (blocks * inv).astype(np.float64)  # the float32 product, widened so |v| + 0.5 is exact
+    q = np.sign(v) * np.floor(np.abs(v) + 0.5)  # roundf: half away from zero
+    out = np.empty(blocks.shape[0], dtype=_Q8_0_BLOCK)
+    out["d"] = d[:, 0].astype(np.float16)
+    out["qs"] = q.astype(np.int8)
+    return out.view(np.uint8).reshape(*x.shape[:-1], x.shape[-1] // QK8_0 * Q8_0_BLOCK_BYTES)
+
+
+def decode_q8_0(raw: np.ndarray, shape: Tuple[int, ...]) -> np.ndarray:
+    """Inverse of :func:`encode_q8_0` up to rounding: ``d * q`` per element, float32."""
+    blocks = np.ascontiguousarray(raw, dtype=np.uint8).reshape(-1).view(_Q8_0_BLOCK)
+    x = blocks["d"].astype(np.float32)[:, None] * blocks["qs"].astype(np.float32)
+    return x.reshape(shape)

@@ -1,0 +1,140 @@
+#include "model/encoder/conformer_layer.h"
+
+#include "kernels/attention_rel_pos.h"
+#include "kernels/conv_depthwise1d.h"
+#include "kernels/conv_depthwise_weights.h"
+#include "kernels/ops_activation.h"
+#include "kernels/ops_elementwise.h"
+#include "kernels/ops_layer_norm.h"
+
+namespace pk {
+namespace {
+
+constexpr float kLayerNormEps = 1e-5f;
+constexpr float kBatchNormEps = 1e-5f;
+
+}  // namespace
+
+LayerNormWeights LayerNormWeights::load(const TensorLoader& t, const std::string& prefix, int64_t dim) {
+    return {t.f32(prefix + ".weight", {dim}), t.f32(prefix + ".bias", {dim})};
+}
+
+ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, int index)
+    : d_model_(cfg.d_model),
+      n_heads_(cfg.n_heads),
+      ff_dim_(cfg.ff_dim),
+      kernel_(cfg.conv_kernel),
+      conv_layer_norm_(!cfg.conv_norm_is_batch_norm) {
+    const std::string p = "encoder.layers." + std::to_string(index) + ".";
+    const int64_t d = d_model_, ff = ff_dim_, dk = cfg.head_dim();
+    const bool bias = cfg.use_bias;
+
+    norm_ff1_ = LayerNormWeights::load(t, p + "norm_feed_forward1", d);
+    ff1_linear1_ = Linear::load(t, p + "feed_forward1.linear1", ff, d, bias);
+    ff1_linear2_ = Linear::load(t, p + "feed_forward1.linear2", d, ff, bias);
+
+    norm_att_ = LayerNormWeights::load(t, p + "norm_self_att", d);
+    q_ = Linear::load(t, p + "self_attn.linear_q", d, d, bias);
+    k_ = Linear::load(t, p + "self_attn.linear_k", d, d, bias);
+    v_ = Linear::load(t, p + "self_attn.linear_v", d, d, bias);
+    out_ = Linear::load(t, p + "self_attn.linear_out", d, d, bias);
+    pos_ = Linear::load(t, p + "self_attn.linear_pos", d, d, false);
+    pos_bias_u_ = t.f32(p + "self_attn.pos_bias_u", {n_heads_, dk});
+    pos_bias_v_ = t.f32(p + "self_attn.pos_bias_v", {n_heads_, dk});
+
+    norm_conv_ = LayerNormWeights::load(t, p + "norm_conv", d);
+    pointwise1_ = Linear::load(t, p + "conv.pointwise_conv1", 2 * d, d, bias);
+    pointwise2_ = Linear::load(t, p + "conv.pointwise_conv2", d, d, bias);
+    // Depthwise weights are folded with the BatchNorm (eval: a per-channel affine map), then
+    // packed tap-major for the kernel. Done once here.
+    const float* dw = t.f32(p + "conv.depthwise_conv.weight", {d, 1, kernel_});
+    std::vector<float> w(dw, dw + d * kernel_);
+    depthwise_b_.assign(static_cast<size_t>(d), 0.0f);
+    if (const float* b = t.optional_f32(p + "conv.depthwise_conv.bias", {d}))
+        depthwise_b_.assign(b, b + d);
+    const std::string bn = p + "conv.batch_norm.";
+    if (conv_layer_norm_) {
+        conv_norm_ = LayerNormWeights::load(t, p + "conv.batch_norm", d);
+    } else {
+        kernels::fold_batchnorm_into_depthwise(w.data(), depthwise_b_.data(), d, kernel_,
+                                               t.f32(bn + "weight", {d}), t.f32(bn + "bias", {d}),
+                                               t.f32(bn + "running_mean", {d}),
+                                               t.f32(bn + "running_var", {d}), kBatchNormEps);
+    }
+    depthwise_w_.resize(w.size());
+    kernels::pack_depthwise_weight(w.data(), d, kernel_, depthwise_w_.data());
+
+    norm_ff2_ = LayerNormWeights::load(t, p + "norm_feed_forward2", d);
+    ff2_linear1_ = Linear::load(t, p + "feed_forward2.linear1", ff, d, bias);
+    ff2_linear2_ = Linear::load(t, p + "feed_forward2.linear2", d, ff, bias);
+    norm_out_ = LayerNormWeights::load(t, p + "norm_out", d);
+}
+
+size_t ConformerLayer::packed_bytes() const {
+    size_t n = (depthwise_w_.size() + depthwise_b_.size()) * sizeof(float);
+    for (const Linear* l : {&ff1_linear1_, &ff1_linear2_, &ff2_linear1_, &ff2_linear2_, &q_, &k_, &v_,
+                            &out_, &pos_, &pointwise1_, &pointwise2_})
+        n += l->packed_bytes();
+    return n;
+}
+
+void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                  const LayerNormWeights& norm, const Linear& linear1,
+                                  const Linear& linear2) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* u = arena.alloc_array<float>(static_cast<size_t>(T * ff_dim_));
+    kernels::layer_norm(team, x, T, d, norm.weight, norm.bias, kLayerNormEps, h);
+    linear1.forward(team, arena, h, T, u);
+    kernels::silu(team, u, T * ff_dim_, u);
+    linear2.forward(team, arena, u, T, h);
+    kernels::add_scaled(team, x, h, 0.5f, T * d, x);
+}
+
+void ConformerLayer::self_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                    const float* pos) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, P = 2 * T - 1;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* q = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* k = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* v = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+    kernels::layer_norm(team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+    q_.forward(team, arena, h, T, q);
+    k_.forward(team, arena, h, T, k);
+    v_.forward(team, arena, h, T, v);
+    pos_.forward(team, arena, pos, P, p);
+    kernels::rel_pos_attention(team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, n_heads_,
+                               d / n_heads_, h);
+    out_.forward(team, arena, h, T, q);
+    kernels::add(team, x, q, T * d, x);
+}
+
+void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* wide = arena.alloc_array<float>(static_cast<size_t>(T * 2 * d));
+    float* g = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    kernels::layer_norm(team, x, T, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
+    pointwise1_.forward(team, arena, h, T, wide);
+    kernels::glu(team, wide, T, d, g);
+    kernels::depthwise_conv1d(team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), h);
+    if (conv_layer_norm_)
+        kernels::layer_norm(team, h, T, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, h);
+    kernels::silu(team, h, T * d, h);
+    pointwise2_.forward(team, arena, h, T, g);
+    kernels::add(team, x, g, T * d, x);
+}
+
+void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const {
+    feed_forward(team, arena, x, T, norm_ff1_, ff1_linear1_, ff1_linear2_);
+    self_attention(team, arena, x, T, pos);
+    convolution(team, arena, x, T);
+    feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_);
+    kernels::layer_norm(team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
+}
+
+}  // namespace pk

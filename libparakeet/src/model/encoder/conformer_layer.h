@@ -1,0 +1,60 @@
+// ConformerLayer: one FastConformer block as NeMo's ConformerLayer runs it in eval mode:
+//
+//   x += ½ · FFN1(LN(x))                        macaron half-step feed-forward
+//   x += MHSA_relpos(LN(x), pos)                relative-position self-attention
+//   x += Conv(LN(x))                            pointwise → GLU → depthwise (BN folded) → Swish → pointwise
+//   x += ½ · FFN2(LN(x))
+//   x  = LN_out(x)
+//
+// FFN = linear1 → Swish → linear2. The weights are shared read-only by all requests; a
+// request's temporaries live in its arena and are given back when the layer returns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/layers/linear.h"
+#include "model/model_config.h"
+#include "runtime/arena.h"
+#include "runtime/thread_team.h"
+
+namespace pk {
+
+struct LayerNormWeights {
+    const float* weight = nullptr;
+    const float* bias = nullptr;
+    static LayerNormWeights load(const TensorLoader& t, const std::string& prefix, int64_t dim);
+};
+
+class ConformerLayer {
+public:
+    ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, int index);
+
+    // x: [T, d_model], updated in place. pos: the 2T-1 relative-position embeddings
+    // (RelPositionTable::Table::for_length).
+    void forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
+
+    size_t packed_bytes() const;
+
+private:
+    void feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const LayerNormWeights& norm,
+                      const Linear& linear1, const Linear& linear2) const;
+    void self_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
+    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T) const;
+
+    int64_t d_model_, n_heads_, ff_dim_, kernel_;
+    bool conv_layer_norm_;
+
+    LayerNormWeights norm_ff1_, norm_att_, norm_conv_, norm_ff2_, norm_out_;
+    Linear ff1_linear1_, ff1_linear2_, ff2_linear1_, ff2_linear2_;
+    Linear q_, k_, v_, out_, pos_;
+    const float* pos_bias_u_ = nullptr;
+    const float* pos_bias_v_ = nullptr;
+    Linear pointwise1_, pointwise2_;
+    std::vector<float> depthwise_w_;  // packed [kernel, d], BatchNorm folded in
+    std::vector<float> depthwise_b_;  // [d]
+    LayerNormWeights conv_norm_;      // conv_norm_type layer_norm only
+};
+
+}  // namespace pk

@@ -1,0 +1,45 @@
+// DwStridingSubsampling: NeMo's ConvSubsampling with subsampling 'dw_striding', factor 8 —
+// the stage that turns log-mel frames into encoder frames (10 ms → 80 ms).
+//
+//   mel [T, F] ─ conv.0 Conv2d(1→C, 3×3, s2) ─ ReLU
+//              ─ conv.2 depthwise 3×3 s2 ─ conv.3 pointwise 1×1 ─ ReLU
+//              ─ conv.5 depthwise 3×3 s2 ─ conv.6 pointwise 1×1 ─ ReLU
+//              ─ flatten each frame channel-major (C·F'') ─ out Linear → [T'', d_model]
+//
+// The input holds only valid mel frames, so NeMo's masking of padded time steps between the
+// convs has nothing to mask: the result equals NeMo's on the valid frames.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/layers/linear.h"
+#include "model/model_config.h"
+#include "runtime/arena.h"
+#include "runtime/thread_team.h"
+
+namespace pk {
+
+class DwStridingSubsampling {
+public:
+    DwStridingSubsampling(const TensorLoader& t, const EncoderConfig& cfg);
+
+    // Number of output frames for `mel_frames` input frames (NeMo's calc_length, three times).
+    static int64_t output_frames(int64_t mel_frames);
+
+    // mel: [T, n_mels] time-major; out: [output_frames(T), d_model] (the pre-encode output,
+    // before the x-scaling of the positional encoding).
+    void forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, float* out) const;
+
+private:
+    int64_t n_mels_;
+    int64_t channels_;
+    std::vector<float> conv0_w_, conv0_b_;          // packed [9, C]
+    std::vector<float> dw1_w_, dw1_b_, dw2_w_, dw2_b_;  // packed [9, C]
+    std::vector<float> pw1_w_, pw2_w_;              // pointwise panels
+    const float* pw1_b_ = nullptr;
+    const float* pw2_b_ = nullptr;
+    Linear out_;
+};
+
+}  // namespace pk

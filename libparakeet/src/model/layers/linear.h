@@ -1,0 +1,43 @@
+// Linear: a weight matrix repacked once at load plus an optional bias — the building block of
+// every projection in the encoder and decoders (PyTorch nn.Linear, and 1x1 Conv1d, which is
+// the same product).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kernels/matmul.h"
+#include "model/tensor_loader.h"
+
+namespace pk {
+
+class Linear {
+public:
+    Linear() = default;
+
+    // Loads `<prefix>.weight` (PyTorch shape [out, in] or [out, in, 1]; F32, F16 or Q8_0) and
+    // `<prefix>.bias` ([out], F32) — the bias may be absent unless `bias_required`.
+    static Linear load(const TensorLoader& t, const std::string& prefix, int64_t out, int64_t in,
+                       bool bias_required);
+
+    // y[M, out] = x[M, in] · Wᵀ + b; ldy is y's row stride (-1: out).
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y,
+                 int64_t ldy = -1) const {
+        kernels::matmul(team, arena, x, M, in_, *weights_, bias_, y, ldy);
+    }
+
+    int64_t in() const { return in_; }
+    int64_t out() const { return out_; }
+    const float* bias() const { return bias_; }
+    const kernels::PackedWeights& weights() const { return *weights_; }
+    size_t packed_bytes() const { return weights_ ? weights_->packed_bytes() : 0; }
+
+private:
+    std::shared_ptr<const kernels::PackedWeights> weights_;
+    const float* bias_ = nullptr;
+    int64_t in_ = 0;
+    int64_t out_ = 0;
+};
+
+}  // namespace pk

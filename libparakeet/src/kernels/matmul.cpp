@@ -1,0 +1,287 @@
+// matmul() driver: checks, activation packing / quantisation, cache blocking and the split
+// over the thread team. The arithmetic lives in the micro-kernels (matmul_kernels_*.cpp).
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/matmul_layout.h"
+#include "runtime/cpu_features.h"
+
+namespace pk::kernels {
+
+using namespace matmul_detail;
+
+namespace {
+
+// Cache blocking (Zen 2/3/4: 32 KiB L1d, >= 512 KiB L2 per core). A K slice of one weight
+// panel (kc x 16 floats = 16 KiB) stays in L1 while the row panels of an A block (mc rows x
+// kc, 120 KiB) stream from L2. The K slicing is fixed (never derived from M or the team size):
+// it is part of each output's summation order.
+constexpr int64_t kKcF32 = 256;
+constexpr int64_t kMcF32 = 120;  // multiple of kRowsF32
+constexpr int64_t kKcQ8Blocks = 16;  // 512 k: 9 KiB of panel, 16 KiB of packed A per row panel
+constexpr int64_t kMcQ8 = 128;       // multiple of kRowsQ8
+
+// Work below these sizes is not split: a dispatch and a cold start on another core cost a few
+// microseconds, which only pays for itself on bigger jobs.
+constexpr double kMinFlopsPerChunk = 4.0e6;
+constexpr int64_t kMinBytesPerMatvecChunk = 64 * 1024;
+// Activation packing is memory bound: at least this many floats per chunk.
+constexpr int64_t kMinPackFloatsPerChunk = 64 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// A thread's share of the output: row panels [r0, r1) x column panels [j0, j1).
+struct Share {
+    int64_t r0, r1, j0, j1;
+};
+
+// Splits the tile grid into `chunks` contiguous shares along the dimension that balances
+// better (columns on a tie: each thread then reads only its part of the weights).
+struct Split {
+    int chunks;
+    bool by_rows;
+    int64_t row_panels, col_panels;
+
+    Share share(int i) const {
+        const int64_t n = by_rows ? row_panels : col_panels;
+        const int64_t b = n * i / chunks, e = n * (i + 1) / chunks;
+        return by_rows ? Share{b, e, 0, col_panels} : Share{0, row_panels, b, e};
+    }
+};
+
+Split choose_split(int team_size, int64_t row_panels, int64_t col_panels, double flops) {
+    int64_t chunks = static_cast<int64_t>(flops / kMinFlopsPerChunk);
+    chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, team_size));
+    auto largest = [&](int64_t n) { return ceil_div(n, std::min(chunks, n)); };
+    const bool by_rows = largest(row_panels) * std::min(chunks, col_panels) <
+                         largest(col_panels) * std::min(chunks, row_panels);
+    chunks = std::min(chunks, by_rows ? row_panels : col_panels);
+    return Split{static_cast<int>(chunks), by_rows, row_panels, col_panels};
+}
+
+// Runs job(i) for i < chunks on the team (inline when there is one chunk).
+template <class Job>
+void run_chunks(ThreadTeam& team, int chunks, Job&& job) {
+    if (chunks <= 1) {
+        job(0);
+        return;
+    }
+    team.run([&](int ith, int) {
+        if (ith < chunks) job(ith);
+    });
+}
+
+struct GemmShape {
+    int64_t M, N;
+    int64_t mr;         // rows per row panel
+    int64_t k_units;    // K in the units the tile takes (floats, or Q8 blocks)
+    int64_t kc;         // K slice, in the same units
+    int64_t mc_panels;  // row panels per A block
+    const float* bias;
+    float* y;
+    int64_t ldy;
+};
+
+// The blocked loop nest over one share. prepare_b(jr, pc, kc) returns the weight slice the
+// tile reads; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes one full tile. Edge
+// tiles go through a zero-padded 16-wide scratch tile so that they run the same code.
+template <class PrepareB, class Tile>
+void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
+    alignas(64) float edge[kRowsF32 > kRowsQ8 ? kRowsF32 * kPanel : kRowsQ8 * kPanel];
+    alignas(64) float edge_bias[kPanel];
+    for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
+        const int64_t kc = std::min(s.kc, s.k_units - pc);
+        const bool accumulate = pc > 0;
+        const float* bias = accumulate ? nullptr : s.bias;
+        for (int64_t ic = sh.r0; ic < sh.r1; ic += s.mc_panels) {
+            const int64_t ic_end = std::min(ic + s.mc_panels, sh.r1);
+            for (int64_t jr = sh.j0; jr < sh.j1; ++jr) {
+                const auto* b = prepare_b(jr, pc, kc);
+                const int64_t col0 = jr * kPanel;
+                const int64_t cols = std::min(kPanel, s.N - col0);
+                const float* bias_j = bias ? bias + col0 : nullptr;
+                if (bias_j && cols < kPanel) {
+                    std::fill(edge_bias, edge_bias + kPanel, 0.0f);
+                    std::copy(bias_j, bias_j + cols, edge_bias);
+                    bias_j = edge_bias;
+                }
+                for (int64_t ir = ic; ir < ic_end; ++ir) {
+                    const int64_t row0 = ir * s.mr;
+                    const int64_t rows = std::min(s.mr, s.M - row0);
+                    float* c = s.y + row0 * s.ldy + col0;
+                    if (rows == s.mr && cols == kPanel) {
+                        tile(ir, pc, kc, b, c, s.ldy, bias_j, accumulate);
+                        continue;
+                    }
+                    std::fill(edge, edge + s.mr * kPanel, 0.0f);
+                    if (accumulate) {
+                        for (int64_t r = 0; r < rows; ++r) {
+                            std::copy(c + r * s.ldy, c + r * s.ldy + cols, edge + r * kPanel);
+                        }
+                    }
+                    tile(ir, pc, kc, b, edge, kPanel, bias_j, accumulate);
+                    for (int64_t r = 0; r < rows; ++r) {
+                        std::copy(edge + r * kPanel, edge + r * kPanel + cols, c + r * s.ldy);
+                    }
+                }
+            }
+        }
+    }
+}
+
+void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+                int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
+                int64_t ldy) {
+    const int64_t mr = kRowsF32;
+    const int64_t row_panels = ceil_div(M, mr);
+    float* a = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * K));
+    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
+                 [&](int64_t b, int64_t e) {
+                     for (int64_t i = b; i < e; ++i) {
+                         kern.pack_rows_f32(x + i * mr * K, std::min(mr, M - i * mr), K,
+                                            a + i * mr * K);
+                     }
+                 });
+
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
+    const GemmShape shape{M, w.n(), mr, K, kKcF32, kMcF32 / mr, bias, y, ldy};
+    auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const float* b, float* c, int64_t ldc,
+                    const float* bj, bool acc) {
+        kern.tile_f32(kc, a + ir * mr * K + pc * mr, b, c, ldc, bj, acc);
+    };
+    if (w.type() == WeightType::F32) {
+        run_chunks(team, split.chunks, [&](int i) {
+            auto prepare_b = [&](int64_t jr, int64_t pc, int64_t) {
+                return reinterpret_cast<const float*>(w.panel(jr)) + pc * kPanel;
+            };
+            gemm_share(shape, split.share(i), prepare_b, tile);
+        });
+        return;
+    }
+    // F16: each K slice of a panel is widened once into the thread's buffer and then reused
+    // by every row panel of the A block.
+    float* wide = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
+    run_chunks(team, split.chunks, [&](int i) {
+        float* buf = wide + i * kKcF32 * kPanel;
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc) {
+            const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
+            kern.f16_to_f32(src, kc * kPanel, buf);
+            return static_cast<const float*>(buf);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
+void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+             int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
+             int64_t ldy) {
+    const int64_t mr = kRowsQ8;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t nblocks = K / kQ8Block;
+    int16_t* aq = scratch.alloc_array<int16_t>(static_cast<size_t>(row_panels * mr * K));
+    float* as = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * nblocks));
+    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
+                 [&](int64_t b, int64_t e) {
+                     for (int64_t i = b; i < e; ++i) {
+                         int16_t* q = aq + i * mr * K;
+                         float* s = as + i * mr * nblocks;
+                         for (int64_t r = 0; r < mr; ++r) {
+                             const int64_t row = i * mr + r;
+                             if (row < M) {
+                                 kern.quantize_row_q8(x + row * K, K, q + 2 * r, s + r, mr);
+                                 continue;
+                             }
+                             for (int64_t t = 0; t < K / 2; ++t) {
+                                 q[2 * (t * mr + r)] = q[2 * (t * mr + r) + 1] = 0;
+                             }
+                             for (int64_t blk = 0; blk < nblocks; ++blk) s[blk * mr + r] = 0.0f;
+                         }
+                     }
+                 });
+
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
+    const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, bias, y, ldy};
+    run_chunks(team, split.chunks, [&](int i) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t) {
+            return w.panel(jr) + pc * kQ8PanelBlockBytes;
+        };
+        auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,
+                        int64_t ldc, const float* bj, bool acc) {
+            kern.tile_q8(kc, aq + (ir * nblocks + pc) * mr * kQ8Block,
+                         as + (ir * nblocks + pc) * mr, b, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
+// M == 1: one streaming pass over the weights, split by panels once there is enough of them.
+void matvec(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+            int64_t K, const PackedWeights& w, const float* bias, float* y) {
+    const int64_t N = w.n();
+    const int64_t panels = w.n_panels();
+    const int64_t panel_bytes = panels > 1 ? w.panel(1) - w.panel(0) : 1;
+    const int64_t grain = std::max<int64_t>(1, kMinBytesPerMatvecChunk / panel_bytes);
+
+    int16_t* xq = nullptr;
+    float* xs = nullptr;
+    if (w.type() == WeightType::Q8_0) {
+        xq = scratch.alloc_array<int16_t>(static_cast<size_t>(K));
+        xs = scratch.alloc_array<float>(static_cast<size_t>(K / kQ8Block));
+        kern.quantize_row_q8(x, K, xq, xs, 1);
+    }
+    parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
+        alignas(64) float out[kPanel];
+        for (int64_t p = b; p < e; ++p) {
+            switch (w.type()) {
+                case WeightType::F32:
+                    kern.matvec_f32(x, K, reinterpret_cast<const float*>(w.panel(p)), out);
+                    break;
+                case WeightType::F16:
+                    kern.matvec_f16(x, K, reinterpret_cast<const uint16_t*>(w.panel(p)), out);
+                    break;
+                case WeightType::Q8_0:
+                    kern.matvec_q8(xq, xs, K / kQ8Block, w.panel(p), out);
+                    break;
+            }
+            const int64_t col0 = p * kPanel;
+            const int64_t cols = std::min(kPanel, N - col0);
+            for (int64_t j = 0; j < cols; ++j) y[col0 + j] = bias ? out[j] + bias[col0 + j] : out[j];
+        }
+    });
+}
+
+}  // namespace
+
+namespace matmul_detail {
+
+const MatmulKernels& active_matmul_kernels() {
+#if defined(PARAKEET_HAVE_X86)
+    if (cpu_features().has_avx2_fma_f16c()) return avx2_matmul_kernels();
+#endif
+    return scalar_matmul_kernels();
+}
+
+}  // namespace matmul_detail
+
+void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
+            const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
+    if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
+    if (M < 0) throw std::invalid_argument("matmul: negative M");
+    if (ldy < 0) ldy = w.n();
+    if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
+    if (M == 0) return;
+    const MatmulKernels& kern = active_matmul_kernels();
+    ArenaScope scope(scratch);
+    if (M == 1) {
+        matvec(kern, team, scratch, x, K, w, bias, y);
+    } else if (w.type() == WeightType::Q8_0) {
+        gemm_q8(kern, team, scratch, x, M, K, w, bias, y, ldy);
+    } else {
+        gemm_float(kern, team, scratch, x, M, K, w, bias, y, ldy);
+    }
+}
+
+}  // namespace pk::kernels

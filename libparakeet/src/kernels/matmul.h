@@ -1,0 +1,68 @@
+// Matrix products with a weight matrix: y[M, N] = x[M, K] * W^T (+ bias[N]).
+//
+// W is a PyTorch Linear weight, row-major [N outputs, K inputs] (GGUF: ne0 = K). It is
+// repacked ONCE at model load into a PackedWeights, which the kernels then share read-only
+// across threads and backends. x and y are f32, row-major; x is contiguous.
+//
+// matmul() picks a register-blocked GEMM for M > 1 (encoder) and a streaming matrix-vector
+// product for M == 1 (decoder steps, memory bound), and splits the work over the team by
+// output tiles only, so results are bitwise identical for any team size.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "runtime/arena.h"
+#include "runtime/thread_team.h"
+
+namespace pk::kernels {
+
+enum class WeightType : uint8_t {
+    F32,   // float
+    F16,   // IEEE half
+    Q8_0,  // GGUF Q8_0: blocks of 32 weights along K, each a half scale d and 32 int8 q, w = d*q
+};
+
+// Bytes of one row of K raw weights of this type (Q8_0: K / 32 blocks of 34 bytes).
+size_t weight_row_bytes(WeightType type, int64_t k);
+
+class PackedWeights {
+public:
+    // Repacks `data`: N rows of weight_row_bytes(type, K) bytes each (e.g. mmap'd GGUF memory,
+    // which is not kept). Throws std::invalid_argument for N or K < 1, or K % 32 != 0 for Q8_0.
+    PackedWeights(WeightType type, const void* data, int64_t n, int64_t k);
+
+    PackedWeights(const PackedWeights&) = delete;
+    PackedWeights& operator=(const PackedWeights&) = delete;
+    PackedWeights(PackedWeights&&) noexcept = default;
+    PackedWeights& operator=(PackedWeights&&) noexcept = default;
+
+    WeightType type() const { return type_; }
+    int64_t n() const { return n_; }
+    int64_t k() const { return k_; }
+    // Bytes owned by this object (the packed copy).
+    size_t packed_bytes() const { return bytes_; }
+
+    // Number of 16-output panels, and the start of panel p (layout: see matmul_layout.h).
+    int64_t n_panels() const;
+    const uint8_t* panel(int64_t p) const;
+
+private:
+    WeightType type_;
+    int64_t n_;
+    int64_t k_;
+    size_t bytes_;
+    std::unique_ptr<uint8_t[], void (*)(void*)> data_;
+};
+
+// y[m * ldy + j] = sum_k x[m * K + k] * W[j][k] (+ bias[j]) for m < M, j < N = w.n().
+// K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
+// Q8_0 weights: each row of x is quantised per block of 32 to int8 (scale max|x| / 127,
+// round to nearest even) and the products are exact integer sums scaled per block.
+// Scratch space comes from `scratch` and is given back before returning. The caller owns the
+// team (one job at a time). Throws std::invalid_argument on mismatched sizes.
+void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
+            const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1);
+
+}  // namespace pk::kernels

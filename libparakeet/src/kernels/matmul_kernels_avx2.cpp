@@ -1,0 +1,313 @@
+// AVX2 + FMA + F16C micro-kernels of the matmul (used only when cpu_features() has them).
+//
+// f32 (and F16, widened per panel slice by the driver): a 6 x 16 register tile, 12 ymm
+// accumulators, two panel vectors and one broadcast per k, i.e. 12 FMAs for 8 loads.
+//
+// Q8_0: integer dot products with vpmaddwd on int16: the weights are sign-extended from int8
+// (vpmovsxbw, shared by the 4 rows of the tile) and the activations are stored as int16 pairs,
+// so one 32-bit broadcast of a pair times 8 outputs x 2 k gives 8 int32 partial sums. Per
+// block of 32 the int32 sums are scaled by d_w * d_x into float accumulators. On Zen this
+// runs 16 multiply-adds per vpmaddwd at two per cycle, about 1.7x the FMA rate; the
+// vpmaddubsw + vpsignb variant needs an extra instruction per product and measured slower.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/matmul_layout.h"
+
+namespace pk::kernels::matmul_detail {
+namespace {
+
+constexpr int64_t MR = kRowsF32;
+constexpr int64_t QR = kRowsQ8;
+
+// Writes one 16-wide output row: see MatmulKernels.
+inline void store_row(float* c, __m256 a0, __m256 a1, const float* bias, bool accumulate) {
+    if (accumulate) {
+        a0 = _mm256_add_ps(_mm256_loadu_ps(c), a0);
+        a1 = _mm256_add_ps(_mm256_loadu_ps(c + 8), a1);
+    } else if (bias) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(bias));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(bias + 8));
+    }
+    _mm256_storeu_ps(c, a0);
+    _mm256_storeu_ps(c + 8, a1);
+}
+
+void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+              const float* bias, bool accumulate) {
+    __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
+    __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
+    __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
+    __m256 c30 = _mm256_setzero_ps(), c31 = _mm256_setzero_ps();
+    __m256 c40 = _mm256_setzero_ps(), c41 = _mm256_setzero_ps();
+    __m256 c50 = _mm256_setzero_ps(), c51 = _mm256_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m256 b0 = _mm256_load_ps(b);
+        const __m256 b1 = _mm256_load_ps(b + 8);
+        __m256 ar = _mm256_broadcast_ss(a + 0);
+        c00 = _mm256_fmadd_ps(ar, b0, c00);
+        c01 = _mm256_fmadd_ps(ar, b1, c01);
+        ar = _mm256_broadcast_ss(a + 1);
+        c10 = _mm256_fmadd_ps(ar, b0, c10);
+        c11 = _mm256_fmadd_ps(ar, b1, c11);
+        ar = _mm256_broadcast_ss(a + 2);
+        c20 = _mm256_fmadd_ps(ar, b0, c20);
+        c21 = _mm256_fmadd_ps(ar, b1, c21);
+        ar = _mm256_broadcast_ss(a + 3);
+        c30 = _mm256_fmadd_ps(ar, b0, c30);
+        c31 = _mm256_fmadd_ps(ar, b1, c31);
+        ar = _mm256_broadcast_ss(a + 4);
+        c40 = _mm256_fmadd_ps(ar, b0, c40);
+        c41 = _mm256_fmadd_ps(ar, b1, c41);
+        ar = _mm256_broadcast_ss(a + 5);
+        c50 = _mm256_fmadd_ps(ar, b0, c50);
+        c51 = _mm256_fmadd_ps(ar, b1, c51);
+        a += MR;
+        b += kPanel;
+    }
+    store_row(c + 0 * ldc, c00, c01, bias, accumulate);
+    store_row(c + 1 * ldc, c10, c11, bias, accumulate);
+    store_row(c + 2 * ldc, c20, c21, bias, accumulate);
+    store_row(c + 3 * ldc, c30, c31, bias, accumulate);
+    store_row(c + 4 * ldc, c40, c41, bias, accumulate);
+    store_row(c + 5 * ldc, c50, c51, bias, accumulate);
+}
+
+inline __m256i broadcast_pair(const int16_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+inline __m256i load_widen(const uint8_t* p) {
+    return _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// acc += w_scale * x_scale * isum, for 8 outputs.
+inline __m256 scale_add(__m256i isum, __m256 w_scale, __m256 x_scale, __m256 acc) {
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(w_scale, x_scale), acc);
+}
+
+void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
+             float* c, int64_t ldc, const float* bias, bool accumulate) {
+    __m256 f00 = _mm256_setzero_ps(), f01 = _mm256_setzero_ps();
+    __m256 f10 = _mm256_setzero_ps(), f11 = _mm256_setzero_ps();
+    __m256 f20 = _mm256_setzero_ps(), f21 = _mm256_setzero_ps();
+    __m256 f30 = _mm256_setzero_ps(), f31 = _mm256_setzero_ps();
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        __m256i i00 = _mm256_setzero_si256(), i01 = _mm256_setzero_si256();
+        __m256i i10 = _mm256_setzero_si256(), i11 = _mm256_setzero_si256();
+        __m256i i20 = _mm256_setzero_si256(), i21 = _mm256_setzero_si256();
+        __m256i i30 = _mm256_setzero_si256(), i31 = _mm256_setzero_si256();
+        const uint8_t* q = b + kPanel * sizeof(float);
+#pragma GCC unroll 4
+        for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
+            const __m256i w0 = load_widen(q + t * 2 * kPanel);
+            const __m256i w1 = load_widen(q + t * 2 * kPanel + 16);
+            const int16_t* at = a + 2 * t * QR;
+            __m256i xr = broadcast_pair(at + 0);
+            i00 = _mm256_add_epi32(i00, _mm256_madd_epi16(w0, xr));
+            i01 = _mm256_add_epi32(i01, _mm256_madd_epi16(w1, xr));
+            xr = broadcast_pair(at + 2);
+            i10 = _mm256_add_epi32(i10, _mm256_madd_epi16(w0, xr));
+            i11 = _mm256_add_epi32(i11, _mm256_madd_epi16(w1, xr));
+            xr = broadcast_pair(at + 4);
+            i20 = _mm256_add_epi32(i20, _mm256_madd_epi16(w0, xr));
+            i21 = _mm256_add_epi32(i21, _mm256_madd_epi16(w1, xr));
+            xr = broadcast_pair(at + 6);
+            i30 = _mm256_add_epi32(i30, _mm256_madd_epi16(w0, xr));
+            i31 = _mm256_add_epi32(i31, _mm256_madd_epi16(w1, xr));
+        }
+        const __m256 s0 = _mm256_load_ps(reinterpret_cast<const float*>(b));
+        const __m256 s1 = _mm256_load_ps(reinterpret_cast<const float*>(b) + 8);
+        __m256 xs = _mm256_broadcast_ss(a_scale + 0);
+        f00 = scale_add(i00, s0, xs, f00);
+        f01 = scale_add(i01, s1, xs, f01);
+        xs = _mm256_broadcast_ss(a_scale + 1);
+        f10 = scale_add(i10, s0, xs, f10);
+        f11 = scale_add(i11, s1, xs, f11);
+        xs = _mm256_broadcast_ss(a_scale + 2);
+        f20 = scale_add(i20, s0, xs, f20);
+        f21 = scale_add(i21, s1, xs, f21);
+        xs = _mm256_broadcast_ss(a_scale + 3);
+        f30 = scale_add(i30, s0, xs, f30);
+        f31 = scale_add(i31, s1, xs, f31);
+        a += 2 * kQ8PairsPerBlock * QR;
+        a_scale += QR;
+        b += kQ8PanelBlockBytes;
+    }
+    store_row(c + 0 * ldc, f00, f01, bias, accumulate);
+    store_row(c + 1 * ldc, f10, f11, bias, accumulate);
+    store_row(c + 2 * ldc, f20, f21, bias, accumulate);
+    store_row(c + 3 * ldc, f30, f31, bias, accumulate);
+}
+
+void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
+    }
+    if (i < n) {
+        alignas(16) uint16_t h[8] = {};
+        alignas(32) float f[8];
+        std::memcpy(h, src + i, static_cast<size_t>(n - i) * sizeof(uint16_t));
+        _mm256_store_ps(f, _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(h))));
+        std::memcpy(dst + i, f, static_cast<size_t>(n - i) * sizeof(float));
+    }
+}
+
+void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale, int64_t stride) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+    for (int64_t b = 0; b < K / kQ8Block; ++b) {
+        const float* xb = x + b * kQ8Block;
+        __m256 v[4];
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < 4; ++i) {
+            v[i] = _mm256_loadu_ps(xb + 8 * i);
+            m = _mm256_max_ps(m, _mm256_andnot_ps(sign, v[i]));
+        }
+        __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+        h = _mm_max_ss(h, _mm_shuffle_ps(h, h, 1));
+        const Q8Scale s = q8_scale(_mm_cvtss_f32(h));
+        scale[b * stride] = s.d;
+        const __m256 id = _mm256_set1_ps(s.id);
+        __m256i r[4];
+        for (int i = 0; i < 4; ++i) {
+            r[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[i], id), lo), hi));
+        }
+        // packs works per 128-bit lane; the permute puts the 16 values back in order.
+        const __m256i p0 = _mm256_permute4x64_epi64(_mm256_packs_epi32(r[0], r[1]), 0xD8);
+        const __m256i p1 = _mm256_permute4x64_epi64(_mm256_packs_epi32(r[2], r[3]), 0xD8);
+        int16_t* qb = q + 2 * b * kQ8PairsPerBlock * stride;
+        if (stride == 1) {
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(qb), p0);
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(qb + 16), p1);
+        } else {
+            alignas(32) int16_t tmp[kQ8Block];
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), p0);
+            _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 16), p1);
+            for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
+                std::memcpy(qb + 2 * t * stride, tmp + 2 * t, 2 * sizeof(int16_t));
+            }
+        }
+    }
+}
+
+// The matrix-vector products are memory bound: four independent k streams keep enough
+// loads in flight; they are summed in a fixed order at the end.
+void matvec_f32(const float* x, int64_t K, const float* panel, float* out) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    __m256 a4 = _mm256_setzero_ps(), a5 = _mm256_setzero_ps();
+    __m256 a6 = _mm256_setzero_ps(), a7 = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const float* p = panel + k * kPanel;
+        __m256 xk = _mm256_broadcast_ss(x + k);
+        a0 = _mm256_fmadd_ps(xk, _mm256_load_ps(p), a0);
+        a1 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 8), a1);
+        xk = _mm256_broadcast_ss(x + k + 1);
+        a2 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 16), a2);
+        a3 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 24), a3);
+        xk = _mm256_broadcast_ss(x + k + 2);
+        a4 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 32), a4);
+        a5 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 40), a5);
+        xk = _mm256_broadcast_ss(x + k + 3);
+        a6 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 48), a6);
+        a7 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 56), a7);
+    }
+    for (; k < K; ++k) {
+        const float* p = panel + k * kPanel;
+        const __m256 xk = _mm256_broadcast_ss(x + k);
+        a0 = _mm256_fmadd_ps(xk, _mm256_load_ps(p), a0);
+        a1 = _mm256_fmadd_ps(xk, _mm256_load_ps(p + 8), a1);
+    }
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a4, a6)));
+    _mm256_storeu_ps(out + 8, _mm256_add_ps(_mm256_add_ps(a1, a3), _mm256_add_ps(a5, a7)));
+}
+
+inline __m256 load_half8(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+void matvec_f16(const float* x, int64_t K, const uint16_t* panel, float* out) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    __m256 a4 = _mm256_setzero_ps(), a5 = _mm256_setzero_ps();
+    __m256 a6 = _mm256_setzero_ps(), a7 = _mm256_setzero_ps();
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const uint16_t* p = panel + k * kPanel;
+        __m256 xk = _mm256_broadcast_ss(x + k);
+        a0 = _mm256_fmadd_ps(xk, load_half8(p), a0);
+        a1 = _mm256_fmadd_ps(xk, load_half8(p + 8), a1);
+        xk = _mm256_broadcast_ss(x + k + 1);
+        a2 = _mm256_fmadd_ps(xk, load_half8(p + 16), a2);
+        a3 = _mm256_fmadd_ps(xk, load_half8(p + 24), a3);
+        xk = _mm256_broadcast_ss(x + k + 2);
+        a4 = _mm256_fmadd_ps(xk, load_half8(p + 32), a4);
+        a5 = _mm256_fmadd_ps(xk, load_half8(p + 40), a5);
+        xk = _mm256_broadcast_ss(x + k + 3);
+        a6 = _mm256_fmadd_ps(xk, load_half8(p + 48), a6);
+        a7 = _mm256_fmadd_ps(xk, load_half8(p + 56), a7);
+    }
+    for (; k < K; ++k) {
+        const uint16_t* p = panel + k * kPanel;
+        const __m256 xk = _mm256_broadcast_ss(x + k);
+        a0 = _mm256_fmadd_ps(xk, load_half8(p), a0);
+        a1 = _mm256_fmadd_ps(xk, load_half8(p + 8), a1);
+    }
+    _mm256_storeu_ps(out, _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a4, a6)));
+    _mm256_storeu_ps(out + 8, _mm256_add_ps(_mm256_add_ps(a1, a3), _mm256_add_ps(a5, a7)));
+}
+
+void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const uint8_t* panel,
+               float* out) {
+    __m256 f0 = _mm256_setzero_ps(), f1 = _mm256_setzero_ps();
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const uint8_t* q = panel + kPanel * sizeof(float);
+        __m256i i0 = _mm256_setzero_si256(), i1 = _mm256_setzero_si256();
+        __m256i j0 = _mm256_setzero_si256(), j1 = _mm256_setzero_si256();
+        for (int64_t t = 0; t < kQ8PairsPerBlock; t += 2) {
+            __m256i xr = broadcast_pair(xq + 2 * t);
+            i0 = _mm256_add_epi32(i0, _mm256_madd_epi16(load_widen(q + t * 32), xr));
+            i1 = _mm256_add_epi32(i1, _mm256_madd_epi16(load_widen(q + t * 32 + 16), xr));
+            xr = broadcast_pair(xq + 2 * t + 2);
+            j0 = _mm256_add_epi32(j0, _mm256_madd_epi16(load_widen(q + t * 32 + 32), xr));
+            j1 = _mm256_add_epi32(j1, _mm256_madd_epi16(load_widen(q + t * 32 + 48), xr));
+        }
+        const __m256 xs = _mm256_broadcast_ss(x_scale + blk);
+        const float* ws = reinterpret_cast<const float*>(panel);
+        f0 = scale_add(_mm256_add_epi32(i0, j0), _mm256_load_ps(ws), xs, f0);
+        f1 = scale_add(_mm256_add_epi32(i1, j1), _mm256_load_ps(ws + 8), xs, f1);
+        xq += 2 * kQ8PairsPerBlock;
+        panel += kQ8PanelBlockBytes;
+    }
+    _mm256_storeu_ps(out, f0);
+    _mm256_storeu_ps(out + 8, f1);
+}
+
+}  // namespace
+
+const MatmulKernels& avx2_matmul_kernels() {
+    static const MatmulKernels k = [] {
+        MatmulKernels t = scalar_matmul_kernels();  // keeps the portable activation packer
+        t.tile_f32 = tile_f32;
+        t.tile_q8 = tile_q8;
+        t.f16_to_f32 = f16_to_f32_n;
+        t.quantize_row_q8 = quantize_row_q8;
+        t.matvec_f32 = matvec_f32;
+        t.matvec_f16 = matvec_f16;
+        t.matvec_q8 = matvec_q8;
+        return t;
+    }();
+    return k;
+}
+
+}  // namespace pk::kernels::matmul_detail

@@ -1,0 +1,156 @@
+// Portable micro-kernels of the matmul (any CPU; PARAKEET_CPU=scalar forces them). Same
+// layouts, tiles and quantisation as the AVX2 ones; plain loops the compiler may vectorise.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/f16.h"
+#include "kernels/matmul_layout.h"
+
+namespace pk::kernels::matmul_detail {
+namespace {
+
+constexpr int64_t MR = kRowsF32;
+constexpr int64_t QR = kRowsQ8;
+
+// Writes a rows x 16 tile of accumulators (row stride 16) to c: see MatmulKernels.
+void store_tile(const float* acc, int64_t rows, float* c, int64_t ldc, const float* bias,
+                bool accumulate) {
+    for (int64_t r = 0; r < rows; ++r) {
+        float* cr = c + r * ldc;
+        const float* ar = acc + r * kPanel;
+        for (int64_t j = 0; j < kPanel; ++j) {
+            if (accumulate) {
+                cr[j] += ar[j];
+            } else {
+                cr[j] = bias ? ar[j] + bias[j] : ar[j];
+            }
+        }
+    }
+}
+
+// Same result as cvtps2dq(min(max(x * id, -127), 127)) with the default rounding mode; the
+// clamp only matters for NaN / inf inputs and keeps the conversion defined.
+int16_t quantize_q8(float x, float id) {
+    const float v = std::fmin(std::fmax(x * id, -127.0f), 127.0f);
+    return static_cast<int16_t>(std::nearbyint(v));
+}
+
+void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+              const float* bias, bool accumulate) {
+    float acc[MR][kPanel] = {};
+    for (int64_t k = 0; k < kc; ++k) {
+        for (int64_t r = 0; r < MR; ++r) {
+            const float ar = a[k * MR + r];
+            for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[k * kPanel + j];
+        }
+    }
+    store_tile(&acc[0][0], MR, c, ldc, bias, accumulate);
+}
+
+// Integer dot product of one weight block (one panel, 16 outputs) with `rows` activation rows
+// packed with row stride `rows`: isum[r][j] = sum over the 32 k of q_w * q_x.
+void block_dot_q8(const uint8_t* block, const int16_t* a, int64_t rows, int32_t (*isum)[kPanel]) {
+    const int8_t* q = reinterpret_cast<const int8_t*>(block + kPanel * sizeof(float));
+    for (int64_t r = 0; r < rows; ++r) std::fill(isum[r], isum[r] + kPanel, 0);
+    for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
+        const int8_t* qt = q + t * 2 * kPanel;
+        for (int64_t j = 0; j < kPanel; ++j) {
+            const int32_t w0 = qt[16 * (j / 8) + 2 * (j % 8)];
+            const int32_t w1 = qt[16 * (j / 8) + 2 * (j % 8) + 1];
+            for (int64_t r = 0; r < rows; ++r) {
+                const int16_t* xr = a + 2 * (t * rows + r);
+                isum[r][j] += w0 * xr[0] + w1 * xr[1];
+            }
+        }
+    }
+}
+
+void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
+             float* c, int64_t ldc, const float* bias, bool accumulate) {
+    float acc[QR][kPanel] = {};
+    int32_t isum[QR][kPanel];
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        block_dot_q8(b, a, QR, isum);
+        const float* w_scale = reinterpret_cast<const float*>(b);
+        for (int64_t r = 0; r < QR; ++r) {
+            for (int64_t j = 0; j < kPanel; ++j) {
+                acc[r][j] += w_scale[j] * a_scale[r] * static_cast<float>(isum[r][j]);
+            }
+        }
+        a += 2 * kQ8PairsPerBlock * QR;
+        a_scale += QR;
+        b += kQ8PanelBlockBytes;
+    }
+    store_tile(&acc[0][0], QR, c, ldc, bias, accumulate);
+}
+
+void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(src[i]);
+}
+
+void pack_rows_f32(const float* x, int64_t rows, int64_t K, float* a) {
+    for (int64_t r = 0; r < MR; ++r) {
+        if (r < rows) {
+            for (int64_t k = 0; k < K; ++k) a[k * MR + r] = x[r * K + k];
+        } else {
+            for (int64_t k = 0; k < K; ++k) a[k * MR + r] = 0.0f;
+        }
+    }
+}
+
+void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale, int64_t stride) {
+    for (int64_t b = 0; b < K / kQ8Block; ++b) {
+        const float* xb = x + b * kQ8Block;
+        float amax = 0.0f;
+        for (int64_t i = 0; i < kQ8Block; ++i) amax = std::max(amax, std::fabs(xb[i]));
+        const Q8Scale s = q8_scale(amax);
+        scale[b * stride] = s.d;
+        for (int64_t i = 0; i < kQ8Block; ++i) {
+            const int64_t t = b * kQ8PairsPerBlock + i / 2;
+            q[2 * t * stride + i % 2] = quantize_q8(xb[i], s.id);
+        }
+    }
+}
+
+void matvec_f32(const float* x, int64_t K, const float* panel, float* out) {
+    float acc[kPanel] = {};
+    for (int64_t k = 0; k < K; ++k) {
+        for (int64_t j = 0; j < kPanel; ++j) acc[j] += x[k] * panel[k * kPanel + j];
+    }
+    std::memcpy(out, acc, sizeof acc);
+}
+
+void matvec_f16(const float* x, int64_t K, const uint16_t* panel, float* out) {
+    float acc[kPanel] = {};
+    for (int64_t k = 0; k < K; ++k) {
+        for (int64_t j = 0; j < kPanel; ++j) acc[j] += x[k] * f16_to_f32(panel[k * kPanel + j]);
+    }
+    std::memcpy(out, acc, sizeof acc);
+}
+
+void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const uint8_t* panel,
+               float* out) {
+    float acc[kPanel] = {};
+    int32_t isum[1][kPanel];
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        block_dot_q8(panel, xq, 1, isum);
+        const float* w_scale = reinterpret_cast<const float*>(panel);
+        for (int64_t j = 0; j < kPanel; ++j) {
+            acc[j] += w_scale[j] * x_scale[blk] * static_cast<float>(isum[0][j]);
+        }
+        xq += 2 * kQ8PairsPerBlock;
+        panel += kQ8PanelBlockBytes;
+    }
+    std::memcpy(out, acc, sizeof acc);
+}
+
+}  // namespace
+
+const MatmulKernels& scalar_matmul_kernels() {
+    static const MatmulKernels k{tile_f32,   tile_q8,    f16_to_f32_n, pack_rows_f32,
+                                 quantize_row_q8, matvec_f32, matvec_f16,  matvec_q8};
+    return k;
+}
+
+}  // namespace pk::kernels::matmul_detail

@@ -1,0 +1,115 @@
+// PackedWeights: the one-time repacking of a Linear weight into the panel layouts of
+// matmul_layout.h. Runs at model load, so it is plain portable code.
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "kernels/f16.h"
+#include "kernels/matmul.h"
+#include "kernels/matmul_layout.h"
+
+namespace pk::kernels {
+
+using namespace matmul_detail;
+
+namespace {
+
+constexpr size_t kQ8RawBlockBytes = 2 + kQ8Block;  // half d, then 32 int8
+
+size_t panel_bytes(WeightType type, int64_t k) {
+    switch (type) {
+        case WeightType::F32: return static_cast<size_t>(k) * kPanel * sizeof(float);
+        case WeightType::F16: return static_cast<size_t>(k) * kPanel * sizeof(uint16_t);
+        case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8PanelBlockBytes;
+    }
+    return 0;
+}
+
+template <class T>
+void pack_plain(const T* w, int64_t n, int64_t k, T* out) {
+    const int64_t panels = (n + kPanel - 1) / kPanel;
+    for (int64_t p = 0; p < panels; ++p) {
+        T* dst = out + p * k * kPanel;
+        for (int64_t j = 0; j < kPanel; ++j) {
+            const int64_t row = p * kPanel + j;
+            if (row >= n) continue;  // padding stays zero
+            const T* src = w + row * k;
+            for (int64_t kk = 0; kk < k; ++kk) dst[kk * kPanel + j] = src[kk];
+        }
+    }
+}
+
+void pack_q8_0(const uint8_t* w, int64_t n, int64_t k, uint8_t* out) {
+    const int64_t panels = (n + kPanel - 1) / kPanel;
+    const int64_t blocks = k / kQ8Block;
+    const size_t row_bytes = static_cast<size_t>(blocks) * kQ8RawBlockBytes;
+    for (int64_t p = 0; p < panels; ++p) {
+        for (int64_t b = 0; b < blocks; ++b) {
+            uint8_t* dst = out + (p * blocks + b) * kQ8PanelBlockBytes;
+            float* scale = reinterpret_cast<float*>(dst);
+            int8_t* q = reinterpret_cast<int8_t*>(dst + kPanel * sizeof(float));
+            for (int64_t j = 0; j < kPanel; ++j) {
+                const int64_t row = p * kPanel + j;
+                if (row >= n) continue;  // padding stays zero
+                const uint8_t* src = w + row * row_bytes + b * kQ8RawBlockBytes;
+                uint16_t d;
+                std::memcpy(&d, src, sizeof d);
+                scale[j] = f16_to_f32(d);
+                const int64_t g = j / 8, i = j % 8;
+                for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
+                    for (int64_t h = 0; h < 2; ++h) {
+                        q[t * 2 * kPanel + 16 * g + 2 * i + h] =
+                            static_cast<int8_t>(src[2 + 2 * t + h]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+size_t weight_row_bytes(WeightType type, int64_t k) {
+    switch (type) {
+        case WeightType::F32: return static_cast<size_t>(k) * sizeof(float);
+        case WeightType::F16: return static_cast<size_t>(k) * sizeof(uint16_t);
+        case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8RawBlockBytes;
+    }
+    return 0;
+}
+
+PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k)
+    : type_(type), n_(n), k_(k), bytes_(0), data_(nullptr, std::free) {
+    if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
+    if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
+        throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");
+    }
+    if (data == nullptr) throw std::invalid_argument("PackedWeights: null data");
+    bytes_ = static_cast<size_t>(n_panels()) * panel_bytes(type, k);
+    // 64-byte alignment: every panel row of F32 weights is one cache line.
+    const size_t alloc = (bytes_ + 63) / 64 * 64;
+    void* mem = std::aligned_alloc(64, alloc);
+    if (mem == nullptr) throw std::bad_alloc();
+    data_.reset(static_cast<uint8_t*>(mem));
+    std::memset(mem, 0, alloc);
+    switch (type) {
+        case WeightType::F32:
+            pack_plain(static_cast<const float*>(data), n, k, reinterpret_cast<float*>(mem));
+            break;
+        case WeightType::F16:
+            pack_plain(static_cast<const uint16_t*>(data), n, k, reinterpret_cast<uint16_t*>(mem));
+            break;
+        case WeightType::Q8_0:
+            pack_q8_0(static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem));
+            break;
+    }
+}
+
+int64_t PackedWeights::n_panels() const { return (n_ + kPanel - 1) / kPanel; }
+
+const uint8_t* PackedWeights::panel(int64_t p) const {
+    return data_.get() + static_cast<size_t>(p) * panel_bytes(type_, k_);
+}
+
+}  // namespace pk::kernels

@@ -1,0 +1,93 @@
+// Shared helpers of the matmul tests: random data, a double-precision reference, running
+// matmul() on teams of 1..4 threads.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "kernels/matmul.h"
+#include "runtime/arena.h"
+#include "runtime/thread_team.h"
+
+namespace matmul_test {
+
+using pk::kernels::PackedWeights;
+using pk::kernels::WeightType;
+
+inline pk::ThreadTeam& team(int n_threads) {
+    static std::unique_ptr<pk::ThreadTeam> teams[5];
+    if (!teams[n_threads]) teams[n_threads] = std::make_unique<pk::ThreadTeam>(n_threads);
+    return *teams[n_threads];
+}
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> dist(lo, hi);
+    std::vector<float> v(n);
+    for (auto& f : v) f = dist(rng);
+    return v;
+}
+
+// Runs matmul on a team of n_threads and returns y (M rows of ldy floats; columns past N keep
+// the sentinel they were filled with).
+inline std::vector<float> run(const PackedWeights& w, const std::vector<float>& x, int64_t M,
+                              const float* bias, int n_threads, int64_t ldy = -1) {
+    const int64_t stride = ldy < 0 ? w.n() : ldy;
+    std::vector<float> y(static_cast<size_t>(M * stride), -12345.0f);
+    pk::Arena arena;
+    pk::kernels::matmul(team(n_threads), arena, x.data(), M, w.k(), w, bias, y.data(), ldy);
+    EXPECT_EQ(arena.used_bytes(), 0u) << "matmul must give its scratch back";
+    return y;
+}
+
+// Checks y against sum_k x[m][k] * wd[n][k] (+ bias) computed in double, with a tolerance of
+// rel_per_term * (sum of |terms|) per element (the float rounding bound of that sum).
+inline void expect_matches_reference(const std::vector<float>& y, const std::vector<double>& xd,
+                                     const std::vector<double>& wd, const float* bias, int64_t M,
+                                     int64_t N, int64_t K, double rel_per_term, int64_t ldy = -1) {
+    const int64_t stride = ldy < 0 ? N : ldy;
+    int bad = 0;
+    for (int64_t m = 0; m < M; ++m) {
+        for (int64_t n = 0; n < N; ++n) {
+            double ref = bias ? bias[n] : 0.0, mag = bias ? std::fabs(bias[n]) : 0.0;
+            for (int64_t k = 0; k < K; ++k) {
+                const double t = xd[m * K + k] * wd[n * K + k];
+                ref += t;
+                mag += std::fabs(t);
+            }
+            const double got = y[m * stride + n];
+            const double tol = rel_per_term * mag + 1e-30;
+            if (!(std::fabs(got - ref) <= tol) && ++bad <= 5) {
+                ADD_FAILURE() << "y[" << m << "][" << n << "] = " << got << ", reference " << ref
+                              << ", tolerance " << tol << " (M=" << M << " N=" << N
+                              << " K=" << K << ")";
+            }
+        }
+        for (int64_t n = N; n < stride; ++n) {
+            if (y[m * stride + n] != -12345.0f && ++bad <= 5) {
+                ADD_FAILURE() << "wrote past N in row " << m;
+            }
+        }
+    }
+    EXPECT_EQ(bad, 0);
+}
+
+// Every team size gives the same bits as a single thread.
+inline void expect_same_bits_for_any_team(const PackedWeights& w, const std::vector<float>& x,
+                                          int64_t M, const float* bias) {
+    const std::vector<float> one = run(w, x, M, bias, 1);
+    for (int threads = 2; threads <= 4; ++threads) {
+        const std::vector<float> many = run(w, x, M, bias, threads);
+        EXPECT_EQ(0, std::memcmp(one.data(), many.data(), one.size() * sizeof(float)))
+            << threads << " threads differ from 1 (M=" << M << " N=" << w.n() << " K=" << w.k()
+            << ")";
+    }
+}
+
+}  // namespace matmul_test

@@ -1,0 +1,110 @@
+// matmul with F32 weights: odd shapes against a double reference, bias, output stride,
+// identical bits for any team size, argument checks. Also run with PARAKEET_CPU=scalar.
+#include "test_kernel_matmul_common.h"
+
+#include <stdexcept>
+
+namespace {
+
+using namespace matmul_test;
+
+// Float rounding bound for a K-term sum (plus the bias and the K-slice partial sums).
+double f32_tolerance(int64_t K) { return (static_cast<double>(K) + 8.0) * std::ldexp(1.0, -24); }
+
+void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
+    const std::vector<float> w = random_floats(static_cast<size_t>(N * K), seed);
+    const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1);
+    const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    const float* b = with_bias ? bias.data() : nullptr;
+    const std::vector<float> y = run(pw, x, M, b, 1);
+    expect_matches_reference(y, std::vector<double>(x.begin(), x.end()),
+                             std::vector<double>(w.begin(), w.end()), b, M, N, K,
+                             f32_tolerance(K));
+}
+
+TEST(MatmulF32, OddShapesMatchReference) {
+    uint32_t seed = 1;
+    for (int64_t M : {1, 2, 5, 7, 13, 127}) {
+        for (int64_t N : {1, 3, 17, 33}) {
+            for (int64_t K : {1, 3, 37, 64}) {
+                check_shape(M, N, K, (seed % 2) == 0, seed);
+                seed += 3;
+            }
+        }
+    }
+}
+
+TEST(MatmulF32, LongKIsSlicedCorrectly) {
+    // K larger than the kernel's K slice, with a partial last slice.
+    check_shape(13, 40, 700, true, 11);
+    check_shape(1, 40, 700, true, 12);
+    check_shape(8, 16, 512, false, 13);
+}
+
+TEST(MatmulF32, EncoderLikeShape) { check_shape(127, 300, 256, true, 21); }
+
+TEST(MatmulF32, OutputRowStride) {
+    const int64_t M = 7, N = 19, K = 45, ldy = 24;
+    const std::vector<float> w = random_floats(N * K, 31), x = random_floats(M * K, 32);
+    const std::vector<float> bias = random_floats(N, 33);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    for (int threads : {1, 3}) {
+        const std::vector<float> y = run(pw, x, M, bias.data(), threads, ldy);
+        expect_matches_reference(y, std::vector<double>(x.begin(), x.end()),
+                                 std::vector<double>(w.begin(), w.end()), bias.data(), M, N, K,
+                                 f32_tolerance(K), ldy);
+    }
+}
+
+TEST(MatmulF32, SameBitsForAnyTeamSize) {
+    struct Shape {
+        int64_t M, N, K;
+    };
+    // Big enough to be split (GEMM by rows and by columns, and the matrix-vector product).
+    for (const Shape s : {Shape{127, 300, 256}, Shape{500, 40, 300}, Shape{13, 1030, 640},
+                          Shape{1, 1030, 640}, Shape{1, 2560, 64}}) {
+        const std::vector<float> w = random_floats(s.N * s.K, 41);
+        const std::vector<float> x = random_floats(s.M * s.K, 42);
+        const std::vector<float> bias = random_floats(s.N, 43);
+        const PackedWeights pw(WeightType::F32, w.data(), s.N, s.K);
+        expect_same_bits_for_any_team(pw, x, s.M, bias.data());
+        expect_same_bits_for_any_team(pw, x, s.M, nullptr);
+    }
+}
+
+TEST(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
+    // Row m of a batch equals the same row computed alone by the GEMM path (M = 2 with a
+    // zero partner row), so batching frames does not change results.
+    const int64_t N = 33, K = 300, M = 9;
+    const std::vector<float> w = random_floats(N * K, 51), x = random_floats(M * K, 52);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    const std::vector<float> all = run(pw, x, M, nullptr, 2);
+    for (int64_t m = 0; m < M; ++m) {
+        std::vector<float> pair(2 * K, 0.0f);
+        std::copy(x.begin() + m * K, x.begin() + (m + 1) * K, pair.begin());
+        const std::vector<float> one = run(pw, pair, 2, nullptr, 1);
+        EXPECT_EQ(0, std::memcmp(one.data(), all.data() + m * N, N * sizeof(float))) << m;
+    }
+}
+
+TEST(MatmulF32, PackedSizeAndChecks) {
+    const std::vector<float> w = random_floats(17 * 5, 61);
+    const PackedWeights pw(WeightType::F32, w.data(), 17, 5);
+    EXPECT_EQ(pw.n(), 17);
+    EXPECT_EQ(pw.k(), 5);
+    EXPECT_EQ(pw.packed_bytes(), 2u * 16u * 5u * sizeof(float));  // two 16-wide panels
+    EXPECT_THROW(PackedWeights(WeightType::F32, w.data(), 0, 5), std::invalid_argument);
+    EXPECT_THROW(PackedWeights(WeightType::F32, nullptr, 17, 5), std::invalid_argument);
+
+    pk::Arena arena;
+    std::vector<float> x(2 * 6), y(2 * 17);
+    EXPECT_THROW(pk::kernels::matmul(team(1), arena, x.data(), 2, 6, pw, nullptr, y.data()),
+                 std::invalid_argument);
+    EXPECT_THROW(pk::kernels::matmul(team(1), arena, x.data(), 2, 5, pw, nullptr, y.data(), 16),
+                 std::invalid_argument);
+    // M == 0 is a no-op.
+    pk::kernels::matmul(team(1), arena, x.data(), 0, 5, pw, nullptr, y.data());
+}
+
+}  // namespace

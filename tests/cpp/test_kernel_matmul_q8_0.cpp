@@ -1,0 +1,172 @@
+// matmul with Q8_0 weights: the activation quantisation, odd shapes against a double
+// reference on the dequantised weights and quantised activations, identical bits for any team
+// size. Also run with PARAKEET_CPU=scalar.
+#include "test_kernel_matmul_common.h"
+
+#include <stdexcept>
+
+#include "kernels/f16.h"
+#include "kernels/matmul_layout.h"
+#include "runtime/cpu_features.h"
+
+namespace {
+
+using namespace matmul_test;
+using pk::kernels::f16_to_f32;
+using pk::kernels::f32_to_f16;
+
+// Raw GGUF Q8_0 rows (34-byte blocks) with random scales and quants, including -128, which
+// GGUF allows even though quantisers do not produce it.
+struct Q8Weights {
+    std::vector<uint8_t> raw;
+    std::vector<double> dequantised;  // [N][K]
+};
+
+Q8Weights random_q8(int64_t N, int64_t K, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> scale(0.001f, 0.02f);
+    std::uniform_int_distribution<int> quant(-128, 127);
+    Q8Weights w;
+    w.raw.resize(static_cast<size_t>(N * K / 32 * 34));
+    w.dequantised.resize(static_cast<size_t>(N * K));
+    uint8_t* p = w.raw.data();
+    for (int64_t n = 0; n < N; ++n) {
+        for (int64_t b = 0; b < K / 32; ++b) {
+            const uint16_t d = f32_to_f16(scale(rng) * ((rng() & 1) ? 1.0f : -1.0f));
+            std::memcpy(p, &d, 2);
+            for (int i = 0; i < 32; ++i) {
+                const int8_t q = static_cast<int8_t>(quant(rng));
+                p[2 + i] = static_cast<uint8_t>(q);
+                w.dequantised[n * K + b * 32 + i] = static_cast<double>(f16_to_f32(d)) * q;
+            }
+            p += 34;
+        }
+    }
+    return w;
+}
+
+// The documented activation quantisation, written out independently: per block of 32,
+// d = max|x| / 127, q = round-half-even(x * (127 / max|x|)); returns d * q.
+std::vector<double> quantise_activations(const std::vector<float>& x, int64_t K) {
+    std::vector<double> out(x.size());
+    for (size_t b0 = 0; b0 < x.size(); b0 += 32) {
+        float amax = 0.0f;
+        for (size_t i = 0; i < 32; ++i) amax = std::max(amax, std::fabs(x[b0 + i]));
+        const float d = amax / 127.0f, id = amax > 0.0f ? 127.0f / amax : 0.0f;
+        for (size_t i = 0; i < 32; ++i) {
+            out[b0 + i] = static_cast<double>(d) * std::nearbyint(x[b0 + i] * id);
+        }
+    }
+    (void)K;
+    return out;
+}
+
+void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
+    const Q8Weights w = random_q8(N, K, seed);
+    const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
+    const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const float* b = with_bias ? bias.data() : nullptr;
+    const std::vector<float> y = run(pw, x, M, b, 1);
+    // The integer block sums are exact; what is left is float rounding of one scaled term per
+    // block and their sum.
+    const double tol = (static_cast<double>(K) / 32.0 + 8.0) * std::ldexp(1.0, -23);
+    expect_matches_reference(y, quantise_activations(x, K), w.dequantised, b, M, N, K, tol);
+}
+
+TEST(MatmulQ8_0, OddShapesMatchReference) {
+    uint32_t seed = 200;
+    for (int64_t M : {1, 2, 5, 7, 13, 127}) {
+        for (int64_t N : {1, 3, 17, 33}) {
+            for (int64_t K : {32, 64, 96}) {
+                check_shape(M, N, K, (seed % 2) == 0, seed);
+                seed += 3;
+            }
+        }
+    }
+    // More blocks than one K slice of the kernel, with a partial last slice.
+    check_shape(13, 40, 1056, true, 9);
+    check_shape(1, 40, 1056, true, 10);
+}
+
+TEST(MatmulQ8_0, CloseToTheUnquantisedProduct) {
+    // Sanity of the scheme itself: 8-bit weights and activations stay within about 1 % of the
+    // float product of the dequantised weights with the original activations.
+    const int64_t M = 5, N = 17, K = 512;
+    const Q8Weights w = random_q8(N, K, 81);
+    const std::vector<float> x = random_floats(M * K, 82);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const std::vector<float> y = run(pw, x, M, nullptr, 1);
+    double err = 0.0, norm = 0.0;
+    for (int64_t m = 0; m < M; ++m) {
+        for (int64_t n = 0; n < N; ++n) {
+            double ref = 0.0;
+            for (int64_t k = 0; k < K; ++k) ref += x[m * K + k] * w.dequantised[n * K + k];
+            err += (y[m * N + n] - ref) * (y[m * N + n] - ref);
+            norm += ref * ref;
+        }
+    }
+    EXPECT_LT(std::sqrt(err / norm), 0.01);
+}
+
+TEST(MatmulQ8_0, ZeroBlocksAndExtremes) {
+    // An all-zero activation block (scale 0) and blocks whose largest magnitude is negative.
+    const int64_t M = 3, N = 5, K = 96;
+    const Q8Weights w = random_q8(N, K, 91);
+    std::vector<float> x = random_floats(M * K, 92);
+    std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
+    x[K + 5] = -40.0f;
+    x[2 * K + 70] = 1e-30f;
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const std::vector<float> y = run(pw, x, M, nullptr, 1);
+    expect_matches_reference(y, quantise_activations(x, K), w.dequantised, nullptr, M, N, K,
+                             20.0 * std::ldexp(1.0, -23));
+}
+
+TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
+    namespace md = pk::kernels::matmul_detail;
+    const int64_t K = 256;
+    std::vector<float> x = random_floats(K, 101, -5.0f, 5.0f);
+    std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
+    const std::vector<double> want = quantise_activations(x, K);
+    std::vector<const md::MatmulKernels*> paths{&md::scalar_matmul_kernels()};
+#if defined(PARAKEET_HAVE_X86)
+    if (pk::cpu_features().has_avx2_fma_f16c()) paths.push_back(&md::avx2_matmul_kernels());
+#endif
+    for (const md::MatmulKernels* k : paths) {
+        for (int64_t stride : {1, 4}) {
+            std::vector<int16_t> q(static_cast<size_t>(K * stride), 0);
+            std::vector<float> s(static_cast<size_t>(K / 32 * stride), 0.0f);
+            k->quantize_row_q8(x.data(), K, q.data(), s.data(), stride);
+            for (int64_t i = 0; i < K; ++i) {
+                const int64_t t = i / 2;
+                const double got = static_cast<double>(s[(i / 32) * stride]) * q[2 * t * stride + i % 2];
+                ASSERT_EQ(got, want[i]) << "k=" << i << " stride " << stride;
+            }
+        }
+    }
+}
+
+TEST(MatmulQ8_0, SameBitsForAnyTeamSize) {
+    struct Shape {
+        int64_t M, N, K;
+    };
+    for (const Shape s : {Shape{127, 300, 256}, Shape{500, 40, 320}, Shape{1, 1030, 640},
+                          Shape{2, 2560, 640}}) {
+        const Q8Weights w = random_q8(s.N, s.K, 111);
+        const std::vector<float> x = random_floats(s.M * s.K, 112);
+        const std::vector<float> bias = random_floats(s.N, 113);
+        const PackedWeights pw(WeightType::Q8_0, w.raw.data(), s.N, s.K);
+        expect_same_bits_for_any_team(pw, x, s.M, bias.data());
+    }
+}
+
+TEST(MatmulQ8_0, PackedSizeAndChecks) {
+    const Q8Weights w = random_q8(17, 64, 121);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), 17, 64);
+    EXPECT_EQ(pw.packed_bytes(), 2u * 2u * 576u);  // 2 panels x 2 blocks x (16 scales + 512 q)
+    EXPECT_EQ(pk::kernels::weight_row_bytes(WeightType::Q8_0, 64), 68u);
+    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 48), std::invalid_argument);
+}
+
+}  // namespace

@@ -1,0 +1,43 @@
+#include "kernels/conv_depthwise1d.h"
+
+#include "kernels/conv_avx2.h"
+#include "kernels/ops_grain.h"
+#include "runtime/cpu_features.h"
+
+namespace pk::kernels {
+namespace {
+
+// Portable path: per frame, start from the bias and add one tap at a time across all
+// channels (the channel loop vectorises). Taps that fall in the zero padding are skipped.
+void depthwise_conv1d_rows_scalar(const float* x, int64_t T, int64_t C, const float* w,
+                                  int64_t kernel, const float* bias, int64_t t_begin,
+                                  int64_t t_end, float* y) {
+    const int64_t pad = (kernel - 1) / 2;
+    for (int64_t t = t_begin; t < t_end; ++t) {
+        float* __restrict yr = y + t * C;
+        for (int64_t c = 0; c < C; ++c) yr[c] = bias ? bias[c] : 0.0f;
+        for (int64_t j = 0; j < kernel; ++j) {
+            const int64_t s = t + j - pad;
+            if (s < 0 || s >= T) continue;
+            const float* __restrict xr = x + s * C;
+            const float* __restrict wj = w + j * C;
+            for (int64_t c = 0; c < C; ++c) yr[c] += wj[c] * xr[c];
+        }
+    }
+}
+
+}  // namespace
+
+void depthwise_conv1d(ThreadTeam& team, const float* x, int64_t T, int64_t C,
+                      const float* packed_weight, int64_t kernel, const float* bias, float* y) {
+    if (C <= 0) return;
+    auto* fn = &depthwise_conv1d_rows_scalar;
+#if defined(PARAKEET_HAVE_X86)
+    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::depthwise_conv1d_rows;
+#endif
+    parallel_for(team, T, grain_for(kernel * C), [&](int64_t begin, int64_t end) {
+        fn(x, T, C, packed_weight, kernel, bias, begin, end, y);
+    });
+}
+
+}  // namespace pk::kernels

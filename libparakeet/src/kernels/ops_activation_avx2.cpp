@@ -1,0 +1,41 @@
+// AVX2/FMA SiLU and GLU: the vector exp of ops_vec_avx2.h and a true division. Tails use
+// masked loads and stores, so every element goes through identical code.
+#include <immintrin.h>
+
+#include "kernels/ops_avx2.h"
+#include "kernels/ops_vec_avx2.h"
+
+namespace pk::kernels::avx2 {
+
+void silu(const float* x, int64_t n, float* y) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, vec::times_sigmoid(v, v));
+    }
+    if (i < n) {
+        const __m256i mask = vec::tail_mask(n - i);
+        const __m256 v = _mm256_maskload_ps(x + i, mask);
+        _mm256_maskstore_ps(y + i, mask, vec::times_sigmoid(v, v));
+    }
+}
+
+void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
+    const int64_t tail = channels % 8;
+    const int64_t body = channels - tail;
+    const __m256i mask = vec::tail_mask(tail);
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* a = x + r * 2 * channels;
+        const float* g = a + channels;
+        float* yr = y + r * channels;
+        for (int64_t c = 0; c < body; c += 8)
+            _mm256_storeu_ps(yr + c,
+                             vec::times_sigmoid(_mm256_loadu_ps(a + c), _mm256_loadu_ps(g + c)));
+        if (tail)
+            _mm256_maskstore_ps(yr + body, mask,
+                                vec::times_sigmoid(_mm256_maskload_ps(a + body, mask),
+                                                   _mm256_maskload_ps(g + body, mask)));
+    }
+}
+
+}  // namespace pk::kernels::avx2

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs of fuzz_gguf into fuzz/corpus/fuzz_gguf/.
+
+Small valid GGUF files that between them use every metadata value type, nested arrays, each
+tensor type the reader supports (f32, f16, q8_0), a custom alignment and version 2, so the
+fuzzer starts from inputs that reach every part of the parser. Written with `struct` alone, to
+need nothing beyond Python. The files carry no .gguf suffix because the repository ignores
+*.gguf outside tests/data.
+
+Usage: python3 fuzz/make_gguf_seeds.py
+"""
+import os
+import struct
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "fuzz_gguf")
+
+U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
+SCALAR_FORMAT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32: "<f",
+                 BOOL: "<B", U64: "<Q", I64: "<q", F64: "<d"}
+GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+
+
+def gguf_string(s):
+    b = s.encode("utf-8")
+    return struct.pack("<Q", len(b)) + b
+
+
+def value(vtype, v):
+    if vtype == STRING:
+        return gguf_string(v)
+    if vtype == ARRAY:
+        elem_type, items = v
+        return struct.pack("<IQ", elem_type, len(items)) + b"".join(value(elem_type, x) for x in items)
+    return struct.pack(SCALAR_FORMAT[vtype], v)
+
+
+def gguf(kvs, tensors, version=3, alignment=32):
+    """kvs: [(key, type, value)]; tensors: [(name, ggml_type, ne, data bytes)]."""
+    out = struct.pack("<IIQQ", 0x46554747, version, len(tensors), len(kvs))
+    for key, vtype, v in kvs:
+        out += gguf_string(key) + struct.pack("<I", vtype) + value(vtype, v)
+    offset, blobs = 0, []
+    for name, ttype, ne, data in tensors:
+        out += gguf_string(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<Q", d) for d in ne)
+        out += struct.pack("<IQ", ttype, offset)
+        blobs.append((offset, data))
+        offset = (offset + len(data) + alignment - 1) // alignment * alignment
+    if not tensors:
+        return out
+    out += b"\0" * (-len(out) % alignment)
+    data_start = len(out)
+    out += b"\0" * offset
+    out = bytearray(out)
+    for off, data in blobs:
+        out[data_start + off:data_start + off + len(data)] = data
+    return bytes(out)
+
+
+def pattern(n, start):
+    return bytes((start + 7 * i) & 0xFF for i in range(n))
+
+
+SEEDS = {
+    "parakeet_tdt_small": gguf(
+        [("general.architecture", STRING, "parakeet"),
+         ("parakeet.arch", STRING, "tdt"),
+         ("parakeet.encoder.d_model", U32, 176),
+         ("parakeet.encoder.n_layers", I32, 2),
+         ("parakeet.preprocessor.preemph", F32, 0.97),
+         ("parakeet.encoder.xscaling", BOOL, 1),
+         ("parakeet.tokenizer.pieces", ARRAY, (STRING, ["<unk>", "\u2581the", "s"])),
+         ("parakeet.tdt.durations", ARRAY, (I32, [0, 1, 2, 3, 4]))],
+        [("encoder.layers.0.norm.weight", GGML_F32, [5], pattern(20, 1)),
+         ("encoder.layers.0.ff.weight", GGML_F16, [3, 2], pattern(12, 2)),
+         ("joint.enc.weight", GGML_Q8_0, [64, 2], pattern(136, 3))]),
+    "every_value_type": gguf(
+        [("general.alignment", U32, 64),
+         ("u8", U8, 9), ("i8", I8, -9), ("u16", U16, 999), ("i16", I16, -999),
+         ("u64", U64, 1 << 40), ("i64", I64, -(1 << 40)), ("f64", F64, 0.125),
+         ("bools", ARRAY, (BOOL, [1, 0, 1])),
+         ("nested", ARRAY, (ARRAY, [(STRING, ["x"]), (F64, [2.5])]))],
+        [("a", GGML_Q8_0, [32], pattern(34, 4)),
+         ("b", GGML_F32, [1, 1, 1, 3], pattern(12, 5))],
+        alignment=64),
+    "version2_scalar": gguf([], [("scalar", GGML_F32, [], pattern(4, 6))], version=2),
+}
+
+if __name__ == "__main__":
+    os.makedirs(OUT, exist_ok=True)
+    for name, data in SEEDS.items():
+        with open(os.path.join(OUT, name), "wb") as f:
+            f.write(data)
+        print(f"{name}: {len(data)} bytes")

@@ -10,7 +10,8 @@
 //      centrally to n_fft (left pad (n_fft - win_length)/2). n_frames = 1 + L / hop.
 //   3. magnitude sqrt(re^2 + im^2), then raised to mag_power (2: squared) — done in that order
 //      in float32 like NeMo, rather than re^2 + im^2 directly, so the rounding matches.
-//   4. mel = fb · power (fb is [n_mels, n_fft/2+1]); log(mel + log_zero_guard).
+//   4. mel = fb · power (fb is [n_mels, n_fft/2+1]; summed in double over each filter's
+//      non-zero span, then rounded to float); log(mel + log_zero_guard) in float.
 //   5. valid frames = (L + 2*(n_fft/2) - n_fft) / hop (= L / hop; FilterbankFeatures.get_seq_len,
 //      exact_pad false). 160000 samples -> 1001 frames, 1000 valid.
 //   6. normalize_per_feature: per mel bin, mean and unbiased std (N-1) over the valid frames;

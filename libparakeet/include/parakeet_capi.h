@@ -1,8 +1,26 @@
 /*
- * parakeet — C ABI of libparakeet.
+ * parakeet — the C ABI of libparakeet.
  *
- * This header is the library's only public interface. Every function is callable from C,
- * never throws, and reports failure through its return value (NULL or non-zero).
+ * This header is the library's only public interface. It is plain C (C99) and the function
+ * names and signatures follow the parakeet.cpp C API for the functions both provide, so code
+ * written against that API links against this library unchanged.
+ *
+ * Conventions (they hold for every function below unless its comment says otherwise):
+ *  - Nothing throws across this boundary, and no function aborts the process on bad input.
+ *  - Failure is reported by the return value: NULL for pointer results, non-zero (or a
+ *    negative count) for integer results. The reason is then available as a message:
+ *      * parakeet_capi_load_error()          for parakeet_capi_load (thread-local);
+ *      * parakeet_capi_thread_last_error()   for any call, exact for the calling thread;
+ *      * parakeet_capi_last_error(ctx)       the most recent call that finished on ctx.
+ *  - Strings returned as `char*` are allocated by the library, NUL-terminated UTF-8, owned
+ *    by the caller, and must be released with parakeet_capi_free_string(). Strings returned
+ *    as `const char*` are owned by the library (see each function for how long they live).
+ *  - A parakeet_ctx may be used from several threads at once. By default requests on one
+ *    context run one at a time (they queue); see parakeet_capi_set_concurrency().
+ *  - Audio is mono PCM as float samples in [-1, 1]. Other sample rates are resampled to the
+ *    model's rate (16 kHz) with a windowed-sinc resampler. Samples must be finite.
+ *  - Audio longer than PARAKEET_MAX_AUDIO_SECONDS is rejected with an error (it would need
+ *    more memory than a server should hand one request; split long recordings).
  */
 #ifndef PARAKEET_CAPI_H
 #define PARAKEET_CAPI_H
@@ -17,11 +35,98 @@ extern "C" {
 #define PARAKEET_API __attribute__((visibility("default")))
 #endif
 
-/* Version of this ABI. Incremented when a function's signature or meaning changes. */
+/* Version of this ABI: incremented whenever a function's signature or meaning changes or a
+ * function is added. It counts this library's own versions (it is unrelated to the version
+ * numbers of the parakeet.cpp API). */
 #define PARAKEET_CAPI_ABI_VERSION 1
+
+/* Longest audio one request accepts, in seconds (at any input sample rate). */
+#define PARAKEET_MAX_AUDIO_SECONDS 1200
+
+/* Decoder selection for the transcribe functions (parakeet.cpp's values). */
+#define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */
+#define PARAKEET_DECODER_CTC 1        /* the CTC head (ctc and hybrid_* models) */
+#define PARAKEET_DECODER_TRANSDUCER 2 /* TDT or RNN-T (tdt, rnnt and hybrid_* models) */
+
+/* A loaded model. Opaque. */
+typedef struct parakeet_ctx parakeet_ctx;
 
 /* Returns PARAKEET_CAPI_ABI_VERSION as compiled into the library. Thread-safe. */
 PARAKEET_API int parakeet_capi_abi_version(void);
+
+/* ---- Models ------------------------------------------------------------------------------ */
+
+/* Loads a GGUF model (the parakeet.cpp schema: general.architecture "parakeet"; weights F32,
+ * F16 or Q8_0). The file is memory-mapped and must not be modified while loaded.
+ * Returns a new context, or NULL with the reason in parakeet_capi_load_error(): missing or
+ * unreadable file, corrupt or truncated GGUF, another architecture, a missing tensor or a
+ * tensor of the wrong shape, an unsupported setting. gguf_path NULL is an error.
+ * Thread-safe; free the context with parakeet_capi_free(). */
+PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
+
+/* The reason the calling thread's last parakeet_capi_load() failed ("" after a success).
+ * Thread-local; the pointer is valid until this thread's next call into the library. */
+PARAKEET_API const char* parakeet_capi_load_error(void);
+
+/* Frees a context and everything it owns. NULL is a no-op. No call on ctx may be running or
+ * start afterwards; pointers returned by parakeet_capi_last_error(ctx) become invalid. */
+PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
+
+/* A JSON object describing the model: {"path", "arch", "sample_rate", "n_mels", "d_model",
+ * "n_layers", "n_heads", "ff_dim", "subsampling_factor", "vocab_size", "frame_sec",
+ * "has_ctc", "has_transducer", ["pred_hidden", "joint_hidden", "max_symbols"],
+ * ["durations"], "tensor_types": {"f32": n, ...}, "file_bytes", "packed_bytes"}.
+ * Returns NULL on error (ctx NULL). Free with parakeet_capi_free_string(). Thread-safe. */
+PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
+
+/* ---- Transcription -------------------------------------------------------------------------
+ * decoder: PARAKEET_DECODER_DEFAULT (0), _CTC (1) or _TRANSDUCER (2); asking for a head the
+ * model does not have is an error, as is any other value.
+ * The *_pcm functions take n_samples mono float samples at sample_rate Hz (1000..384000);
+ * n_samples 0 gives an empty transcript; negative, NULL with n_samples > 0, NaN/Inf samples
+ * and audio over PARAKEET_MAX_AUDIO_SECONDS are errors.
+ * The *_path functions read a WAV file: integer PCM (8/16/24/32 bit) or float (32/64 bit),
+ * any channel count (averaged to mono), any sample rate in that range. Compressed WAV
+ * (ADPCM, mu-law, MP3...) and other formats are errors.
+ * All return a new string (free with parakeet_capi_free_string) or NULL on error, with the
+ * reason in parakeet_capi_thread_last_error() and parakeet_capi_last_error(ctx).
+ * Thread-safe: concurrent calls on one ctx queue for its backend (or run in parallel on a
+ * pool, see parakeet_capi_set_concurrency). Results do not depend on thread counts. */
+
+/* The transcript text. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm(parakeet_ctx* ctx, const float* samples,
+                                                int n_samples, int sample_rate, int decoder);
+PARAKEET_API char* parakeet_capi_transcribe_path(parakeet_ctx* ctx, const char* wav_path,
+                                                 int decoder);
+
+/* The transcript as a JSON document:
+ *   {"text": "...", "frame_sec": 0.08, "duration": seconds of audio,
+ *    "words":  [{"w": "word", "start": s, "end": s, "conf": c}, ...],
+ *    "tokens": [{"id": n, "t": s, "conf": c, "dur": frames}, ...]}
+ * Token "t" is its start time (encoder frame x frame_sec), "dur" its duration in encoder
+ * frames (TDT: the predicted duration; RNN-T and CTC: see docs/api.md). Confidences follow
+ * NeMo's max_prob method (a word takes the minimum over its tokens). Times have 3 decimals,
+ * confidences 4. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
+                                                     int n_samples, int sample_rate, int decoder);
+PARAKEET_API char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path,
+                                                      int decoder);
+
+/* ---- Errors and strings ------------------------------------------------------------------ */
+
+/* The message of the most recently finished call on ctx, from any thread ("" if it
+ * succeeded). Under concurrency another thread's call may have finished since yours: use
+ * parakeet_capi_thread_last_error() for the exact error of your own call. The pointer stays
+ * valid until the next parakeet_capi_last_error() call on ctx or parakeet_capi_free(ctx).
+ * ctx NULL returns a static "context is NULL". */
+PARAKEET_API const char* parakeet_capi_last_error(parakeet_ctx* ctx);
+
+/* The message of the calling thread's most recent call into the library ("" if it
+ * succeeded). Thread-local and exact; valid until this thread's next call into the library. */
+PARAKEET_API const char* parakeet_capi_thread_last_error(void);
+
+/* Frees a string returned by this library. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_free_string(char* s);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,80 @@
+// Loading, freeing and describing models through the C ABI.
+#include "capi/context.h"
+#include "common/json_writer.h"
+#include "parakeet_capi.h"
+
+using pk::capi::guarded;
+
+namespace {
+
+// parakeet.cpp reports load failures through a thread-local message of its own; here it is
+// the same thread-local error every call sets.
+std::string describe(const pk::Model& m) {
+    const pk::ModelConfig& c = m.config();
+    pk::JsonWriter j;
+    j.begin_object();
+    j.key("path").value(m.path());
+    j.key("arch").value(pk::arch_name(c.arch));
+    j.key("sample_rate").value(c.pre.sample_rate);
+    j.key("n_mels").value(c.pre.n_mels);
+    j.key("d_model").value(c.enc.d_model);
+    j.key("n_layers").value(c.enc.n_layers);
+    j.key("n_heads").value(c.enc.n_heads);
+    j.key("ff_dim").value(c.enc.ff_dim);
+    j.key("subsampling_factor").value(c.enc.subsampling_factor);
+    j.key("vocab_size").value(c.vocab_size);
+    j.key("frame_sec").value(c.frame_seconds(), 4);
+    j.key("has_ctc").value(c.has_ctc());
+    j.key("has_transducer").value(c.has_transducer());
+    if (c.has_transducer()) {
+        j.key("pred_hidden").value(c.pred_hidden);
+        j.key("joint_hidden").value(c.joint_hidden);
+        j.key("max_symbols").value(c.max_symbols);
+    }
+    if (c.is_tdt()) {
+        j.key("durations").begin_array();
+        for (int d : c.durations) j.value(d);
+        j.end_array();
+    }
+    // Tensor storage types and how many tensors use each.
+    j.key("tensor_types").begin_object();
+    for (const char* type : {"f32", "f16", "q8_0"}) {
+        int64_t count = 0;
+        for (const auto& t : m.gguf().tensors())
+            if (std::string(pk::ggml_type_name(static_cast<uint32_t>(t.type))) == type) ++count;
+        if (count > 0) j.key(type).value(count);
+    }
+    j.end_object();
+    j.key("file_bytes").value(static_cast<int64_t>(m.gguf().file_size()));
+    j.key("packed_bytes").value(static_cast<int64_t>(m.packed_bytes()));
+    j.end_object();
+    return j.str();
+}
+
+}  // namespace
+
+extern "C" {
+
+int parakeet_capi_abi_version(void) { return PARAKEET_CAPI_ABI_VERSION; }
+
+parakeet_ctx* parakeet_capi_load(const char* gguf_path) {
+    return guarded<parakeet_ctx*>(nullptr, nullptr, [&]() -> parakeet_ctx* {
+        if (gguf_path == nullptr) throw pk::InvalidInput("model path is NULL");
+        auto ctx = std::make_unique<parakeet_ctx>();
+        ctx->model = pk::Model::load(gguf_path);
+        return ctx.release();
+    });
+}
+
+const char* parakeet_capi_load_error(void) { return pk::capi::thread_error().c_str(); }
+
+void parakeet_capi_free(parakeet_ctx* ctx) { delete ctx; }
+
+char* parakeet_capi_model_info_json(parakeet_ctx* ctx) {
+    return guarded<char*>(ctx, nullptr, [&]() -> char* {
+        if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
+        return pk::capi::to_c_string(describe(*ctx->model));
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,78 @@
+// Model: a loaded Parakeet model — the GGUF mapping, its configuration, the front end, the
+// encoder and the decoders — and the pipeline that turns audio into a Transcript.
+//
+// Everything in a Model is built at load and read-only afterwards, so any number of requests
+// may run on it at once, each on its own Backend (thread team + arena). A request's
+// intermediates live in that backend's arena.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "model/encoder/encoder.h"
+#include "model/frontend/log_mel.h"
+#include "model/frontend/resample.h"
+#include "model/gguf_reader.h"
+#include "model/model_config.h"
+#include "runtime/backend.h"
+
+namespace pk {
+
+// Longest audio one request accepts (seconds at any sample rate).
+constexpr double kMaxAudioSeconds = 1200.0;
+
+// Mel features of one request, in the backend's arena.
+struct MelFeatures {
+    const float* data = nullptr;  // [frames, n_mels], time-major
+    int64_t frames = 0;           // all frames (NeMo: 1 + samples / hop)
+    int64_t valid = 0;            // frames that count (NeMo's mel_len)
+};
+
+// Encoder output of one request, in the backend's arena.
+struct EncoderOutput {
+    const float* data = nullptr;  // [frames, d_model], time-major
+    int64_t frames = 0;           // every frame is valid (NeMo's enc_len)
+};
+
+class Model {
+public:
+    // Maps and validates the file, reads the configuration and builds every component.
+    // Throws GgufError (not a readable GGUF) or ModelError (not a model this engine runs).
+    static std::unique_ptr<Model> load(const std::string& path);
+
+    const ModelConfig& config() const { return config_; }
+    const GgufReader& gguf() const { return gguf_; }
+    const std::string& path() const { return path_; }
+    // Bytes of weights repacked at load (beyond the mapped file).
+    size_t packed_bytes() const { return encoder_->packed_bytes(); }
+
+    // Checks a request's audio (finite samples, sample rate, length) and brings it to the
+    // model's sample rate in the arena. Throws InvalidInput.
+    const float* prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
+                               int64_t* n_out) const;
+
+    // The stages of the pipeline; `b` must be locked by the caller.
+    MelFeatures compute_mel(Backend& b, const float* samples, int64_t n) const;
+    EncoderOutput encode(Backend& b, const MelFeatures& mel,
+                         const FastConformerEncoder::StageObserver& observe = {}) const;
+
+private:
+    Model(std::string path, GgufReader gguf);
+    const Resampler& resampler_for(int sample_rate) const;
+
+    std::string path_;
+    GgufReader gguf_;
+    ModelConfig config_;
+    std::unique_ptr<LogMel> log_mel_;
+    std::unique_ptr<FastConformerEncoder> encoder_;
+
+    // Resamplers by input rate, built on first use (their filter tables are shared).
+    mutable std::mutex resamplers_mu_;
+    mutable std::map<int, std::unique_ptr<Resampler>> resamplers_;
+};
+
+}  // namespace pk

@@ -74,7 +74,8 @@ def encoded_nbytes(shape: Tuple[int, ...], type_name: str) -> int:
 def encode_f16(x: np.ndarray, name: str = "tensor") -> np.ndarray:
     """float32 → IEEE half (round to nearest even, as ggml's F16C path and numpy both do)."""
     x = np.asarray(x, dtype=np.float32)
-    h = x.astype("<f2")
+    with np.errstate(over="ignore"):  # overflow is reported below, with the tensor's name
+        h = x.astype("<f2")
     if np.isinf(h).any() and not np.isinf(x[np.isinf(h)]).all():
         raise ConversionError(f"'{name}' has values beyond the float16 range (|x| > 65504); use f32 or q8_0")
     return h

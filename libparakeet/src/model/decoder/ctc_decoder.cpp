@@ -1,0 +1,29 @@
+#include "model/decoder/ctc_decoder.h"
+
+#include <string>
+
+#include "common/errors.h"
+#include "model/decoder/greedy_ctc.h"
+
+namespace pk {
+
+CtcDecoder CtcDecoder::load(const TensorLoader& t, const ModelConfig& cfg) {
+    if (!cfg.has_ctc()) t.fail(std::string("a ") + arch_name(cfg.arch) + " model has no CTC head");
+    const std::string prefix = cfg.arch == Arch::Ctc ? "decoder.decoder_layers.0" : "ctc_decoder.decoder_layers.0";
+    CtcDecoder d;
+    d.head_ = Linear::load(t, prefix, cfg.vocab_size + 1, cfg.enc.d_model, true);
+    return d;
+}
+
+std::vector<TranscriptToken> CtcDecoder::decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                                int64_t enc_len) const {
+    if (enc_len < 0 || enc_len > T)
+        throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
+    if (enc_len == 0) return {};
+    ArenaScope scope(arena);
+    float* out = arena.alloc_array<float>(static_cast<size_t>(enc_len * classes()));
+    logits(team, arena, enc, enc_len, out);
+    return greedy_ctc(out, static_cast<int>(enc_len), classes(), confidence_);
+}
+
+}  // namespace pk

@@ -1,0 +1,42 @@
+// CtcDecoder: the CTC head (a 1x1 Conv1d d_model -> V+1, i.e. one GEMM over the frames) and
+// greedy CTC decoding (greedy_ctc.h). The head is `ctc_decoder.decoder_layers.0` in hybrid
+// models and `decoder.decoder_layers.0` in pure CTC models. Read-only after load.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/decoder/confidence.h"
+#include "model/layers/linear.h"
+#include "model/model_config.h"
+#include "model/transcript.h"
+
+namespace pk {
+
+class CtcDecoder {
+public:
+    // cfg.has_ctc() must hold.
+    static CtcDecoder load(const TensorLoader& t, const ModelConfig& cfg);
+
+    // Logits [enc_len, V+1] of the first enc_len frames of enc [T, d_model].
+    void logits(ThreadTeam& team, Arena& arena, const float* enc, int64_t enc_len, float* out) const {
+        head_.forward(team, arena, enc, enc_len, out);
+    }
+
+    // Greedy decoding of the first enc_len frames of enc [T, d_model]. Throws InvalidInput
+    // unless 0 <= enc_len <= T.
+    std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                        int64_t enc_len) const;
+
+    int classes() const { return static_cast<int>(head_.out()); }
+    // Confidence settings (NeMo max_prob alpha); not thread-safe against running decodes.
+    void set_confidence(const ConfidenceOptions& c) { confidence_ = c; }
+
+    size_t packed_bytes() const { return head_.packed_bytes(); }
+
+private:
+    Linear head_;
+    ConfidenceOptions confidence_;
+};
+
+}  // namespace pk

@@ -1,0 +1,43 @@
+#include "model/decoder/greedy_tdt.h"
+
+#include "model/decoder/argmax.h"
+
+namespace pk {
+
+std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& o) {
+    const int n_tokens = o.blank_id + 1;
+    const int n_durations = static_cast<int>(o.durations.size());
+    const bool capped = o.max_symbols > 0;
+    std::vector<TranscriptToken> out;
+
+    int t = 0;
+    while (t < n_frames) {
+        int symbols = 0;
+        for (;;) {
+            if (capped && symbols == o.max_symbols) {  // the visit ran out of symbols
+                t += 1;
+                break;
+            }
+            const float* logits = net.joint(t);
+            const int token = argmax(logits, n_tokens);
+            const int duration = o.durations[static_cast<size_t>(argmax(logits + n_tokens, n_durations))];
+            if (token == o.blank_id && duration == 0) {  // see the header: NeMo's repeats end here
+                t += 1;
+                break;
+            }
+            if (token != o.blank_id) {
+                out.push_back({token, t, duration, max_prob_confidence(logits, n_tokens, o.confidence)});
+                net.emit(token);
+            }
+            ++symbols;
+            t += duration;
+            if (duration != 0) {
+                if (capped && symbols == o.max_symbols) t += 1;
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace pk

@@ -1,0 +1,44 @@
+// Joint: NeMo RNNTJoint in eval mode — logits(f, g) = W2 · relu(enc(f) + pred(g)) + b2, with
+// V+1 token logits (blank last) followed by one logit per TDT duration. No log-softmax: the
+// greedy searches only need argmaxes, and the confidence normalises what it uses.
+//
+// The encoder projection is applied to all frames of a request with one GEMM up front; the
+// prediction projection once per emitted token. Read-only after load.
+#pragma once
+
+#include <cstdint>
+
+#include "model/layers/linear.h"
+#include "model/model_config.h"
+
+namespace pk {
+
+class Joint {
+public:
+    // joint.enc [J, d_model], joint.pred [J, pred_hidden], joint.joint_net.2 [V+1+D, J].
+    static Joint load(const TensorLoader& t, const ModelConfig& cfg);
+
+    int hidden() const { return static_cast<int>(enc_.out()); }
+    int outputs() const { return static_cast<int>(out_.out()); }
+
+    // enc_proj[n_frames, J] = enc[n_frames, d_model] · Wencᵀ + b.
+    void project_encoder(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, float* enc_proj) const {
+        enc_.forward(team, arena, enc, n_frames, enc_proj);
+    }
+    // pred_proj[J] = g · Wpredᵀ + b.
+    void project_prediction(ThreadTeam& team, Arena& arena, const float* g, float* pred_proj) const {
+        pred_.forward(team, arena, g, 1, pred_proj);
+    }
+    // logits[outputs()] from one frame's enc_proj row and a pred_proj.
+    void logits(ThreadTeam& team, Arena& arena, const float* enc_proj_row, const float* pred_proj,
+                float* logits) const;
+
+    size_t packed_bytes() const { return enc_.packed_bytes() + pred_.packed_bytes() + out_.packed_bytes(); }
+
+private:
+    Linear enc_;
+    Linear pred_;
+    Linear out_;
+};
+
+}  // namespace pk

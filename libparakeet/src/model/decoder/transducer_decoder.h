@@ -1,0 +1,45 @@
+// TransducerDecoder: greedy TDT or RNN-T decoding of an encoder output — the prediction net,
+// the joint and the search rules (greedy_tdt.h / greedy_rnnt.h) put together.
+//
+// Per-model state (weights, the embedding table) is built once at load and is read-only
+// afterwards, so requests on different threads may decode against one decoder at once. All
+// per-request state (encoder projections, LSTM states, logits) lives in the request's arena.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/decoder/joint.h"
+#include "model/decoder/prediction_net.h"
+#include "model/decoder/transducer_steps.h"
+#include "model/decoder/word_timestamps.h"
+#include "model/transcript.h"
+
+namespace pk {
+
+class TransducerDecoder {
+public:
+    // Reads the prediction net and the joint (cfg.has_transducer() must hold); `team` and
+    // `arena` compute the prediction net's input table.
+    static TransducerDecoder load(const TensorLoader& t, const ModelConfig& cfg, ThreadTeam& team, Arena& arena);
+
+    // Greedy decoding of the first enc_len frames of enc [T, d_model] (row-major, time-major).
+    // Throws InvalidInput unless 0 <= enc_len <= T.
+    std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                        int64_t enc_len) const;
+
+    bool is_tdt() const { return !options_.durations.empty(); }
+    TimestampRule timestamp_rule() const { return is_tdt() ? TimestampRule::Tdt : TimestampRule::Rnnt; }
+    const GreedyOptions& options() const { return options_; }
+    // Confidence settings (NeMo max_prob alpha); not thread-safe against running decodes.
+    void set_confidence(const ConfidenceOptions& c) { options_.confidence = c; }
+
+    size_t packed_bytes() const { return prediction_.packed_bytes() + joint_.packed_bytes(); }
+
+private:
+    PredictionNet prediction_;
+    Joint joint_;
+    GreedyOptions options_;
+};
+
+}  // namespace pk

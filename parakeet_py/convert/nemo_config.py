@@ -27,9 +27,10 @@ ARCHS = ("ctc", "rnnt", "tdt", "hybrid_rnnt_ctc", "hybrid_tdt_ctc")
 # What the engine implements; widen these together with the engine.
 SUPPORTED_SUBSAMPLING = {"dw_striding": 8}  # kind → factor
 SUPPORTED_ATTENTION = ("rel_pos",)
-SUPPORTED_CONV_NORM = ("batch_norm",)
+SUPPORTED_CONV_NORM = ("batch_norm", "layer_norm")
 SUPPORTED_NORMALIZE = ("per_feature",)
-SUPPORTED_JOINT_ACTIVATION = ("relu", "tanh", "sigmoid")
+SUPPORTED_JOINT_ACTIVATION = ("relu",)
+SUPPORTED_MAG_POWER = (1.0, 2.0)
 
 # Model classes (the config's ``target``) we convert; the arch still comes from the structure.
 _BPE_MODEL_CLASSES = {
@@ -397,6 +398,8 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         n_fft = 2 ** math.ceil(math.log2(win))
     if 0 < n_fft < win:
         r.problem(f"preprocessor n_fft {n_fft} is shorter than the window {win}")
+    if n_fft & (n_fft - 1):
+        r.problem(f"preprocessor n_fft {n_fft} is not a power of two")
     n_mels = r.int("preprocessor.features", 64, minimum=1)
 
     preemph = r.raw("preprocessor.preemph", 0.97)
@@ -424,6 +427,8 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     if r.bool("preprocessor.use_torchaudio", False):
         r.problem("preprocessor use_torchaudio=true (FilterbankFeaturesTA) is not supported")
     mag_power = r.float("preprocessor.mag_power", 2.0)
+    if mag_power not in SUPPORTED_MAG_POWER:
+        r.problem(f"preprocessor mag_power={mag_power:g} is not supported (only 1 or 2)")
 
     if n_fft > 0:
         check.need("preprocessor.featurizer.fb", (1, n_mels, n_fft // 2 + 1))
@@ -467,7 +472,7 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     if attention not in SUPPORTED_ATTENTION:
         r.problem(f"encoder self_attention_model={attention!r} is not supported (only rel_pos)")
     if norm not in SUPPORTED_CONV_NORM:
-        r.problem(f"encoder conv_norm_type={norm!r} is not supported (only batch_norm)")
+        r.problem(f"encoder conv_norm_type={norm!r} is not supported (supported: {', '.join(SUPPORTED_CONV_NORM)})")
     if d and n_heads and d % n_heads:
         r.problem(f"encoder d_model {d} is not divisible by n_heads {n_heads}")
     if kernel % 2 == 0:
@@ -487,8 +492,12 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     if feat_out not in (-1, d):
         r.problem(f"encoder feat_out={feat_out} (an output projection) is not supported")
 
+    n_mels = r.raw("preprocessor.features", 64)
+    if feat_in and type(n_mels) is int and feat_in != n_mels:
+        r.problem(f"encoder feat_in {feat_in} differs from the preprocessor's {n_mels} mel features")
+
     if not r.problems:
-        _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias)
+        _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias, norm)
     return dict(feat_in=feat_in, d_model=d, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim, conv_kernel=kernel,
                 conv_norm_type=norm or "", subsampling_factor=factor, subsampling_conv_channels=channels,
                 xscaling=r.bool("encoder.xscaling", True), pos_emb_max_len=r.int("encoder.pos_emb_max_len", 5000),
@@ -496,7 +505,7 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
 
 
 def _encoder_tensors(check: _ShapeCheck, n_layers: int, d: int, h: int, ff: int, k: int, c: int, feat_in: int,
-                     use_bias: bool) -> None:
+                     use_bias: bool, conv_norm: str) -> None:
     p = "encoder.pre_encode"
     for i, shape in ((0, (c, 1, 3, 3)), (2, (c, 1, 3, 3)), (3, (c, c, 1, 1)), (5, (c, 1, 3, 3)), (6, (c, c, 1, 1))):
         check.need(f"{p}.conv.{i}.weight", shape)
@@ -526,7 +535,9 @@ def _encoder_tensors(check: _ShapeCheck, n_layers: int, d: int, h: int, ff: int,
         check.maybe(f"{L}.conv.pointwise_conv1.bias", (2 * d,), use_bias)
         check.need(f"{L}.conv.depthwise_conv.weight", (d, 1, k))
         check.maybe(f"{L}.conv.depthwise_conv.bias", (d,), use_bias)
-        for s in ("weight", "bias", "running_mean", "running_var"):
+        # A layer_norm conv module keeps NeMo's attribute name, batch_norm, without running stats.
+        stats = ("weight", "bias", "running_mean", "running_var") if conv_norm == "batch_norm" else ("weight", "bias")
+        for s in stats:
             check.need(f"{L}.conv.batch_norm.{s}", (d,))
         check.need(f"{L}.conv.pointwise_conv2.weight", (d, d, 1))
         check.maybe(f"{L}.conv.pointwise_conv2.bias", (d,), use_bias)

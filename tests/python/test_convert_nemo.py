@@ -188,6 +188,21 @@ def test_encoder_defaults_apply_when_keys_are_absent(tmp_path):
     assert m["parakeet.encoder.conv_norm_type"] == "batch_norm"
 
 
+def test_layer_norm_conv_module_keeps_the_batch_norm_names_without_running_stats(tmp_path):
+    cfg, sd = F.tiny_config("rnnt"), F.tiny_state_dict("rnnt")
+    cfg["encoder"]["conv_norm_type"] = "layer_norm"
+    for k in [k for k in sd if k.endswith(("running_mean", "running_var", "num_batches_tracked"))]:
+        del sd[k]
+    F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
+    report = convert_nemo(tmp_path / "m.nemo", tmp_path / "m.gguf")
+    assert report.metadata["parakeet.encoder.conv_norm_type"] == "layer_norm"
+    assert "encoder.layers.0.conv.batch_norm.weight" in F.read_gguf(tmp_path / "m.gguf")[1]
+    del sd["encoder.layers.1.conv.batch_norm.bias"]
+    F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
+    with pytest.raises(UnsupportedModelError, match="'encoder.layers.1.conv.batch_norm.bias' is missing"):
+        convert_nemo(tmp_path / "m.nemo", tmp_path / "m.gguf")
+
+
 def test_max_symbols_and_durations_come_from_the_config(tmp_path):
     cfg, sd = F.tiny_config("tdt"), F.tiny_state_dict("tdt")
     cfg["decoding"]["greedy"] = {"max_symbols_per_step": 3}
@@ -351,7 +366,7 @@ UNSUPPORTED = [
     ("ctc", "encoder.subsampling", "striding", "subsampling='striding' is not supported"),
     ("ctc", "encoder.subsampling_factor", 4, "subsampling_factor=4 is not supported"),
     ("ctc", "encoder.self_attention_model", "abs_pos", "self_attention_model='abs_pos' is not supported"),
-    ("ctc", "encoder.conv_norm_type", "layer_norm", "conv_norm_type='layer_norm' is not supported"),
+    ("ctc", "encoder.conv_norm_type", "group_norm", "conv_norm_type='group_norm' is not supported"),
     ("ctc", "encoder.att_context_size", [70, 1], "att_context_size=.* is not supported"),
     ("ctc", "encoder.att_context_style", "chunked_limited", "cache-aware streaming"),
     ("ctc", "encoder.causal_downsampling", True, "causal_downsampling=true"),
@@ -376,7 +391,11 @@ UNSUPPORTED = [
     ("ctc", "encoder.d_model", _DELETE, "'encoder.d_model' is required"),
     ("ctc", "decoder.num_classes", 50, "'decoder.num_classes' = 50, but the tokenizer has 40 pieces"),
     ("ctc", "encoder.feat_in", "eighty", "should be an integer"),
-    ("ctc", "preprocessor.features", 80, "'preprocessor.featurizer.fb' has shape"),
+    ("ctc", "preprocessor.features", 80, "feat_in 16 differs from the preprocessor's 80 mel features"),
+    ("ctc", "preprocessor.n_fft", 1024, "'preprocessor.featurizer.fb' has shape \\[1, 16, 257\\], the config implies \\[1, 16, 513\\]"),
+    ("ctc", "preprocessor.n_fft", 400, "n_fft 400 is not a power of two"),
+    ("ctc", "preprocessor.mag_power", 1.5, "mag_power=1.5 is not supported"),
+    ("rnnt", "joint.jointnet.activation", "tanh", "activation='tanh' is not supported"),
 ]
 
 
@@ -393,13 +412,13 @@ def test_unsupported_or_inconsistent_config_is_refused_clearly(tmp_path, arch, p
 
 def test_all_problems_are_listed_at_once(tmp_path):
     cfg, sd = F.tiny_config("ctc"), F.tiny_state_dict("ctc")
-    cfg["encoder"]["conv_norm_type"] = "layer_norm"
+    cfg["encoder"]["conv_norm_type"] = "group_norm"
     cfg["encoder"]["self_attention_model"] = "abs_pos"
     cfg["preprocessor"]["normalize"] = "NA"
     F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
     with pytest.raises(UnsupportedModelError) as e:
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
-    assert "layer_norm" in str(e.value) and "abs_pos" in str(e.value) and "'NA'" in str(e.value)
+    assert "group_norm" in str(e.value) and "abs_pos" in str(e.value) and "'NA'" in str(e.value)
 
 
 def test_vocab_mismatch_between_tokenizer_and_tensors(tmp_path):

@@ -1,6 +1,6 @@
 // softmax and log_softmax match double-precision references on odd shapes (with large
 // logits, where a missing max subtraction overflows), handle -inf entries, work in place,
-// and give the same bits for any team size.
+// and give the same bits for any team size and in the serial variant.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -92,6 +92,16 @@ TEST(KernelSoftmax, MinusInfinityGetsZeroProbability) {
             EXPECT_NEAR(ly[c], want[c], 1e-5) << c;
         }
     }
+}
+
+TEST(KernelSoftmax, SerialVersionGivesTheSameBits) {
+    pk::ThreadTeam team(3);
+    const int64_t rows = 37, cols = 513;
+    const auto x = kt::random_vector(rows * cols, 43, -20.0f, 20.0f);
+    auto teamed = kt::poisoned(x.size()), serial = kt::poisoned(x.size());
+    pk::kernels::softmax(team, x.data(), rows, cols, teamed.data());
+    pk::kernels::softmax_serial(x.data(), rows, cols, serial.data());
+    EXPECT_EQ(0, std::memcmp(teamed.data(), serial.data(), x.size() * sizeof(float)));
 }
 
 TEST(KernelSoftmax, SameBitsForAnyTeamSize) {

@@ -61,6 +61,13 @@ RowsFn softmax_rows_fn() {
     return &softmax_rows_scalar;
 }
 
+RowsFn log_softmax_rows_fn() {
+#if defined(PARAKEET_HAVE_X86)
+    if (cpu_features().has_avx2_fma_f16c()) return &avx2::log_softmax_rows;
+#endif
+    return &log_softmax_rows_scalar;
+}
+
 }  // namespace
 
 void softmax(ThreadTeam& team, const float* x, int64_t rows, int64_t cols, float* y) {
@@ -72,11 +79,7 @@ void softmax_serial(const float* x, int64_t rows, int64_t cols, float* y) {
 }
 
 void log_softmax(ThreadTeam& team, const float* x, int64_t rows, int64_t cols, float* y) {
-    RowsFn fn = &log_softmax_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::log_softmax_rows;
-#endif
-    run_rows(team, fn, x, rows, cols, y);
+    run_rows(team, log_softmax_rows_fn(), x, rows, cols, y);
 }
 
 }  // namespace pk::kernels

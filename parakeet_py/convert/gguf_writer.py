@@ -6,6 +6,7 @@ holds more than one tensor. The file appears under its final name only when comp
 (written to a temporary file in the same folder, then renamed).
 """
 
+import inspect
 import os
 import uuid
 from dataclasses import dataclass
@@ -56,16 +57,34 @@ class TensorPlan:
     produce: Callable[[], np.ndarray]
 
 
+# gguf < 0.11 cannot be told an array's element type; it infers it from the first element
+# (int → INT32, str → STRING), which is right for every array this schema holds.
+_HAS_SUB_TYPE = "sub_type" in inspect.signature(gguf.GGUFWriter.add_key_value).parameters
+
+
+def _add_array(writer: "gguf.GGUFWriter", key: str, values: list, sub_type) -> None:
+    if not values:
+        raise ConversionError(f"metadata array '{key}' is empty; GGUF cannot store an empty array")
+    if _HAS_SUB_TYPE:
+        writer.add_key_value(key, values, gguf.GGUFValueType.ARRAY, sub_type=sub_type)
+        return
+    if gguf.GGUFValueType.get_type(values[0]) != sub_type:
+        raise ConversionError(f"metadata array '{key}' holds {sub_type.name} values, which this version of the "
+                              "gguf package cannot write; upgrade gguf")
+    writer.add_key_value(key, values, gguf.GGUFValueType.ARRAY)
+
+
 def _add_metadata(writer: "gguf.GGUFWriter", meta: MetaValue) -> None:
     if meta.kind in _SCALAR_KINDS:
         writer.add_key_value(meta.key, meta.value, _SCALAR_KINDS[meta.kind])
     elif meta.kind in _ARRAY_KINDS:
-        if not meta.value:
-            raise ConversionError(f"metadata array '{meta.key}' is empty; GGUF cannot store an empty array")
-        writer.add_key_value(meta.key, list(meta.value), gguf.GGUFValueType.ARRAY, sub_type=_ARRAY_KINDS[meta.kind])
+        _add_array(writer, meta.key, list(meta.value), _ARRAY_KINDS[meta.kind])
     elif meta.kind == "raw":  # (value, GGUFValueType, sub_type) copied from another GGUF file
         value, vtype, sub_type = meta.value
-        writer.add_key_value(meta.key, value, vtype, sub_type=sub_type)
+        if vtype == gguf.GGUFValueType.ARRAY:
+            _add_array(writer, meta.key, value, sub_type)
+        else:
+            writer.add_key_value(meta.key, value, vtype)
     else:
         raise ValueError(f"unknown metadata kind {meta.kind!r} for {meta.key}")
 

@@ -100,9 +100,6 @@ class NemoArchive:
             raise ArchiveError(f"{self.path} has no member '{basename}' (members: {listing})")
         return name
 
-    def size(self, name: str) -> int:
-        return self._members[name].size
-
     # --- reading -----------------------------------------------------------------------
     def read_bytes(self, name: str) -> bytes:
         with self.open(name) as f:

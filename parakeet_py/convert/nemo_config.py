@@ -22,8 +22,6 @@ import yaml
 
 from .errors import ConversionError, UnsupportedModelError
 
-ARCHS = ("ctc", "rnnt", "tdt", "hybrid_rnnt_ctc", "hybrid_tdt_ctc")
-
 # What the engine implements; widen these together with the engine.
 SUPPORTED_SUBSAMPLING = {"dw_striding": 8}  # kind → factor
 SUPPORTED_ATTENTION = ("rel_pos",)
@@ -152,12 +150,6 @@ class ModelSpec:
     metadata: List[MetaValue]
     warnings: List[str] = field(default_factory=list)
 
-    def value(self, key: str) -> Any:
-        for m in self.metadata:
-            if m.key == key:
-                return m.value
-        raise KeyError(key)
-
 
 # --------------------------------------------------------------------------------------------
 # Typed reads that record problems instead of stopping at the first
@@ -222,10 +214,6 @@ class _Reader:
             self.warnings.append(f"config section '{path}' names no _target_; assuming {expected}")
         elif t.rsplit(".", 1)[-1] != expected:
             self.problem(f"'{path}' is {t}; only {expected} is supported")
-
-
-def _shape(shapes: Dict[str, Tuple[int, ...]], name: str) -> Optional[Tuple[int, ...]]:
-    return shapes.get(name)
 
 
 class _ShapeCheck:

@@ -1,10 +1,8 @@
 """``convert_nemo`` end to end on small synthetic ``.nemo`` archives of every arch."""
 
-import copy
 import gzip
-import io
 import json
-import tarfile
+from pathlib import Path
 
 import gguf
 import numpy as np
@@ -322,7 +320,7 @@ def test_malicious_checkpoint_in_a_nemo_is_refused_and_writes_nothing(tmp_path):
 
 
 def test_legacy_checkpoint_in_a_nemo(tmp_path):
-    legacy = (F.__file__ and __import__("pathlib").Path(__file__).resolve().parents[1] / "data/convert/legacy.ckpt")
+    legacy = Path(__file__).resolve().parents[1] / "data" / "convert" / "legacy.ckpt"
     F.write_nemo(tmp_path / "m.nemo", F.tiny_config("ctc"), legacy.read_bytes())
     with pytest.raises(CheckpointError, match="legacy"):
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")

@@ -9,7 +9,6 @@ without either, the tensor values are not checked.
 
 import os
 import subprocess
-import tarfile
 from pathlib import Path
 
 import numpy as np

@@ -21,7 +21,11 @@ def _is_gguf(path: str) -> bool:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m parakeet_py.convert", description=__doc__.split("\n\n")[1])
+    ap = argparse.ArgumentParser(
+        prog="python -m parakeet_py.convert",
+        description="Convert a NeMo .nemo model to a parakeet GGUF file (no PyTorch needed), or requantise "
+                    "the matmul weights of a parakeet GGUF file to f16 or q8_0.",
+    )
     ap.add_argument("input", help=".nemo file (or a parakeet GGUF file to requantise)")
     ap.add_argument("output", help="GGUF file to write")
     ap.add_argument("--type", dest="out_type", choices=OUT_TYPES, default="f32",

@@ -166,7 +166,7 @@ class _Reader:
     def raw(self, path: str, default: Any = None) -> Any:
         return self.cfg.get(path, default)
 
-    def int(self, path: str, default: Any = _MISSING, minimum: int = 0) -> int:
+    def get_int(self, path: str, default: Any = _MISSING, minimum: int = 0) -> int:
         v = self.cfg.get(path, _MISSING)
         if v is _MISSING or v is None:
             if default is _MISSING:
@@ -182,7 +182,7 @@ class _Reader:
             self.problem(f"config key '{path}' = {v} is below {minimum}")
         return v
 
-    def float(self, path: str, default: float) -> float:
+    def get_float(self, path: str, default: float) -> float:
         v = self.cfg.get(path, default)
         if v is None:
             v = default
@@ -191,7 +191,7 @@ class _Reader:
             return float(default)
         return float(v)
 
-    def bool(self, path: str, default: bool) -> bool:
+    def get_bool(self, path: str, default: bool) -> bool:
         v = self.cfg.get(path, default)
         if v is None:
             v = default
@@ -200,7 +200,7 @@ class _Reader:
             return default
         return v
 
-    def str(self, path: str, default: Optional[str]) -> Optional[str]:
+    def get_str(self, path: str, default: Optional[str]) -> Optional[str]:
         v = self.cfg.get(path, default)
         if v is not None and not isinstance(v, str):
             self.problem(f"config key '{path}' should be a string, not {v!r}")
@@ -209,7 +209,7 @@ class _Reader:
 
     def target(self, path: str, expected: str) -> None:
         """Require ``<path>._target_`` (if present) to name class ``expected``."""
-        t = self.str(f"{path}._target_", None)
+        t = self.get_str(f"{path}._target_", None)
         if t is None:
             self.warnings.append(f"config section '{path}' names no _target_; assuming {expected}")
         elif t.rsplit(".", 1)[-1] != expected:
@@ -324,7 +324,7 @@ def _detect_arch(r: _Reader, shapes: Dict[str, Tuple[int, ...]]) -> Tuple[str, L
     decides); hybrid iff an ``aux_ctc`` section *and* ``ctc_decoder.*``
     tensors exist (prompt models carry an unused ``aux_ctc`` stub without tensors).
     """
-    target = r.str("target", None)
+    target = r.get_str("target", None)
     cls = target.rsplit(".", 1)[-1] if target else None
     if cls in _CHAR_MODEL_CLASSES:
         r.problem(f"{target} is a character-based model; only SentencePiece (BPE) models are supported")
@@ -367,7 +367,7 @@ def _window_samples(r: _Reader, sr: int, secs_key: str, samples_key: str, defaul
             r.problem(f"config key 'preprocessor.{secs_key}' should be a number, not {secs!r}")
             return 0
         return int(secs * sr)  # NeMo truncates the same way
-    return r.int(f"preprocessor.{samples_key}", minimum=1)
+    return r.get_int(f"preprocessor.{samples_key}", minimum=1)
 
 
 def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
@@ -376,28 +376,28 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         r.problem("the config has no 'preprocessor' section")
         return {k: (0 if kind == "u32" else 0.0 if kind == "f32" else "") for k, kind in _PREPROCESSOR_KEYS}
     r.target("preprocessor", "AudioToMelSpectrogramPreprocessor")
-    sr = r.int("preprocessor.sample_rate", 16000, minimum=1)
+    sr = r.get_int("preprocessor.sample_rate", 16000, minimum=1)
     win = _window_samples(r, sr, "window_size", "n_window_size", 0.02)
     hop = _window_samples(r, sr, "window_stride", "n_window_stride", 0.01)
     if win <= 0 or hop <= 0:
         r.problem(f"the preprocessor window ({win}) and hop ({hop}) must be positive")
-    n_fft = r.int("preprocessor.n_fft", 0)
+    n_fft = r.get_int("preprocessor.n_fft", 0)
     if n_fft == 0 and win > 0:
         n_fft = 2 ** math.ceil(math.log2(win))
     if 0 < n_fft < win:
         r.problem(f"preprocessor n_fft {n_fft} is shorter than the window {win}")
     if n_fft & (n_fft - 1):
         r.problem(f"preprocessor n_fft {n_fft} is not a power of two")
-    n_mels = r.int("preprocessor.features", 64, minimum=1)
+    n_mels = r.get_int("preprocessor.features", 64, minimum=1)
 
     preemph = r.raw("preprocessor.preemph", 0.97)
-    preemph = 0.0 if preemph is None else r.float("preprocessor.preemph", 0.97)
-    normalize = r.str("preprocessor.normalize", "per_feature")
+    preemph = 0.0 if preemph is None else r.get_float("preprocessor.preemph", 0.97)
+    normalize = r.get_str("preprocessor.normalize", "per_feature")
     if normalize not in SUPPORTED_NORMALIZE:
         r.problem(f"preprocessor normalize={normalize!r} is not supported (supported: {', '.join(SUPPORTED_NORMALIZE)})")
-    if not r.bool("preprocessor.log", True):
+    if not r.get_bool("preprocessor.log", True):
         r.problem("preprocessor log=false (linear mel features) is not supported")
-    guard_type = r.str("preprocessor.log_zero_guard_type", "add")
+    guard_type = r.get_str("preprocessor.log_zero_guard_type", "add")
     if guard_type != "add":
         r.problem(f"preprocessor log_zero_guard_type={guard_type!r} is not supported (only 'add')")
     guard = r.raw("preprocessor.log_zero_guard_value", 2**-24)
@@ -408,13 +408,13 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     elif isinstance(guard, bool) or not isinstance(guard, (int, float)):
         r.problem(f"preprocessor log_zero_guard_value={guard!r} is not a number, 'tiny' or 'eps'")
         guard = 2.0**-24
-    if r.int("preprocessor.frame_splicing", 1) != 1:
+    if r.get_int("preprocessor.frame_splicing", 1) != 1:
         r.problem("preprocessor frame_splicing other than 1 is not supported")
-    if r.bool("preprocessor.exact_pad", False):
+    if r.get_bool("preprocessor.exact_pad", False):
         r.problem("preprocessor exact_pad=true (STFT without centering) is not supported")
-    if r.bool("preprocessor.use_torchaudio", False):
+    if r.get_bool("preprocessor.use_torchaudio", False):
         r.problem("preprocessor use_torchaudio=true (FilterbankFeaturesTA) is not supported")
-    mag_power = r.float("preprocessor.mag_power", 2.0)
+    mag_power = r.get_float("preprocessor.mag_power", 2.0)
     if mag_power not in SUPPORTED_MAG_POWER:
         r.problem(f"preprocessor mag_power={mag_power:g} is not supported (only 1 or 2)")
 
@@ -436,26 +436,26 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     if not isinstance(r.raw("encoder", None), dict):
         r.problem("the config has no 'encoder' section")
     r.target("encoder", "ConformerEncoder")
-    feat_in = r.int("encoder.feat_in", minimum=1)
-    n_layers = r.int("encoder.n_layers", minimum=1)
-    d = r.int("encoder.d_model", minimum=1)
-    n_heads = r.int("encoder.n_heads", 4, minimum=1)
-    ff_dim = d * r.int("encoder.ff_expansion_factor", 4, minimum=1)
-    kernel = r.int("encoder.conv_kernel_size", 31, minimum=1)
-    norm = r.str("encoder.conv_norm_type", "batch_norm")
-    sub = r.str("encoder.subsampling", "striding")
-    factor = r.int("encoder.subsampling_factor", 4, minimum=1)
-    channels = r.int("encoder.subsampling_conv_channels", -1, minimum=-1)
+    feat_in = r.get_int("encoder.feat_in", minimum=1)
+    n_layers = r.get_int("encoder.n_layers", minimum=1)
+    d = r.get_int("encoder.d_model", minimum=1)
+    n_heads = r.get_int("encoder.n_heads", 4, minimum=1)
+    ff_dim = d * r.get_int("encoder.ff_expansion_factor", 4, minimum=1)
+    kernel = r.get_int("encoder.conv_kernel_size", 31, minimum=1)
+    norm = r.get_str("encoder.conv_norm_type", "batch_norm")
+    sub = r.get_str("encoder.subsampling", "striding")
+    factor = r.get_int("encoder.subsampling_factor", 4, minimum=1)
+    channels = r.get_int("encoder.subsampling_conv_channels", -1, minimum=-1)
     if channels == -1:
         channels = d  # ConformerEncoder's default
-    attention = r.str("encoder.self_attention_model", "rel_pos")
-    use_bias = r.bool("encoder.use_bias", True)
+    attention = r.get_str("encoder.self_attention_model", "rel_pos")
+    use_bias = r.get_bool("encoder.use_bias", True)
 
     if sub not in SUPPORTED_SUBSAMPLING:
         r.problem(f"encoder subsampling={sub!r} is not supported (only dw_striding)")
     elif factor != SUPPORTED_SUBSAMPLING[sub]:
         r.problem(f"encoder subsampling_factor={factor} is not supported with {sub} (only {SUPPORTED_SUBSAMPLING[sub]})")
-    if r.bool("encoder.causal_downsampling", False):
+    if r.get_bool("encoder.causal_downsampling", False):
         r.problem("encoder causal_downsampling=true (streaming) is not supported")
     if attention not in SUPPORTED_ATTENTION:
         r.problem(f"encoder self_attention_model={attention!r} is not supported (only rel_pos)")
@@ -468,15 +468,15 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     ctx = r.raw("encoder.att_context_size", None)
     if ctx not in (None, [-1, -1]):
         r.problem(f"encoder att_context_size={ctx!r} (limited-context / streaming attention) is not supported")
-    style = r.str("encoder.att_context_style", "regular")
+    style = r.get_str("encoder.att_context_style", "regular")
     if style != "regular":
         r.problem(f"encoder att_context_style={style!r} (cache-aware streaming) is not supported")
     conv_ctx = r.raw("encoder.conv_context_size", None)
     if conv_ctx is not None and conv_ctx != [(kernel - 1) // 2, (kernel - 1) // 2]:
         r.problem(f"encoder conv_context_size={conv_ctx!r} (causal convolution) is not supported")
-    if r.raw("encoder.reduction", None) and r.int("encoder.reduction_factor", 1) > 1:
+    if r.raw("encoder.reduction", None) and r.get_int("encoder.reduction_factor", 1) > 1:
         r.problem("encoder reduction (time reduction inside the encoder) is not supported")
-    feat_out = r.int("encoder.feat_out", -1, minimum=-1)
+    feat_out = r.get_int("encoder.feat_out", -1, minimum=-1)
     if feat_out not in (-1, d):
         r.problem(f"encoder feat_out={feat_out} (an output projection) is not supported")
 
@@ -488,7 +488,7 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias, norm)
     return dict(feat_in=feat_in, d_model=d, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim, conv_kernel=kernel,
                 conv_norm_type=norm or "", subsampling_factor=factor, subsampling_conv_channels=channels,
-                xscaling=r.bool("encoder.xscaling", True), pos_emb_max_len=r.int("encoder.pos_emb_max_len", 5000),
+                xscaling=r.get_bool("encoder.xscaling", True), pos_emb_max_len=r.get_int("encoder.pos_emb_max_len", 5000),
                 use_bias=use_bias)
 
 
@@ -538,20 +538,20 @@ def _transducer(r: _Reader, check: _ShapeCheck, V: int, d_model: int, n_duration
     """``RNNTDecoder`` (LSTM prediction net) and ``RNNTJoint`` settings and tensors."""
     r.target("decoder", "RNNTDecoder")
     r.target("joint", "RNNTJoint")
-    H = r.int("decoder.prednet.pred_hidden", minimum=1)
-    layers = r.int("decoder.prednet.pred_rnn_layers", 1, minimum=1)
-    if not r.bool("decoder.blank_as_pad", True):
+    H = r.get_int("decoder.prednet.pred_hidden", minimum=1)
+    layers = r.get_int("decoder.prednet.pred_rnn_layers", 1, minimum=1)
+    if not r.get_bool("decoder.blank_as_pad", True):
         r.problem("decoder blank_as_pad=false is not supported (the engine feeds blank as the zero SOS row)")
     if r.raw("decoder.normalization_mode", None) is not None:
         r.problem("decoder normalization_mode (a normalised prediction LSTM) is not supported")
-    rnn_hidden = r.int("decoder.prednet.rnn_hidden_size", -1, minimum=-1)
+    rnn_hidden = r.get_int("decoder.prednet.rnn_hidden_size", -1, minimum=-1)
     if rnn_hidden not in (-1, H):
         r.problem(f"decoder rnn_hidden_size={rnn_hidden} differs from pred_hidden={H} (a projected LSTM); not supported")
-    J = r.int("joint.jointnet.joint_hidden", minimum=1)
-    activation = r.str("joint.jointnet.activation", "relu")
+    J = r.get_int("joint.jointnet.joint_hidden", minimum=1)
+    activation = r.get_str("joint.jointnet.activation", "relu")
     if activation not in SUPPORTED_JOINT_ACTIVATION:
         r.problem(f"joint activation={activation!r} is not supported (supported: {', '.join(SUPPORTED_JOINT_ACTIVATION)})")
-    extra = r.int("joint.num_extra_outputs", n_durations)  # absent: the joint_net.2 shape check decides
+    extra = r.get_int("joint.num_extra_outputs", n_durations)  # absent: the joint_net.2 shape check decides
     if extra != n_durations:
         r.problem(f"joint num_extra_outputs={extra} does not match the {n_durations} TDT durations")
     greedy_max = r.raw("decoding.greedy.max_symbols", None)

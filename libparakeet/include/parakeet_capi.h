@@ -112,6 +112,34 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const fl
 PARAKEET_API char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path,
                                                       int decoder);
 
+/* ---- Concurrency ---------------------------------------------------------------------------
+ * By default every context runs its requests on one process-wide backend (a team of compute
+ * threads plus a memory arena): concurrent calls are safe and queue behind it. A pool gives a
+ * context K backends, so K requests run at once against one copy of the weights; each request
+ * borrows one backend for its whole duration and runs on the caller's thread (the library
+ * starts no threads besides compute workers). Callers beyond K wait, first come first served.
+ * Results are bitwise identical for every pool size and thread count.
+ * Performance note: backends x threads_each above the number of physical cores slows every
+ * request down; the library does not pin threads. */
+
+/* Turns on a pool of `backends` backends with `threads_each` compute threads each for ctx.
+ * threads_each <= 0 divides the default thread budget (physical cores, or PARAKEET_THREADS)
+ * among the backends, at least 1 each. backends <= 1 removes the pool and returns to the
+ * process-wide backend. backends above 64 are capped at 64. Safe while requests run: running
+ * calls finish on the pool they started on, which is destroyed (its threads joined) after
+ * its last request. Returns the number of backends now serving ctx (1 without a pool), or
+ * -1 on error (ctx NULL). Thread-safe. */
+PARAKEET_API int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
+
+/* Bytes held by the arenas of ctx's pool (0 without a pool): the per-request working memory
+ * a pool costs on top of the shared weights. Thread-safe. Returns -1 when ctx is NULL. */
+PARAKEET_API long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
+
+/* Sets the number of compute threads of the process-wide backend (used by every context
+ * without a pool); n <= 0 restores the default (physical cores, or PARAKEET_THREADS). Waits
+ * for a request running on that backend to finish. Returns the new thread count. */
+PARAKEET_API int parakeet_capi_set_threads(int n_threads);
+
 /* ---- Errors and strings ------------------------------------------------------------------ */
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it

@@ -44,7 +44,7 @@ JsonWriter& JsonWriter::end_array() {
 
 JsonWriter& JsonWriter::key(const char* name) {
     before_value();
-    value(name);
+    write_string(name);
     out_ += ':';
     after_key_ = true;
     return *this;
@@ -52,6 +52,11 @@ JsonWriter& JsonWriter::key(const char* name) {
 
 JsonWriter& JsonWriter::value(const char* s) {
     before_value();
+    write_string(s);
+    return *this;
+}
+
+void JsonWriter::write_string(const char* s) {
     out_ += '"';
     for (const char* p = s; *p; ++p) {
         const unsigned char c = static_cast<unsigned char>(*p);
@@ -75,7 +80,6 @@ JsonWriter& JsonWriter::value(const char* s) {
         }
     }
     out_ += '"';
-    return *this;
 }
 
 JsonWriter& JsonWriter::value(const std::string& s) { return value(s.c_str()); }

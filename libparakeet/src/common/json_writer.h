@@ -31,6 +31,7 @@ public:
 
 private:
     void before_value();
+    void write_string(const char* s);
 
     std::string out_;
     // Per open container: true once it holds an element (a comma goes before the next one).

@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "model/tensor_loader.h"
+#include "runtime/thread_budget.h"
 
 namespace pk {
 namespace {
@@ -44,6 +45,19 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     const TensorLoader tensors(m->gguf_);
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
+    if (m->config_.has_transducer()) {
+        // Load-time tables (the prediction net's input projections) are built on a private
+        // team, so loading never waits for a backend that requests are using.
+        ThreadTeam team(default_thread_count());
+        Arena arena;
+        m->transducer_ = std::make_unique<TransducerDecoder>(
+            TransducerDecoder::load(tensors, m->config_, team, arena));
+    }
+    if (m->config_.has_ctc()) m->ctc_ = std::make_unique<CtcDecoder>(CtcDecoder::load(tensors, m->config_));
+    m->tokenizer_ = std::make_unique<Tokenizer>(m->config_.pieces);
+    m->builder_ = std::make_unique<TranscriptBuilder>(
+        *m->tokenizer_, static_cast<double>(m->config_.pre.hop_length) / m->config_.pre.sample_rate,
+        m->config_.enc.subsampling_factor);
     return m;
 }
 
@@ -102,6 +116,65 @@ EncoderOutput Model::encode(Backend& b, const MelFeatures& mel,
     encoder_->forward(b.team(), b.arena(), mel.data, mel.valid, out, observe);
     e.data = out;
     return e;
+}
+
+}  // namespace pk
+
+namespace pk {
+
+std::shared_ptr<BackendPool> Model::pool_snapshot() const {
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    return pool_;
+}
+
+int Model::set_concurrency(int backends, int threads_each) {
+    if (backends > kMaxBackends) backends = kMaxBackends;
+    std::shared_ptr<BackendPool> old;
+    std::lock_guard<std::mutex> lock(pool_mu_);
+    if (backends <= 1) {
+        old = std::move(pool_);  // destroyed after the lock is released (it may wait for leases)
+        return 1;
+    }
+    if (threads_each <= 0) threads_each = std::max(1, default_thread_count() / backends);
+    if (pool_ && pool_->size() == backends && pool_->threads_each() == threads_each) return backends;
+    old = std::move(pool_);
+    pool_ = std::make_shared<BackendPool>(backends, threads_each);
+    return backends;
+}
+
+size_t Model::pool_working_set_bytes() const {
+    const auto pool = pool_snapshot();
+    return pool ? pool->working_set_bytes() : 0;
+}
+
+Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate, DecoderChoice decoder) const {
+    BackendLease lease(pool_snapshot());
+    return transcribe_on(lease.backend(), samples, n, sample_rate, decoder);
+}
+
+Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                DecoderChoice decoder) const {
+    const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
+    if (decoder != DecoderChoice::Default && decoder != DecoderChoice::Ctc && decoder != DecoderChoice::Transducer)
+        throw InvalidInput("unknown decoder " + std::to_string(static_cast<int>(decoder)) +
+                           " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
+    if (use_ctc && !ctc_)
+        throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
+    if (!use_ctc && !transducer_)
+        throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no TDT/RNN-T head");
+
+    b.arena().reset();
+    int64_t n16 = 0;
+    const float* audio = prepare_audio(b, samples, n, sample_rate, &n16);
+    const MelFeatures mel = compute_mel(b, audio, n16);
+    const EncoderOutput enc = encode(b, mel);
+    std::vector<TranscriptToken> tokens;
+    if (enc.frames > 0) {
+        tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
+                         : transducer_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames);
+    }
+    const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
+    return builder_->build(std::move(tokens), rule);
 }
 
 }  // namespace pk

@@ -13,12 +13,18 @@
 #include <string>
 #include <vector>
 
+#include "model/decoder/ctc_decoder.h"
+#include "model/decoder/transducer_decoder.h"
+#include "model/decoder/word_timestamps.h"
 #include "model/encoder/encoder.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
 #include "model/gguf_reader.h"
 #include "model/model_config.h"
+#include "model/text/tokenizer.h"
+#include "model/transcript.h"
 #include "runtime/backend.h"
+#include "runtime/backend_pool.h"
 
 namespace pk {
 
@@ -31,6 +37,9 @@ struct MelFeatures {
     int64_t frames = 0;           // all frames (NeMo: 1 + samples / hop)
     int64_t valid = 0;            // frames that count (NeMo's mel_len)
 };
+
+// Which head decodes: the model's own (the transducer for hybrids), CTC or the transducer.
+enum class DecoderChoice { Default = 0, Ctc = 1, Transducer = 2 };
 
 // Encoder output of one request, in the backend's arena.
 struct EncoderOutput {
@@ -50,6 +59,23 @@ public:
     // Bytes of weights repacked at load (beyond the mapped file).
     size_t packed_bytes() const { return encoder_->packed_bytes(); }
 
+    // The whole pipeline for one request: borrows a backend (the pool's, or the process-wide
+    // default), checks and resamples the audio, and returns the transcript. Thread-safe.
+    // Throws InvalidInput for bad audio or a head the model does not have.
+    Transcript transcribe(const float* samples, int64_t n, int sample_rate, DecoderChoice decoder) const;
+
+    // Same, on a backend the caller already holds (locked).
+    Transcript transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
+                             DecoderChoice decoder) const;
+
+    // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the default
+    // thread budget divided among them, at least 1 each); backends <= 1 removes the pool and
+    // runs requests on the process-wide default backend. Requests already running finish on
+    // the pool they started on. Returns the number of backends now in use.
+    int set_concurrency(int backends, int threads_each);
+    // Sum of the pool's arenas (0 without a pool).
+    size_t pool_working_set_bytes() const;
+
     // Checks a request's audio (finite samples, sample rate, length) and brings it to the
     // model's sample rate in the arena. Throws InvalidInput.
     const float* prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
@@ -60,8 +86,17 @@ public:
     EncoderOutput encode(Backend& b, const MelFeatures& mel,
                          const FastConformerEncoder::StageObserver& observe = {}) const;
 
+    // The decoders, when the model has them.
+    const TransducerDecoder* transducer() const { return transducer_.get(); }
+    const CtcDecoder* ctc() const { return ctc_.get(); }
+    const TranscriptBuilder& transcript_builder() const { return *builder_; }
+
+    // Largest pool size set_concurrency accepts.
+    static constexpr int kMaxBackends = 64;
+
 private:
     Model(std::string path, GgufReader gguf);
+    std::shared_ptr<BackendPool> pool_snapshot() const;
     const Resampler& resampler_for(int sample_rate) const;
 
     std::string path_;
@@ -69,6 +104,15 @@ private:
     ModelConfig config_;
     std::unique_ptr<LogMel> log_mel_;
     std::unique_ptr<FastConformerEncoder> encoder_;
+    std::unique_ptr<TransducerDecoder> transducer_;
+    std::unique_ptr<CtcDecoder> ctc_;
+    std::unique_ptr<Tokenizer> tokenizer_;
+    std::unique_ptr<TranscriptBuilder> builder_;
+
+    // The backend pool; requests copy the pointer, so a replaced pool lives until its last
+    // request has finished.
+    mutable std::mutex pool_mu_;
+    std::shared_ptr<BackendPool> pool_;
 
     // Resamplers by input rate, built on first use (their filter tables are shared).
     mutable std::mutex resamplers_mu_;

@@ -5,18 +5,22 @@
 namespace pk {
 namespace {
 
-// ggml order, trailing ones removed: torch {a, b, c} -> {c, b, a}.
-std::vector<int64_t> ggml_dims(std::initializer_list<int64_t> torch_shape) {
-    std::vector<int64_t> d(torch_shape.begin(), torch_shape.end());
-    std::vector<int64_t> out(d.rbegin(), d.rend());
-    while (out.size() > 1 && out.back() == 1) out.pop_back();
-    return out;
+// Shapes compared in PyTorch order with trailing 1-sized dimensions dropped, so a 1x1 conv
+// weight [out, in, 1] matches a Linear weight [out, in]: the bytes are laid out alike.
+std::vector<int64_t> squeezed(std::vector<int64_t> torch_order) {
+    while (torch_order.size() > 1 && torch_order.back() == 1) torch_order.pop_back();
+    return torch_order;
+}
+
+std::vector<int64_t> expected_dims(std::initializer_list<int64_t> torch_shape) {
+    return squeezed(std::vector<int64_t>(torch_shape.begin(), torch_shape.end()));
 }
 
 std::vector<int64_t> stored_dims(const GgufTensor& t) {
-    std::vector<int64_t> out(t.ne.begin(), t.ne.begin() + (t.n_dims > 0 ? t.n_dims : 1));
-    while (out.size() > 1 && out.back() == 1) out.pop_back();
-    return out;
+    const int n = t.n_dims > 0 ? t.n_dims : 1;
+    std::vector<int64_t> torch_order;
+    for (int i = n - 1; i >= 0; --i) torch_order.push_back(t.ne[static_cast<size_t>(i)]);
+    return squeezed(torch_order);
 }
 
 std::string torch_shape_string(std::initializer_list<int64_t> s) {
@@ -46,7 +50,7 @@ void TensorLoader::fail(const std::string& what) const { throw ModelError(gguf_.
 const GgufTensor& TensorLoader::get(const std::string& name, std::initializer_list<int64_t> torch_shape) const {
     const GgufTensor* t = gguf_.find_tensor(name);
     if (t == nullptr) fail("missing tensor " + name);
-    if (stored_dims(*t) != ggml_dims(torch_shape))
+    if (stored_dims(*t) != expected_dims(torch_shape))
         fail(name + " has shape " + torch_shape_string(*t) + ", expected " + torch_shape_string(torch_shape));
     return *t;
 }

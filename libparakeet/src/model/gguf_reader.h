@@ -80,8 +80,8 @@ public:
     // the path in error messages.
     static GgufReader from_buffer(const void* data, size_t size, std::string name);
 
-    GgufReader(GgufReader&&) noexcept = default;
-    GgufReader& operator=(GgufReader&&) noexcept = default;
+    GgufReader(GgufReader&&) = default;
+    GgufReader& operator=(GgufReader&&) = default;
     GgufReader(const GgufReader&) = delete;
     GgufReader& operator=(const GgufReader&) = delete;
 

@@ -134,14 +134,27 @@ TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     if (pk::cpu_features().has_avx2_fma_f16c()) paths.push_back(&md::avx2_matmul_kernels());
 #endif
     for (const md::MatmulKernels* k : paths) {
-        for (int64_t stride : {1, 4}) {
-            std::vector<int16_t> q(static_cast<size_t>(K * stride), 0);
-            std::vector<float> s(static_cast<size_t>(K / 32 * stride), 0.0f);
-            k->quantize_row_q8(x.data(), K, q.data(), s.data(), stride);
-            for (int64_t i = 0; i < K; ++i) {
-                const int64_t t = i / 2;
-                const double got = static_cast<double>(s[(i / 32) * stride]) * q[2 * t * stride + i % 2];
-                ASSERT_EQ(got, want[i]) << "k=" << i << " stride " << stride;
+        std::vector<int16_t> q(static_cast<size_t>(K));
+        std::vector<float> s(static_cast<size_t>(K / 32));
+        k->quantize_row_q8(x.data(), K, q.data(), s.data());
+        for (int64_t i = 0; i < K; ++i) {
+            ASSERT_EQ(static_cast<double>(s[i / 32]) * q[i], want[i]) << "k=" << i;
+        }
+        // Row panels: rows interleaved pair by pair, missing rows zero.
+        const int64_t R = md::kRowsQ8;
+        for (int64_t rows = 1; rows <= R; ++rows) {
+            std::vector<float> xs = random_floats(static_cast<size_t>(rows * K), 102 + rows);
+            const std::vector<double> wants = quantise_activations(xs, K);
+            std::vector<int16_t> qp(static_cast<size_t>(R * K), 99);
+            std::vector<float> sp(static_cast<size_t>(R * K / 32), 99.0f);
+            k->quantize_panel_q8(xs.data(), rows, K, qp.data(), sp.data());
+            for (int64_t r = 0; r < R; ++r) {
+                for (int64_t i = 0; i < K; ++i) {
+                    const double got = static_cast<double>(sp[(i / 32) * R + r]) *
+                                       qp[2 * ((i / 2) * R + r) + i % 2];
+                    ASSERT_EQ(got, r < rows ? wants[r * K + i] : 0.0)
+                        << "row " << r << " of " << rows << ", k=" << i;
+                }
             }
         }
     }

@@ -16,12 +16,13 @@ using namespace matmul_detail;
 namespace {
 
 // Cache blocking (Zen 2/3/4: 32 KiB L1d, >= 512 KiB L2 per core). A K slice of one weight
-// panel (kc x 16 floats = 16 KiB) stays in L1 while the row panels of an A block (mc rows x
-// kc, 120 KiB) stream from L2. The K slicing is fixed (never derived from M or the team size):
-// it is part of each output's summation order.
+// panel (f32: kc x 16 floats = 16 KiB; q8_0 widened: 17 KiB) stays in L1 while the row panels
+// of an A block (f32: 240 rows x 256 k = 240 KiB; q8_0: 128 rows x 512 k int16 = 128 KiB)
+// stream from L2. The K slicing is fixed (never derived from M or the team size): it is part
+// of each output's summation order. Sizes picked by sweeping bench_matmul (docs/performance.md).
 constexpr int64_t kKcF32 = 256;
-constexpr int64_t kMcF32 = 120;  // multiple of kRowsF32
-constexpr int64_t kKcQ8Blocks = 16;  // 512 k: 9 KiB of panel, 16 KiB of packed A per row panel
+constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
+constexpr int64_t kKcQ8Blocks = 16;  // 512 k
 constexpr int64_t kMcQ8 = 128;       // multiple of kRowsQ8
 
 // Work below these sizes is not split: a dispatch and a cold start on another core cost a few
@@ -80,6 +81,8 @@ struct GemmShape {
     int64_t k_units;    // K in the units the tile takes (floats, or Q8 blocks)
     int64_t kc;         // K slice, in the same units
     int64_t mc_panels;  // row panels per A block
+    const PackedWeights* w;
+    size_t unit_bytes;  // bytes of one K unit of a packed panel
     const float* bias;
     float* y;
     int64_t ldy;
@@ -88,6 +91,9 @@ struct GemmShape {
 // The blocked loop nest over one share. prepare_b(jr, pc, kc) returns the weight slice the
 // tile reads; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes one full tile. Edge
 // tiles go through a zero-padded 16-wide scratch tile so that they run the same code.
+// While the tiles of one panel run, the next panel's slice is prefetched a little per tile:
+// with few rows (M ~ 100) the weights are the big stream and would otherwise arrive from
+// memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
     alignas(64) float edge[kRowsF32 > kRowsQ8 ? kRowsF32 * kPanel : kRowsQ8 * kPanel];
@@ -100,6 +106,9 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
             const int64_t ic_end = std::min(ic + s.mc_panels, sh.r1);
             for (int64_t jr = sh.j0; jr < sh.j1; ++jr) {
                 const auto* b = prepare_b(jr, pc, kc);
+                const uint8_t* next =
+                    jr + 1 < sh.j1 ? s.w->panel(jr + 1) + pc * s.unit_bytes : nullptr;
+                const int64_t next_lines = static_cast<int64_t>(kc * s.unit_bytes + 63) / 64;
                 const int64_t col0 = jr * kPanel;
                 const int64_t cols = std::min(kPanel, s.N - col0);
                 const float* bias_j = bias ? bias + col0 : nullptr;
@@ -109,6 +118,11 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
                     bias_j = edge_bias;
                 }
                 for (int64_t ir = ic; ir < ic_end; ++ir) {
+                    if (next) {
+                        const int64_t l0 = next_lines * (ir - ic) / (ic_end - ic);
+                        const int64_t l1 = next_lines * (ir - ic + 1) / (ic_end - ic);
+                        for (int64_t l = l0; l < l1; ++l) __builtin_prefetch(next + 64 * l, 0, 2);
+                    }
                     const int64_t row0 = ir * s.mr;
                     const int64_t rows = std::min(s.mr, s.M - row0);
                     float* c = s.y + row0 * s.ldy + col0;
@@ -147,28 +161,28 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
                  });
 
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
-    const GemmShape shape{M, w.n(), mr, K, kKcF32, kMcF32 / mr, bias, y, ldy};
+    const size_t unit = kPanel * (w.type() == WeightType::F16 ? sizeof(uint16_t) : sizeof(float));
+    const GemmShape shape{M, w.n(), mr, K, kKcF32, kMcF32 / mr, &w, unit, bias, y, ldy};
     auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const float* b, float* c, int64_t ldc,
                     const float* bj, bool acc) {
         kern.tile_f32(kc, a + ir * mr * K + pc * mr, b, c, ldc, bj, acc);
     };
-    if (w.type() == WeightType::F32) {
-        run_chunks(team, split.chunks, [&](int i) {
-            auto prepare_b = [&](int64_t jr, int64_t pc, int64_t) {
-                return reinterpret_cast<const float*>(w.panel(jr)) + pc * kPanel;
-            };
-            gemm_share(shape, split.share(i), prepare_b, tile);
-        });
-        return;
-    }
-    // F16: each K slice of a panel is widened once into the thread's buffer and then reused
-    // by every row panel of the A block.
-    float* wide = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
+    // Each K slice of a panel is copied (F32) or widened (F16) once into the thread's buffer,
+    // then reused from L1 by every row panel of the A block. Reading the slice straight from
+    // the packed weights measured ~25 % slower on big weights: the first tile of each panel
+    // then stalls on L3 misses that a plain streaming copy does not suffer.
+    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
+    const bool f16 = w.type() == WeightType::F16;
     run_chunks(team, split.chunks, [&](int i) {
-        float* buf = wide + i * kKcF32 * kPanel;
+        float* buf = slices + i * kKcF32 * kPanel;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc) {
-            const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
-            kern.f16_to_f32(src, kc * kPanel, buf);
+            if (f16) {
+                const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
+                kern.f16_to_f32(src, kc * kPanel, buf);
+            } else {
+                const float* src = reinterpret_cast<const float*>(w.panel(jr)) + pc * kPanel;
+                std::memcpy(buf, src, static_cast<size_t>(kc * kPanel) * sizeof(float));
+            }
             return static_cast<const float*>(buf);
         };
         gemm_share(shape, split.share(i), prepare_b, tile);
@@ -186,27 +200,23 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
                  [&](int64_t b, int64_t e) {
                      for (int64_t i = b; i < e; ++i) {
-                         int16_t* q = aq + i * mr * K;
-                         float* s = as + i * mr * nblocks;
-                         for (int64_t r = 0; r < mr; ++r) {
-                             const int64_t row = i * mr + r;
-                             if (row < M) {
-                                 kern.quantize_row_q8(x + row * K, K, q + 2 * r, s + r, mr);
-                                 continue;
-                             }
-                             for (int64_t t = 0; t < K / 2; ++t) {
-                                 q[2 * (t * mr + r)] = q[2 * (t * mr + r) + 1] = 0;
-                             }
-                             for (int64_t blk = 0; blk < nblocks; ++blk) s[blk * mr + r] = 0.0f;
-                         }
+                         kern.quantize_panel_q8(x + i * mr * K, std::min(mr, M - i * mr), K,
+                                                aq + i * mr * K, as + i * mr * nblocks);
                      }
                  });
 
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
-    const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, bias, y, ldy};
+    const GemmShape shape{M,    w.n(), mr,   nblocks, kKcQ8Blocks, kMcQ8 / mr,
+                          &w,   kQ8PanelBlockBytes, bias, y,  ldy};
+    // Each K slice of a panel is widened to int16 once into the thread's buffer, then reused
+    // from L1 by every row panel of the A block (see matmul_kernels_avx2.cpp).
+    uint8_t* slices = static_cast<uint8_t*>(
+        scratch.alloc(static_cast<size_t>(split.chunks * kKcQ8Blocks) * kQ8WideBlockBytes));
     run_chunks(team, split.chunks, [&](int i) {
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t) {
-            return w.panel(jr) + pc * kQ8PanelBlockBytes;
+        uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kQ8WideBlockBytes;
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc) {
+            kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
+            return static_cast<const uint8_t*>(buf);
         };
         auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,
                         int64_t ldc, const float* bj, bool acc) {
@@ -230,7 +240,7 @@ void matvec(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const f
     if (w.type() == WeightType::Q8_0) {
         xq = scratch.alloc_array<int16_t>(static_cast<size_t>(K));
         xs = scratch.alloc_array<float>(static_cast<size_t>(K / kQ8Block));
-        kern.quantize_row_q8(x, K, xq, xs, 1);
+        kern.quantize_row_q8(x, K, xq, xs);
     }
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
         alignas(64) float out[kPanel];

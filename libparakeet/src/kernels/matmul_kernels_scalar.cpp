@@ -48,13 +48,14 @@ void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     store_tile(&acc[0][0], MR, c, ldc, bias, accumulate);
 }
 
-// Integer dot product of one weight block (one panel, 16 outputs) with `rows` activation rows
-// packed with row stride `rows`: isum[r][j] = sum over the 32 k of q_w * q_x.
-void block_dot_q8(const uint8_t* block, const int16_t* a, int64_t rows, int32_t (*isum)[kPanel]) {
-    const int8_t* q = reinterpret_cast<const int8_t*>(block + kPanel * sizeof(float));
+// Integer dot products of one block of weights (16 outputs; q laid out as in a panel block,
+// int8 or int16) with `rows` activation rows packed with row stride `rows`:
+// isum[r][j] = sum over the 32 k of q_w * q_x.
+template <class Q>
+void block_dot_q8(const Q* q, const int16_t* a, int64_t rows, int32_t (*isum)[kPanel]) {
     for (int64_t r = 0; r < rows; ++r) std::fill(isum[r], isum[r] + kPanel, 0);
     for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
-        const int8_t* qt = q + t * 2 * kPanel;
+        const Q* qt = q + t * 2 * kPanel;
         for (int64_t j = 0; j < kPanel; ++j) {
             const int32_t w0 = qt[16 * (j / 8) + 2 * (j % 8)];
             const int32_t w1 = qt[16 * (j / 8) + 2 * (j % 8) + 1];
@@ -71,8 +72,8 @@ void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint
     float acc[QR][kPanel] = {};
     int32_t isum[QR][kPanel];
     for (int64_t blk = 0; blk < nblocks; ++blk) {
-        block_dot_q8(b, a, QR, isum);
         const float* w_scale = reinterpret_cast<const float*>(b);
+        block_dot_q8(reinterpret_cast<const int16_t*>(b + kPanel * sizeof(float)), a, QR, isum);
         for (int64_t r = 0; r < QR; ++r) {
             for (int64_t j = 0; j < kPanel; ++j) {
                 acc[r][j] += w_scale[j] * a_scale[r] * static_cast<float>(isum[r][j]);
@@ -80,9 +81,20 @@ void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint
         }
         a += 2 * kQ8PairsPerBlock * QR;
         a_scale += QR;
-        b += kQ8PanelBlockBytes;
+        b += kQ8WideBlockBytes;
     }
     store_tile(&acc[0][0], QR, c, ldc, bias, accumulate);
+}
+
+void widen_q8(const uint8_t* blocks, int64_t nblocks, uint8_t* wide) {
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        std::memcpy(wide, blocks, kPanel * sizeof(float));
+        const int8_t* q = reinterpret_cast<const int8_t*>(blocks + kPanel * sizeof(float));
+        int16_t* w = reinterpret_cast<int16_t*>(wide + kPanel * sizeof(float));
+        for (int64_t i = 0; i < kPanel * kQ8Block; ++i) w[i] = q[i];
+        blocks += kQ8PanelBlockBytes;
+        wide += kQ8WideBlockBytes;
+    }
 }
 
 void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
@@ -99,7 +111,8 @@ void pack_rows_f32(const float* x, int64_t rows, int64_t K, float* a) {
     }
 }
 
-void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale, int64_t stride) {
+// One row into a layout whose pairs and scales are `stride` apart.
+void quantize_row_strided(const float* x, int64_t K, int16_t* q, float* scale, int64_t stride) {
     for (int64_t b = 0; b < K / kQ8Block; ++b) {
         const float* xb = x + b * kQ8Block;
         float amax = 0.0f;
@@ -110,6 +123,21 @@ void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale, int64_
             const int64_t t = b * kQ8PairsPerBlock + i / 2;
             q[2 * t * stride + i % 2] = quantize_q8(xb[i], s.id);
         }
+    }
+}
+
+void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale) {
+    quantize_row_strided(x, K, q, scale, 1);
+}
+
+void quantize_panel_q8(const float* x, int64_t rows, int64_t K, int16_t* q, float* scale) {
+    for (int64_t r = 0; r < QR; ++r) {
+        if (r < rows) {
+            quantize_row_strided(x + r * K, K, q + 2 * r, scale + r, QR);
+            continue;
+        }
+        for (int64_t t = 0; t < K / 2; ++t) q[2 * (t * QR + r)] = q[2 * (t * QR + r) + 1] = 0;
+        for (int64_t b = 0; b < K / kQ8Block; ++b) scale[b * QR + r] = 0.0f;
     }
 }
 
@@ -134,8 +162,8 @@ void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const u
     float acc[kPanel] = {};
     int32_t isum[1][kPanel];
     for (int64_t blk = 0; blk < nblocks; ++blk) {
-        block_dot_q8(panel, xq, 1, isum);
         const float* w_scale = reinterpret_cast<const float*>(panel);
+        block_dot_q8(reinterpret_cast<const int8_t*>(panel + kPanel * sizeof(float)), xq, 1, isum);
         for (int64_t j = 0; j < kPanel; ++j) {
             acc[j] += w_scale[j] * x_scale[blk] * static_cast<float>(isum[0][j]);
         }
@@ -148,8 +176,9 @@ void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const u
 }  // namespace
 
 const MatmulKernels& scalar_matmul_kernels() {
-    static const MatmulKernels k{tile_f32,   tile_q8,    f16_to_f32_n, pack_rows_f32,
-                                 quantize_row_q8, matvec_f32, matvec_f16,  matvec_q8};
+    static const MatmulKernels k{tile_f32,        tile_q8,    widen_q8,   f16_to_f32_n, pack_rows_f32,
+                                 quantize_row_q8, quantize_panel_q8, matvec_f32, matvec_f16,
+                                 matvec_q8};
     return k;
 }
 

@@ -9,7 +9,9 @@
 //                 float  scale[16]            scale[j] = d of W[16 p + j], block b
 //                 int8   q[16 pairs][16 * 2]  q[t][16 g + 2 i + h] = q of W[16 p + 8 g + i][32 b + 2 t + h]
 //               i.e. for each pair of k, two groups of 8 outputs x 2 consecutive k, which is
-//               what vpmovsxbw + vpmaddwd consume (see matmul_kernels_avx2.cpp).
+//               what vpmaddwd consumes once widened to int16 (see matmul_kernels_avx2.cpp).
+//   The Q8_0 GEMM widens the K slice of a panel it is about to reuse into "wide" blocks of
+//   kQ8WideBlockBytes: the same 16 float scales, then the same q values as int16.
 //
 // Activations are packed per call into row panels of MR rows, zero-padded past M:
 //   F32 / F16 GEMM (MR = kRowsF32):  a[k * MR + r] = x[MR i + r][k]
@@ -29,6 +31,7 @@ constexpr int64_t kRowsQ8 = 4;
 constexpr int64_t kQ8Block = 32;
 constexpr int64_t kQ8PairsPerBlock = kQ8Block / 2;
 constexpr size_t kQ8PanelBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block;  // 576
+constexpr size_t kQ8WideBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block * 2;  // 1088
 
 // Q8_0 activation scale of a block whose largest |x| is amax: q = round-to-nearest-even(x * id),
 // x ~ d * q. `static` on purpose: this header is also compiled into *_avx2.cpp files, and an
@@ -52,16 +55,20 @@ struct MatmulKernels {
     void (*tile_f32)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
                      const float* bias, bool accumulate);
     // Q8_0 tile over nblocks blocks of 32: a / a_scale as in the layout above (kRowsQ8 rows),
-    // b = nblocks consecutive panel blocks.
+    // b = nblocks consecutive wide blocks.
     void (*tile_q8)(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
                     float* c, int64_t ldc, const float* bias, bool accumulate);
+    // Widens nblocks consecutive panel blocks into wide blocks.
+    void (*widen_q8)(const uint8_t* blocks, int64_t nblocks, uint8_t* wide);
     // Widens n halves to floats (F16 weights are converted a panel slice at a time).
     void (*f16_to_f32)(const uint16_t* src, int64_t n, float* dst);
     // Packs rows [0, rows) of x (row stride K) into one f32 row panel of kRowsF32 rows.
     void (*pack_rows_f32)(const float* x, int64_t rows, int64_t K, float* a);
-    // Quantises one row of K floats (K % 32 == 0): pair t goes to q[2 t stride + h], the
-    // scale of block b to scale[b stride]. Must give the same bits on every path.
-    void (*quantize_row_q8)(const float* x, int64_t K, int16_t* q, float* scale, int64_t stride);
+    // Quantises one row of K floats (K % 32 == 0) into q[K] and scale[K / 32] (the Q8_0
+    // layout above with MR = 1). Must give the same bits on every path.
+    void (*quantize_row_q8)(const float* x, int64_t K, int16_t* q, float* scale);
+    // Quantises rows [0, rows) of x (row stride K) into one Q8_0 row panel of kRowsQ8 rows.
+    void (*quantize_panel_q8)(const float* x, int64_t rows, int64_t K, int16_t* q, float* scale);
     // Matrix-vector products for one panel: out[0..16) = sum_k x[k] * panel[k][0..16).
     void (*matvec_f32)(const float* x, int64_t K, const float* panel, float* out);
     void (*matvec_f16)(const float* x, int64_t K, const uint16_t* panel, float* out);

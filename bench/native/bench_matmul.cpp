@@ -1,0 +1,160 @@
+// Times pk::kernels::matmul. Each argument TYPE:M:K:N:THREADS (TYPE = f32, f16 or q8_0) is
+// run in the order given: one warm-up call, then calls until both --reps and --min-time are
+// reached; one JSON object per line reports the median time, GFLOP/s (2 M N K / time) and
+// the weight bytes streamed per second. Besides wall time it reports the process CPU time per
+// call: on a busy machine that is the steadier measure of a single-threaded kernel (it does
+// not count time the thread spent descheduled). Driven by bench/bench_matmul.py.
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/f16.h"
+#include "kernels/matmul.h"
+#include "runtime/arena.h"
+#include "runtime/cpu_features.h"
+#include "runtime/thread_team.h"
+
+namespace {
+
+using pk::kernels::PackedWeights;
+using pk::kernels::WeightType;
+
+struct Config {
+    std::string type;
+    int64_t M, K, N;
+    int threads;
+};
+
+bool parse_config(const char* s, Config& c) {
+    char type[16];
+    long long m, k, n;
+    int t;
+    if (std::sscanf(s, "%15[^:]:%lld:%lld:%lld:%d", type, &m, &k, &n, &t) != 5) return false;
+    c = Config{type, m, k, n, t};
+    return (c.type == "f32" || c.type == "f16" || c.type == "q8_0") && m >= 1 && k >= 1 &&
+           n >= 1 && t >= 1;
+}
+
+// Random raw weights of the given type, as a GGUF file would hold them.
+std::vector<uint8_t> random_weights(const Config& c, std::mt19937& rng) {
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    const WeightType type = c.type == "f32" ? WeightType::F32
+                            : c.type == "f16" ? WeightType::F16 : WeightType::Q8_0;
+    std::vector<uint8_t> raw(pk::kernels::weight_row_bytes(type, c.K) * c.N);
+    if (type == WeightType::F32) {
+        for (size_t i = 0; i < raw.size() / 4; ++i) {
+            const float f = dist(rng);
+            std::memcpy(raw.data() + 4 * i, &f, 4);
+        }
+    } else if (type == WeightType::F16) {
+        for (size_t i = 0; i < raw.size() / 2; ++i) {
+            const uint16_t h = pk::kernels::f32_to_f16(dist(rng));
+            std::memcpy(raw.data() + 2 * i, &h, 2);
+        }
+    } else {
+        for (size_t b = 0; b < raw.size() / 34; ++b) {
+            const uint16_t d = pk::kernels::f32_to_f16(0.01f * dist(rng));
+            std::memcpy(raw.data() + 34 * b, &d, 2);
+            for (int i = 0; i < 32; ++i) raw[34 * b + 2 + i] = static_cast<uint8_t>(rng() % 255 + 1);
+        }
+    }
+    return raw;
+}
+
+WeightType type_of(const std::string& s) {
+    return s == "f32" ? WeightType::F32 : s == "f16" ? WeightType::F16 : WeightType::Q8_0;
+}
+
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int reps = 7;
+    double min_time = 0.3;
+    std::vector<Config> configs;
+    for (int i = 1; i < argc; ++i) {
+        if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+            reps = std::max(1, std::atoi(argv[++i]));
+        } else if (!std::strcmp(argv[i], "--min-time") && i + 1 < argc) {
+            min_time = std::atof(argv[++i]);
+        } else {
+            Config c;
+            if (!parse_config(argv[i], c)) {
+                std::fprintf(stderr,
+                             "usage: %s [--reps N] [--min-time SECONDS] TYPE:M:K:N:THREADS...\n"
+                             "  TYPE = f32 | f16 | q8_0 (q8_0 needs K %% 32 == 0)\n",
+                             argv[0]);
+                return 2;
+            }
+            configs.push_back(c);
+        }
+    }
+    if (configs.empty()) {
+        std::fprintf(stderr, "no configuration given (try f32:500:2048:2048:1)\n");
+        return 2;
+    }
+
+    std::map<int, std::unique_ptr<pk::ThreadTeam>> teams;
+    pk::Arena arena;
+    std::mt19937 rng(1234);
+    using Clock = std::chrono::steady_clock;
+    for (const Config& c : configs) {
+        if (c.type == "q8_0" && c.K % 32 != 0) {
+            std::fprintf(stderr, "q8_0 needs K %% 32 == 0\n");
+            return 2;
+        }
+        auto& team = teams[c.threads];
+        if (!team) team = std::make_unique<pk::ThreadTeam>(c.threads);
+        const std::vector<uint8_t> raw = random_weights(c, rng);
+        const PackedWeights w(type_of(c.type), raw.data(), c.N, c.K);
+        std::vector<float> x(static_cast<size_t>(c.M * c.K)), y(static_cast<size_t>(c.M * c.N));
+        std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+        for (auto& v : x) v = dist(rng);
+
+        pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data());  // warm-up
+        std::vector<double> wall, cpu;
+        const auto start = Clock::now();
+        while (static_cast<int>(wall.size()) < reps ||
+               std::chrono::duration<double>(Clock::now() - start).count() < min_time) {
+            const double c0 = cpu_seconds();
+            const auto t0 = Clock::now();
+            pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data());
+            wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+            cpu.push_back(cpu_seconds() - c0);
+        }
+        const double median = median_of(wall);
+        const double cpu_median = median_of(cpu);
+        const double flops = 2.0 * static_cast<double>(c.M) * c.N * c.K;
+        std::printf(
+            "{\"type\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, \"threads\": %d, "
+            "\"avx2\": %s, \"reps\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+            "\"cpu_median_ms\": %.4f, \"gflops\": %.2f, \"gflops_per_cpu_second\": %.2f, "
+            "\"weight_gbps\": %.2f, \"packed_bytes\": %zu}\n",
+            c.type.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
+            static_cast<long long>(c.N), c.threads,
+            pk::cpu_features().has_avx2_fma_f16c() ? "true" : "false", wall.size(),
+            median * 1e3, *std::min_element(wall.begin(), wall.end()) * 1e3, cpu_median * 1e3,
+            flops / median * 1e-9, flops / cpu_median * 1e-9,
+            static_cast<double>(w.packed_bytes()) / median * 1e-9, w.packed_bytes());
+        std::fflush(stdout);
+    }
+    return 0;
+}

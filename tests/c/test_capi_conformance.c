@@ -1,0 +1,330 @@
+/*
+ * C-ABI conformance: compiled as C99 against the public header alone and linked only to the
+ * shared library. Checks every documented contract of parakeet_capi.h: the ABI version, NULL
+ * and bad-argument handling, who frees what, error strings (per context and per thread), and
+ * that the text and JSON results agree.
+ *
+ * Usage: test_capi_conformance HYBRID.gguf RNNT.gguf OTHER_ARCH.gguf SCRATCH_DIR
+ *   HYBRID.gguf: a hybrid TDT/RNN-T + CTC model; RNNT.gguf: a transducer-only model;
+ *   OTHER_ARCH.gguf: a valid GGUF file that is not a parakeet model.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parakeet_capi.h"
+
+static int g_failures = 0;
+static int g_checks = 0;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        ++g_checks;                                                                  \
+        if (!(cond)) {                                                               \
+            ++g_failures;                                                            \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+        }                                                                            \
+    } while (0)
+
+static int contains(const char* haystack, const char* needle) {
+    return haystack != NULL && strstr(haystack, needle) != NULL;
+}
+
+#define CHECK_ERROR_MENTIONS(msg, needle)                                                \
+    do {                                                                                 \
+        const char* m_ = (msg);                                                          \
+        ++g_checks;                                                                      \
+        if (!contains(m_, needle)) {                                                     \
+            ++g_failures;                                                                \
+            fprintf(stderr, "%s:%d: error \"%s\" does not mention \"%s\"\n", __FILE__, __LINE__, \
+                    m_ ? m_ : "(null)", needle);                                         \
+        }                                                                                \
+    } while (0)
+
+/* A deterministic test signal: a few tones and noise, 16 kHz, in [-0.5, 0.5]. */
+static float* make_signal(int n) {
+    float* s = (float*)malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    uint32_t state = 12345u;
+    for (int i = 0; i < n; ++i) {
+        state = state * 1664525u + 1013904223u;
+        const double noise = ((double)(state >> 8) / 16777216.0 - 0.5) * 0.1;
+        s[i] = (float)(0.2 * sin(i * 0.05) + 0.15 * sin(i * 0.31) + noise);
+    }
+    return s;
+}
+
+static void put_u16(FILE* f, unsigned v) { fputc((int)(v & 255), f); fputc((int)(v >> 8), f); }
+static void put_u32(FILE* f, unsigned long v) { put_u16(f, (unsigned)(v & 0xFFFF)); put_u16(f, (unsigned)(v >> 16)); }
+
+/* Writes a mono WAV with the given format tag/bits; 16-bit PCM samples are quantised from s.
+ * Returns 0 on success. */
+static int write_wav(const char* path, unsigned format, unsigned bits, unsigned rate, const float* s, int n) {
+    FILE* f = fopen(path, "wb");
+    if (!f) return -1;
+    const unsigned bytes = bits / 8;
+    fwrite("RIFF", 1, 4, f);
+    put_u32(f, 36 + (unsigned long)n * bytes);
+    fwrite("WAVEfmt ", 1, 8, f);
+    put_u32(f, 16);
+    put_u16(f, format);
+    put_u16(f, 1);
+    put_u32(f, rate);
+    put_u32(f, rate * bytes);
+    put_u16(f, bytes);
+    put_u16(f, bits);
+    fwrite("data", 1, 4, f);
+    put_u32(f, (unsigned long)n * bytes);
+    for (int i = 0; i < n; ++i) {
+        if (bits == 16) {
+            long v = lrint(s[i] * 32767.0);
+            put_u16(f, (unsigned)(v & 0xFFFF));
+        } else {
+            fputc(0x7F, f);
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+/* The value of "text" in a transcript JSON document (no escapes in our test outputs). */
+static char* json_text(const char* json) {
+    const char* p = strstr(json, "\"text\":\"");
+    if (!p) return NULL;
+    p += 8;
+    const char* e = p;
+    while (*e && !(*e == '"' && e[-1] != '\\')) ++e;
+    char* out = (char*)malloc((size_t)(e - p) + 1);
+    memcpy(out, p, (size_t)(e - p));
+    out[e - p] = '\0';
+    return out;
+}
+
+static void test_version(void) {
+    CHECK(parakeet_capi_abi_version() == PARAKEET_CAPI_ABI_VERSION);
+}
+
+static void test_load_failures(const char* other_arch, const char* scratch) {
+    CHECK(parakeet_capi_load(NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_load_error(), "NULL");
+
+    CHECK(parakeet_capi_load("/nonexistent/model.gguf") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_load_error(), "/nonexistent/model.gguf");
+
+    CHECK(parakeet_capi_load(other_arch) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_load_error(), "parakeet");
+
+    /* Not a GGUF at all. */
+    char path[1024];
+    snprintf(path, sizeof path, "%s/not_a_model.gguf", scratch);
+    FILE* f = fopen(path, "wb");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("this is plainly not a GGUF file, just some text", f);
+        fclose(f);
+    }
+    CHECK(parakeet_capi_load(path) == NULL);
+    CHECK(strlen(parakeet_capi_load_error()) > 0);
+}
+
+static void test_truncated_model(const char* model, const char* scratch) {
+    FILE* in = fopen(model, "rb");
+    CHECK(in != NULL);
+    if (!in) return;
+    fseek(in, 0, SEEK_END);
+    const long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    char* bytes = (char*)malloc((size_t)size);
+    CHECK(fread(bytes, 1, (size_t)size, in) == (size_t)size);
+    fclose(in);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/truncated.gguf", scratch);
+    /* The last cut lands inside the last tensor (past any alignment padding). */
+    const long cuts[] = {3, 100, size / 2, size - 1024};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; ++i) {
+        FILE* out = fopen(path, "wb");
+        fwrite(bytes, 1, (size_t)cuts[i], out);
+        fclose(out);
+        CHECK(parakeet_capi_load(path) == NULL);
+        CHECK(strlen(parakeet_capi_load_error()) > 0);
+    }
+    free(bytes);
+}
+
+static void test_null_handles(void) {
+    parakeet_capi_free(NULL);        /* no-op */
+    parakeet_capi_free_string(NULL); /* no-op */
+    CHECK(strcmp(parakeet_capi_last_error(NULL), "context is NULL") == 0);
+    float s[4] = {0};
+    CHECK(parakeet_capi_transcribe_pcm(NULL, s, 4, 16000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_transcribe_path_json(NULL, "x.wav", 0) == NULL);
+    CHECK(parakeet_capi_model_info_json(NULL) == NULL);
+    CHECK(parakeet_capi_set_concurrency(NULL, 2, 1) == -1);
+    CHECK(parakeet_capi_pool_working_set_bytes(NULL) == -1);
+}
+
+static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {
+    float* s = make_signal(16000);
+    CHECK(parakeet_capi_transcribe_pcm(ctx, NULL, 100, 16000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "NULL");
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, -1, 16000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "negative");
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, 100, 0, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "sample rate");
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, 100, 16000, 7) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "decoder");
+    s[500] = NAN;
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, 16000, 16000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "NaN");
+    s[500] = INFINITY;
+    CHECK(parakeet_capi_transcribe_pcm_json(ctx, s, 16000, 16000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "finite");
+    s[500] = 0.0f;
+
+    /* Longer than the documented limit: at 1 kHz, (limit + 1) s is a small buffer. */
+    const int n_long = (PARAKEET_MAX_AUDIO_SECONDS + 1) * 1000;
+    float* long_audio = (float*)calloc((size_t)n_long, sizeof(float));
+    CHECK(parakeet_capi_transcribe_pcm(ctx, long_audio, n_long, 1000, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "limit");
+    free(long_audio);
+
+    char path[1024];
+    CHECK(parakeet_capi_transcribe_path(ctx, NULL, 0) == NULL);
+    CHECK(parakeet_capi_transcribe_path(ctx, "/nonexistent/clip.wav", 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "/nonexistent/clip.wav");
+    snprintf(path, sizeof path, "%s/mulaw.wav", scratch);
+    CHECK(write_wav(path, 7, 8, 8000, s, 800) == 0);
+    CHECK(parakeet_capi_transcribe_path_json(ctx, path, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "not PCM");
+    snprintf(path, sizeof path, "%s/rate500.wav", scratch);
+    CHECK(write_wav(path, 1, 16, 500, s, 800) == 0);
+    CHECK(parakeet_capi_transcribe_path(ctx, path, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "sample rate");
+    free(s);
+}
+
+static void test_success_clears_errors(parakeet_ctx* ctx) {
+    float s[16] = {0};
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, -5, 16000, 0) == NULL);
+    CHECK(strlen(parakeet_capi_last_error(ctx)) > 0);
+    char* text = parakeet_capi_transcribe_pcm(ctx, s, 16, 16000, 0);
+    CHECK(text != NULL);
+    CHECK(strcmp(parakeet_capi_last_error(ctx), "") == 0);
+    CHECK(strcmp(parakeet_capi_thread_last_error(), "") == 0);
+    parakeet_capi_free_string(text);
+}
+
+static void test_results(parakeet_ctx* ctx, const char* scratch) {
+    const int n = 16000 * 2;
+    float* s = make_signal(n);
+    /* Quantise to 16-bit so the WAV file and the PCM buffer hold the same samples. */
+    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/signal.wav", scratch);
+    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+
+    for (int decoder = 0; decoder <= 2; ++decoder) {
+        char* text = parakeet_capi_transcribe_pcm(ctx, s, n, 16000, decoder);
+        char* json = parakeet_capi_transcribe_pcm_json(ctx, s, n, 16000, decoder);
+        char* path_text = parakeet_capi_transcribe_path(ctx, path, decoder);
+        char* path_json = parakeet_capi_transcribe_path_json(ctx, path, decoder);
+        CHECK(text && json && path_text && path_json);
+        if (text && json && path_text && path_json) {
+            char* from_json = json_text(json);
+            CHECK(from_json && strcmp(from_json, text) == 0);
+            free(from_json);
+            CHECK(strcmp(text, path_text) == 0);
+            CHECK(strcmp(json, path_json) == 0);
+            CHECK(contains(json, "\"frame_sec\":0.0800"));
+            CHECK(contains(json, "\"words\":["));
+            CHECK(contains(json, "\"tokens\":["));
+        }
+        /* Repeating a call gives the same bytes. */
+        char* again = parakeet_capi_transcribe_pcm_json(ctx, s, n, 16000, decoder);
+        CHECK(again && json && strcmp(again, json) == 0);
+        parakeet_capi_free_string(again);
+        parakeet_capi_free_string(text);
+        parakeet_capi_free_string(json);
+        parakeet_capi_free_string(path_text);
+        parakeet_capi_free_string(path_json);
+    }
+
+    /* Zero samples: an empty transcript, not an error. */
+    char* empty = parakeet_capi_transcribe_pcm_json(ctx, s, 0, 16000, 0);
+    CHECK(empty != NULL && contains(empty, "\"text\":\"\""));
+    parakeet_capi_free_string(empty);
+
+    /* Another sample rate is resampled, not refused. */
+    char* resampled = parakeet_capi_transcribe_pcm(ctx, s, n, 22050, 0);
+    CHECK(resampled != NULL);
+    parakeet_capi_free_string(resampled);
+    free(s);
+}
+
+static void test_model_info(parakeet_ctx* ctx) {
+    char* info = parakeet_capi_model_info_json(ctx);
+    CHECK(info != NULL);
+    CHECK(contains(info, "\"arch\":\"hybrid_"));
+    CHECK(contains(info, "\"vocab_size\":"));
+    CHECK(contains(info, "\"has_ctc\":true"));
+    CHECK(!contains(info, ",,") && !contains(info, "{,"));
+    parakeet_capi_free_string(info);
+}
+
+static void test_concurrency_settings(parakeet_ctx* ctx) {
+    CHECK(parakeet_capi_set_concurrency(ctx, 0, 0) == 1);
+    CHECK(parakeet_capi_set_concurrency(ctx, 1, 4) == 1);
+    CHECK(parakeet_capi_pool_working_set_bytes(ctx) == 0);
+    CHECK(parakeet_capi_set_concurrency(ctx, -3, -3) == 1);
+    CHECK(parakeet_capi_set_concurrency(ctx, 2, 1) == 2);
+    float* s = make_signal(8000);
+    char* text = parakeet_capi_transcribe_pcm(ctx, s, 8000, 16000, 0);
+    CHECK(text != NULL);
+    parakeet_capi_free_string(text);
+    CHECK(parakeet_capi_pool_working_set_bytes(ctx) > 0);
+    CHECK(parakeet_capi_set_concurrency(ctx, 100000, 1) == 64);
+    CHECK(parakeet_capi_set_concurrency(ctx, 1, 0) == 1);
+    CHECK(parakeet_capi_set_threads(2) == 2);
+    CHECK(parakeet_capi_set_threads(0) >= 1);
+    free(s);
+}
+
+static void test_missing_head(const char* rnnt_model) {
+    parakeet_ctx* ctx = parakeet_capi_load(rnnt_model);
+    CHECK(ctx != NULL);
+    if (!ctx) return;
+    float s[1600] = {0};
+    CHECK(parakeet_capi_transcribe_pcm(ctx, s, 1600, 16000, 1) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "no CTC head");
+    char* ok = parakeet_capi_transcribe_pcm(ctx, s, 1600, 16000, 2);
+    CHECK(ok != NULL);
+    parakeet_capi_free_string(ok);
+    parakeet_capi_free(ctx);
+}
+
+int main(int argc, char** argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s HYBRID.gguf RNNT.gguf OTHER_ARCH.gguf SCRATCH_DIR\n", argv[0]);
+        return 2;
+    }
+    test_version();
+    test_null_handles();
+    test_load_failures(argv[3], argv[4]);
+    test_truncated_model(argv[1], argv[4]);
+    parakeet_ctx* ctx = parakeet_capi_load(argv[1]);
+    CHECK(ctx != NULL);
+    CHECK(strcmp(parakeet_capi_load_error(), "") == 0);
+    if (ctx) {
+        test_model_info(ctx);
+        test_bad_audio(ctx, argv[4]);
+        test_success_clears_errors(ctx);
+        test_results(ctx, argv[4]);
+        test_concurrency_settings(ctx);
+        parakeet_capi_free(ctx);
+    }
+    test_missing_head(argv[2]);
+    printf("%d passed, %d failed\n", g_checks - g_failures, g_failures);
+    return g_failures == 0 ? 0 : 1;
+}

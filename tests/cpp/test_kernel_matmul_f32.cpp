@@ -74,17 +74,24 @@ TEST(MatmulF32, SameBitsForAnyTeamSize) {
 }
 
 TEST(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
-    // Row m of a batch equals the same row computed alone by the GEMM path (M = 2 with a
-    // zero partner row), so batching frames does not change results.
+    // A row's result does not depend on the other rows of the batch or on where its tile
+    // falls (here: a batch of 9 against the row placed at the end of a batch of 13 zeros), and
+    // a few rows give exactly the single-row result.
     const int64_t N = 33, K = 300, M = 9;
     const std::vector<float> w = random_floats(N * K, 51), x = random_floats(M * K, 52);
     const PackedWeights pw(WeightType::F32, w.data(), N, K);
     const std::vector<float> all = run(pw, x, M, nullptr, 2);
     for (int64_t m = 0; m < M; ++m) {
-        std::vector<float> pair(2 * K, 0.0f);
-        std::copy(x.begin() + m * K, x.begin() + (m + 1) * K, pair.begin());
-        const std::vector<float> one = run(pw, pair, 2, nullptr, 1);
-        EXPECT_EQ(0, std::memcmp(one.data(), all.data() + m * N, N * sizeof(float))) << m;
+        std::vector<float> batch(13 * K, 0.0f);
+        std::copy(x.begin() + m * K, x.begin() + (m + 1) * K, batch.begin() + 12 * K);
+        const std::vector<float> alone = run(pw, batch, 13, nullptr, 1);
+        EXPECT_EQ(0, std::memcmp(alone.data() + 12 * N, all.data() + m * N, N * sizeof(float))) << m;
+    }
+    const std::vector<float> few = run(pw, x, 3, nullptr, 2);
+    for (int64_t m = 0; m < 3; ++m) {
+        const std::vector<float> row(x.begin() + m * K, x.begin() + (m + 1) * K);
+        const std::vector<float> one = run(pw, row, 1, nullptr, 1);
+        EXPECT_EQ(0, std::memcmp(one.data(), few.data() + m * N, N * sizeof(float))) << m;
     }
 }
 

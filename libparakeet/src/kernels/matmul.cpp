@@ -25,10 +25,16 @@ constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
 constexpr int64_t kMcQ8 = 128;       // multiple of kRowsQ8
 
+// Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
+// (and a weight slice be copied for) 4-6 rows to use 1-4.
+constexpr int64_t kMaxMatvecRows = 4;
+
 // Work below these sizes is not split: a dispatch and a cold start on another core cost a few
 // microseconds, which only pays for itself on bigger jobs.
 constexpr double kMinFlopsPerChunk = 4.0e6;
 constexpr int64_t kMinBytesPerMatvecChunk = 64 * 1024;
+// Fewest tiles sharing an F32 weight slice for which it is copied to the thread's buffer.
+constexpr int64_t kMinTilesPerCopy = 3;
 // Activation packing is memory bound: at least this many floats per chunk.
 constexpr int64_t kMinPackFloatsPerChunk = 64 * 1024;
 
@@ -88,8 +94,8 @@ struct GemmShape {
     int64_t ldy;
 };
 
-// The blocked loop nest over one share. prepare_b(jr, pc, kc) returns the weight slice the
-// tile reads; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes one full tile. Edge
+// The blocked loop nest over one share. prepare_b(jr, pc, kc, tiles) returns the weight
+// slice the next `tiles` tiles read; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes one full tile. Edge
 // tiles go through a zero-padded 16-wide scratch tile so that they run the same code.
 // While the tiles of one panel run, the next panel's slice is prefetched a little per tile:
 // with few rows (M ~ 100) the weights are the big stream and would otherwise arrive from
@@ -105,7 +111,7 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
         for (int64_t ic = sh.r0; ic < sh.r1; ic += s.mc_panels) {
             const int64_t ic_end = std::min(ic + s.mc_panels, sh.r1);
             for (int64_t jr = sh.j0; jr < sh.j1; ++jr) {
-                const auto* b = prepare_b(jr, pc, kc);
+                const auto* b = prepare_b(jr, pc, kc, ic_end - ic);
                 const uint8_t* next =
                     jr + 1 < sh.j1 ? s.w->panel(jr + 1) + pc * s.unit_bytes : nullptr;
                 const int64_t next_lines = static_cast<int64_t>(kc * s.unit_bytes + 63) / 64;
@@ -170,17 +176,19 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     // Each K slice of a panel is copied (F32) or widened (F16) once into the thread's buffer,
     // then reused from L1 by every row panel of the A block. Reading the slice straight from
     // the packed weights measured ~25 % slower on big weights: the first tile of each panel
-    // then stalls on L3 misses that a plain streaming copy does not suffer.
+    // then stalls on L3 misses that a plain streaming copy does not suffer. With only a tile
+    // or two per slice the copy costs more than it saves, and F32 reads the panel directly.
     float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
     const bool f16 = w.type() == WeightType::F16;
     run_chunks(team, split.chunks, [&](int i) {
         float* buf = slices + i * kKcF32 * kPanel;
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t tiles) {
             if (f16) {
                 const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
                 kern.f16_to_f32(src, kc * kPanel, buf);
             } else {
                 const float* src = reinterpret_cast<const float*>(w.panel(jr)) + pc * kPanel;
+                if (tiles < kMinTilesPerCopy) return src;
                 std::memcpy(buf, src, static_cast<size_t>(kc * kPanel) * sizeof(float));
             }
             return static_cast<const float*>(buf);
@@ -214,7 +222,7 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
         scratch.alloc(static_cast<size_t>(split.chunks * kKcQ8Blocks) * kQ8WideBlockBytes));
     run_chunks(team, split.chunks, [&](int i) {
         uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kQ8WideBlockBytes;
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
             kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
             return static_cast<const uint8_t*>(buf);
         };
@@ -227,38 +235,46 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     });
 }
 
-// M == 1: one streaming pass over the weights, split by panels once there is enough of them.
-void matvec(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
-            int64_t K, const PackedWeights& w, const float* bias, float* y) {
+// Few rows (decoder steps, M == 1): one streaming pass over the weights, each row by the
+// matrix-vector kernel, split by panels once there is enough of them. All rows of a panel are
+// done while the panel is in cache, so the weights are read from memory once.
+void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+                 int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
+                 int64_t ldy) {
     const int64_t N = w.n();
     const int64_t panels = w.n_panels();
     const int64_t panel_bytes = panels > 1 ? w.panel(1) - w.panel(0) : 1;
-    const int64_t grain = std::max<int64_t>(1, kMinBytesPerMatvecChunk / panel_bytes);
+    const int64_t grain = std::max<int64_t>(1, kMinBytesPerMatvecChunk / (panel_bytes * M));
 
+    const int64_t nblocks = K / kQ8Block;
     int16_t* xq = nullptr;
     float* xs = nullptr;
     if (w.type() == WeightType::Q8_0) {
-        xq = scratch.alloc_array<int16_t>(static_cast<size_t>(K));
-        xs = scratch.alloc_array<float>(static_cast<size_t>(K / kQ8Block));
-        kern.quantize_row_q8(x, K, xq, xs);
+        xq = scratch.alloc_array<int16_t>(static_cast<size_t>(M * K));
+        xs = scratch.alloc_array<float>(static_cast<size_t>(M * nblocks));
+        for (int64_t m = 0; m < M; ++m) kern.quantize_row_q8(x + m * K, K, xq + m * K, xs + m * nblocks);
     }
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
         alignas(64) float out[kPanel];
         for (int64_t p = b; p < e; ++p) {
-            switch (w.type()) {
-                case WeightType::F32:
-                    kern.matvec_f32(x, K, reinterpret_cast<const float*>(w.panel(p)), out);
-                    break;
-                case WeightType::F16:
-                    kern.matvec_f16(x, K, reinterpret_cast<const uint16_t*>(w.panel(p)), out);
-                    break;
-                case WeightType::Q8_0:
-                    kern.matvec_q8(xq, xs, K / kQ8Block, w.panel(p), out);
-                    break;
-            }
             const int64_t col0 = p * kPanel;
             const int64_t cols = std::min(kPanel, N - col0);
-            for (int64_t j = 0; j < cols; ++j) y[col0 + j] = bias ? out[j] + bias[col0 + j] : out[j];
+            for (int64_t m = 0; m < M; ++m) {
+                switch (w.type()) {
+                    case WeightType::F32:
+                        kern.matvec_f32(x + m * K, K, reinterpret_cast<const float*>(w.panel(p)), out);
+                        break;
+                    case WeightType::F16:
+                        kern.matvec_f16(x + m * K, K, reinterpret_cast<const uint16_t*>(w.panel(p)),
+                                        out);
+                        break;
+                    case WeightType::Q8_0:
+                        kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
+                        break;
+                }
+                float* ym = y + m * ldy + col0;
+                for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+            }
         }
     });
 }
@@ -285,8 +301,8 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     if (M == 0) return;
     const MatmulKernels& kern = active_matmul_kernels();
     ArenaScope scope(scratch);
-    if (M == 1) {
-        matvec(kern, team, scratch, x, K, w, bias, y);
+    if (M <= kMaxMatvecRows) {
+        matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0) {
         gemm_q8(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else {

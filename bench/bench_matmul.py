@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""Matrix-product throughput: our kernels (bench_matmul) against numpy's sgemm.
+
+For every shape, interleaved in one run: numpy (OpenBLAS, one thread) computing x @ W.T in
+float32, then our f32 / f16 / q8_0 kernels with 1 and 2 threads. The whole sequence is repeated
+--rounds times and each number is the median over rounds of per-round medians (GFLOP/s =
+2 M N K / time). Prints a table and checks the targets of the issue:
+
+  f32, 1 thread    >= 0.85 x numpy sgemm (1 thread)
+  q8_0, 1 thread   >= 1.5  x our f32
+  f16, 1 thread    >= 0.9  x our f32
+  2 threads        >= 1.8  x 1 thread, on the large shapes (2 M N K >= 1e9)
+
+Run it with the OpenBLAS overrides some machines set removed, e.g.
+  env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/bench_matmul.py --build-dir build
+--clock cpu times the 1-thread runs in process CPU time, which a busy machine disturbs less
+(the 2-thread speed-up is always wall time).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy is imported
+import numpy as np  # noqa: E402
+
+TYPES = ("f32", "f16", "q8_0")
+
+
+def blas_info():
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return "threadpoolctl not installed"
+    infos = [i for i in threadpool_info() if i.get("user_api") == "blas"]
+    if not infos:
+        return "no BLAS found by threadpoolctl"
+    i = infos[0]
+    return "%s %s, kernel %s, %s thread(s)" % (
+        i.get("internal_api"), i.get("version"), i.get("architecture"), i.get("num_threads"))
+
+
+def time_numpy(M, K, N, reps, min_time, clock):
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (M, K)).astype(np.float32)
+    w = rng.uniform(-1, 1, (N, K)).astype(np.float32)
+    x @ w.T  # warm-up
+    times = []
+    start = time.perf_counter()
+    while len(times) < reps or time.perf_counter() - start < min_time:
+        w0, c0 = time.perf_counter(), time.process_time()
+        x @ w.T
+        times.append(time.process_time() - c0 if clock == "cpu" else time.perf_counter() - w0)
+    return 2.0 * M * N * K / statistics.median(times) / 1e9
+
+
+def time_ours(bench, M, K, N, reps, min_time):
+    configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in TYPES]
+    out = subprocess.run([bench, "--reps", str(reps), "--min-time", str(min_time)] + configs,
+                         check=True, capture_output=True, text=True).stdout
+    return {(r["type"], r["threads"]): r for r in map(json.loads, out.splitlines())}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build-dir", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.2)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall")
+    ap.add_argument("--M", type=int, nargs="+", default=[125, 500, 1000])
+    ap.add_argument("--KN", type=int, nargs="+", default=[512, 2048],
+                    help="sizes used for both K and N (all pairs)")
+    ap.add_argument("--json", help="also write the results here")
+    args = ap.parse_args()
+
+    bench = os.path.join(args.build_dir, "bench", "bench_matmul")
+    if not os.path.exists(bench):
+        sys.exit("%s not found: build the bench_matmul target first" % bench)
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        if var in os.environ:
+            print("warning: %s=%s is set; it may slow numpy (see the docstring)"
+                  % (var, os.environ[var]))
+    shapes = [(M, K, N) for M in args.M for K in args.KN for N in args.KN]
+    print("numpy %s, BLAS: %s" % (np.__version__, blas_info()))
+    print("load average before: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+
+    keys = ["numpy"] + ["%s_%dt" % (t, th) for th in (1, 2) for t in TYPES]
+    samples = {s: {k: [] for k in keys} for s in shapes}
+    for _ in range(args.rounds):
+        for s in shapes:
+            M, K, N = s
+            samples[s]["numpy"].append(time_numpy(M, K, N, args.reps, args.min_time, args.clock))
+            ours = time_ours(bench, M, K, N, args.reps, args.min_time)
+            for (t, th), r in ours.items():
+                one_thread_cpu = args.clock == "cpu" and th == 1
+                samples[s]["%s_%dt" % (t, th)].append(
+                    r["gflops_per_cpu_second"] if one_thread_cpu else r["gflops"])
+    print("load average after:  %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+
+    res = {s: {k: statistics.median(v) for k, v in samples[s].items()} for s in shapes}
+    header = ["M", "K", "N", "numpy", "f32", "f32/np", "f16", "f16/f32", "q8_0", "q8/f32",
+              "f32 2T/1T", "f16 2T/1T", "q8 2T/1T"]
+    rows = []
+    for s, r in res.items():
+        rows.append(list(s) + [
+            "%.1f" % r["numpy"], "%.1f" % r["f32_1t"], "%.2f" % (r["f32_1t"] / r["numpy"]),
+            "%.1f" % r["f16_1t"], "%.2f" % (r["f16_1t"] / r["f32_1t"]),
+            "%.1f" % r["q8_0_1t"], "%.2f" % (r["q8_0_1t"] / r["f32_1t"]),
+            "%.2f" % (r["f32_2t"] / r["f32_1t"]), "%.2f" % (r["f16_2t"] / r["f16_1t"]),
+            "%.2f" % (r["q8_0_2t"] / r["q8_0_1t"])])
+    print("\nGFLOP/s (1 thread, %s clock; medians of %d rounds); 2T/1T in wall time\n"
+          % (args.clock, args.rounds))
+    try:
+        from tabulate import tabulate
+        print(tabulate(rows, headers=header, tablefmt="github"))
+    except ImportError:
+        print(" | ".join(header))
+        for row in rows:
+            print(" | ".join(str(c) for c in row))
+
+    large = [s for s in shapes if 2.0 * s[0] * s[1] * s[2] >= 1e9]
+    checks = [
+        ("f32 >= 0.85 x numpy", min(res[s]["f32_1t"] / res[s]["numpy"] for s in shapes), 0.85),
+        ("q8_0 >= 1.5 x f32", min(res[s]["q8_0_1t"] / res[s]["f32_1t"] for s in shapes), 1.5),
+        ("f16 >= 0.9 x f32", min(res[s]["f16_1t"] / res[s]["f32_1t"] for s in shapes), 0.9),
+    ]
+    if large:
+        checks.append(("2 threads >= 1.8 x 1 thread (large shapes)",
+                       min(res[s]["%s_2t" % t] / res[s]["%s_1t" % t] for s in large
+                           for t in TYPES), 1.8))
+    print("\ntargets (worst shape):")
+    for name, worst, want in checks:
+        print("  %-45s worst %.2f  %s" % (name, worst, "ok" if worst >= want else "MISSED"))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([{"M": s[0], "K": s[1], "N": s[2], **res[s]} for s in shapes], f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

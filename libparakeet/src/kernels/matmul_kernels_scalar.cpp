@@ -38,9 +38,10 @@ int16_t quantize_q8(float x, float id) {
 
 void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
               const float* bias, bool accumulate) {
+    // Row by row, so that one row of accumulators fits in SSE registers.
     float acc[MR][kPanel] = {};
-    for (int64_t k = 0; k < kc; ++k) {
-        for (int64_t r = 0; r < MR; ++r) {
+    for (int64_t r = 0; r < MR; ++r) {
+        for (int64_t k = 0; k < kc; ++k) {
             const float ar = a[k * MR + r];
             for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[k * kPanel + j];
         }

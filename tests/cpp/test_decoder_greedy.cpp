@@ -102,6 +102,20 @@ TEST(GreedyTdt, CapReachedByAStepWithDurationAddsOneMoreFrame) {
     EXPECT_TRUE(s.script_used_up());
 }
 
+TEST(GreedyTdt, GreedyBatchLoopAddsNoFrameWhenTheCappingTokenJumps) {
+    // NeMo's label-looping loop forces a frame only while still on the capped frame.
+    ScriptedSteps s({{1, 0}, {2, 0}, {3, 2}, {4, 1}, {kBlank, 1}}, 5);
+    pk::GreedyOptions o = tdt_options(3);
+    o.tdt_loop = pk::TdtLoop::GreedyBatch;
+    const auto out = pk::greedy_tdt(s, 4, o);
+    EXPECT_EQ(ids_frames(out), (Pairs{{1, 0}, {2, 0}, {3, 0}, {4, 2}}));
+    EXPECT_EQ(s.frames, (std::vector<int>{0, 0, 0, 2, 3}));
+    EXPECT_TRUE(s.script_used_up());
+    // ...and still adds it when the cap is reached on the frame (all durations 0).
+    ScriptedSteps z({{1, 0}, {2, 0}, {3, 0}, {4, 1}}, 5);
+    EXPECT_EQ(ids_frames(pk::greedy_tdt(z, 2, o)), (Pairs{{1, 0}, {2, 0}, {3, 0}, {4, 1}}));
+}
+
 TEST(GreedyTdt, CapCountsBlankStepsOfTheVisitToo) {
     // A token with duration 0, then a blank with duration 1: with max_symbols 2 the blank is
     // the visit's second step, so the cap adds one frame (NeMo counts every step).

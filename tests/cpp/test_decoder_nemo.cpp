@@ -2,7 +2,9 @@
 // `enc`) against the converted model (model.gguf next to it), compared with what NeMo 3.0.0
 // decoded from the same tensor: token ids, frames and durations exactly; confidences, word
 // times and word confidences to 1e-4; text and words exactly. This isolates the decoders from
-// the encoder. Skipped when the fixtures or the converted model are missing.
+// the encoder. Both NeMo greedy TDT loops are checked (GreedyTDTInfer, and the label-looping
+// greedy_batch when the fixture records it). Skipped when the fixtures or the converted model
+// are missing.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -105,6 +107,26 @@ TEST_P(NemoDecoders, DecodeNeMoEncoderOutputLikeNeMo) {
             const pk::Transcript tr =
                 m.builder.build(dec.decode(team, arena, enc.data(), enc_len, enc_len), dec.timestamp_rule());
             expect_matches_nemo(ref, head, tr, dec.is_tdt());
+        }
+        if (m.cfg.has_transducer() && m.cfg.is_tdt() && ref.has_key("ref.tdt.batch.ids")) {
+            // NeMo's label-looping loop ("greedy_batch"), recorded with ids, frames, durations,
+            // confidences and text.
+            pk::TransducerDecoder dec = pk::TransducerDecoder::load(loader, m.cfg, team, arena);
+            dec.set_tdt_loop(pk::TdtLoop::GreedyBatch);
+            const pk::Transcript tr =
+                m.builder.build(dec.decode(team, arena, enc.data(), enc_len, enc_len), dec.timestamp_rule());
+            const std::vector<int> ids = ints(ref, "ref.tdt.batch.ids");
+            const std::vector<int> frames = ints(ref, "ref.tdt.batch.frames");
+            const std::vector<int> durations = ints(ref, "ref.tdt.batch.durations");
+            const std::vector<float> conf = ref.get_f32_array("ref.tdt.batch.token_conf");
+            ASSERT_EQ(tr.tokens.size(), ids.size());
+            for (size_t i = 0; i < ids.size(); ++i) {
+                ASSERT_EQ(tr.tokens[i].id, ids[i]) << "batch token " << i;
+                ASSERT_EQ(tr.tokens[i].frame, frames[i]) << "batch token " << i;
+                ASSERT_EQ(tr.tokens[i].duration, durations[i]) << "batch token " << i;
+                EXPECT_NEAR(tr.tokens[i].confidence, conf[i], 1e-4) << "batch token " << i;
+            }
+            EXPECT_EQ(tr.text, ref.get_string("ref.tdt.batch.text"));
         }
         if (m.cfg.has_ctc()) {
             const pk::CtcDecoder dec = pk::CtcDecoder::load(loader, m.cfg);

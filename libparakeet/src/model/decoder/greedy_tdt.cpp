@@ -32,7 +32,7 @@ std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, cons
             ++symbols;
             t += duration;
             if (duration != 0) {
-                if (capped && symbols == o.max_symbols) t += 1;
+                if (capped && symbols == o.max_symbols && o.tdt_loop == TdtLoop::Greedy) t += 1;
                 break;
             }
         }

@@ -7,7 +7,8 @@
 //     prediction net advances on it); a blank is not (its state is discarded) but its duration
 //     still applies; t += duration after every step;
 //   - when the visit took max_symbols steps, t advances one more frame (also when the last
-//     step's duration was not 0: then t moves duration + 1).
+//     step's duration was not 0: then t moves duration + 1 — unless options.tdt_loop is
+//     GreedyBatch, see transducer_steps.h).
 // A blank with duration 0 makes NeMo repeat the identical step until max_symbols and then
 // advance one frame; this search advances one frame at once, which gives the same result
 // (and, with no max_symbols, terminates where NeMo would loop forever).

@@ -31,8 +31,10 @@ public:
     bool is_tdt() const { return !options_.durations.empty(); }
     TimestampRule timestamp_rule() const { return is_tdt() ? TimestampRule::Tdt : TimestampRule::Rnnt; }
     const GreedyOptions& options() const { return options_; }
-    // Confidence settings (NeMo max_prob alpha); not thread-safe against running decodes.
+    // Confidence settings (NeMo max_prob alpha) and which NeMo greedy TDT loop to follow;
+    // not thread-safe against running decodes.
     void set_confidence(const ConfidenceOptions& c) { options_.confidence = c; }
+    void set_tdt_loop(TdtLoop loop) { options_.tdt_loop = loop; }
 
     size_t packed_bytes() const { return prediction_.packed_bytes() + joint_.packed_bytes(); }
 

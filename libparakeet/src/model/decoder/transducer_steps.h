@@ -23,10 +23,19 @@ public:
     virtual void emit(int token) = 0;
 };
 
+// NeMo 3.0.0 has two greedy TDT loops that decode alike except for one rule: when a frame's
+// max_symbols-th step has a non-zero duration, GreedyTDTInfer (strategy "greedy") still adds
+// the extra frame of the max_symbols rule, the label-looping GreedyBatchedTDTInfer
+// ("greedy_batch", the default of NeMo's decoding config and of its Parakeet training configs)
+// does not: it forces a frame only while it is still on the frame of max_symbols tokens.
+// (A blank's step ends the visit either way; for RNN-T the two loops agree.)
+enum class TdtLoop { Greedy, GreedyBatch };
+
 struct GreedyOptions {
     int blank_id = 0;            // = vocab size; token logits are [0, blank_id]
     std::vector<int> durations;  // TDT durations in frames ({0, 1, 2, 3, 4}); empty for RNN-T
     int max_symbols = 10;        // symbols per frame; <= 0: unlimited (NeMo None)
+    TdtLoop tdt_loop = TdtLoop::Greedy;
     ConfidenceOptions confidence;
 };
 

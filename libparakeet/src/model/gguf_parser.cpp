@@ -197,7 +197,9 @@ void GgufParser::read_alignment() {
     const char* const key = "general.alignment";
     if (!r_.has_key(key)) return;
     const uint32_t alignment = r_.get_u32(key);
-    if (!is_power_of_two(alignment)) fail(std::string(key) + " = " + str(alignment) + " is not a power of two");
+    if (!is_power_of_two(alignment)) {
+        fail(std::string(key) + " = " + str(alignment) + " is not a power of two");
+    }
     r_.alignment_ = alignment;
 }
 

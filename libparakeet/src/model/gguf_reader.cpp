@@ -33,7 +33,8 @@ struct Integer {
             if constexpr (L::is_signed) {
                 const uint64_t min_magnitude = static_cast<uint64_t>(L::max()) + 1;  // |L::min()|
                 if (magnitude > min_magnitude) return false;
-                *out = magnitude == min_magnitude ? L::min() : static_cast<T>(-static_cast<int64_t>(magnitude));
+                *out = magnitude == min_magnitude ? L::min()
+                                                  : static_cast<T>(-static_cast<int64_t>(magnitude));
                 return true;
             } else {
                 return false;
@@ -47,7 +48,9 @@ struct Integer {
 
 Integer load_integer(const uint8_t* p, GgufValueType t) {
     auto from_signed = [](int64_t v) {
-        return v < 0 ? Integer{true, static_cast<uint64_t>(-(v + 1)) + 1} : Integer{false, static_cast<uint64_t>(v)};
+        // -(v + 1) + 1 is |v| without overflowing at INT64_MIN.
+        return v < 0 ? Integer{true, static_cast<uint64_t>(-(v + 1)) + 1}
+                     : Integer{false, static_cast<uint64_t>(v)};
     };
     switch (t) {
         case GgufValueType::U8: return {false, load<uint8_t>(p)};

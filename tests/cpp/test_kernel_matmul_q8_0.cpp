@@ -147,7 +147,7 @@ TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
             const std::vector<double> wants = quantise_activations(xs, K);
             std::vector<int16_t> qp(static_cast<size_t>(R * K), 99);
             std::vector<float> sp(static_cast<size_t>(R * K / 32), 99.0f);
-            k->quantize_panel_q8(xs.data(), rows, K, qp.data(), sp.data());
+            k->quantize_panel_q8(xs.data(), rows, K, K / 32, qp.data(), sp.data());
             for (int64_t r = 0; r < R; ++r) {
                 for (int64_t i = 0; i < K; ++i) {
                     const double got = static_cast<double>(sp[(i / 32) * R + r]) *

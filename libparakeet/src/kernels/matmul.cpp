@@ -17,13 +17,13 @@ namespace {
 
 // Cache blocking (Zen 2/3/4: 32 KiB L1d, >= 512 KiB L2 per core). A K slice of one weight
 // panel (f32: kc x 16 floats = 16 KiB; q8_0 widened: 17 KiB) stays in L1 while the row panels
-// of an A block (f32: 240 rows x 256 k = 240 KiB; q8_0: 128 rows x 512 k int16 = 128 KiB)
+// of an A block (f32: 240 rows x 256 k = 240 KiB; q8_0: 256 rows x 512 k int16 = 256 KiB)
 // stream from L2. The K slicing is fixed (never derived from M or the team size): it is part
 // of each output's summation order. Sizes picked by sweeping bench_matmul (docs/performance.md).
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
-constexpr int64_t kMcQ8 = 128;       // multiple of kRowsQ8
+constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8
 
 // Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
 // (and a weight slice be copied for) 4-6 rows to use 1-4.
@@ -157,12 +157,16 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
                 int64_t ldy) {
     const int64_t mr = kRowsF32;
     const int64_t row_panels = ceil_div(M, mr);
+    // Packed A, K slice by K slice (matmul_layout.h): slice pc starts at pc * mr * row_panels.
     float* a = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * K));
     parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
                  [&](int64_t b, int64_t e) {
                      for (int64_t i = b; i < e; ++i) {
-                         kern.pack_rows_f32(x + i * mr * K, std::min(mr, M - i * mr), K,
-                                            a + i * mr * K);
+                         for (int64_t pc = 0; pc < K; pc += kKcF32) {
+                             const int64_t kc = std::min(kKcF32, K - pc);
+                             kern.pack_rows_f32(x + i * mr * K + pc, std::min(mr, M - i * mr), K,
+                                                kc, a + pc * mr * row_panels + i * mr * kc);
+                         }
                      }
                  });
 
@@ -171,7 +175,7 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     const GemmShape shape{M, w.n(), mr, K, kKcF32, kMcF32 / mr, &w, unit, bias, y, ldy};
     auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const float* b, float* c, int64_t ldc,
                     const float* bj, bool acc) {
-        kern.tile_f32(kc, a + ir * mr * K + pc * mr, b, c, ldc, bj, acc);
+        kern.tile_f32(kc, a + pc * mr * row_panels + ir * mr * kc, b, c, ldc, bj, acc);
     };
     // Each K slice of a panel is copied (F32) or widened (F16) once into the thread's buffer,
     // then reused from L1 by every row panel of the A block. Reading the slice straight from
@@ -203,13 +207,24 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     const int64_t mr = kRowsQ8;
     const int64_t row_panels = ceil_div(M, mr);
     const int64_t nblocks = K / kQ8Block;
+    // Quantised A, K slice by K slice (matmul_layout.h); pc counts blocks.
     int16_t* aq = scratch.alloc_array<int16_t>(static_cast<size_t>(row_panels * mr * K));
     float* as = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * nblocks));
+    auto a_at = [&](int64_t ir, int64_t pc, int64_t kc) {
+        return aq + (pc * row_panels + ir * kc) * mr * kQ8Block;
+    };
+    auto scale_at = [&](int64_t ir, int64_t pc, int64_t kc) {
+        return as + (pc * row_panels + ir * kc) * mr;
+    };
     parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
                  [&](int64_t b, int64_t e) {
                      for (int64_t i = b; i < e; ++i) {
-                         kern.quantize_panel_q8(x + i * mr * K, std::min(mr, M - i * mr), K,
-                                                aq + i * mr * K, as + i * mr * nblocks);
+                         for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
+                             const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
+                             kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block,
+                                                    std::min(mr, M - i * mr), K, kc,
+                                                    a_at(i, pc, kc), scale_at(i, pc, kc));
+                         }
                      }
                  });
 
@@ -228,8 +243,7 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
         };
         auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,
                         int64_t ldc, const float* bj, bool acc) {
-            kern.tile_q8(kc, aq + (ir * nblocks + pc) * mr * kQ8Block,
-                         as + (ir * nblocks + pc) * mr, b, c, ldc, bj, acc);
+            kern.tile_q8(kc, a_at(ir, pc, kc), scale_at(ir, pc, kc), b, c, ldc, bj, acc);
         };
         gemm_share(shape, split.share(i), prepare_b, tile);
     });

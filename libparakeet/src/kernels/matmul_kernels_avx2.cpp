@@ -242,13 +242,14 @@ inline void store_interleaved(const __m256i p[4], int16_t* q) {
     _mm256_storeu_si256(out + 3, _mm256_permute2x128_si256(v2, v3, 0x31));  // t6 t7
 }
 
-void quantize_panel_q8(const float* x, int64_t rows, int64_t K, int16_t* q, float* scale) {
+void quantize_panel_q8(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int16_t* q,
+                       float* scale) {
     static_assert(QR == 4, "store_interleaved transposes 4 rows");
-    for (int64_t b = 0; b < K / kQ8Block; ++b) {
+    for (int64_t b = 0; b < nblocks; ++b) {
         __m256i lo[QR], hi[QR];
         for (int64_t r = 0; r < QR; ++r) {
             if (r < rows) {
-                scale[b * QR + r] = quantize_block(x + r * K + b * kQ8Block, lo[r], hi[r]);
+                scale[b * QR + r] = quantize_block(x + r * ldx + b * kQ8Block, lo[r], hi[r]);
             } else {
                 scale[b * QR + r] = 0.0f;
                 lo[r] = hi[r] = _mm256_setzero_si256();

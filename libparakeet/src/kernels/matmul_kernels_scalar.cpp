@@ -102,12 +102,12 @@ void f16_to_f32_n(const uint16_t* src, int64_t n, float* dst) {
     for (int64_t i = 0; i < n; ++i) dst[i] = f16_to_f32(src[i]);
 }
 
-void pack_rows_f32(const float* x, int64_t rows, int64_t K, float* a) {
+void pack_rows_f32(const float* x, int64_t rows, int64_t ldx, int64_t kc, float* a) {
     for (int64_t r = 0; r < MR; ++r) {
         if (r < rows) {
-            for (int64_t k = 0; k < K; ++k) a[k * MR + r] = x[r * K + k];
+            for (int64_t k = 0; k < kc; ++k) a[k * MR + r] = x[r * ldx + k];
         } else {
-            for (int64_t k = 0; k < K; ++k) a[k * MR + r] = 0.0f;
+            for (int64_t k = 0; k < kc; ++k) a[k * MR + r] = 0.0f;
         }
     }
 }
@@ -131,14 +131,17 @@ void quantize_row_q8(const float* x, int64_t K, int16_t* q, float* scale) {
     quantize_row_strided(x, K, q, scale, 1);
 }
 
-void quantize_panel_q8(const float* x, int64_t rows, int64_t K, int16_t* q, float* scale) {
+void quantize_panel_q8(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int16_t* q,
+                       float* scale) {
     for (int64_t r = 0; r < QR; ++r) {
         if (r < rows) {
-            quantize_row_strided(x + r * K, K, q + 2 * r, scale + r, QR);
+            quantize_row_strided(x + r * ldx, nblocks * kQ8Block, q + 2 * r, scale + r, QR);
             continue;
         }
-        for (int64_t t = 0; t < K / 2; ++t) q[2 * (t * QR + r)] = q[2 * (t * QR + r) + 1] = 0;
-        for (int64_t b = 0; b < K / kQ8Block; ++b) scale[b * QR + r] = 0.0f;
+        for (int64_t t = 0; t < nblocks * kQ8PairsPerBlock; ++t) {
+            q[2 * (t * QR + r)] = q[2 * (t * QR + r) + 1] = 0;
+        }
+        for (int64_t b = 0; b < nblocks; ++b) scale[b * QR + r] = 0.0f;
     }
 }
 

@@ -13,11 +13,15 @@
 //   The Q8_0 GEMM widens the K slice of a panel it is about to reuse into "wide" blocks of
 //   kQ8WideBlockBytes: the same 16 float scales, then the same q values as int16.
 //
-// Activations are packed per call into row panels of MR rows, zero-padded past M:
-//   F32 / F16 GEMM (MR = kRowsF32):  a[k * MR + r] = x[MR i + r][k]
-//   Q8_0 (MR = kRowsQ8):  int16 q[2 ((16 b + t) MR + r) + h] = quantised x[MR i + r][32 b + 2 t + h]
+// Activations are packed per call into row panels of MR rows, zero-padded past M, and cut
+// along K into the slices the GEMM loops over (see matmul.cpp): slice s holds, for every row
+// panel in turn, that panel's kc_s columns, so the tiles of a K slice read A as one stream.
+// Within one row panel and slice (kc columns starting at k0):
+//   F32 / F16 GEMM (MR = kRowsF32):  a[k * MR + r] = x[MR i + r][k0 + k]
+//   Q8_0 (MR = kRowsQ8):  int16 q[2 ((16 b + t) MR + r) + h] = quantised x[MR i + r][k0 + 32 b + 2 t + h]
 //     (pairs of consecutive k, one pair per row, so one 32-bit broadcast feeds vpmaddwd), and
-//     float scale[b MR + r] = that row's scale for block b. M == 1 uses MR = 1.
+//     float scale[b MR + r] = that row's scale for block b. Rows quantised for the
+//     matrix-vector kernel use MR = 1 and one slice.
 #pragma once
 
 #include <cstddef>
@@ -62,13 +66,16 @@ struct MatmulKernels {
     void (*widen_q8)(const uint8_t* blocks, int64_t nblocks, uint8_t* wide);
     // Widens n halves to floats (F16 weights are converted a panel slice at a time).
     void (*f16_to_f32)(const uint16_t* src, int64_t n, float* dst);
-    // Packs rows [0, rows) of x (row stride K) into one f32 row panel of kRowsF32 rows.
-    void (*pack_rows_f32)(const float* x, int64_t rows, int64_t K, float* a);
+    // Packs columns [0, kc) of rows [0, rows) of x (row stride ldx) into one f32 row panel
+    // slice of kRowsF32 rows.
+    void (*pack_rows_f32)(const float* x, int64_t rows, int64_t ldx, int64_t kc, float* a);
     // Quantises one row of K floats (K % 32 == 0) into q[K] and scale[K / 32] (the Q8_0
     // layout above with MR = 1). Must give the same bits on every path.
     void (*quantize_row_q8)(const float* x, int64_t K, int16_t* q, float* scale);
-    // Quantises rows [0, rows) of x (row stride K) into one Q8_0 row panel of kRowsQ8 rows.
-    void (*quantize_panel_q8)(const float* x, int64_t rows, int64_t K, int16_t* q, float* scale);
+    // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into one Q8_0 row
+    // panel slice of kRowsQ8 rows.
+    void (*quantize_panel_q8)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks,
+                              int16_t* q, float* scale);
     // Matrix-vector products for one panel: out[0..16) = sum_k x[k] * panel[k][0..16).
     void (*matvec_f32)(const float* x, int64_t K, const float* panel, float* out);
     void (*matvec_f16)(const float* x, int64_t K, const uint16_t* panel, float* out);

@@ -1,10 +1,12 @@
 // End-to-end parity with NeMo 3.0.0 on the committed fixtures: for every model and clip, the
 // mel features, the subsampling output, every conformer layer and the encoder output are
 // within small bounds of NeMo's, and every head's token ids, frames, durations and text are
-// identical to NeMo's, with confidences and word times matching too. The per-stage max |diff|
-// is printed as a table. Results are also bitwise identical at 1, 2 and 4 threads.
+// identical to NeMo's, with confidences and word times matching too (digital silence is the
+// documented exception, see check_digital_silence). The per-stage max |diff| is printed as a
+// table. Results are also bitwise identical at 1, 2 and 4 threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -111,6 +113,19 @@ void check_head(const pk::Model& model, pk::Backend& b, const pk::EncoderOutput&
     }
 }
 
+// Digital silence is the one input where NeMo is not the reference: every log-mel value is
+// log(2^-24), so per-feature normalisation divides (x - mean) = 0 by std + 1e-5 = 1e-5, and
+// NeMo's float32 mean carries summation rounding that the division amplifies into values of
+// order 0.1 that depend on torch's reduction order. The exact result is 0 everywhere, which is
+// what we compute (statistics in double); the decoders then run on that.
+void check_digital_silence(const pk::Model& model, const std::vector<float>& samples) {
+    pk::Backend b(2);
+    b.arena().reset();
+    const pk::MelFeatures mel = model.compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));
+    const int64_t n = mel.frames * model.config().pre.n_mels;
+    EXPECT_TRUE(std::all_of(mel.data, mel.data + n, [](float v) { return v == 0.0f; }));
+}
+
 void run_fixture(const Fixture& f) {
     SCOPED_TRACE(f.ref_path);
     const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
@@ -120,6 +135,12 @@ void run_fixture(const Fixture& f) {
 
     StageReport report;
     report.fixture = f.model_name + "/" + ref.get_string("ref.clip");
+    if (std::all_of(samples.begin(), samples.end(), [](float v) { return v == 0.0f; })) {
+        check_digital_silence(model, samples);
+        report.fixture += " (exact 0, not NeMo)";
+        g_report.push_back(report);
+        return;
+    }
     pk::Backend b(2);
     b.arena().reset();
     const pk::MelFeatures mel = model.compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));

@@ -1,5 +1,7 @@
 #include "model/encoder/subsampling.h"
 
+#include <algorithm>
+
 #include "kernels/conv_depthwise_weights.h"
 #include "kernels/conv_pointwise.h"
 #include "kernels/conv_subsampling.h"
@@ -48,31 +50,74 @@ int64_t DwStridingSubsampling::output_frames(int64_t mel_frames) {
     return conv3x3_s2_output_size(conv3x3_s2_output_size(conv3x3_s2_output_size(mel_frames)));
 }
 
+namespace {
+
+// A 3-tap, stride-2, pad-1 conv computes output row r from input rows 2r-1 .. 2r+1. Output
+// rows [begin, end) are computed by running the kernel on the block of input rows [lo, hi):
+// local output j of the block is global output lo/2 + j. With lo = 2·begin - 2 (one output row
+// early) the first local output reads the kernel's zero padding in place of row lo-1 and is
+// skipped; hi = 2·end covers the last needed input row 2·end - 1. At the true edges (row 0,
+// the last row) the padding is real and nothing is skipped.
+struct InputBlock {
+    int64_t lo, hi;  // input rows
+    int64_t skip;    // leading local outputs to drop
+};
+
+InputBlock input_block(int64_t begin, int64_t end, int64_t in_rows) {
+    InputBlock b;
+    b.lo = begin > 0 ? 2 * begin - 2 : 0;
+    b.hi = std::min(in_rows, 2 * end);
+    b.skip = begin - b.lo / 2;
+    return b;
+}
+
+}  // namespace
+
+void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const float* mel, int64_t T,
+                                          int64_t begin, int64_t end, float* out) const {
+    ArenaScope scope(arena);
+    const int64_t C = channels_, F0 = n_mels_;
+    const int64_t T1 = conv3x3_s2_output_size(T), F1 = conv3x3_s2_output_size(F0);
+    const int64_t T2 = conv3x3_s2_output_size(T1), F2 = conv3x3_s2_output_size(F1);
+    const int64_t F3 = conv3x3_s2_output_size(F2);
+    // Work backwards: which rows each stage must produce for outputs [begin, end).
+    const InputBlock b3 = input_block(begin, end, T2);     // stage-2 rows [b3.lo, b3.hi)
+    const InputBlock b2 = input_block(b3.lo, b3.hi, T1);   // stage-1 rows [b2.lo, b2.hi)
+    const InputBlock b1 = input_block(b2.lo, b2.hi, T);    // mel rows [b1.lo, b1.hi)
+
+    // Stage 1: conv.0 + ReLU on mel rows [b1.lo, b1.hi); keep stage-1 rows [b2.lo, b2.hi).
+    const int64_t n1 = conv3x3_s2_output_size(b1.hi - b1.lo);
+    float* a1 = arena.alloc_array<float>(static_cast<size_t>(n1 * F1 * C));
+    kernels::conv2d_3x3_s2_single_channel(team, mel + b1.lo * F0, b1.hi - b1.lo, F0, conv0_w_.data(),
+                                          conv0_b_.data(), C, /*relu=*/true, a1);
+    const float* s1 = a1 + b1.skip * F1 * C;
+
+    // Stage 2: depthwise on stage-1 rows [b2.lo, b2.hi); keep rows [b3.lo, b3.hi); pointwise + ReLU.
+    const int64_t rows2 = b3.hi - b3.lo;
+    const int64_t n2 = conv3x3_s2_output_size(b2.hi - b2.lo);
+    float* d2 = arena.alloc_array<float>(static_cast<size_t>(n2 * F2 * C));
+    kernels::depthwise_conv2d_3x3_s2(team, s1, b2.hi - b2.lo, F1, C, dw1_w_.data(), dw1_b_.data(), d2);
+    float* a2 = arena.alloc_array<float>(static_cast<size_t>(rows2 * F2 * C));
+    kernels::pointwise_conv(team, d2 + b2.skip * F2 * C, rows2 * F2, C, pw1_w_.data(), C, pw1_b_, true, a2);
+
+    // Stage 3: depthwise on stage-2 rows [b3.lo, b3.hi); keep rows [begin, end); pointwise + ReLU.
+    const int64_t rows3 = end - begin;
+    const int64_t n3 = conv3x3_s2_output_size(rows2);
+    float* d3 = arena.alloc_array<float>(static_cast<size_t>(n3 * F3 * C));
+    kernels::depthwise_conv2d_3x3_s2(team, a2, rows2, F2, C, dw2_w_.data(), dw2_b_.data(), d3);
+    float* a3 = arena.alloc_array<float>(static_cast<size_t>(rows3 * F3 * C));
+    kernels::pointwise_conv(team, d3 + b3.skip * F3 * C, rows3 * F3, C, pw2_w_.data(), C, pw2_b_, true, a3);
+
+    float* flat = arena.alloc_array<float>(static_cast<size_t>(rows3 * C * F3));
+    kernels::flatten_channel_major(team, a3, rows3, F3, C, flat);
+    out_.forward(team, arena, flat, rows3, out + begin * out_.out());
+}
+
 void DwStridingSubsampling::forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t T,
                                     float* out) const {
-    ArenaScope scope(arena);
-    const int64_t C = channels_;
-    const int64_t T1 = conv3x3_s2_output_size(T), F1 = conv3x3_s2_output_size(n_mels_);
-    const int64_t T2 = conv3x3_s2_output_size(T1), F2 = conv3x3_s2_output_size(F1);
-    const int64_t T3 = conv3x3_s2_output_size(T2), F3 = conv3x3_s2_output_size(F2);
-
-    float* a1 = arena.alloc_array<float>(static_cast<size_t>(T1 * F1 * C));
-    kernels::conv2d_3x3_s2_single_channel(team, mel, T, n_mels_, conv0_w_.data(), conv0_b_.data(), C,
-                                          /*relu=*/true, a1);
-
-    float* d2 = arena.alloc_array<float>(static_cast<size_t>(T2 * F2 * C));
-    kernels::depthwise_conv2d_3x3_s2(team, a1, T1, F1, C, dw1_w_.data(), dw1_b_.data(), d2);
-    float* a2 = arena.alloc_array<float>(static_cast<size_t>(T2 * F2 * C));
-    kernels::pointwise_conv(team, d2, T2 * F2, C, pw1_w_.data(), C, pw1_b_, /*relu=*/true, a2);
-
-    float* d3 = arena.alloc_array<float>(static_cast<size_t>(T3 * F3 * C));
-    kernels::depthwise_conv2d_3x3_s2(team, a2, T2, F2, C, dw2_w_.data(), dw2_b_.data(), d3);
-    float* a3 = arena.alloc_array<float>(static_cast<size_t>(T3 * F3 * C));
-    kernels::pointwise_conv(team, d3, T3 * F3, C, pw2_w_.data(), C, pw2_b_, /*relu=*/true, a3);
-
-    float* flat = arena.alloc_array<float>(static_cast<size_t>(T3 * C * F3));
-    kernels::flatten_channel_major(team, a3, T3, F3, C, flat);
-    out_.forward(team, arena, flat, T3, out);
+    const int64_t frames = output_frames(T);
+    for (int64_t begin = 0; begin < frames; begin += kChunkFrames)
+        forward_chunk(team, arena, mel, T, begin, std::min(frames, begin + kChunkFrames), out);
 }
 
 }  // namespace pk

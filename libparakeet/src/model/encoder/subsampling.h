@@ -8,6 +8,11 @@
 //
 // The input holds only valid mel frames, so NeMo's masking of padded time steps between the
 // convs has nothing to mask: the result equals NeMo's on the valid frames.
+//
+// The stage runs in chunks of output frames. The first conv's output alone is 8·T/2 × F/2 × C
+// floats (60 MB for 30 s at C = 256); a chunk needs only its own rows plus a one-row halo per
+// conv, so the arena stays a few MB whatever the length. Every output value is computed
+// by the same kernels from the same inputs as without chunking, so the results are the same.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +36,14 @@ public:
     // before the x-scaling of the positional encoding).
     void forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, float* out) const;
 
+    // Output frames per chunk.
+    static constexpr int64_t kChunkFrames = 32;
+
 private:
+    // Output frames [begin, end) into out (rows begin.. of the stage's output).
+    void forward_chunk(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, int64_t begin, int64_t end,
+                       float* out) const;
+
     int64_t n_mels_;
     int64_t channels_;
     std::vector<float> conv0_w_, conv0_b_;          // packed [9, C]

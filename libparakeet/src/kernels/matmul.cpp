@@ -95,8 +95,9 @@ struct GemmShape {
 };
 
 // The blocked loop nest over one share. prepare_b(jr, pc, kc, tiles) returns the weight
-// slice the next `tiles` tiles read; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes one full tile. Edge
-// tiles go through a zero-padded 16-wide scratch tile so that they run the same code.
+// slice the next `tiles` tiles read; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes
+// one full tile. Edge tiles go through a zero-padded 16-wide scratch tile so that they run
+// the same code.
 // While the tiles of one panel run, the next panel's slice is prefetched a little per tile:
 // with few rows (M ~ 100) the weights are the big stream and would otherwise arrive from
 // memory only when prepare_b asks for them.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/errors.h"
@@ -420,6 +421,37 @@ TEST(TransducerDecoder, ResultsAreBitwiseIdenticalAtAnyThreadCount) {
         } else {
             expect_bitwise_equal(got, first);
         }
+    }
+}
+
+TEST(TransducerDecoder, ConcurrentRequestsShareOneDecoder) {
+    // Several requests, each with its own team and arena, decode against one loaded decoder
+    // at once (the serving case); run under TSan this also checks the decoder is read-only.
+    const RandomModel m({}, 159, pk::Arch::HybridTdtCtc);
+    Loaded f(m);
+    pk::ThreadTeam load_team(1);
+    pk::Arena load_arena;
+    const pk::TransducerDecoder dec = pk::TransducerDecoder::load(f.loader, m.cfg, load_team, load_arena);
+    const pk::CtcDecoder ctc = pk::CtcDecoder::load(f.loader, m.cfg);
+    const int T = 41;
+    const Vec enc = random_encoder(T, m.s.d, 3);
+    const auto want = dec.decode(load_team, load_arena, enc.data(), T, T);
+    const auto want_ctc = ctc.decode(load_team, load_arena, enc.data(), T, T);
+    std::vector<std::vector<pk::TranscriptToken>> got(4), got_ctc(4);
+    std::vector<std::thread> requests;
+    for (size_t r = 0; r < got.size(); ++r)
+        requests.emplace_back([&, r] {
+            pk::ThreadTeam team(r % 2 == 0 ? 1 : 2);
+            pk::Arena arena;
+            for (int rep = 0; rep < 3; ++rep) {
+                got[r] = dec.decode(team, arena, enc.data(), T, T);
+                got_ctc[r] = ctc.decode(team, arena, enc.data(), T, T);
+            }
+        });
+    for (std::thread& t : requests) t.join();
+    for (size_t r = 0; r < got.size(); ++r) {
+        expect_bitwise_equal(got[r], want);
+        expect_bitwise_equal(got_ctc[r], want_ctc);
     }
 }
 

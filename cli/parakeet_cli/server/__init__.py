@@ -1,16 +1,71 @@
-"""``parakeet-server``: an OpenAI-compatible transcription server (work in progress)."""
+"""``parakeet-server``: an OpenAI-compatible transcription server (see docs/server.md).
+
+This module holds only the command line; the web application is in :mod:`.app` and is
+imported when the server starts, so ``parakeet-cli`` can offer ``server`` without paying for
+starlette and uvicorn on every invocation.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
 
 import click
 
 from parakeet_py import __version__
 
+API_KEY_ENV = "PARAKEET_API_KEY"
+
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="parakeet-server")
-def main() -> None:
-    """Serve a Parakeet model over HTTP with an OpenAI-compatible API."""
-    raise click.ClickException("the server is not implemented yet")
+@click.option("--model", "-m", "model_path", required=True,
+              type=click.Path(exists=True, dir_okay=False), help="GGUF model file to serve.")
+@click.option("--concurrency", "-k", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Requests transcribed at once (backends sharing one copy of the weights).")
+@click.option("--threads", "-t", default=None, type=click.IntRange(min=1),
+              help="Compute threads per backend [default: the physical cores divided among the backends].")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; use 0.0.0.0 to accept other machines.")
+@click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--api-key", envvar=API_KEY_ENV, default=None,
+              help=f"Require 'Authorization: Bearer KEY' on /v1 endpoints [env {API_KEY_ENV}].")
+@click.option("--max-upload-mb", default=25.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
+              help="Largest audio file accepted, in MiB (larger uploads get 413).")
+@click.option("--max-queue", default=None, type=click.IntRange(min=0),
+              help="Requests allowed to wait for a backend before new ones get 503 [default: 2 x concurrency].")
+@click.option("--model-id", default=None,
+              help="Model id reported by /v1/models [default: the model file's name].")
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
+         api_key: Optional[str], max_upload_mb: float, max_queue: Optional[int],
+         model_id: Optional[str], log_level: str) -> None:
+    """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
+
+    POST /v1/audio/transcriptions, GET /v1/models, GET /health and GET /metrics.
+    """
+    # Imported here so that `--help` and `parakeet-cli` stay fast and work without the
+    # server's dependencies installed.
+    from parakeet_py import Context, ParakeetError
+
+    from .app import ServerConfig, serve
+
+    config = ServerConfig(
+        model_id=model_id or os.path.basename(model_path),
+        model_path=model_path,
+        api_key=api_key or None,
+        max_upload_bytes=int(max_upload_mb * 1024 * 1024),
+        max_queue=2 * concurrency if max_queue is None else max_queue,
+    )
+    try:
+        context = Context(model_path, concurrency=concurrency, threads=threads)
+    except ParakeetError as e:
+        raise click.ClickException(f"cannot load {model_path}: {e}") from e
+    try:
+        serve(context, config, host=host, port=port, log_level=log_level)
+    finally:
+        context.close()
 
 
-if __name__ == "__main__":
-    main()
+__all__ = ["main"]

@@ -1,0 +1,220 @@
+"""The server: a starlette application around one :class:`parakeet_py.Context`, run by uvicorn.
+
+Endpoints (docs/server.md describes each): ``POST /v1/audio/transcriptions``,
+``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /health``, ``GET /metrics``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import logging
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from parakeet_py import ParakeetError, load_audio
+
+from . import formats
+from .errors import SERVER_ERROR, APIError, error_response
+from .metrics import Metrics, RequestMetricsMiddleware
+from .queue import Overloaded, TranscriptionQueue
+from .upload import ClientGone, drain, read_form
+
+log = logging.getLogger("parakeet.server")
+
+# The library refuses longer audio (PARAKEET_MAX_AUDIO_SECONDS in parakeet_capi.h); checked
+# here first so that it is answered as the client's mistake (400), not a server failure.
+MAX_AUDIO_SECONDS = 1200
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    model_id: str
+    model_path: str
+    api_key: Optional[str] = None
+    max_upload_bytes: int = 25 * 1024 * 1024
+    max_queue: int = 2
+
+
+class BadAudio(Exception):
+    """The upload is not audio this server can read (or not usable audio)."""
+
+
+def create_app(context, config: ServerConfig) -> Starlette:
+    """The ASGI application serving ``context`` (which the caller keeps and closes)."""
+    backends = int(context.concurrency)
+    sample_rate = int(context.info.get("sample_rate", 16000))
+    metrics = Metrics(backends=backends, queue_limit=config.max_queue)
+    queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics)
+    try:
+        created = int(os.path.getmtime(config.model_path))
+    except OSError:
+        created = int(time.time())
+    model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet"}
+
+    def check_api_key(request: Request) -> None:
+        if config.api_key is None:
+            return
+        auth = request.headers.get("authorization", "")
+        scheme, _, token = auth.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise APIError(401, "missing API key: send 'Authorization: Bearer <key>'", code="missing_api_key",
+                           headers={"WWW-Authenticate": "Bearer"})
+        if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
+            raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
+
+    def transcribe_job(upload) -> Any:
+        # Runs on a worker thread: decoding and transcription are both blocking work.
+        upload.file.seek(0)
+        try:
+            # Any format libsndfile reads; resampled to the model's rate; NaN/Inf refused.
+            audio = load_audio(upload.file, target_rate=sample_rate)
+        except ParakeetError as e:
+            raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
+        if audio.size == 0:
+            raise BadAudio("the audio file contains no samples")
+        if audio.size > MAX_AUDIO_SECONDS * sample_rate:
+            raise BadAudio(f"the audio is {audio.size / sample_rate:.1f} s long; the limit is "
+                           f"{MAX_AUDIO_SECONDS} s (split longer recordings)")
+        metrics.backends_in_use.inc()
+        try:
+            transcript = context.transcribe(audio, sample_rate=sample_rate)
+        finally:
+            metrics.backends_in_use.dec()
+        metrics.audio_seconds.inc(audio.size / sample_rate)
+        return transcript
+
+    async def transcriptions(request: Request) -> Response:
+        try:
+            check_api_key(request)
+            form = await read_form(request, config.max_upload_bytes)
+        except APIError as e:
+            await drain(request)
+            return e.response()
+        except ClientGone:
+            return error_response(400, "the client disconnected before sending the whole request",
+                                  code="incomplete_request")
+        try:
+            return await _transcribe_form(form)
+        finally:
+            await form.close()
+
+    async def _transcribe_form(form) -> Response:
+        upload = form.get("file")
+        if upload is None:
+            raise APIError(400, "missing the 'file' field (the audio to transcribe)", param="file",
+                           code="missing_file")
+        if isinstance(upload, str) or not hasattr(upload, "file"):
+            raise APIError(400, "'file' must be a file upload (multipart part with a filename)", param="file",
+                           code="invalid_file")
+        if not upload.size:
+            raise APIError(400, "the uploaded file is empty", param="file", code="empty_file")
+        response_format = (form.get("response_format") or "json").strip().lower()
+        if response_format not in formats.RESPONSE_FORMATS:
+            raise APIError(400, f"unsupported response_format {response_format!r}; use one of "
+                                f"{', '.join(formats.RESPONSE_FORMATS)}", param="response_format",
+                           code="invalid_value")
+        granularities = [g.strip().lower() for key in ("timestamp_granularities[]", "timestamp_granularities")
+                         for g in form.getlist(key) if isinstance(g, str)]
+        for g in granularities:
+            if g not in formats.GRANULARITIES:
+                raise APIError(400, f"unsupported timestamp granularity {g!r}; use word and/or segment",
+                               param="timestamp_granularities", code="invalid_value")
+        stream = form.get("stream")
+        if isinstance(stream, str) and stream.strip().lower() in ("true", "1"):
+            raise APIError(400, "streaming transcription is not supported; omit 'stream'", param="stream",
+                           code="unsupported_value")
+        language = form.get("language")
+        language = language.strip() or None if isinstance(language, str) else None
+        # model, prompt and temperature are accepted and ignored (docs/server.md).
+
+        try:
+            transcript = await queue.run(lambda: transcribe_job(upload))
+        except Overloaded as e:
+            raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
+                                f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
+                           headers={"Retry-After": str(e.retry_after)}) from e
+        except BadAudio as e:
+            raise APIError(400, str(e), param="file", code="invalid_audio") from e
+        except ParakeetError as e:
+            log.error("transcription failed: %s", e)
+            raise APIError(500, f"transcription failed: {e}", type=SERVER_ERROR, code="transcription_failed") from e
+
+        if response_format == "json":
+            return JSONResponse(formats.json_body(transcript))
+        if response_format == "verbose_json":
+            return JSONResponse(formats.verbose_json_body(transcript, granularities, language))
+        if response_format == "text":
+            return PlainTextResponse(formats.text_body(transcript))
+        if response_format == "srt":
+            return PlainTextResponse(formats.srt_body(transcript))
+        return PlainTextResponse(formats.vtt_body(transcript), media_type="text/vtt")
+
+    async def list_models(request: Request) -> Response:
+        check_api_key(request)
+        return JSONResponse({"object": "list", "data": [model_card]})
+
+    async def get_model(request: Request) -> Response:
+        check_api_key(request)
+        if request.path_params["model"] != config.model_id:
+            raise APIError(404, f"the model {request.path_params['model']!r} does not exist; this server has "
+                                f"{config.model_id!r}", param="model", code="model_not_found")
+        return JSONResponse(model_card)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def metrics_endpoint(request: Request) -> Response:
+        return Response(metrics.exposition(), media_type=metrics.content_type)
+
+    async def api_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, APIError)
+        return exc.response()
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, HTTPException)
+        return error_response(exc.status_code, str(exc.detail), headers=exc.headers)
+
+    async def internal_error(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error serving %s %s", request.method, request.url.path, exc_info=exc)
+        return error_response(500, "internal server error", type=SERVER_ERROR, code="internal_error")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette):
+        try:
+            yield
+        finally:
+            queue.shutdown()
+
+    app = Starlette(
+        routes=[
+            Route("/v1/audio/transcriptions", transcriptions, methods=["POST"]),
+            Route("/v1/models", list_models, methods=["GET"]),
+            Route("/v1/models/{model:path}", get_model, methods=["GET"]),
+            Route("/health", health, methods=["GET"]),
+            Route("/metrics", metrics_endpoint, methods=["GET"]),
+        ],
+        exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
+        lifespan=lifespan,
+    )
+    app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
+    app.state.metrics = metrics
+    app.state.queue = queue
+    return app
+
+
+def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:
+    """Runs the server until SIGINT/SIGTERM (blocking)."""
+    import uvicorn
+
+    app = create_app(context, config)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level in ("info", "debug"),
+                timeout_graceful_shutdown=30)

@@ -1,0 +1,74 @@
+"""Prometheus metrics of one server application (a registry per app, so apps never share).
+
+``RequestMetricsMiddleware`` counts every HTTP request by route and status and times it; the
+transcription queue updates the queue and backend gauges and the audio counter.
+"""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# Routes get their own label value; anything else is "other", so that scanners probing random
+# paths cannot grow the number of series without bound.
+ROUTES = ("/v1/audio/transcriptions", "/v1/models", "/health", "/metrics")
+
+# Request latencies from a short clip on a free server to a long one behind a queue.
+LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+
+
+class Metrics:
+    def __init__(self, backends: int, queue_limit: int) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter("parakeet_requests", "HTTP requests answered, by route and status code.",
+                                ["route", "status"], registry=r)
+        self.latency = Histogram("parakeet_request_duration_seconds",
+                                 "Time from receiving a request to the end of its response, by route.",
+                                 ["route"], buckets=LATENCY_BUCKETS, registry=r)
+        self.queue_depth = Gauge("parakeet_queue_depth",
+                                 "Accepted transcription requests waiting for a backend (or decoding audio).",
+                                 registry=r)
+        self.backends_in_use = Gauge("parakeet_backends_in_use", "Backends transcribing right now.", registry=r)
+        self.backends = Gauge("parakeet_backends", "Backends of the model (requests transcribed at once).",
+                              registry=r)
+        self.queue_limit = Gauge("parakeet_queue_limit",
+                                 "Requests allowed to wait before new ones are refused with 503.", registry=r)
+        self.audio_seconds = Counter("parakeet_audio_seconds", "Seconds of audio transcribed.", registry=r)
+        self.backends.set(backends)
+        self.queue_limit.set(queue_limit)
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
+
+    content_type = CONTENT_TYPE_LATEST
+
+
+class RequestMetricsMiddleware:
+    """Pure ASGI middleware (it does not buffer bodies): counts and times each HTTP request."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = scope.get("path", "")
+        route = path if path in ROUTES else ("/v1/models" if path.startswith("/v1/models/") else "other")
+        status = {"code": 500}  # what the client sees if the app fails before answering
+        started = time.perf_counter()
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            self.metrics.requests.labels(route, str(status["code"])).inc()
+            self.metrics.latency.labels(route).observe(time.perf_counter() - started)

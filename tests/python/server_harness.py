@@ -1,0 +1,116 @@
+"""Running the real ``parakeet-server`` for tests: a subprocess on a free loopback port.
+
+``ServerProcess`` starts ``python -m parakeet_cli.server`` with the fixture model, waits (with
+a deadline) until ``/health`` answers, and always stops the process on exit, killing it if
+it does not stop in time. Its output goes to a log file that failures print.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import httpx
+import numpy as np
+import soundfile
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "tests" / "data" / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
+AUDIO = ROOT / "tests" / "data" / "audio"
+CLIPS = sorted(AUDIO.glob("*.wav"))
+
+START_TIMEOUT_SEC = 60
+STOP_TIMEOUT_SEC = 15
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def long_wav_bytes(seconds: float) -> bytes:
+    """A WAV of the 30 s fixture clip repeated to ``seconds`` (slow enough to overlap requests)."""
+    data, rate = soundfile.read(AUDIO / "long_30s_16k.wav", dtype="int16")
+    reps = int(np.ceil(seconds * rate / len(data)))
+    samples = np.tile(data, reps)[: int(seconds * rate)]
+    buf = io.BytesIO()
+    soundfile.write(buf, samples, rate, format="WAV", subtype="PCM_16")
+    return buf.getvalue()
+
+
+class ServerProcess:
+    """``with ServerProcess(["--concurrency", "2"]) as srv: httpx.get(srv.url + "/health")``."""
+
+    def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [sys.executable, "-m", "parakeet_cli.server", "--model", str(model),
+                     "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning", *args]
+        self.log_path = log_dir / f"server-{self.port}.log"
+        self.proc: Optional[subprocess.Popen] = None
+
+    def __enter__(self) -> "ServerProcess":
+        env = dict(os.environ)
+        env.pop("PARAKEET_API_KEY", None)  # only what the test passes
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "cli"), env.get("PYTHONPATH", "")])
+        self._log = open(self.log_path, "wb")
+        self.proc = subprocess.Popen(self.args, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        try:
+            self._wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + START_TIMEOUT_SEC
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                if httpx.get(self.url + "/health", timeout=1.0).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"server did not answer /health within {START_TIMEOUT_SEC} s:\n{self.log()}")
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self) -> Optional[int]:
+        if self.proc is None:
+            return None
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=STOP_TIMEOUT_SEC)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=STOP_TIMEOUT_SEC)
+        self._log.close()
+        return self.proc.returncode
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def metric(self, name: str, labels: Optional[dict] = None) -> float:
+        """The current value of one sample of ``/metrics`` (0 when absent)."""
+        from prometheus_client.parser import text_string_to_metric_families
+
+        text = httpx.get(self.url + "/metrics", timeout=5).text
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == name and all(sample.labels.get(k) == v for k, v in (labels or {}).items()):
+                    return sample.value
+        return 0.0

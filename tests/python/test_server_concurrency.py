@@ -1,0 +1,113 @@
+"""``parakeet-server`` under concurrent load: parallel requests give the sequential results,
+K backends really run at once, and a full queue answers 503 with Retry-After at once."""
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+
+from server_harness import CLIPS, ServerProcess, long_wav_bytes
+
+URL_PATH = "/v1/audio/transcriptions"
+POLL_SEC = 0.01
+DEADLINE_SEC = 30
+
+
+@pytest.fixture(scope="module")
+def long_wav():
+    # Long enough (seconds of compute on the fixture model) for requests to overlap surely.
+    return long_wav_bytes(120)
+
+
+def transcribe(srv, name, data, **form):
+    r = httpx.post(srv.url + URL_PATH, files={"file": (name, data, "audio/wav")}, data=form, timeout=120)
+    return r
+
+
+def wait_for(predicate, what):
+    deadline = time.monotonic() + DEADLINE_SEC
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(POLL_SEC)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_parallel_requests_equal_sequential_ones(tmp_path):
+    clips = [(c.name, c.read_bytes()) for c in CLIPS] * 2
+    with ServerProcess(["--concurrency", "3", "--max-queue", str(len(clips))], tmp_path) as srv:
+        sequential = []
+        for name, data in clips:
+            r = transcribe(srv, name, data, response_format="verbose_json", **{"timestamp_granularities[]": "word"})
+            assert r.status_code == 200, r.text
+            sequential.append(r.json())
+        with ThreadPoolExecutor(max_workers=len(clips)) as pool:
+            parallel = list(pool.map(
+                lambda c: transcribe(srv, c[0], c[1], response_format="verbose_json",
+                                     **{"timestamp_granularities[]": "word"}), clips))
+        assert [r.status_code for r in parallel] == [200] * len(clips), [r.text for r in parallel]
+        assert [r.json() for r in parallel] == sequential
+        assert srv.metric("parakeet_requests_total", {"status": "503"}) == 0
+
+
+def test_k_backends_run_at_once(tmp_path, long_wav):
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2"], tmp_path) as srv:
+        peak = {"in_use": 0.0, "depth": 0.0}
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                peak["in_use"] = max(peak["in_use"], srv.metric("parakeet_backends_in_use"))
+                peak["depth"] = max(peak["depth"], srv.metric("parakeet_queue_depth"))
+                time.sleep(POLL_SEC)
+
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        try:
+            with ThreadPoolExecutor(max_workers=4) as pool:
+                results = list(pool.map(lambda i: transcribe(srv, f"long{i}.wav", long_wav), range(4)))
+        finally:
+            done.set()
+            sampler.join(timeout=DEADLINE_SEC)
+        assert [r.status_code for r in results] == [200] * 4, [r.text for r in results]
+        assert len({r.json()["text"] for r in results}) == 1
+        assert peak["in_use"] == 2  # both backends busy at once, never more
+        assert peak["depth"] >= 1  # the other two waited in the queue
+        assert srv.metric("parakeet_backends_in_use") == 0 and srv.metric("parakeet_queue_depth") == 0
+
+
+def test_full_queue_answers_503_with_retry_after(tmp_path, long_wav):
+    with ServerProcess(["--concurrency", "1", "--max-queue", "1"], tmp_path) as srv:
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            running = pool.submit(transcribe, srv, "a.wav", long_wav)
+            wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1 or running.done(), "the first request to run")
+            assert not running.done(), running.result().text
+            queued = pool.submit(transcribe, srv, "b.wav", long_wav)
+            wait_for(lambda: srv.metric("parakeet_queue_depth") == 1 or queued.done(), "the second request to queue")
+            assert not queued.done(), queued.result().text
+            # One transcribing, one waiting: the queue is full, so a third is refused at once.
+            started = time.monotonic()
+            refused = [transcribe(srv, "c.wav", long_wav) for _ in range(3)]
+            assert time.monotonic() - started < 10
+            for r in refused:
+                assert r.status_code == 503, r.text
+                assert int(r.headers["retry-after"]) >= 1
+                err = r.json()["error"]
+                assert err["code"] == "server_overloaded" and err["type"] == "server_error"
+            assert running.result().status_code == 200 and queued.result().status_code == 200
+            assert running.result().json() == queued.result().json()
+        # The queue drained: the server accepts work again.
+        assert transcribe(srv, CLIPS[0].name, CLIPS[0].read_bytes()).status_code == 200
+        assert srv.metric("parakeet_requests_total", {"route": URL_PATH, "status": "503"}) == 3
+
+
+def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, long_wav):
+    with ServerProcess(["--concurrency", "1", "--max-queue", "0"], tmp_path) as srv:
+        with ThreadPoolExecutor(max_workers=6) as pool:
+            results = list(pool.map(lambda i: transcribe(srv, f"{i}.wav", long_wav), range(6)))
+        codes = sorted(r.status_code for r in results)
+        assert set(codes) <= {200, 503} and codes.count(200) >= 1 and codes.count(503) >= 1, codes
+        assert all("retry-after" in r.headers for r in results if r.status_code == 503)
+        assert httpx.get(srv.url + "/health").json() == {"status": "ok"}

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/errors.h"
 #include "model/decoder/punctuation.h"
 #include "model/decoder/word_timestamps.h"
 #include "model/text/tokenizer.h"
@@ -117,6 +118,11 @@ TEST_F(TranscriptWords, NoTokensNoWords) {
     EXPECT_EQ(tr.text, "");
     EXPECT_TRUE(tr.words.empty());
     EXPECT_TRUE(tr.tokens.empty());
+}
+
+TEST_F(TranscriptWords, IdsOutsideTheVocabularyAreRejected) {
+    EXPECT_THROW(builder.build({{64, 0, 1, 1.f}}, pk::TimestampRule::Tdt), pk::InvalidInput);
+    EXPECT_THROW(builder.build({{-1, 0, 1, 1.f}}, pk::TimestampRule::Ctc), pk::InvalidInput);
 }
 
 TEST_F(TranscriptWords, SupportedPunctuationComesFromNonSpecialPieces) {

@@ -1,6 +1,9 @@
 #include "model/decoder/word_timestamps.h"
 
 #include <algorithm>
+#include <string>
+
+#include "common/errors.h"
 
 namespace pk {
 
@@ -142,7 +145,11 @@ Transcript TranscriptBuilder::build(std::vector<TranscriptToken> tokens, Timesta
     tr.frame_sec = seconds(1);
     std::vector<int> ids;
     ids.reserve(tokens.size());
-    for (const TranscriptToken& t : tokens) ids.push_back(t.id);
+    for (const TranscriptToken& t : tokens) {
+        if (t.id < 0 || t.id >= tokenizer_->vocab_size())
+            throw InvalidInput("token id " + std::to_string(t.id) + " is outside the vocabulary");
+        ids.push_back(t.id);
+    }
     tr.text = punctuation_.strip_space_before_marks(tokenizer_->decode(ids));
     tr.words = words(tokens, token_offsets(tokens, rule));
     tr.tokens = std::move(tokens);

@@ -2,6 +2,20 @@
 
 The compute lives in the bundled C library ``libparakeet``; this package binds it (cffi) and
 holds the tools that need no native code, such as the ``.nemo`` → GGUF converter.
+
+    from parakeet_py import Context
+
+    with Context("model.gguf", concurrency=2) as ctx:
+        print(ctx.transcribe("speech.flac").text)
+
+See docs/python.md.
 """
 
+from .audio import load_audio
+from .context import Context
+from .errors import ParakeetError
+from .transcript import Token, Transcript, Word
+
 __version__ = "0.1.0"
+
+__all__ = ["Context", "Transcript", "Token", "Word", "ParakeetError", "load_audio", "__version__"]

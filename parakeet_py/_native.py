@@ -1,25 +1,70 @@
-"""Locating and loading ``libparakeet`` through cffi (ABI mode, no compiler needed)."""
+"""Locating and loading ``libparakeet`` through cffi (ABI mode, no compiler needed).
+
+Besides loading, this module holds the two rules every call into the library follows:
+
+* a ``char*`` result is copied into a Python ``str`` and released with
+  ``parakeet_capi_free_string`` at once (:func:`take_string`);
+* a failed call's reason is read from ``parakeet_capi_thread_last_error()`` right after the
+  call, on the same thread, before anything else touches the library (:func:`last_error`).
+  That message is exact for the calling thread even when other threads fail at the same time.
+
+cffi releases the GIL around every C call, so long transcriptions do not block other Python
+threads (tests/python/test_context_threads.py checks it).
+"""
 
 from __future__ import annotations
 
 import os
 import threading
 from pathlib import Path
+from typing import Any, Optional, Tuple
 
 import cffi
+
+from .errors import ParakeetError
 
 # Declarations of the C ABI used from Python; they mirror libparakeet/include/parakeet_capi.h
 # (tests/python/test_native.py checks that every function declared here exists there).
 CDEF = """
+typedef struct parakeet_ctx parakeet_ctx;
+
 int parakeet_capi_abi_version(void);
+
+parakeet_ctx* parakeet_capi_load(const char* gguf_path);
+const char* parakeet_capi_load_error(void);
+void parakeet_capi_free(parakeet_ctx* ctx);
+char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
+
+char* parakeet_capi_transcribe_pcm(parakeet_ctx* ctx, const float* samples,
+                                   int n_samples, int sample_rate, int decoder);
+char* parakeet_capi_transcribe_path(parakeet_ctx* ctx, const char* wav_path, int decoder);
+char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
+                                        int n_samples, int sample_rate, int decoder);
+char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path, int decoder);
+
+int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
+long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
+int parakeet_capi_set_threads(int n_threads);
+
+const char* parakeet_capi_last_error(parakeet_ctx* ctx);
+const char* parakeet_capi_thread_last_error(void);
+void parakeet_capi_free_string(char* s);
 """
 
 # The ABI version this binding was written for.
 EXPECTED_ABI_VERSION = 1
 
+# Decoder selection values of the C ABI (PARAKEET_DECODER_*).
+DECODER_DEFAULT = 0
+DECODER_CTC = 1
+DECODER_TRANSDUCER = 2
+
+# Longest audio one request accepts (PARAKEET_MAX_AUDIO_SECONDS).
+MAX_AUDIO_SECONDS = 1200
+
 _LIB_ENV = "PARAKEET_LIBRARY"
 _lock = threading.Lock()
-_loaded = None
+_loaded: Optional[Tuple[Any, Any]] = None
 
 
 def library_path() -> Path:
@@ -30,7 +75,7 @@ def library_path() -> Path:
     return Path(__file__).with_name("libparakeet.so")
 
 
-def load():
+def load() -> Tuple[Any, Any]:
     """Return ``(ffi, lib)``, loading the library on first use (thread-safe)."""
     global _loaded
     with _lock:
@@ -52,3 +97,32 @@ def load():
                 )
             _loaded = (ffi, lib)
         return _loaded
+
+
+def load_or_raise() -> Tuple[Any, Any]:
+    """Like :func:`load`, but a missing or mismatched library is a :class:`ParakeetError`."""
+    try:
+        return load()
+    except OSError as e:
+        raise ParakeetError(str(e)) from e
+
+
+def last_error() -> str:
+    """The calling thread's last error message (call it right after the failing call)."""
+    ffi, lib = load()
+    return ffi.string(lib.parakeet_capi_thread_last_error()).decode("utf-8", "replace")
+
+
+def take_string(ptr: Any) -> str:
+    """Copy a library-owned ``char*`` into a ``str`` and free it. ``ptr`` must not be NULL."""
+    ffi, lib = load()
+    try:
+        return ffi.string(ptr).decode("utf-8", "replace")
+    finally:
+        lib.parakeet_capi_free_string(ptr)
+
+
+def set_threads(n_threads: int) -> int:
+    """Threads of the process-wide backend (``n <= 0``: the default); returns the new count."""
+    _, lib = load_or_raise()
+    return int(lib.parakeet_capi_set_threads(int(n_threads)))

@@ -1,0 +1,18 @@
+"""The one exception type of the ``parakeet_py`` inference API."""
+
+from __future__ import annotations
+
+
+class ParakeetError(Exception):
+    """A request could not be served: the message says why.
+
+    For failures inside libparakeet the message is the library's own, read from
+    ``parakeet_capi_thread_last_error()`` right after the failing call on the same thread, so
+    it is exact even when several threads fail at once. Failures found in Python (unreadable
+    audio, an unknown decoder name, a closed context) carry a message written here.
+    """
+
+    @property
+    def message(self) -> str:
+        """The error message (the same as ``str(err)``)."""
+        return str(self.args[0]) if self.args else ""

@@ -2,11 +2,13 @@
 client, API keys, and bad uploads (which must get a 4xx JSON error, never a 500)."""
 
 import re
+import socket
 
 import httpx
 import openai
 import pytest
 
+from parakeet_cli import subtitles
 from parakeet_py import Context
 from server_harness import AUDIO, CLIPS, MODEL, ServerProcess
 
@@ -138,14 +140,14 @@ def test_verbose_json_granularities(server):
 
 
 def parse_cues(text, sep):
-    """(start, end, text) of each cue of an SRT/VTT document."""
+    """(start, end, text) of each cue of an SRT/VTT document (a cue's lines joined by spaces)."""
     clock = rf"(\d\d):(\d\d):(\d\d){re.escape(sep)}(\d\d\d)"
     cues = []
-    for m in re.finditer(rf"{clock} --> {clock}\n(.+)\n", text):
+    for m in re.finditer(rf"{clock} --> {clock}\n((?:.+\n)+)", text):
         g = [int(x) for x in m.groups()[:8]]
         start = g[0] * 3600 + g[1] * 60 + g[2] + g[3] / 1000
         end = g[4] * 3600 + g[5] * 60 + g[6] + g[7] / 1000
-        cues.append((start, end, m.group(9)))
+        cues.append((start, end, " ".join(m.group(9).splitlines())))
     return cues
 
 
@@ -158,6 +160,7 @@ def test_srt(server, direct):
     numbers = re.findall(r"^(\d+)\n\d\d:", r.text, flags=re.M)
     assert numbers == [str(i) for i in range(1, len(cues) + 1)]
     assert all(a[0] <= a[1] <= b[0] for a, b in zip(cues, cues[1:]))
+    assert r.text == subtitles.to_srt(t.words)  # the CLI's subtitles
 
 
 def test_vtt(server, direct):
@@ -165,6 +168,7 @@ def test_vtt(server, direct):
     r = post(server, **upload(SPEECH, response_format="vtt"))
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/vtt")
     assert r.text.startswith("WEBVTT\n\n")
+    assert r.text == subtitles.to_vtt(t.words)  # the CLI's subtitles
     cues = parse_cues(r.text, ".")
     assert cues and " ".join(c[2] for c in cues) == " ".join(w.text for w in t.words)
 
@@ -301,26 +305,6 @@ def test_api_key_with_openai_client(locked):
             bad.audio.transcriptions.create(model="m", file=f)
 
 
-def test_api_key_from_environment(tmp_path, monkeypatch):
-    # The subprocess harness drops PARAKEET_API_KEY from its environment, so pass it through
-    # the CLI's own environment handling instead: click reads it when --api-key is absent.
-    from click.testing import CliRunner
-
-    from parakeet_cli.server import main
-
-    seen = {}
-
-    def fake_serve(context, config, **kw):
-        seen["key"] = config.api_key
-        seen["queue"] = config.max_queue
-
-    monkeypatch.setattr("parakeet_cli.server.app.serve", fake_serve)
-    result = CliRunner().invoke(main, ["--model", str(MODEL), "--concurrency", "3"],
-                                env={"PARAKEET_API_KEY": "from-env"})
-    assert result.exit_code == 0, result.output
-    assert seen == {"key": "from-env", "queue": 6}
-
-
 def test_upload_too_large(locked):
     auth = {"Authorization": f"Bearer {KEY}"}
     big = AUDIO / "long_30s_16k.wav"  # ~0.9 MiB > 0.25 MiB
@@ -348,9 +332,48 @@ def test_upload_too_large(locked):
 
 
 def test_unauthorized_large_upload_is_answered(locked):
-    # The 401 is decided before the body is read; the body is drained so the client sees it.
+    # The 401 is decided before the body is read; the client still gets it after sending all.
     r = post(locked, **upload(AUDIO / "long_30s_16k.wav"))
     assert_error(r, 401)
+
+
+def raw_request_head(srv, extra_headers):
+    head = (f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n"
+            f"Authorization: Bearer {KEY}\r\nContent-Type: multipart/form-data; boundary=B\r\n"
+            f"{extra_headers}\r\n")
+    part = b'--B\r\nContent-Disposition: form-data; name="file"; filename="x.wav"\r\n\r\n'
+    return head.encode(), part
+
+
+def read_status(sock):
+    sock.settimeout(10)
+    data = b""
+    while b"\r\n" not in data:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        data += chunk
+    return data.split(b"\r\n", 1)[0].decode()
+
+
+def test_upload_limit_is_enforced_while_the_body_streams(locked):
+    # A chunked body that passes the limit and then stalls, unfinished: the server must answer
+    # 413 from what it has read so far instead of waiting for (and buffering) the whole body.
+    head, part = raw_request_head(locked, "Transfer-Encoding: chunked\r\n")
+    with socket.create_connection(("127.0.0.1", locked.port), timeout=10) as sock:
+        sock.sendall(head)
+        block = b"\0" * 65536
+        for data in [part] + [block] * 8:  # 0.5 MiB > 0.25 MiB
+            sock.sendall(b"%x\r\n" % len(data) + data + b"\r\n")
+        assert read_status(sock) == "HTTP/1.1 413 Request Entity Too Large"
+
+
+def test_declared_oversize_body_is_refused_before_it_is_sent(locked):
+    head, part = raw_request_head(locked, f"Content-Length: {10 ** 10}\r\n")
+    with socket.create_connection(("127.0.0.1", locked.port), timeout=10) as sock:
+        sock.sendall(head + part)
+        assert read_status(sock) == "HTTP/1.1 413 Request Entity Too Large"
+    assert httpx.get(locked.url + "/health").status_code == 200
 
 
 # ---- metrics -----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from . import formats
 from .errors import SERVER_ERROR, APIError, error_response
 from .metrics import Metrics, RequestMetricsMiddleware
 from .queue import Overloaded, TranscriptionQueue
-from .upload import ClientGone, drain, read_form
+from .upload import ClientGone, read_form
 
 log = logging.getLogger("parakeet.server")
 
@@ -97,7 +97,6 @@ def create_app(context, config: ServerConfig) -> Starlette:
             check_api_key(request)
             form = await read_form(request, config.max_upload_bytes)
         except APIError as e:
-            await drain(request)
             return e.response()
         except ClientGone:
             return error_response(400, "the client disconnected before sending the whole request",

@@ -1,7 +1,8 @@
 """The response formats of ``/v1/audio/transcriptions``: json, text, verbose_json, srt, vtt.
 
-Parakeet gives a transcript with word and token timestamps but no segments, so segments are
-built here from the words (see :func:`segments`). Fields of OpenAI's verbose_json that this
+Parakeet gives a transcript with word and token timestamps but no segments, so verbose_json's
+segments are built here from the words (see :func:`segments`); srt and vtt are the CLI's
+subtitles (:mod:`parakeet_cli.subtitles`). Fields of OpenAI's verbose_json that this
 engine has no honest value for are approximated or null; docs/server.md lists them.
 """
 
@@ -12,11 +13,13 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
+from .. import subtitles
+
 RESPONSE_FORMATS = ("json", "text", "verbose_json", "srt", "vtt")
 GRANULARITIES = ("word", "segment")
 
 # Segmentation rules: a segment ends after a word that ends a sentence, before a pause of
-# at least PAUSE_SEC, or once it spans MAX_SEGMENT_SEC (so subtitles stay readable).
+# at least PAUSE_SEC, or once it would span more than MAX_SEGMENT_SEC.
 SENTENCE_END = (".", "?", "!")
 PAUSE_SEC = 1.0
 MAX_SEGMENT_SEC = 10.0
@@ -126,22 +129,11 @@ def verbose_json_body(transcript, granularities: Sequence[str], language: Option
     return body
 
 
-def _clock(t: float, sep: str) -> str:
-    ms = max(0, int(round(t * 1000)))
-    h, ms = divmod(ms, 3_600_000)
-    m, ms = divmod(ms, 60_000)
-    s, ms = divmod(ms, 1000)
-    return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
-
-
 def srt_body(transcript) -> str:
-    blocks = [
-        f"{i}\n{_clock(s.start, ',')} --> {_clock(s.end, ',')}\n{s.text}\n"
-        for i, s in enumerate(segments(transcript), start=1)
-    ]
-    return "\n".join(blocks)
+    # The same subtitle cues as `parakeet-cli transcribe --format srt` (readability rules in
+    # parakeet_cli.subtitles), not the verbose_json segments.
+    return subtitles.to_srt(transcript.words)
 
 
 def vtt_body(transcript) -> str:
-    blocks = [f"{_clock(s.start, '.')} --> {_clock(s.end, '.')}\n{s.text}\n" for s in segments(transcript)]
-    return "WEBVTT\n\n" + "\n".join(blocks)
+    return subtitles.to_vtt(transcript.words)

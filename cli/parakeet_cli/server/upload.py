@@ -2,9 +2,9 @@
 
 The body is counted while it streams in; the upload is refused with 413 as soon as it passes
 the limit (or at once when Content-Length already says so). File parts are spooled by
-starlette (in memory up to 1 MiB, then a temporary file). Before answering an early error
-the unread rest of the body is read and dropped, up to a bound, because most clients only
-read the answer once they have sent everything and would otherwise see a reset connection.
+starlette (in memory up to 1 MiB, then a temporary file). When an answer goes out before the
+body was read in full, uvicorn reads and drops the rest of it and keeps the connection, so a
+client that sends its whole body before reading the answer still gets it.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 # Text fields (model, language, prompt...) are short; a larger one is a mistake or abuse.
 MAX_FIELD_BYTES = 16 * 1024
 MAX_FIELDS = 32
-# How much of a refused body is read and dropped so the client gets to see the answer.
-DRAIN_BYTES = 64 * 1024 * 1024
 
 
 class ClientGone(Exception):
@@ -71,14 +69,3 @@ async def read_form(request: Request, max_file_bytes: int) -> FormData:
             raise too_large(max_file_bytes)
     return form
 
-
-async def drain(request: Request) -> None:
-    """Reads and drops what is left of the request body, at most DRAIN_BYTES."""
-    dropped = 0
-    try:
-        async for chunk in request.stream():
-            dropped += len(chunk)
-            if dropped > DRAIN_BYTES:
-                return
-    except (ClientDisconnect, RuntimeError):  # gone, or the body was already read in full
-        return

@@ -31,6 +31,15 @@ TEST(Tokenizer, UnknownAndControlPieces) {
     EXPECT_EQ(tok.decode({1, 99, -1}), "the");  // out-of-range ids are skipped
 }
 
+// Two SentencePiece rules at the start of a text, checked against sentencepiece itself:
+// [<unk>, ▁the] decodes to " ⁇  the", and [▁, ▁, ick] to "ick".
+TEST(Tokenizer, StartOfTextFollowsSentencePiece) {
+    pk::Tokenizer tok(kPieces);
+    EXPECT_EQ(tok.decode({0, 1}), " \xE2\x81\x87  the");
+    EXPECT_EQ(tok.decode({4, 4, 3}), "ick");
+    EXPECT_EQ(tok.decode({7, 4, 1}), "the");
+}
+
 TEST(Tokenizer, WordStarts) {
     pk::Tokenizer tok(kPieces);
     EXPECT_TRUE(tok.starts_word(1));

@@ -60,17 +60,35 @@ Tokenizer::Tokenizer(std::vector<std::string> pieces) : pieces_(std::move(pieces
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {
     std::string out;
+    // SentencePiece strips the word marks at the start of the text: every leading "▁" of each
+    // piece until one piece yields visible text (so lone "▁" pieces at the start vanish), but
+    // not the spaces of the unknown surface " ⁇ ".
+    bool at_start = true;
     for (int id : ids) {
         if (id < 0 || id >= vocab_size()) continue;
-        switch (kind_[static_cast<size_t>(id)]) {
-            case Kind::Normal: out += surface_[static_cast<size_t>(id)]; break;
-            case Kind::Byte: out += static_cast<char>(byte_[static_cast<size_t>(id)]); break;
-            case Kind::Unknown: out += kUnknownSurface; break;
+        const size_t i = static_cast<size_t>(id);
+        switch (kind_[i]) {
+            case Kind::Normal: {
+                const std::string& surface = surface_[i];
+                size_t skip = 0;
+                if (at_start) {
+                    while (skip < surface.size() && surface[skip] == ' ') ++skip;
+                }
+                out.append(surface, skip, std::string::npos);
+                if (skip < surface.size()) at_start = false;
+                break;
+            }
+            case Kind::Byte:
+                out += static_cast<char>(byte_[i]);
+                at_start = false;
+                break;
+            case Kind::Unknown:
+                out += kUnknownSurface;
+                at_start = false;
+                break;
             case Kind::Control: break;
         }
     }
-    // SentencePiece drops the whitespace that the first piece's word mark produced.
-    if (!out.empty() && out[0] == ' ') out.erase(0, 1);
     return out;
 }
 

@@ -1,9 +1,10 @@
 // Tokenizer: SentencePiece pieces (stored in the model file, index = token id) back to text.
 //
 // Decoding follows SentencePiece's own rules, which is what NeMo's ids_to_text returns:
-// pieces are concatenated, the word-boundary mark "▁" (U+2581) becomes a space, the space at
-// the very start of the text is dropped, byte pieces "<0xNN>" are joined back into UTF-8, the
-// unknown piece "<unk>" reads " ⁇ ", and control pieces ("<s>", "</s>", "<pad>") vanish.
+// pieces are concatenated, the word-boundary mark "▁" (U+2581) becomes a space, word marks at
+// the very start of the text are dropped (up to the first piece with visible text), byte
+// pieces "<0xNN>" are joined back into UTF-8, the unknown piece "<unk>" reads " ⁇ " (its
+// spaces kept, even at the start), and control pieces ("<s>", "</s>", "<pad>") vanish.
 #pragma once
 
 #include <cstdint>

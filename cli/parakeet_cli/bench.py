@@ -1,0 +1,243 @@
+"""``parakeet-cli bench``: speed (and, given references, accuracy) over a list of audio files.
+
+Procedure: load the model (timed: ``load_ms``), decode every file to the model's rate in
+memory, run one warm-up request per backend, then time each file's ``transcribe`` call
+(``perf_counter`` around it). With ``--concurrency`` K > 1 all files are submitted at once
+through K worker threads, so K requests run in parallel on the model's pool; the wall time of
+the whole batch gives the aggregate real-time factor.
+
+Manifest format: one audio path per line (relative paths are relative to the manifest's
+folder); blank lines and lines whose first non-blank character is ``#`` are skipped; a TAB
+separates an optional reference transcript, which turns on WER scoring.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import click
+import numpy as np
+from tabulate import tabulate
+from tqdm import tqdm
+
+import parakeet_py
+from parakeet_py import Context, ParakeetError, Transcript, load_audio
+from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
+
+from .common import DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .wer import word_errors
+
+DEFAULT_MANIFEST = Path(parakeet_py.__file__).resolve().parent / "data" / "bench_manifest.tsv"
+RANDOM_NOTE = "random weights: for speed measurements only"
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    path: str                 # as resolved (relative entries joined to the manifest's folder)
+    reference: Optional[str]  # the reference transcript, if the line has one
+    line: int                 # 1-based line number in the manifest
+
+
+class ManifestError(ValueError):
+    """The manifest cannot be used (unreadable, or no entries)."""
+
+
+def parse_manifest(text: str, base_dir: Path) -> List[ManifestEntry]:
+    """Entries of a manifest's ``text`` (see the module docstring for the format)."""
+    entries = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        path, tab, reference = line.partition("\t")
+        path = path.strip()
+        if not path:
+            raise ManifestError(f"line {number}: no audio path before the TAB")
+        resolved = path if os.path.isabs(path) else str(base_dir / path)
+        entries.append(ManifestEntry(resolved, reference.strip() if tab else None, number))
+    return entries
+
+
+def read_manifest(path: "str | os.PathLike[str]") -> List[ManifestEntry]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ManifestError(f"cannot read {path}: {e}") from e
+    entries = parse_manifest(text, path.parent)
+    if not entries:
+        raise ManifestError(f"{path} lists no audio files")
+    return entries
+
+
+def _timed(ctx: Context, audio: np.ndarray, decoder: str) -> Tuple[Transcript, float]:
+    start = time.perf_counter()
+    transcript = ctx.transcribe(audio, sample_rate=ctx.sample_rate, decoder=decoder)
+    return transcript, (time.perf_counter() - start) * 1000.0
+
+
+def run_bench(ctx: Context, audio: List[np.ndarray], decoder: str,
+              progress: bool) -> Tuple[List[Tuple[Transcript, float]], Optional[float]]:
+    """Warm up, then time every file. Returns ([(transcript, proc_ms)] in input order, wall_ms
+    of the concurrent batch or None when run one by one)."""
+    k = ctx.concurrency
+    ctx.transcribe_many([(audio[0], ctx.sample_rate)] * k, workers=k, decoder=decoder)  # one warm-up per backend
+    bar = tqdm(total=len(audio), desc="bench", unit="file", disable=None if progress else True,
+               leave=False)
+    try:
+        if k == 1:
+            results = []
+            for a in audio:
+                results.append(_timed(ctx, a, decoder))
+                bar.update(1)
+            return results, None
+        start = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=k, thread_name_prefix="bench") as pool:
+            futures = {pool.submit(_timed, ctx, a, decoder): i for i, a in enumerate(audio)}
+            out: List[Any] = [None] * len(audio)
+            for future in as_completed(futures):
+                out[futures[future]] = future.result()
+                bar.update(1)
+        return out, (time.perf_counter() - start) * 1000.0
+    finally:
+        bar.close()
+
+
+def build_report(model: str, random_weights: bool, decoder: str, threads: int, concurrency: int, load_ms: float,
+                 entries: List[ManifestEntry], audio: List[np.ndarray], sample_rate: int,
+                 results: List[Tuple[Transcript, float]], wall_ms: Optional[float]) -> Dict[str, Any]:
+    files = []
+    total_errors = total_words = 0
+    for entry, a, (transcript, proc_ms) in zip(entries, audio, results):
+        audio_sec = a.size / sample_rate
+        row: Dict[str, Any] = {"path": entry.path, "audio_sec": round(audio_sec, 3), "proc_ms": round(proc_ms, 2),
+                               "rtfx": round(audio_sec * 1000.0 / proc_ms, 2) if proc_ms > 0 else None,
+                               "text": transcript.text}
+        if entry.reference is not None:
+            errors, words = word_errors(entry.reference, transcript.text)
+            total_errors += errors
+            total_words += words
+            row["reference"] = entry.reference
+            row["wer"] = round(errors / words, 4) if words else None
+        files.append(row)
+    total_audio = sum(a.size for a in audio) / sample_rate
+    total_proc = sum(ms for _, ms in results)
+    report: Dict[str, Any] = {"model": model, "random_weights": random_weights}
+    if random_weights:
+        report["note"] = RANDOM_NOTE
+    report.update(decoder=decoder, threads=threads, load_ms=round(load_ms, 2), files=files,
+                  total_audio_sec=round(total_audio, 3), total_proc_ms=round(total_proc, 2),
+                  rtfx=round(total_audio * 1000.0 / total_proc, 2) if total_proc > 0 else None)
+    if concurrency > 1 and wall_ms is not None:
+        report.update(concurrency=concurrency, wall_ms=round(wall_ms, 2),
+                      aggregate_rtfx=round(total_audio * 1000.0 / wall_ms, 2) if wall_ms > 0 else None)
+    if any(e.reference is not None for e in entries):
+        report["wer"] = round(total_errors / total_words, 4) if total_words else None
+        report["reference_words"] = total_words
+    return report
+
+
+def _shorten(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def format_table(report: Dict[str, Any]) -> str:
+    lines = [f"model:   {report['model']}"]
+    if report["random_weights"]:
+        lines.append(f"         (generated: {report['note']}; transcripts are meaningless)")
+    setup = f"threads: {report['threads']}"
+    if "concurrency" in report:
+        setup += f" per backend, concurrency: {report['concurrency']}"
+    lines += [setup + f", decoder: {report['decoder']}", f"load:    {report['load_ms']:.1f} ms", ""]
+    with_wer = "wer" in report
+    headers = ["#", "file", "audio s", "proc ms", "RTFx"] + (["WER"] if with_wer else []) + ["text"]
+    rows = []
+    for i, f in enumerate(report["files"], start=1):
+        row = [i, os.path.basename(f["path"]), f["audio_sec"], f["proc_ms"], f["rtfx"]]
+        if with_wer:
+            row.append("" if f.get("wer") is None else f"{100 * f['wer']:.1f}%")
+        rows.append(row + [_shorten(f["text"])])
+    lines.append(tabulate(rows, headers=headers, floatfmt=("", "", ".2f", ".1f", ".1f")))
+    lines += ["", f"total:   {report['total_audio_sec']:.2f} s of audio in {report['total_proc_ms']:.1f} ms of "
+                  f"requests, RTFx {report['rtfx']}"]
+    if "concurrency" in report:
+        lines.append(f"wall:    {report['wall_ms']:.1f} ms for all files at concurrency {report['concurrency']}, "
+                     f"aggregate RTFx {report['aggregate_rtfx']}")
+    if with_wer:
+        wer = report["wer"]
+        lines.append(f"WER:     {'n/a' if wer is None else f'{100 * wer:.2f}%'} over {report['reference_words']} "
+                     "reference words")
+    return "\n".join(lines)
+
+
+@click.command("bench")
+@click.option("-m", "--model", type=MODEL_PATH,
+              help="A parakeet GGUF file. Default: a generated model of the 110M architecture with RANDOM "
+                   "weights (made once, cached in $PARAKEET_CACHE or ~/.cache/parakeet): speed only.")
+@click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
+              help="Audio files to run, one per line; '#' starts a comment line; 'path<TAB>reference text' "
+                   "adds WER scoring. Default: three short clips shipped with the package.")
+@click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Requests at once. With K > 1 all files are submitted together through K workers and "
+                   "the wall time and aggregate RTFx are reported too.")
+@click.option("-t", "--threads", type=click.IntRange(min=1),
+              help="Compute threads (per backend when --concurrency > 1). Default: physical cores "
+                   "($PARAKEET_THREADS) divided by the concurrency.")
+@click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
+              help="Decoder head to time.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON document.")
+@click.option("--progress/--no-progress", default=True, show_default=True,
+              help="Progress bar on standard error (only drawn on a terminal).")
+@click.option("--synthetic-size", type=click.Choice(sorted(ARCHS)), default="110m", hidden=True,
+              help="Architecture of the generated default model (tiny: for tests).")
+def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threads: Optional[int], decoder: str,
+          as_json: bool, progress: bool, synthetic_size: str) -> None:
+    """Measure transcription speed: per file, total, and under concurrency.
+
+    Every file is decoded into memory first, so only the model's work is timed; one warm-up
+    request per backend runs before timing. RTFx is seconds of audio per second of
+    processing (higher is faster). With references in the manifest, the word error rate is
+    reported per file and over all files.
+
+    \b
+    JSON (--json): {model, random_weights, decoder, threads, load_ms,
+      files: [{path, audio_sec, proc_ms, rtfx, text, [reference, wer]}],
+      total_audio_sec, total_proc_ms, rtfx,
+      [concurrency, wall_ms, aggregate_rtfx]   (with --concurrency > 1)
+      [wer, reference_words]}                 (with references)
+
+    \b
+    Examples:
+      parakeet-cli bench                                  # built-in model and clips
+      parakeet-cli bench -m model.gguf --manifest clips.txt -c 4 -t 2 --json
+    """
+    try:
+        entries = read_manifest(manifest or DEFAULT_MANIFEST)
+    except ManifestError as e:
+        raise click.BadParameter(str(e), param_hint="'--manifest'") from e
+    random_weights = model is None
+    if model is None:
+        model = str(ensure_synthetic_model(
+            ARCHS[synthetic_size], "q8_0",
+            on_generate=lambda p: click.echo(f"generating the random-weight {synthetic_size} benchmark model "
+                                             f"(once) at {p} ...", err=True)))
+    per_backend = threads_per_backend(concurrency, threads)
+    start = time.perf_counter()
+    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None) as ctx:
+        load_ms = (time.perf_counter() - start) * 1000.0
+        audio = []
+        for entry in entries:
+            try:
+                audio.append(load_audio(entry.path, target_rate=ctx.sample_rate))
+            except ParakeetError as e:
+                raise click.ClickException(f"manifest line {entry.line}: {file_error(entry.path, str(e))}") from e
+        results, wall_ms = run_bench(ctx, audio, decoder, progress)
+        report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms, entries, audio,
+                              ctx.sample_rate, results, wall_ms)
+    click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else format_table(report))

@@ -1,0 +1,118 @@
+"""``parakeet-cli info``, ``convert`` and ``quantize``: inspect and produce model files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Optional, Tuple
+
+import click
+from tabulate import tabulate
+
+from parakeet_py import Context
+
+from .common import MODEL_PATH
+
+# info fields in display order, with their labels.
+_INFO_ROWS = (
+    ("arch", "architecture"), ("sample_rate", "sample rate (Hz)"), ("n_mels", "mel bins"),
+    ("d_model", "encoder width"), ("n_layers", "encoder layers"), ("n_heads", "attention heads"),
+    ("ff_dim", "feed-forward width"), ("subsampling_factor", "subsampling"), ("frame_sec", "seconds per frame"),
+    ("vocab_size", "vocabulary"), ("has_ctc", "CTC head"), ("has_transducer", "transducer head"),
+    ("pred_hidden", "prediction net width"), ("joint_hidden", "joint width"), ("max_symbols", "max symbols per frame"),
+    ("durations", "TDT durations"),
+)
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
+    rows: List[Tuple[str, Any]] = [("file", info.get("path", ""))]
+    for key, label in _INFO_ROWS:
+        if key in info:
+            value = info[key]
+            if isinstance(value, bool):
+                value = "yes" if value else "no"
+            elif isinstance(value, list):
+                value = ", ".join(str(v) for v in value)
+            rows.append((label, value))
+    types = info.get("tensor_types", {})
+    rows.append(("tensors", ", ".join(f"{n} {t}" for t, n in sorted(types.items()))))
+    if "file_bytes" in info:
+        rows.append(("file size", _megabytes(int(info["file_bytes"]))))
+    if "packed_bytes" in info:
+        rows.append(("packed weights", _megabytes(int(info["packed_bytes"]))))
+    return rows
+
+
+@click.command("info")
+@click.option("-m", "--model", required=True, type=MODEL_PATH, help="A parakeet GGUF file.")
+@click.option("--json", "as_json", is_flag=True, help="Print the library's model description as JSON.")
+def info(model: str, as_json: bool) -> None:
+    """Describe a model: architecture, sizes, decoder heads, tensor types.
+
+    The file is loaded (memory-mapped) and checked exactly as for transcription, so a model
+    that `info` accepts will run.
+    """
+    with Context(model) as ctx:
+        if as_json:
+            click.echo(json.dumps(ctx.info, indent=2))
+        else:
+            click.echo(tabulate(info_rows(ctx.info), tablefmt="plain"))
+
+
+def _print_report(report: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2))
+        return
+    types = ", ".join(f"{n} {t}" for t, n in sorted(report.type_counts.items()))
+    click.echo(f"wrote {report.output}: arch={report.arch} tensors={report.n_tensors} ({types}) "
+               f"{report.bytes_written / 1e6:.1f} MB in {report.seconds:.1f} s")
+    for warning in report.warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
+@click.command("convert")
+@click.argument("nemo_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("gguf_file", type=click.Path(dir_okay=False))
+@click.option("--type", "out_type", type=click.Choice(["f32", "f16", "q8_0"]), default="f32", show_default=True,
+              help="Storage of the large matrix weights (everything else stays f32): f16 halves them, "
+                   "q8_0 stores 8-bit blocks (about a quarter of f32).")
+@click.option("--name", help="general.name written into the file (default: the input file's name).")
+@click.option("--json", "as_json", is_flag=True, help="Print the conversion report as JSON.")
+def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
+    """Convert a NeMo checkpoint (NEMO_FILE, .nemo) into a parakeet GGUF file.
+
+    No PyTorch or NeMo is needed. Supported: FastConformer CTC, RNN-T, TDT and hybrid
+    TDT/RNN-T + CTC models with a SentencePiece tokenizer. A model the engine cannot run is
+    refused with the reasons listed; GGUF_FILE is only written when the conversion succeeds.
+
+    \b
+    Example:
+      parakeet-cli convert parakeet-tdt-0.6b-v2.nemo tdt-0.6b-q8_0.gguf --type q8_0
+    """
+    from parakeet_py.convert import convert_nemo
+
+    _print_report(convert_nemo(nemo_file, gguf_file, out_type, name=name), as_json)
+
+
+@click.command("quantize")
+@click.argument("in_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("out_file", type=click.Path(dir_okay=False))
+@click.option("--type", "out_type", type=click.Choice(["q8_0", "f16"]), default="q8_0", show_default=True,
+              help="New storage of the large matrix weights (only ever smaller than before).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def quantize(in_file: str, out_file: str, out_type: str, as_json: bool) -> None:
+    """Rewrite a parakeet GGUF file (IN_FILE) with smaller matrix weights (OUT_FILE).
+
+    Every other tensor and all metadata are copied unchanged; weights already stored in a
+    smaller type stay as they are.
+
+    \b
+    Example:
+      parakeet-cli quantize model-f32.gguf model-q8_0.gguf --type q8_0
+    """
+    from parakeet_py.convert import requantize_gguf
+
+    _print_report(requantize_gguf(in_file, out_file, out_type), as_json)

@@ -1,0 +1,110 @@
+"""SRT and WebVTT subtitles from word timestamps.
+
+Words are grouped into cues the way subtitle style guides ask for: at most two lines of 42
+characters, at most 7 seconds on screen, a new cue after a pause of a second or more and
+after a sentence ends, and, once a cue is well filled, after a comma. Cues never overlap;
+a short cue is held on screen for up to 1 s when the next one allows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import List, Sequence
+
+from parakeet_py import Word
+
+MAX_LINE_CHARS = 42
+MAX_LINES = 2
+MAX_CUE_SECONDS = 7.0
+PAUSE_SECONDS = 1.0
+MIN_CUE_SECONDS = 1.0
+SENTENCE_END = (".", "?", "!", "…")
+CLAUSE_END = (",", ";", ":")
+
+
+@dataclass
+class Cue:
+    start: float
+    end: float
+    text: str
+
+
+def wrap(text: str, width: int = MAX_LINE_CHARS) -> List[str]:
+    """One line if it fits, else two lines split at the space that balances them best.
+
+    (A cue is only ever given text that fits in two lines, or a single over-long word.)
+    """
+    if len(text) <= width or " " not in text:
+        return [text]
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    best = min(spaces, key=lambda i: (max(i, len(text) - i - 1) > width, abs(len(text) - 2 * i - 1)))
+    return [text[:best], text[best + 1:]]
+
+
+def _fits(text: str) -> bool:
+    lines = wrap(text)
+    return len(lines) <= MAX_LINES and all(len(line) <= MAX_LINE_CHARS for line in lines)
+
+
+def group_words(words: Sequence[Word]) -> List[Cue]:
+    """Group timed words into cues (see the module docstring for the rules)."""
+    cues: List[Cue] = []
+    current: List[Word] = []
+
+    def flush() -> None:
+        if current:
+            cues.append(Cue(current[0].start, current[-1].end, " ".join(w.text for w in current)))
+            current.clear()
+
+    for word in words:
+        if current:
+            text = " ".join(w.text for w in current)
+            last = current[-1].text
+            if (
+                not _fits(f"{text} {word.text}")
+                or word.end - current[0].start > MAX_CUE_SECONDS
+                or word.start - current[-1].end >= PAUSE_SECONDS
+                or last.endswith(SENTENCE_END)
+                or (last.endswith(CLAUSE_END) and len(text) >= MAX_LINE_CHARS)
+            ):
+                flush()
+        current.append(word)
+    flush()
+    _fix_times(cues)
+    return cues
+
+
+def _fix_times(cues: List[Cue]) -> None:
+    """Hold short cues longer, and keep cues in order without overlap (each lasts >= 1 ms)."""
+    for i, cue in enumerate(cues):
+        if i:
+            cue.start = max(cue.start, cues[i - 1].end)
+        cue.end = max(cue.end, cue.start + MIN_CUE_SECONDS)
+        if i + 1 < len(cues):
+            cue.end = min(cue.end, max(cues[i + 1].start, cue.start + 0.001))
+
+
+def _timestamp(seconds: float, sep: str) -> str:
+    ms = max(0, int(round(seconds * 1000)))
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, ms = divmod(rest, 1000)
+    return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
+
+
+def to_srt(words: Sequence[Word]) -> str:
+    """SubRip: numbered cues, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, blank line between cues."""
+    blocks = []
+    for n, cue in enumerate(group_words(words), start=1):
+        lines = "\n".join(wrap(cue.text))
+        blocks.append(f"{n}\n{_timestamp(cue.start, ',')} --> {_timestamp(cue.end, ',')}\n{lines}\n")
+    return "\n".join(blocks)
+
+
+def to_vtt(words: Sequence[Word]) -> str:
+    """WebVTT: the ``WEBVTT`` header, then cues with ``HH:MM:SS.mmm`` times."""
+    blocks = ["WEBVTT\n"]
+    for cue in group_words(words):
+        lines = "\n".join(wrap(cue.text))
+        blocks.append(f"{_timestamp(cue.start, '.')} --> {_timestamp(cue.end, '.')}\n{lines}\n")
+    return "\n".join(blocks)

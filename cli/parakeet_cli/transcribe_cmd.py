@@ -1,0 +1,100 @@
+"""``parakeet-cli transcribe``: audio files → text, JSON, SRT or WebVTT."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import List, Optional
+
+import click
+
+from parakeet_py import Context, ParakeetError, Transcript
+
+from .common import DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .subtitles import to_srt, to_vtt
+
+FORMATS = ("text", "json", "srt", "vtt")
+EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
+
+
+def render(fmt: str, path: str, transcript: Transcript) -> str:
+    """The document for one file (text and json carry no trailing newline)."""
+    if fmt == "text":
+        return transcript.text
+    if fmt == "json":
+        return json.dumps({"file": path, **transcript.to_dict()}, ensure_ascii=False)
+    if fmt == "srt":
+        return to_srt(transcript.words)
+    return to_vtt(transcript.words)
+
+
+@click.command("transcribe")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.option("-m", "--model", required=True, type=MODEL_PATH, help="The model, a parakeet GGUF file.")
+@click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
+              help="Which head decodes: the model's own (the transducer for hybrid models), ctc, or the "
+                   "transducer (tdt, rnnt and transducer are the same choice).")
+@click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
+              help="text: the transcript; json: one JSON object per file and line, with word and token "
+                   "timestamps; srt / vtt: subtitles built from the word timestamps.")
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False),
+              help="Write each result to DIR/<file name>.txt|.json|.srt|.vtt instead of standard output.")
+@click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Files transcribed at once (backends in the model's pool; one copy of the weights).")
+@click.option("-t", "--threads", type=click.IntRange(min=1),
+              help="Compute threads: of the one backend, or of each backend when --concurrency > 1. "
+                   "Default: all physical cores ($PARAKEET_THREADS), divided among the backends.")
+def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
+               threads: Optional[int]) -> None:
+    """Transcribe FILE... with a Parakeet model.
+
+    FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
+    channel count: audio is mixed down to mono and resampled to the model's rate.
+
+    Results are printed in the order the files were given, however many run at once. With
+    several files the text format prints one line per file, the file name, a TAB and the
+    text; SRT and WebVTT need --output-dir for more than one file. A file that fails is
+    reported on standard error and the others still run; the exit status is then 1.
+
+    \b
+    Examples:
+      parakeet-cli transcribe -m model.gguf talk.flac
+      parakeet-cli transcribe -m model.gguf -f srt talk.mp3 > talk.srt
+      parakeet-cli transcribe -m model.gguf -c 4 -t 2 -f json *.wav > out.jsonl
+    """
+    if fmt in ("srt", "vtt") and len(files) > 1 and not output_dir:
+        raise click.UsageError(f"--format {fmt} with several files needs --output-dir")
+    targets: List[Optional[Path]] = [None] * len(files)
+    if output_dir:
+        stems = [Path(f).stem for f in files]
+        duplicates = sorted({s for s in stems if stems.count(s) > 1})
+        if duplicates:
+            raise click.UsageError(f"several files would write the same output name: {', '.join(duplicates)}")
+        Path(output_dir).mkdir(parents=True, exist_ok=True)
+        targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
+
+    per_backend = threads_per_backend(concurrency, threads)
+    failed = 0
+    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None) as ctx:
+        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
+            futures = [pool.submit(ctx.transcribe, f, decoder=decoder, timestamps=fmt != "text") for f in files]
+            for path, target, future in zip(files, targets, futures):  # input order, as each is ready
+                try:
+                    transcript = future.result()
+                except ParakeetError as e:
+                    click.echo(f"error: {file_error(path, str(e))}", err=True)
+                    failed += 1
+                    continue
+                document = render(fmt, path, transcript)
+                if target is not None:
+                    target.write_text(document if document.endswith("\n") else document + "\n", encoding="utf-8")
+                    click.echo(f"wrote {target}", err=True)
+                elif fmt == "text" and len(files) > 1:
+                    click.echo(f"{path}\t{document}")
+                else:
+                    click.echo(document.rstrip("\n") if fmt in ("srt", "vtt") else document)
+                sys.stdout.flush()
+    if failed:
+        raise click.exceptions.Exit(1)

@@ -63,7 +63,10 @@ std::vector<uint8_t> random_weights(const Config& c, std::mt19937& rng) {
         for (size_t b = 0; b < raw.size() / 34; ++b) {
             const uint16_t d = pk::kernels::f32_to_f16(0.01f * dist(rng));
             std::memcpy(raw.data() + 34 * b, &d, 2);
-            for (int i = 0; i < 32; ++i) raw[34 * b + 2 + i] = static_cast<uint8_t>(rng() % 255 + 1);
+            for (int i = 0; i < 32; ++i) {
+                const int q = static_cast<int>(rng() % 255) - 127;  // -127..127
+                raw[34 * b + 2 + i] = static_cast<uint8_t>(static_cast<int8_t>(q));
+            }
         }
     }
     return raw;

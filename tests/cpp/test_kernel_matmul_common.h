@@ -26,7 +26,8 @@ inline pk::ThreadTeam& team(int n_threads) {
     return *teams[n_threads];
 }
 
-inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f,
+                                        float hi = 1.0f) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<float> dist(lo, hi);
     std::vector<float> v(n);

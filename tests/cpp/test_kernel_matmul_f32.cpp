@@ -85,7 +85,8 @@ TEST(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
         std::vector<float> batch(13 * K, 0.0f);
         std::copy(x.begin() + m * K, x.begin() + (m + 1) * K, batch.begin() + 12 * K);
         const std::vector<float> alone = run(pw, batch, 13, nullptr, 1);
-        EXPECT_EQ(0, std::memcmp(alone.data() + 12 * N, all.data() + m * N, N * sizeof(float))) << m;
+        EXPECT_EQ(0, std::memcmp(alone.data() + 12 * N, all.data() + m * N, N * sizeof(float)))
+            << m;
     }
     const std::vector<float> few = run(pw, x, 3, nullptr, 2);
     for (int64_t m = 0; m < 3; ++m) {

@@ -268,7 +268,9 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
     if (w.type() == WeightType::Q8_0) {
         xq = scratch.alloc_array<int16_t>(static_cast<size_t>(M * K));
         xs = scratch.alloc_array<float>(static_cast<size_t>(M * nblocks));
-        for (int64_t m = 0; m < M; ++m) kern.quantize_row_q8(x + m * K, K, xq + m * K, xs + m * nblocks);
+        for (int64_t m = 0; m < M; ++m) {
+            kern.quantize_row_q8(x + m * K, K, xq + m * K, xs + m * nblocks);
+        }
     }
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
         alignas(64) float out[kPanel];
@@ -278,7 +280,8 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
             for (int64_t m = 0; m < M; ++m) {
                 switch (w.type()) {
                     case WeightType::F32:
-                        kern.matvec_f32(x + m * K, K, reinterpret_cast<const float*>(w.panel(p)), out);
+                        kern.matvec_f32(x + m * K, K, reinterpret_cast<const float*>(w.panel(p)),
+                                        out);
                         break;
                     case WeightType::F16:
                         kern.matvec_f16(x + m * K, K, reinterpret_cast<const uint16_t*>(w.panel(p)),

@@ -92,8 +92,15 @@ void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
     store_row(c + 5 * ldc, c50, c51, bias, accumulate);
 }
 
+// One pair of int16 (32 bits) in every lane: vpbroadcastd from memory.
 inline __m256i broadcast_pair(const int16_t* p) {
-    return _mm256_castps_si256(_mm256_broadcast_ss(reinterpret_cast<const float*>(p)));
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm256_set1_epi32(v);
+}
+
+inline __m256i load_i16(const int16_t* p) {
+    return _mm256_load_si256(reinterpret_cast<const __m256i*>(p));
 }
 
 inline __m256i load_widen(const uint8_t* p) {
@@ -120,8 +127,8 @@ void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint
         const int16_t* q = reinterpret_cast<const int16_t*>(b + kPanel * sizeof(float));
 #pragma GCC unroll 16
         for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
-            const __m256i w0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + t * 2 * kPanel));
-            const __m256i w1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(q + t * 2 * kPanel + 16));
+            const __m256i w0 = load_i16(q + t * 2 * kPanel);
+            const __m256i w1 = load_i16(q + t * 2 * kPanel + 16);
             const int16_t* at = a + 2 * t * QR;
             __m256i xr = broadcast_pair(at + 0);
             i00 = _mm256_add_epi32(i00, _mm256_madd_epi16(w0, xr));
@@ -203,7 +210,8 @@ inline __m256 lane_max8(const __m256 m[8]) {
                                     _mm256_shuffle_ps(h[0], h[1], 0xDD));  // m0..m3 per half
     const __m256 q1 = _mm256_max_ps(_mm256_shuffle_ps(h[2], h[3], 0x88),
                                     _mm256_shuffle_ps(h[2], h[3], 0xDD));  // m4..m7 per half
-    return _mm256_max_ps(_mm256_permute2f128_ps(q0, q1, 0x20), _mm256_permute2f128_ps(q0, q1, 0x31));
+    return _mm256_max_ps(_mm256_permute2f128_ps(q0, q1, 0x20),
+                         _mm256_permute2f128_ps(q0, q1, 0x31));
 }
 
 // Quantises nb <= 8 consecutive blocks of one row: q[32 nb] in row order (= pairs in order),
@@ -237,8 +245,9 @@ void quantize_blocks8(const float* x, int64_t nb, int16_t* q, float* d) {
         }
         // packs works per 128-bit lane; the permute puts the 16 values back in order.
         __m256i* out = reinterpret_cast<__m256i*>(q + 32 * j);
-        _mm256_storeu_si256(out, _mm256_permute4x64_epi64(_mm256_packs_epi32(r[0], r[1]), 0xD8));
-        _mm256_storeu_si256(out + 1, _mm256_permute4x64_epi64(_mm256_packs_epi32(r[2], r[3]), 0xD8));
+        const __m256i p0 = _mm256_packs_epi32(r[0], r[1]), p1 = _mm256_packs_epi32(r[2], r[3]);
+        _mm256_storeu_si256(out, _mm256_permute4x64_epi64(p0, 0xD8));
+        _mm256_storeu_si256(out + 1, _mm256_permute4x64_epi64(p1, 0xD8));
     }
 }
 

@@ -180,9 +180,9 @@ void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const u
 }  // namespace
 
 const MatmulKernels& scalar_matmul_kernels() {
-    static const MatmulKernels k{tile_f32,        tile_q8,    widen_q8,   f16_to_f32_n, pack_rows_f32,
-                                 quantize_row_q8, quantize_panel_q8, matvec_f32, matvec_f16,
-                                 matvec_q8};
+    static const MatmulKernels k{tile_f32,          tile_q8,    widen_q8,   f16_to_f32_n,
+                                 pack_rows_f32,     quantize_row_q8,       quantize_panel_q8,
+                                 matvec_f32,        matvec_f16, matvec_q8};
     return k;
 }
 

@@ -7,7 +7,8 @@
 //   F32 / F16:  panel[k * 16 + j] = W[16 p + j][k]                     (K * 16 elements)
 //   Q8_0:       K / 32 blocks of kQ8PanelBlockBytes bytes; block b holds
 //                 float  scale[16]            scale[j] = d of W[16 p + j], block b
-//                 int8   q[16 pairs][16 * 2]  q[t][16 g + 2 i + h] = q of W[16 p + 8 g + i][32 b + 2 t + h]
+//                 int8   q[16 pairs][16 * 2]  q[t][16 g + 2 i + h] =
+//                                                 q of W[16 p + 8 g + i][32 b + 2 t + h]
 //               i.e. for each pair of k, two groups of 8 outputs x 2 consecutive k, which is
 //               what vpmaddwd consumes once widened to int16 (see matmul_kernels_avx2.cpp).
 //   The Q8_0 GEMM widens the K slice of a panel it is about to reuse into "wide" blocks of
@@ -18,7 +19,8 @@
 // panel in turn, that panel's kc_s columns, so the tiles of a K slice read A as one stream.
 // Within one row panel and slice (kc columns starting at k0):
 //   F32 / F16 GEMM (MR = kRowsF32):  a[k * MR + r] = x[MR i + r][k0 + k]
-//   Q8_0 (MR = kRowsQ8):  int16 q[2 ((16 b + t) MR + r) + h] = quantised x[MR i + r][k0 + 32 b + 2 t + h]
+//   Q8_0 (MR = kRowsQ8):  int16 q[2 ((16 b + t) MR + r) + h] =
+//                           quantised x[MR i + r][k0 + 32 b + 2 t + h]
 //     (pairs of consecutive k, one pair per row, so one 32-bit broadcast feeds vpmaddwd), and
 //     float scale[b MR + r] = that row's scale for block b. Rows quantised for the
 //     matrix-vector kernel use MR = 1 and one slice.

@@ -7,7 +7,7 @@ through K worker threads, so K requests run in parallel on the model's pool; the
 the whole batch gives the aggregate real-time factor.
 
 Manifest format: one audio path per line (relative paths are relative to the manifest's
-folder); blank lines and lines whose first non-blank character is ``#`` are skipped; a TAB
+folder, or failing that to the current directory); blank lines and lines whose first non-blank character is ``#`` are skipped; a TAB
 separates an optional reference transcript, which turns on WER scoring.
 """
 
@@ -59,7 +59,13 @@ def parse_manifest(text: str, base_dir: Path) -> List[ManifestEntry]:
         path = path.strip()
         if not path:
             raise ManifestError(f"line {number}: no audio path before the TAB")
-        resolved = path if os.path.isabs(path) else str(base_dir / path)
+        resolved = path
+        if not os.path.isabs(path):
+            # Relative to the manifest's folder; a path that only exists relative to the current
+            # directory (a manifest written elsewhere for this folder) is taken from there.
+            resolved = str(base_dir / path)
+            if not os.path.exists(resolved) and os.path.exists(path):
+                resolved = os.path.abspath(path)
         entries.append(ManifestEntry(resolved, reference.strip() if tab else None, number))
     return entries
 
@@ -181,8 +187,9 @@ def format_table(report: Dict[str, Any]) -> str:
               help="A parakeet GGUF file. Default: a generated model of the 110M architecture with RANDOM "
                    "weights (made once, cached in $PARAKEET_CACHE or ~/.cache/parakeet): speed only.")
 @click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
-              help="Audio files to run, one per line; '#' starts a comment line; 'path<TAB>reference text' "
-                   "adds WER scoring. Default: three short clips shipped with the package.")
+              help="Audio files to run, one per line (relative to the manifest's folder, else to the current "
+                   "one); '#' starts a comment line; 'path<TAB>reference text' adds WER scoring. "
+                   "Default: three short clips shipped with the package.")
 @click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
               help="Requests at once. With K > 1 all files are submitted together through K workers and "
                    "the wall time and aggregate RTFx are reported too.")

@@ -3,13 +3,13 @@
 Words are grouped into cues the way subtitle style guides ask for: at most two lines of 42
 characters, at most 7 seconds on screen, a new cue after a pause of a second or more and
 after a sentence ends, and, once a cue is well filled, after a comma. Cues never overlap;
-a short cue is held on screen for up to 1 s when the next one allows.
+a short cue is held on screen for up to 1 s when the next one (and the audio's end) allows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 from parakeet_py import Word
 
@@ -46,8 +46,9 @@ def _fits(text: str) -> bool:
     return len(lines) <= MAX_LINES and all(len(line) <= MAX_LINE_CHARS for line in lines)
 
 
-def group_words(words: Sequence[Word]) -> List[Cue]:
-    """Group timed words into cues (see the module docstring for the rules)."""
+def group_words(words: Sequence[Word], media_end: Optional[float] = None) -> List[Cue]:
+    """Group timed words into cues (see the module docstring for the rules). ``media_end``
+    (the audio's length) stops the last cue from being held past the end of the audio."""
     cues: List[Cue] = []
     current: List[Word] = []
 
@@ -70,18 +71,22 @@ def group_words(words: Sequence[Word]) -> List[Cue]:
                 flush()
         current.append(word)
     flush()
-    _fix_times(cues)
+    _fix_times(cues, media_end)
     return cues
 
 
-def _fix_times(cues: List[Cue]) -> None:
+def _fix_times(cues: List[Cue], media_end: Optional[float]) -> None:
     """Hold short cues longer, and keep cues in order without overlap (each lasts >= 1 ms)."""
     for i, cue in enumerate(cues):
         if i:
             cue.start = max(cue.start, cues[i - 1].end)
-        cue.end = max(cue.end, cue.start + MIN_CUE_SECONDS)
+        held = cue.start + MIN_CUE_SECONDS
+        if media_end is not None:
+            held = min(held, media_end)
+        cue.end = max(cue.end, held)
         if i + 1 < len(cues):
             cue.end = min(cue.end, max(cues[i + 1].start, cue.start + 0.001))
+        cue.end = max(cue.end, cue.start + 0.001)
 
 
 def _timestamp(seconds: float, sep: str) -> str:
@@ -92,19 +97,19 @@ def _timestamp(seconds: float, sep: str) -> str:
     return f"{h:02d}:{m:02d}:{s:02d}{sep}{ms:03d}"
 
 
-def to_srt(words: Sequence[Word]) -> str:
+def to_srt(words: Sequence[Word], media_end: Optional[float] = None) -> str:
     """SubRip: numbered cues, ``HH:MM:SS,mmm --> HH:MM:SS,mmm``, blank line between cues."""
     blocks = []
-    for n, cue in enumerate(group_words(words), start=1):
+    for n, cue in enumerate(group_words(words, media_end), start=1):
         lines = "\n".join(wrap(cue.text))
         blocks.append(f"{n}\n{_timestamp(cue.start, ',')} --> {_timestamp(cue.end, ',')}\n{lines}\n")
     return "\n".join(blocks)
 
 
-def to_vtt(words: Sequence[Word]) -> str:
+def to_vtt(words: Sequence[Word], media_end: Optional[float] = None) -> str:
     """WebVTT: the ``WEBVTT`` header, then cues with ``HH:MM:SS.mmm`` times."""
     blocks = ["WEBVTT\n"]
-    for cue in group_words(words):
+    for cue in group_words(words, media_end):
         lines = "\n".join(wrap(cue.text))
         blocks.append(f"{_timestamp(cue.start, '.')} --> {_timestamp(cue.end, '.')}\n{lines}\n")
     return "\n".join(blocks)

@@ -26,8 +26,8 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
     if fmt == "json":
         return json.dumps({"file": path, **transcript.to_dict()}, ensure_ascii=False)
     if fmt == "srt":
-        return to_srt(transcript.words)
-    return to_vtt(transcript.words)
+        return to_srt(transcript.words, transcript.duration)
+    return to_vtt(transcript.words, transcript.duration)
 
 
 @click.command("transcribe")

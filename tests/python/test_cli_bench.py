@@ -56,6 +56,14 @@ def test_manifest_comments_blank_lines_tabs_and_relative_paths(tmp_path):
     ]
 
 
+def test_manifest_relative_paths_fall_back_to_the_current_directory(tmp_path, monkeypatch):
+    (tmp_path / "here.wav").write_bytes(b"")
+    (tmp_path / "lists").mkdir()
+    monkeypatch.chdir(tmp_path)
+    entries = parse_manifest("here.wav\nnowhere.wav\n", tmp_path / "lists")
+    assert [e.path for e in entries] == [str(tmp_path / "here.wav"), str(tmp_path / "lists" / "nowhere.wav")]
+
+
 def test_manifest_errors(tmp_path):
     with pytest.raises(ManifestError, match="line 2: no audio path"):
         parse_manifest("a.wav\n\treference only\n", tmp_path)

@@ -57,6 +57,15 @@ def test_short_cues_are_held_but_do_not_overlap():
     assert [(c.start, c.end) for c in cues] == [(1.0, 1.5), (1.5, 2.5), (4.0, 5.0)]
 
 
+def test_cues_are_not_held_past_the_end_of_the_audio():
+    words = [Word("a", 0.0, 0.05, 1.0), Word("b.", 0.05, 0.08, 1.0)]
+    assert [(c.start, c.end) for c in group_words(words, media_end=0.1)] == [(0.0, 0.1)]
+    assert [(c.start, c.end) for c in group_words(words)] == [(0.0, 1.0)]
+    late = [Word("x", 2.0, 2.0, 1.0)]  # a word at the very end still lasts a moment
+    assert group_words(late, media_end=2.0)[0].end == pytest.approx(2.001)
+    assert to_vtt(words, 0.1) == "WEBVTT\n\n00:00:00.000 --> 00:00:00.100\na b.\n"
+
+
 def test_zero_length_words_at_the_same_time_stay_ordered():
     words = [Word("a.", 2.0, 2.0, 1.0), Word("b.", 2.0, 2.0, 1.0), Word("c", 2.0, 2.0, 1.0)]
     cues = group_words(words)

@@ -78,8 +78,15 @@ def test_k_backends_run_at_once(tmp_path, long_wav):
         assert srv.metric("parakeet_backends_in_use") == 0 and srv.metric("parakeet_queue_depth") == 0
 
 
-def test_full_queue_answers_503_with_retry_after(tmp_path, long_wav):
-    with ServerProcess(["--concurrency", "1", "--max-queue", "1"], tmp_path) as srv:
+@pytest.fixture(scope="module")
+def very_long_wav():
+    # The first request must still run while two more arrive: seconds of compute on one thread.
+    return long_wav_bytes(300)
+
+
+def test_full_queue_answers_503_with_retry_after(tmp_path, very_long_wav):
+    long_wav = very_long_wav
+    with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "1"], tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=2) as pool:
             running = pool.submit(transcribe, srv, "a.wav", long_wav)
             wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1 or running.done(), "the first request to run")

@@ -71,7 +71,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
         if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
-    def transcribe_job(upload) -> Any:
+    def transcribe_job(upload, timestamps: bool) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         upload.file.seek(0)
         try:
@@ -86,7 +86,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
                            f"{MAX_AUDIO_SECONDS} s (split longer recordings)")
         metrics.backends_in_use.inc()
         try:
-            transcript = context.transcribe(audio, sample_rate=sample_rate)
+            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps)
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -136,7 +136,9 @@ def create_app(context, config: ServerConfig) -> Starlette:
         # model, prompt and temperature are accepted and ignored (docs/server.md).
 
         try:
-            transcript = await queue.run(lambda: transcribe_job(upload))
+            # json and text need no word/token times; the library then skips building them.
+            timestamps = response_format in ("verbose_json", "srt", "vtt")
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps))
         except Overloaded as e:
             raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
                                 f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",

@@ -29,7 +29,7 @@ class Metrics:
                                  "Time from receiving a request to the end of its response, by route.",
                                  ["route"], buckets=LATENCY_BUCKETS, registry=r)
         self.queue_depth = Gauge("parakeet_queue_depth",
-                                 "Accepted transcription requests waiting for a backend (or decoding audio).",
+                                 "Accepted transcription requests waiting for a worker.",
                                  registry=r)
         self.backends_in_use = Gauge("parakeet_backends_in_use", "Backends transcribing right now.", registry=r)
         self.backends = Gauge("parakeet_backends", "Backends of the model (requests transcribed at once).",

@@ -96,15 +96,15 @@ struct GemmShape {
 };
 
 // The blocked loop nest over one share. prepare_b(jr, pc, kc, tiles) returns the weight
-// slice the next `tiles` tiles read; tile(ir, pc, kc, b, c, ldc, bias, accumulate) computes
-// one full tile. Edge tiles go through a zero-padded 16-wide scratch tile so that they run
-// the same code.
+// slice the next `tiles` tiles read; tile(rows, ir, pc, kc, b, c, ldc, bias, accumulate)
+// computes one tile. Tiles of the last, partial column panel go through a 16-wide scratch
+// tile so that they run the same code.
 // While the tiles of one panel run, the next panel's slice is prefetched a little per tile:
 // with few rows (M ~ 100) the weights are the big stream and would otherwise arrive from
 // memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
-    alignas(64) float edge[kRowsF32 > kRowsQ8 ? kRowsF32 * kPanel : kRowsQ8 * kPanel];
+    alignas(64) float edge[kRowsF32 > kRowsQ8 ? kRowsF32 * kPanel : kRowsQ8 * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
     for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
         const int64_t kc = std::min(s.kc, s.k_units - pc);
@@ -134,17 +134,16 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
                     const int64_t row0 = ir * s.mr;
                     const int64_t rows = std::min(s.mr, s.M - row0);
                     float* c = s.y + row0 * s.ldy + col0;
-                    if (rows == s.mr && cols == kPanel) {
-                        tile(ir, pc, kc, b, c, s.ldy, bias_j, accumulate);
+                    if (cols == kPanel) {
+                        tile(rows, ir, pc, kc, b, c, s.ldy, bias_j, accumulate);
                         continue;
                     }
-                    std::fill(edge, edge + s.mr * kPanel, 0.0f);
                     if (accumulate) {
                         for (int64_t r = 0; r < rows; ++r) {
                             std::copy(c + r * s.ldy, c + r * s.ldy + cols, edge + r * kPanel);
                         }
                     }
-                    tile(ir, pc, kc, b, edge, kPanel, bias_j, accumulate);
+                    tile(rows, ir, pc, kc, b, edge, kPanel, bias_j, accumulate);
                     for (int64_t r = 0; r < rows; ++r) {
                         std::copy(edge + r * kPanel, edge + r * kPanel + cols, c + r * s.ldy);
                     }
@@ -175,9 +174,9 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
     const size_t unit = kPanel * (w.type() == WeightType::F16 ? sizeof(uint16_t) : sizeof(float));
     const GemmShape shape{M, w.n(), mr, K, kKcF32, kMcF32 / mr, &w, unit, bias, y, ldy};
-    auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const float* b, float* c, int64_t ldc,
-                    const float* bj, bool acc) {
-        kern.tile_f32(kc, a + pc * mr * row_panels + ir * mr * kc, b, c, ldc, bj, acc);
+    auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const float* b, float* c,
+                    int64_t ldc, const float* bj, bool acc) {
+        kern.tile_f32(rows, kc, a + pc * mr * row_panels + ir * mr * kc, b, c, ldc, bj, acc);
     };
     // Each K slice of a panel is copied (F32) or widened (F16) once into the thread's buffer,
     // then reused from L1 by every row panel of the A block. Reading the slice straight from
@@ -243,9 +242,9 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
             kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
             return static_cast<const uint8_t*>(buf);
         };
-        auto tile = [&](int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,
-                        int64_t ldc, const float* bj, bool acc) {
-            kern.tile_q8(kc, a_at(ir, pc, kc), scale_at(ir, pc, kc), b, c, ldc, bj, acc);
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                        float* c, int64_t ldc, const float* bj, bool acc) {
+            kern.tile_q8(rows, kc, a_at(ir, pc, kc), scale_at(ir, pc, kc), b, c, ldc, bj, acc);
         };
         gemm_share(shape, split.share(i), prepare_b, tile);
     });

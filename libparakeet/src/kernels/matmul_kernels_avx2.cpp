@@ -50,9 +50,12 @@ inline void prefetch_tile(const float* c, int64_t ldc, int64_t rows) {
     }
 }
 
-void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-              const float* bias, bool accumulate) {
-    prefetch_tile(c, ldc, MR);
+// f32 tile of R <= 6 rows (the tile of a partial last row panel computes only its rows, with
+// the same instructions per element as the full tile).
+template <int R>
+void tile_f32_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                   const float* bias, bool accumulate) {
+    prefetch_tile(c, ldc, R);
     __m256 c00 = _mm256_setzero_ps(), c01 = _mm256_setzero_ps();
     __m256 c10 = _mm256_setzero_ps(), c11 = _mm256_setzero_ps();
     __m256 c20 = _mm256_setzero_ps(), c21 = _mm256_setzero_ps();
@@ -66,30 +69,53 @@ void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
         __m256 ar = _mm256_broadcast_ss(a + 0);
         c00 = _mm256_fmadd_ps(ar, b0, c00);
         c01 = _mm256_fmadd_ps(ar, b1, c01);
-        ar = _mm256_broadcast_ss(a + 1);
-        c10 = _mm256_fmadd_ps(ar, b0, c10);
-        c11 = _mm256_fmadd_ps(ar, b1, c11);
-        ar = _mm256_broadcast_ss(a + 2);
-        c20 = _mm256_fmadd_ps(ar, b0, c20);
-        c21 = _mm256_fmadd_ps(ar, b1, c21);
-        ar = _mm256_broadcast_ss(a + 3);
-        c30 = _mm256_fmadd_ps(ar, b0, c30);
-        c31 = _mm256_fmadd_ps(ar, b1, c31);
-        ar = _mm256_broadcast_ss(a + 4);
-        c40 = _mm256_fmadd_ps(ar, b0, c40);
-        c41 = _mm256_fmadd_ps(ar, b1, c41);
-        ar = _mm256_broadcast_ss(a + 5);
-        c50 = _mm256_fmadd_ps(ar, b0, c50);
-        c51 = _mm256_fmadd_ps(ar, b1, c51);
+        if constexpr (R > 1) {
+            ar = _mm256_broadcast_ss(a + 1);
+            c10 = _mm256_fmadd_ps(ar, b0, c10);
+            c11 = _mm256_fmadd_ps(ar, b1, c11);
+        }
+        if constexpr (R > 2) {
+            ar = _mm256_broadcast_ss(a + 2);
+            c20 = _mm256_fmadd_ps(ar, b0, c20);
+            c21 = _mm256_fmadd_ps(ar, b1, c21);
+        }
+        if constexpr (R > 3) {
+            ar = _mm256_broadcast_ss(a + 3);
+            c30 = _mm256_fmadd_ps(ar, b0, c30);
+            c31 = _mm256_fmadd_ps(ar, b1, c31);
+        }
+        if constexpr (R > 4) {
+            ar = _mm256_broadcast_ss(a + 4);
+            c40 = _mm256_fmadd_ps(ar, b0, c40);
+            c41 = _mm256_fmadd_ps(ar, b1, c41);
+        }
+        if constexpr (R > 5) {
+            ar = _mm256_broadcast_ss(a + 5);
+            c50 = _mm256_fmadd_ps(ar, b0, c50);
+            c51 = _mm256_fmadd_ps(ar, b1, c51);
+        }
         a += MR;
         b += kPanel;
     }
-    store_row(c + 0 * ldc, c00, c01, bias, accumulate);
-    store_row(c + 1 * ldc, c10, c11, bias, accumulate);
-    store_row(c + 2 * ldc, c20, c21, bias, accumulate);
-    store_row(c + 3 * ldc, c30, c31, bias, accumulate);
-    store_row(c + 4 * ldc, c40, c41, bias, accumulate);
-    store_row(c + 5 * ldc, c50, c51, bias, accumulate);
+    store_row(c, c00, c01, bias, accumulate);
+    if constexpr (R > 1) store_row(c + 1 * ldc, c10, c11, bias, accumulate);
+    if constexpr (R > 2) store_row(c + 2 * ldc, c20, c21, bias, accumulate);
+    if constexpr (R > 3) store_row(c + 3 * ldc, c30, c31, bias, accumulate);
+    if constexpr (R > 4) store_row(c + 4 * ldc, c40, c41, bias, accumulate);
+    if constexpr (R > 5) store_row(c + 5 * ldc, c50, c51, bias, accumulate);
+}
+
+void tile_f32(int64_t rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+              const float* bias, bool accumulate) {
+    static_assert(MR == 6, "one instantiation per row count");
+    switch (rows) {
+        case 6: return tile_f32_rows<6>(kc, a, b, c, ldc, bias, accumulate);
+        case 5: return tile_f32_rows<5>(kc, a, b, c, ldc, bias, accumulate);
+        case 4: return tile_f32_rows<4>(kc, a, b, c, ldc, bias, accumulate);
+        case 3: return tile_f32_rows<3>(kc, a, b, c, ldc, bias, accumulate);
+        case 2: return tile_f32_rows<2>(kc, a, b, c, ldc, bias, accumulate);
+        default: return tile_f32_rows<1>(kc, a, b, c, ldc, bias, accumulate);
+    }
 }
 
 // One pair of int16 (32 bits) in every lane: vpbroadcastd from memory.
@@ -112,9 +138,11 @@ inline __m256 scale_add(__m256i isum, __m256 w_scale, __m256 x_scale, __m256 acc
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(w_scale, x_scale), acc);
 }
 
-void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
-             float* c, int64_t ldc, const float* bias, bool accumulate) {
-    prefetch_tile(c, ldc, QR);
+// Q8_0 tile of R <= 4 rows (see tile_f32_rows).
+template <int R>
+void tile_q8_rows(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
+                  float* c, int64_t ldc, const float* bias, bool accumulate) {
+    prefetch_tile(c, ldc, R);
     __m256 f00 = _mm256_setzero_ps(), f01 = _mm256_setzero_ps();
     __m256 f10 = _mm256_setzero_ps(), f11 = _mm256_setzero_ps();
     __m256 f20 = _mm256_setzero_ps(), f21 = _mm256_setzero_ps();
@@ -130,45 +158,70 @@ void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint
             const __m256i w0 = load_i16(q + t * 2 * kPanel);
             const __m256i w1 = load_i16(q + t * 2 * kPanel + 16);
             const int16_t* at = a + 2 * t * QR;
+            // Integer adds are associative, so GCC would otherwise regroup the sums into
+            // trees of products and spill them; the empty asm pins the accumulators.
             __m256i xr = broadcast_pair(at + 0);
             i00 = _mm256_add_epi32(i00, _mm256_madd_epi16(w0, xr));
             i01 = _mm256_add_epi32(i01, _mm256_madd_epi16(w1, xr));
-            xr = broadcast_pair(at + 2);
-            i10 = _mm256_add_epi32(i10, _mm256_madd_epi16(w0, xr));
-            i11 = _mm256_add_epi32(i11, _mm256_madd_epi16(w1, xr));
-            xr = broadcast_pair(at + 4);
-            i20 = _mm256_add_epi32(i20, _mm256_madd_epi16(w0, xr));
-            i21 = _mm256_add_epi32(i21, _mm256_madd_epi16(w1, xr));
-            xr = broadcast_pair(at + 6);
-            i30 = _mm256_add_epi32(i30, _mm256_madd_epi16(w0, xr));
-            i31 = _mm256_add_epi32(i31, _mm256_madd_epi16(w1, xr));
-            // Integer adds are associative, so GCC would otherwise regroup the sums into
-            // trees of products and spill them; pin the accumulators to registers.
-            __asm__("" : "+x"(i00), "+x"(i01), "+x"(i10), "+x"(i11), "+x"(i20), "+x"(i21),
-                    "+x"(i30), "+x"(i31));
+            __asm__("" : "+x"(i00), "+x"(i01));
+            if constexpr (R > 1) {
+                xr = broadcast_pair(at + 2);
+                i10 = _mm256_add_epi32(i10, _mm256_madd_epi16(w0, xr));
+                i11 = _mm256_add_epi32(i11, _mm256_madd_epi16(w1, xr));
+                __asm__("" : "+x"(i10), "+x"(i11));
+            }
+            if constexpr (R > 2) {
+                xr = broadcast_pair(at + 4);
+                i20 = _mm256_add_epi32(i20, _mm256_madd_epi16(w0, xr));
+                i21 = _mm256_add_epi32(i21, _mm256_madd_epi16(w1, xr));
+                __asm__("" : "+x"(i20), "+x"(i21));
+            }
+            if constexpr (R > 3) {
+                xr = broadcast_pair(at + 6);
+                i30 = _mm256_add_epi32(i30, _mm256_madd_epi16(w0, xr));
+                i31 = _mm256_add_epi32(i31, _mm256_madd_epi16(w1, xr));
+                __asm__("" : "+x"(i30), "+x"(i31));
+            }
         }
         const __m256 s0 = _mm256_load_ps(reinterpret_cast<const float*>(b));
         const __m256 s1 = _mm256_load_ps(reinterpret_cast<const float*>(b) + 8);
         __m256 xs = _mm256_broadcast_ss(a_scale + 0);
         f00 = scale_add(i00, s0, xs, f00);
         f01 = scale_add(i01, s1, xs, f01);
-        xs = _mm256_broadcast_ss(a_scale + 1);
-        f10 = scale_add(i10, s0, xs, f10);
-        f11 = scale_add(i11, s1, xs, f11);
-        xs = _mm256_broadcast_ss(a_scale + 2);
-        f20 = scale_add(i20, s0, xs, f20);
-        f21 = scale_add(i21, s1, xs, f21);
-        xs = _mm256_broadcast_ss(a_scale + 3);
-        f30 = scale_add(i30, s0, xs, f30);
-        f31 = scale_add(i31, s1, xs, f31);
+        if constexpr (R > 1) {
+            xs = _mm256_broadcast_ss(a_scale + 1);
+            f10 = scale_add(i10, s0, xs, f10);
+            f11 = scale_add(i11, s1, xs, f11);
+        }
+        if constexpr (R > 2) {
+            xs = _mm256_broadcast_ss(a_scale + 2);
+            f20 = scale_add(i20, s0, xs, f20);
+            f21 = scale_add(i21, s1, xs, f21);
+        }
+        if constexpr (R > 3) {
+            xs = _mm256_broadcast_ss(a_scale + 3);
+            f30 = scale_add(i30, s0, xs, f30);
+            f31 = scale_add(i31, s1, xs, f31);
+        }
         a += 2 * kQ8PairsPerBlock * QR;
         a_scale += QR;
         b += kQ8WideBlockBytes;
     }
-    store_row(c + 0 * ldc, f00, f01, bias, accumulate);
-    store_row(c + 1 * ldc, f10, f11, bias, accumulate);
-    store_row(c + 2 * ldc, f20, f21, bias, accumulate);
-    store_row(c + 3 * ldc, f30, f31, bias, accumulate);
+    store_row(c, f00, f01, bias, accumulate);
+    if constexpr (R > 1) store_row(c + 1 * ldc, f10, f11, bias, accumulate);
+    if constexpr (R > 2) store_row(c + 2 * ldc, f20, f21, bias, accumulate);
+    if constexpr (R > 3) store_row(c + 3 * ldc, f30, f31, bias, accumulate);
+}
+
+void tile_q8(int64_t rows, int64_t nblocks, const int16_t* a, const float* a_scale,
+             const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
+    static_assert(QR == 4, "one instantiation per row count");
+    switch (rows) {
+        case 4: return tile_q8_rows<4>(nblocks, a, a_scale, b, c, ldc, bias, accumulate);
+        case 3: return tile_q8_rows<3>(nblocks, a, a_scale, b, c, ldc, bias, accumulate);
+        case 2: return tile_q8_rows<2>(nblocks, a, a_scale, b, c, ldc, bias, accumulate);
+        default: return tile_q8_rows<1>(nblocks, a, a_scale, b, c, ldc, bias, accumulate);
+    }
 }
 
 void widen_q8(const uint8_t* blocks, int64_t nblocks, uint8_t* wide) {

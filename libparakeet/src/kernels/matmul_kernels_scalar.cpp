@@ -36,17 +36,17 @@ int16_t quantize_q8(float x, float id) {
     return static_cast<int16_t>(std::nearbyint(v));
 }
 
-void tile_f32(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+void tile_f32(int64_t rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
               const float* bias, bool accumulate) {
     // Row by row, so that one row of accumulators fits in SSE registers.
     float acc[MR][kPanel] = {};
-    for (int64_t r = 0; r < MR; ++r) {
+    for (int64_t r = 0; r < rows; ++r) {
         for (int64_t k = 0; k < kc; ++k) {
             const float ar = a[k * MR + r];
             for (int64_t j = 0; j < kPanel; ++j) acc[r][j] += ar * b[k * kPanel + j];
         }
     }
-    store_tile(&acc[0][0], MR, c, ldc, bias, accumulate);
+    store_tile(&acc[0][0], rows, c, ldc, bias, accumulate);
 }
 
 // Integer dot products of one block of weights (16 outputs; q laid out as in a panel block,
@@ -68,14 +68,14 @@ void block_dot_q8(const Q* q, const int16_t* a, int64_t rows, int32_t (*isum)[kP
     }
 }
 
-void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
-             float* c, int64_t ldc, const float* bias, bool accumulate) {
+void tile_q8(int64_t rows, int64_t nblocks, const int16_t* a, const float* a_scale,
+             const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
     float acc[QR][kPanel] = {};
     int32_t isum[QR][kPanel];
     for (int64_t blk = 0; blk < nblocks; ++blk) {
         const float* w_scale = reinterpret_cast<const float*>(b);
         block_dot_q8(reinterpret_cast<const int16_t*>(b + kPanel * sizeof(float)), a, QR, isum);
-        for (int64_t r = 0; r < QR; ++r) {
+        for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < kPanel; ++j) {
                 acc[r][j] += w_scale[j] * a_scale[r] * static_cast<float>(isum[r][j]);
             }
@@ -84,7 +84,7 @@ void tile_q8(int64_t nblocks, const int16_t* a, const float* a_scale, const uint
         a_scale += QR;
         b += kQ8WideBlockBytes;
     }
-    store_tile(&acc[0][0], QR, c, ldc, bias, accumulate);
+    store_tile(&acc[0][0], rows, c, ldc, bias, accumulate);
 }
 
 void widen_q8(const uint8_t* blocks, int64_t nblocks, uint8_t* wide) {

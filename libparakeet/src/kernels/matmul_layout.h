@@ -51,19 +51,20 @@ static inline Q8Scale q8_scale(float amax) {
     return Q8Scale{amax / 127.0f, amax > 0.0f ? 127.0f / amax : 0.0f};
 }
 
-// One micro-kernel call computes a full MR x 16 tile over a slice of K:
+// One micro-kernel call computes the first `rows` <= MR rows of a 16-wide tile over a slice of
+// K (rows < MR only for the last, partial row panel):
 //   acc = A_panel(slice) * B_panel(slice)
 //   accumulate ? c += acc : c = acc + (bias ? bias[0..16) : 0)
 // Every output element is one fixed sequence of operations over its K slice, whatever tile
 // or thread it lands in; this is what makes results independent of the thread count.
 struct MatmulKernels {
     // f32 tile: a = kc x kRowsF32 packed activations, b = kc x 16 weight panel rows.
-    void (*tile_f32)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                     const float* bias, bool accumulate);
+    void (*tile_f32)(int64_t rows, int64_t kc, const float* a, const float* b, float* c,
+                     int64_t ldc, const float* bias, bool accumulate);
     // Q8_0 tile over nblocks blocks of 32: a / a_scale as in the layout above (kRowsQ8 rows),
     // b = nblocks consecutive wide blocks.
-    void (*tile_q8)(int64_t nblocks, const int16_t* a, const float* a_scale, const uint8_t* b,
-                    float* c, int64_t ldc, const float* bias, bool accumulate);
+    void (*tile_q8)(int64_t rows, int64_t nblocks, const int16_t* a, const float* a_scale,
+                    const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate);
     // Widens nblocks consecutive panel blocks into wide blocks.
     void (*widen_q8)(const uint8_t* blocks, int64_t nblocks, uint8_t* wide);
     // Widens n halves to floats (F16 weights are converted a panel slice at a time).

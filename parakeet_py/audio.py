@@ -37,7 +37,8 @@ def _describe(source: Any) -> str:
         return os.fspath(source)
     if isinstance(source, (bytes, bytearray, memoryview)):
         return f"<{len(source)} bytes of audio>"
-    return getattr(source, "name", None) if isinstance(getattr(source, "name", None), str) else "<audio stream>"
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else "<audio stream>"
 
 
 def _read_file(source: Any) -> Tuple[np.ndarray, int]:

@@ -126,7 +126,7 @@ def pieces(n: int) -> List[str]:
 def mel_filterbank(sample_rate: int, n_fft: int, n_mels: int) -> np.ndarray:
     """Slaney-scale, Slaney-normalised triangular filters ([n_mels, n_fft/2 + 1]), librosa's default."""
 
-    def hz_to_mel(f: np.ndarray) -> np.ndarray:
+    def hz_to_mel(f: "np.ndarray | float") -> np.ndarray:
         f = np.asarray(f, dtype=np.float64)
         lin = f / (200.0 / 3)
         log = 15.0 + np.log(np.maximum(f, 1e-10) / 1000.0) / (np.log(6.4) / 27.0)
@@ -207,9 +207,10 @@ def state_dict_layout(arch: SyntheticArch) -> List[Tuple[str, Tuple[int, ...], _
         norm(f"{L}.norm_out", D)
     out.append(("decoder.prediction.embed.weight", (V + 1, P), ("embed", P ** -0.5)))
     lstm = "decoder.prediction.dec_rnn.lstm"
-    for part, shape in (("weight_ih_l0", (4 * P, P)), ("weight_hh_l0", (4 * P, P)), ("bias_ih_l0", (4 * P,)),
-                        ("bias_hh_l0", (4 * P,))):
-        out.append((f"{lstm}.{part}", shape, ("uniform", P ** -0.5)))  # torch's LSTM init
+    lstm_shapes: Tuple[Tuple[str, Tuple[int, ...]], ...] = (
+        ("weight_ih_l0", (4 * P, P)), ("weight_hh_l0", (4 * P, P)), ("bias_ih_l0", (4 * P,)), ("bias_hh_l0", (4 * P,)))
+    for part, lstm_shape in lstm_shapes:
+        out.append((f"{lstm}.{part}", lstm_shape, ("uniform", P ** -0.5)))  # torch's LSTM init
     linear("joint.pred", J, P)
     linear("joint.enc", J, D)
     out.append(("joint.joint_net.2.weight", (V + 1 + n_dur, J), ("normal", J ** -0.5)))

@@ -241,6 +241,14 @@ def test_generated_model_has_the_schema_nemo_and_the_converter_produce(tmp_path,
     assert f_ours["general.name"][1] == "synthetic-tiny-random-weights"
     pieces = f_ours["parakeet.tokenizer.pieces"][1]
     assert len(pieces) == len(set(pieces)) == f_ref["parakeet.vocab_size"][1]
+    # The front end is not random: the Hann window and the Slaney mel filterbank equal NeMo's
+    # (torch computes the window in float32: an ulp of difference).
+    for name in ("preprocessor.featurizer.window", "preprocessor.featurizer.fb"):
+        np.testing.assert_allclose(_tensor(ours, name), _tensor(FIXTURE / fixture, name), atol=1e-6)
+
+
+def _tensor(path, name):
+    return np.array(next(t for t in gguf.GGUFReader(path).tensors if t.name == name).data)
 
 
 def test_generated_model_loads_runs_and_is_reproducible(tmp_path):

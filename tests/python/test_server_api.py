@@ -1,6 +1,7 @@
 """``parakeet-server`` over HTTP: every endpoint and response format, the official OpenAI
 client, API keys, and bad uploads (which must get a 4xx JSON error, never a 500)."""
 
+import io
 import re
 import socket
 
@@ -270,6 +271,38 @@ def test_nan_samples_are_refused(server, tmp_path):
     path = tmp_path / "nan.wav"
     soundfile.write(path, samples, 16000, subtype="FLOAT")
     assert_error(post(server, **upload(path)), 400, code="invalid_audio")
+
+
+def test_long_audio_is_refused_before_decoding(server):
+    # 1300 s of silence in a 30 KB FLAC: refused from its header (over the 1200 s limit).
+    import numpy as np
+    import soundfile
+
+    buf = io.BytesIO()
+    with soundfile.SoundFile(buf, "w", samplerate=8000, channels=1, format="FLAC") as f:
+        for _ in range(13):
+            f.write(np.zeros(800_000, dtype=np.int16))
+    err = assert_error(post(server, files={"file": ("long.flac", buf.getvalue(), "audio/flac")}), 400,
+                       code="invalid_audio")
+    assert "1200" in err["message"]
+
+
+def test_decoded_size_limit():
+    from parakeet_cli.server.app import MAX_DECODED_SAMPLES, BadAudio, check_audio_size
+
+    check_audio_size(1200 * 48000, 48000, 2)  # 20 minutes of 48 kHz stereo: the most allowed
+    with pytest.raises(BadAudio, match="1200"):
+        check_audio_size(1200 * 16000 + 1, 16000, 1)
+    with pytest.raises(BadAudio, match="channels"):
+        check_audio_size(MAX_DECODED_SAMPLES // 8 + 1, 384000, 8)
+
+
+def test_file_where_text_is_expected(server):
+    files = [("file", ("a.wav", SPEECH.read_bytes(), "audio/wav")),
+             ("response_format", ("f.txt", b"json", "text/plain"))]
+    assert_error(post(server, files=files), 400)  # one file per request
+    files = [("response_format", ("f.txt", b"json", "text/plain"))]
+    assert_error(post(server, files=files, data={"x": "1"}), 400, param="response_format")
 
 
 def test_server_is_healthy_after_bad_input(server, direct):

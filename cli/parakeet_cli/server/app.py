@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import soundfile
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -33,6 +34,12 @@ log = logging.getLogger("parakeet.server")
 # The library refuses longer audio (PARAKEET_MAX_AUDIO_SECONDS in parakeet_capi.h); checked
 # here first so that it is answered as the client's mistake (400), not a server failure.
 MAX_AUDIO_SECONDS = 1200
+# Most samples (frames x channels) one upload may decode to: the longest audio as 48 kHz
+# stereo, ~460 MB as float32. Compressed formats make tiny files of hours of audio (a 30 KB
+# FLAC of silence holds 20 minutes), so the header is checked before anything is decoded.
+MAX_DECODED_SAMPLES = MAX_AUDIO_SECONDS * 48000 * 2
+# What soundfile raises for input it cannot read (LibsndfileError is a RuntimeError).
+_UNREADABLE = (RuntimeError, OSError, ValueError, TypeError, EOFError)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,24 @@ class ServerConfig:
 
 class BadAudio(Exception):
     """The upload is not audio this server can read (or not usable audio)."""
+
+
+def check_audio_size(frames: int, sample_rate: int, channels: int) -> None:
+    """Raises BadAudio for audio too long for the library or too large to decode."""
+    if sample_rate > 0 and frames / sample_rate > MAX_AUDIO_SECONDS:
+        raise BadAudio(f"the audio is {frames / sample_rate:.1f} s long; the limit is {MAX_AUDIO_SECONDS} s "
+                       "(split longer recordings)")
+    if frames * channels > MAX_DECODED_SAMPLES:
+        raise BadAudio(f"the audio decodes to {frames} frames x {channels} channels, more than this server "
+                       f"decodes for one request ({MAX_DECODED_SAMPLES} samples); mix down or resample it first")
+
+
+def text_field(form, name: str) -> Optional[str]:
+    """A form field that must be text (None when absent)."""
+    value = form.get(name)
+    if value is None or isinstance(value, str):
+        return value
+    raise APIError(400, f"'{name}' must be a text field, not a file", param=name, code="invalid_value")
 
 
 def create_app(context, config: ServerConfig) -> Starlette:
@@ -73,6 +98,13 @@ def create_app(context, config: ServerConfig) -> Starlette:
 
     def transcribe_job(upload, timestamps: bool) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
+        try:
+            upload.file.seek(0)
+            header = soundfile.info(upload.file)
+        except _UNREADABLE:
+            header = None  # load_audio below says why
+        else:
+            check_audio_size(header.frames, header.samplerate, header.channels)
         upload.file.seek(0)
         try:
             # Any format libsndfile reads; resampled to the model's rate; NaN/Inf refused.
@@ -81,9 +113,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
-        if audio.size > MAX_AUDIO_SECONDS * sample_rate:
-            raise BadAudio(f"the audio is {audio.size / sample_rate:.1f} s long; the limit is "
-                           f"{MAX_AUDIO_SECONDS} s (split longer recordings)")
+        check_audio_size(audio.size, sample_rate, 1)  # a header may understate the length
         metrics.backends_in_use.inc()
         try:
             transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps)
@@ -107,16 +137,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             await form.close()
 
     async def _transcribe_form(form) -> Response:
-        upload = form.get("file")
-        if upload is None:
-            raise APIError(400, "missing the 'file' field (the audio to transcribe)", param="file",
-                           code="missing_file")
-        if isinstance(upload, str) or not hasattr(upload, "file"):
-            raise APIError(400, "'file' must be a file upload (multipart part with a filename)", param="file",
-                           code="invalid_file")
-        if not upload.size:
-            raise APIError(400, "the uploaded file is empty", param="file", code="empty_file")
-        response_format = (form.get("response_format") or "json").strip().lower()
+        response_format = (text_field(form, "response_format") or "json").strip().lower()
         if response_format not in formats.RESPONSE_FORMATS:
             raise APIError(400, f"unsupported response_format {response_format!r}; use one of "
                                 f"{', '.join(formats.RESPONSE_FORMATS)}", param="response_format",
@@ -127,13 +148,22 @@ def create_app(context, config: ServerConfig) -> Starlette:
             if g not in formats.GRANULARITIES:
                 raise APIError(400, f"unsupported timestamp granularity {g!r}; use word and/or segment",
                                param="timestamp_granularities", code="invalid_value")
-        stream = form.get("stream")
-        if isinstance(stream, str) and stream.strip().lower() in ("true", "1"):
+        stream = text_field(form, "stream")
+        if stream is not None and stream.strip().lower() in ("true", "1"):
             raise APIError(400, "streaming transcription is not supported; omit 'stream'", param="stream",
                            code="unsupported_value")
-        language = form.get("language")
-        language = language.strip() or None if isinstance(language, str) else None
+        language = (text_field(form, "language") or "").strip() or None
         # model, prompt and temperature are accepted and ignored (docs/server.md).
+
+        upload = form.get("file")
+        if upload is None:
+            raise APIError(400, "missing the 'file' field (the audio to transcribe)", param="file",
+                           code="missing_file")
+        if isinstance(upload, str) or not hasattr(upload, "file"):
+            raise APIError(400, "'file' must be a file upload (multipart part with a filename)", param="file",
+                           code="invalid_file")
+        if not upload.size:
+            raise APIError(400, "the uploaded file is empty", param="file", code="empty_file")
 
         try:
             # json and text need no word/token times; the library then skips building them.

@@ -7,8 +7,10 @@ For each client count C (default 1, 2, 4):
            `parakeet-cli bench` does, without timestamps (the server's json format needs none
            and skips them too, so both do the same library work);
   server:  `python -m parakeet_cli.server --concurrency C` in a subprocess; C client threads
-           (one keep-alive httpx connection each) POST the clips' WAV files to
-           /v1/audio/transcriptions over loopback; the server decodes them per request.
+           (one keep-alive connection each) POST the clips' WAV files to
+           /v1/audio/transcriptions over loopback (multipart, response_format json); the server
+           decodes them per request. --client raw (default) sends prebuilt requests on plain
+           sockets, --client httpx builds each with httpx (more client CPU on the same cores).
 Both stay up side by side and get one warm-up request per backend; then --rounds passes
 alternate direct, server, direct, server... so that a change in the machine's load hits both
 alike. Reported: aggregate RTFx (audio seconds of a pass / the median pass wall time), p50 and
@@ -145,13 +147,67 @@ def summarize(walls: List[float], latencies: List[float], audio_sec: float) -> D
             "p50_ms": 1000 * statistics.median(latencies), "p95_ms": 1000 * percentile(latencies, 95)}
 
 
+class RawClient:
+    """A lean HTTP/1.1 client: one keep-alive connection, requests prebuilt once per clip.
+
+    The bench machine runs the clients too, so a heavy client takes CPU from the server it
+    measures; httpx spends a few ms of CPU per MB sent. These are the same bytes httpx sends.
+    """
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.pending = b""
+
+    @staticmethod
+    def build(port: int, name: str, data: bytes, model: str) -> bytes:
+        request = httpx.Request("POST", f"http://127.0.0.1:{port}/v1/audio/transcriptions",
+                                files={"file": (name, data, "audio/wav")}, data={"model": model})
+        body = request.read()
+        head = (f"POST /v1/audio/transcriptions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Content-Type: {request.headers['content-type']}\r\nContent-Length: {len(body)}\r\n\r\n")
+        return head.encode() + body
+
+    def post(self, raw: bytes) -> Tuple[int, bytes]:
+        self.sock.sendall(raw)
+        while b"\r\n\r\n" not in self.pending:
+            self.pending += self._recv()
+        head, rest = self.pending.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        length = next(int(v) for k, _, v in (ln.partition(":") for ln in lines[1:]) if k.lower() == "content-length")
+        while len(rest) < length:
+            rest += self._recv()
+        self.pending = rest[length:]
+        return status, rest[:length]
+
+    def _recv(self) -> bytes:
+        chunk = self.sock.recv(1 << 16)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        return chunk
+
+    def close(self) -> None:
+        self.sock.close()
+
+
 def bench_pair(model: Path, clients: int, threads: int | None, rounds: int, audio: list,
-               files: List[Tuple[str, bytes]], jobs: List[int]):
+               files: List[Tuple[str, bytes]], jobs: List[int], client_kind: str):
     """Direct and server passes, alternating, ``rounds`` times each (so that a change in the
     machine's load hits both alike). Returns (direct runs, server runs), each a list of
     (wall, latencies, texts)."""
     server = Server(model, clients, threads)
-    sessions = [httpx.Client(base_url=server.url, timeout=600) for _ in range(clients)]
+    raw_requests = [RawClient.build(server.port, name, data, model.name) for name, data in files]
+    sessions: list = []
+
+    def connect() -> None:
+        # Fresh connections for each server pass: idle ones time out (uvicorn closes them
+        # after 5 s) while a direct pass runs.
+        for session in sessions:
+            session.close()
+        sessions[:] = [RawClient(server.port) if client_kind == "raw"
+                       else httpx.Client(base_url=server.url, timeout=600) for _ in range(clients)]
+
     try:
         with Context(model, concurrency=clients, threads=threads) as ctx:
             rate = ctx.sample_rate
@@ -160,23 +216,30 @@ def bench_pair(model: Path, clients: int, threads: int | None, rounds: int, audi
                 return ctx.transcribe(audio[j % len(audio)], sample_rate=rate, timestamps=False).text
 
             def over_http(c: int, j: int) -> str:
-                name, data = files[j % len(files)]
-                r = sessions[c].post("/v1/audio/transcriptions", files={"file": (name, data, "audio/wav")},
-                                     data={"model": model.name})
-                r.raise_for_status()
-                return r.json()["text"]
+                if client_kind == "raw":
+                    status, body = sessions[c].post(raw_requests[j % len(files)])
+                else:
+                    name, data = files[j % len(files)]
+                    r = sessions[c].post("/v1/audio/transcriptions", files={"file": (name, data, "audio/wav")},
+                                         data={"model": model.name})
+                    status, body = r.status_code, r.content
+                if status != 200:
+                    raise RuntimeError(f"HTTP {status}: {body[:200]!r}")
+                return json.loads(body)["text"]
 
+            connect()
             for c in range(clients):  # warm-up: one request per backend (and connection)
                 direct(c, 0)
                 over_http(c, 0)
             runs: Tuple[list, list] = ([], [])
             for _ in range(rounds):
                 runs[0].append(run_clients(clients, jobs, direct))
+                connect()
                 runs[1].append(run_clients(clients, jobs, over_http))
             return runs
     finally:
-        for s in sessions:
-            s.close()
+        for session in sessions:
+            session.close()
         server.stop()
 
 
@@ -189,6 +252,9 @@ def main() -> None:
     ap.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
     ap.add_argument("--threads", type=int, default=None,
                     help="threads per backend (default: the library divides the cores among the backends)")
+    ap.add_argument("--client", choices=["raw", "httpx"], default="raw",
+                    help="raw: prebuilt requests on a plain keep-alive socket (least client CPU); "
+                         "httpx: httpx.Client building each multipart request")
     ap.add_argument("--json", type=Path, help="also write the results here")
     args = ap.parse_args()
 
@@ -199,11 +265,12 @@ def main() -> None:
     audio_sec = sum(durations[j % len(files)] for j in jobs)
     print(f"model {args.model} ({args.model.stat().st_size / 1e6:.1f} MB), {len(files)} clips, "
           f"{len(jobs)} requests ({audio_sec:.1f} s of audio) per pass, {args.rounds} passes each way, "
-          f"{os.cpu_count()} CPUs", flush=True)
+          f"{os.cpu_count()} CPUs, {args.client} HTTP client", flush=True)
 
     rows, results = [], []
     for clients in args.clients:
-        direct_runs, server_runs = bench_pair(args.model, clients, args.threads, args.rounds, audio, files, jobs)
+        direct_runs, server_runs = bench_pair(args.model, clients, args.threads, args.rounds, audio, files, jobs,
+                                               args.client)
         d = summarize([w for w, _, _ in direct_runs], [x for _, lat, _ in direct_runs for x in lat], audio_sec)
         s = summarize([w for w, _, _ in server_runs], [x for _, lat, _ in server_runs for x in lat], audio_sec)
         if any(texts != direct_runs[0][2] for _, _, texts in direct_runs + server_runs):
@@ -218,7 +285,8 @@ def main() -> None:
                                   "direct p50/p95 ms", "server p50/p95 ms"], stralign="right"))
     if args.json:
         args.json.write_text(json.dumps({"model": str(args.model), "clips": [str(c) for c in args.clips],
-                                         "repeat": args.repeat, "rounds": args.rounds, "results": results},
+                                         "repeat": args.repeat, "rounds": args.rounds, "client": args.client,
+                                         "results": results},
                                         indent=2))
 
 

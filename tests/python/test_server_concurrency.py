@@ -1,6 +1,7 @@
 """``parakeet-server`` under concurrent load: parallel requests give the sequential results,
 K backends really run at once, and a full queue answers 503 with Retry-After at once."""
 
+import signal
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -118,3 +119,17 @@ def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, long_wav
         assert set(codes) <= {200, 503} and codes.count(200) >= 1 and codes.count(503) >= 1, codes
         assert all("retry-after" in r.headers for r in results if r.status_code == 503)
         assert httpx.get(srv.url + "/health").json() == {"status": "ok"}
+
+
+def test_sigterm_lets_running_requests_finish(tmp_path, long_wav):
+    srv = ServerProcess(["--concurrency", "1"], tmp_path)
+    with srv:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            running = pool.submit(transcribe, srv, "a.wav", long_wav)
+            wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1 or running.done(), "the request to run")
+            srv.proc.terminate()  # SIGTERM: graceful shutdown
+            r = running.result()
+        assert r.status_code == 200 and r.json()["text"]
+        # uvicorn re-raises the signal once it has shut down gracefully.
+        assert srv.proc.wait(timeout=30) in (0, -signal.SIGTERM), srv.log()
+        assert "Traceback" not in srv.log()

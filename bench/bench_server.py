@@ -37,7 +37,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 for p in (ROOT, ROOT / "cli"):
@@ -137,7 +137,7 @@ class Server:
                 self.proc.wait()
 
 
-def summarize(walls: List[float], latencies: List[float], audio_sec: float) -> Dict[str, float]:
+def summarize(walls: List[float], latencies: List[float], audio_sec: float) -> Dict[str, Any]:
     wall = statistics.median(walls)
     return {"rtfx": audio_sec / wall, "wall_s": wall, "walls_s": walls,
             "p50_ms": 1000 * statistics.median(latencies), "p95_ms": 1000 * percentile(latencies, 95)}

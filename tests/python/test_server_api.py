@@ -128,7 +128,8 @@ def test_verbose_json_with_words_and_segments(server, direct):
 def test_verbose_json_granularities(server):
     def body(granularities):
         files = {"file": (SPEECH.name, SPEECH.read_bytes(), "audio/wav")}
-        r = post(server, files=files, data={"response_format": "verbose_json", "timestamp_granularities[]": granularities})
+        data = {"response_format": "verbose_json", "timestamp_granularities[]": granularities}
+        r = post(server, files=files, data=data)
         assert r.status_code == 200, r.text
         return r.json()
 

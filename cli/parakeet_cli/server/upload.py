@@ -33,12 +33,12 @@ def too_large(limit: int) -> APIError:
                          f"({limit / (1024 * 1024):g} MiB)", param="file", code="file_too_large")
 
 
-async def _counted(request: Request, limit: int) -> AsyncGenerator[bytes, None]:
+async def _counted(request: Request, body_limit: int, max_file_bytes: int) -> AsyncGenerator[bytes, None]:
     received = 0
     async for chunk in request.stream():
         received += len(chunk)
-        if received > limit:
-            raise too_large(limit)
+        if received > body_limit:
+            raise too_large(max_file_bytes)
         yield chunk
 
 
@@ -52,7 +52,7 @@ async def read_form(request: Request, max_file_bytes: int) -> FormData:
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > body_limit:
         raise too_large(max_file_bytes)
-    parser = MultiPartParser(request.headers, _counted(request, body_limit), max_files=1,
+    parser = MultiPartParser(request.headers, _counted(request, body_limit, max_file_bytes), max_files=1,
                              max_fields=MAX_FIELDS, max_part_size=MAX_FIELD_BYTES)
     try:
         form = await parser.parse()

@@ -1,0 +1,187 @@
+"""Shared pieces of the benchmark scripts: paths, libparakeet through cffi, WAV reading,
+memory and load readings, and the worker protocol that runs each engine in its own process.
+
+The scripts drive libparakeet through its C ABI directly (cffi, ABI mode), so they measure the
+library itself and do not depend on the Python binding.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import wave
+
+import numpy as np
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CACHE = os.path.join(REPO, ".cache", "bench")
+DEFAULT_LIB = os.path.join(REPO, "build-bench", "libparakeet", "libparakeet.so")
+NEMO_PYTHON = os.path.join(REPO, ".nemo", "bin", "python")
+
+# The part of parakeet_capi.h the benchmarks call.
+CDEF = """
+typedef struct parakeet_ctx parakeet_ctx;
+int parakeet_capi_abi_version(void);
+parakeet_ctx* parakeet_capi_load(const char* gguf_path);
+const char* parakeet_capi_load_error(void);
+void parakeet_capi_free(parakeet_ctx* ctx);
+char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
+char* parakeet_capi_transcribe_pcm(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                   int sample_rate, int decoder);
+char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                        int sample_rate, int decoder);
+int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
+long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
+int parakeet_capi_set_threads(int n_threads);
+const char* parakeet_capi_thread_last_error(void);
+void parakeet_capi_free_string(char* s);
+"""
+
+
+def library_path(path=None):
+    return path or os.environ.get("PARAKEET_LIBRARY") or DEFAULT_LIB
+
+
+class Parakeet:
+    """One loaded model behind the C ABI. cffi releases the GIL during C calls, so Python
+    threads calling transcribe() at once really run concurrently in the library."""
+
+    def __init__(self, gguf_path, lib_path=None):
+        import cffi
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(CDEF)
+        self.lib = self.ffi.dlopen(library_path(lib_path))
+        self.ctx = self.lib.parakeet_capi_load(gguf_path.encode())
+        if self.ctx == self.ffi.NULL:
+            raise RuntimeError(self.ffi.string(self.lib.parakeet_capi_load_error()).decode())
+
+    def _take(self, s):
+        if s == self.ffi.NULL:
+            raise RuntimeError(self.ffi.string(self.lib.parakeet_capi_thread_last_error()).decode())
+        try:
+            return self.ffi.string(s).decode()
+        finally:
+            self.lib.parakeet_capi_free_string(s)
+
+    def pcm(self, samples):
+        """A cffi view of a float32 numpy array (no copy); keep `samples` alive while used."""
+        return self.ffi.cast("const float*", self.ffi.from_buffer(samples))
+
+    def transcribe(self, samples, ptr=None):
+        ptr = ptr if ptr is not None else self.pcm(samples)
+        return self._take(self.lib.parakeet_capi_transcribe_pcm(self.ctx, ptr, len(samples), 16000, 0))
+
+    def transcribe_json(self, samples):
+        return json.loads(self._take(self.lib.parakeet_capi_transcribe_pcm_json(
+            self.ctx, self.pcm(samples), len(samples), 16000, 0)))
+
+    def info(self):
+        return json.loads(self._take(self.lib.parakeet_capi_model_info_json(self.ctx)))
+
+    def set_threads(self, n):
+        return self.lib.parakeet_capi_set_threads(n)
+
+    def set_concurrency(self, backends, threads_each):
+        return self.lib.parakeet_capi_set_concurrency(self.ctx, backends, threads_each)
+
+    def pool_working_set_bytes(self):
+        return int(self.lib.parakeet_capi_pool_working_set_bytes(self.ctx))
+
+
+def read_wav(path):
+    """16-bit mono WAV as float32 in [-1, 1] (what NeMo's loader gives: int16 / 32768)."""
+    with wave.open(path, "rb") as w:
+        assert w.getsampwidth() == 2 and w.getnchannels() == 1, path
+        data = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
+        rate = w.getframerate()
+    assert rate == 16000, path
+    return np.ascontiguousarray(data.astype(np.float32) / 32768.0)
+
+
+def memory():
+    """This process's memory from /proc/self/status, in bytes: VmHWM (peak RSS), VmRSS,
+    RssAnon (heap, arenas, repacked weights) and RssFile (mapped files: the GGUF, libraries)."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, rest = line.partition(":")
+            if key in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                out[key] = int(rest.split()[0]) * 1024
+    return out
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return float(f.read().split()[0])
+
+
+def median(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def mb(n):
+    return n / 1e6
+
+
+# --------------------------------------------------------------------------- worker processes
+#
+# The parent talks to each worker over pipes, one JSON object per line. The worker keeps the
+# protocol on a private copy of its stdout and points fd 1 at stderr, so whatever libraries
+# print (NeMo logs a lot) cannot corrupt it.
+
+def claim_stdout():
+    """Worker side, first thing (before importing anything chatty): keep the real stdout for
+    the protocol and send everything else written to fd 1 to stderr."""
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return proto
+
+
+def serve(proto, handlers):
+    """Worker side: answer {"cmd": name, ...} lines with handlers[name](**args) until EOF."""
+    for line in sys.stdin:
+        msg = json.loads(line)
+        cmd = msg.pop("cmd")
+        try:
+            reply = {"ok": True, **(handlers[cmd](**msg) or {})}
+        except Exception as e:  # reported to the parent, which stops the run
+            reply = {"ok": False, "error": f"{type(e).__name__}: {e}"}
+        proto.write(json.dumps(reply) + "\n")
+        if cmd == "quit":
+            break
+
+
+class Worker:
+    """Parent side: one engine in its own process."""
+
+    def __init__(self, name, argv, env=None):
+        self.name = name
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=None, text=True, env=env)
+
+    def call(self, cmd, **args):
+        self.proc.stdin.write(json.dumps({"cmd": cmd, **args}) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"{self.name}: worker exited (status {self.proc.wait()})")
+        reply = json.loads(line)
+        if not reply.pop("ok"):
+            raise RuntimeError(f"{self.name}: {reply['error']}")
+        return reply
+
+    def close(self):
+        try:
+            self.call("quit")
+        except (RuntimeError, BrokenPipeError):
+            pass
+        self.proc.wait()
+
+
+def table(headers, rows):
+    """A GitHub-markdown table."""
+    cells = [[str(c) for c in r] for r in rows]
+    out = ["| " + " | ".join(headers) + " |", "|" + "|".join(" --- " for _ in headers) + "|"]
+    out += ["| " + " | ".join(r) + " |" for r in cells]
+    return "\n".join(out)

@@ -1,0 +1,129 @@
+// Per-stage timing of one transcription: where a request's time goes.
+//
+//   bench_stages MODEL.gguf CLIP.wav [threads=2] [reps=7]
+//
+// Runs the pipeline stage by stage on one backend, as Model::transcribe_on does (prepare
+// audio, log-mel, subsampling, each conformer layer, greedy decoding, transcript), after one
+// untimed warm-up, and prints the median milliseconds of each stage over `reps` runs as JSON.
+// Layer times come from the encoder's stage observer, which fires after the subsampling and
+// after every layer; the per-layer figure is the median of all layers of all runs.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "audio/wav_reader.h"
+#include "model/model.h"
+#include "runtime/backend.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    const size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        std::fprintf(stderr, "usage: %s MODEL.gguf CLIP.wav [threads=2] [reps=7]\n", argv[0]);
+        return 2;
+    }
+    const int n_threads = argc > 3 ? std::atoi(argv[3]) : 2;
+    const int reps = argc > 4 ? std::atoi(argv[4]) : 7;
+    try {
+        const auto t_load = Clock::now();
+        const auto model = pk::Model::load(argv[1]);
+        const double load_ms = ms_since(t_load);
+        const pk::WavAudio wav = pk::read_wav_file(argv[2], pk::kMaxAudioSeconds);
+        const double audio_s = static_cast<double>(wav.samples.size()) / wav.sample_rate;
+        const pk::TransducerDecoder* dec = model->transducer();
+        if (dec == nullptr) throw std::runtime_error("the model has no transducer head");
+
+        pk::Backend backend(n_threads);
+        std::lock_guard<std::mutex> lock(backend.mutex());
+        std::map<std::string, std::vector<double>> ms;
+        std::vector<double> layer_ms;
+        size_t n_tokens = 0;
+        int64_t enc_frames = 0;
+        for (int rep = -1; rep < reps; ++rep) {  // rep -1: warm-up (arena, caches)
+            const bool timed = rep >= 0;
+            auto note = [&](const char* stage, double v) {
+                if (timed) ms[stage].push_back(v);
+            };
+            const auto t_total = Clock::now();
+            backend.arena().reset();
+            auto t = Clock::now();
+            int64_t n16 = 0;
+            const float* audio = model->prepare_audio(backend, wav.samples.data(),
+                                                      static_cast<int64_t>(wav.samples.size()),
+                                                      wav.sample_rate, &n16);
+            note("prepare_audio", ms_since(t));
+            t = Clock::now();
+            const pk::MelFeatures mel = model->compute_mel(backend, audio, n16);
+            note("mel", ms_since(t));
+
+            t = Clock::now();
+            auto last = t;
+            double layers_total = 0.0;
+            const pk::EncoderOutput enc = model->encode(backend, mel, [&](int stage, const float*, int64_t) {
+                const double v = ms_since(last);
+                if (stage < 0) {
+                    note("subsampling", v);
+                } else {
+                    layers_total += v;
+                    if (timed) layer_ms.push_back(v);
+                }
+                last = Clock::now();
+            });
+            note("encoder_layers", layers_total);
+            note("encoder_rest", ms_since(last));  // after the last layer (copy-out, if any)
+            note("encoder", ms_since(t));
+
+            t = Clock::now();
+            std::vector<pk::TranscriptToken> tokens =
+                dec->decode(backend.team(), backend.arena(), enc.data, enc.frames, enc.frames);
+            note("decode", ms_since(t));
+            n_tokens = tokens.size();
+            enc_frames = enc.frames;
+            t = Clock::now();
+            const pk::Transcript tr = model->transcript_builder().build(std::move(tokens), dec->timestamp_rule());
+            note("transcript", ms_since(t));
+            note("total", ms_since(t_total));
+            (void)tr;
+        }
+
+        const double total = median(ms["total"]);
+        std::printf("{\n  \"model\": \"%s\",\n  \"clip\": \"%s\",\n  \"audio_seconds\": %.3f,\n", argv[1], argv[2], audio_s);
+        std::printf("  \"threads\": %d,\n  \"reps\": %d,\n  \"load_ms\": %.1f,\n", n_threads, reps, load_ms);
+        std::printf("  \"encoder_frames\": %lld,\n  \"tokens\": %zu,\n", static_cast<long long>(enc_frames), n_tokens);
+        std::printf("  \"working_set_bytes\": %zu,\n", backend.working_set_bytes());
+        std::printf("  \"rtfx\": %.2f,\n  \"median_ms\": {\n", audio_s * 1000.0 / total);
+        const char* order[] = {"prepare_audio", "mel", "subsampling", "encoder_layers", "encoder_rest",
+                               "encoder", "decode", "transcript", "total"};
+        for (const char* stage : order)
+            std::printf("    \"%s\": %.3f,\n", stage, median(ms[stage]));
+        std::printf("    \"per_layer\": %.3f\n  },\n", median(layer_ms));
+        std::printf("  \"share_of_total\": {\"mel\": %.3f, \"subsampling\": %.3f, \"encoder_layers\": %.3f, "
+                    "\"decode\": %.3f}\n}\n",
+                    median(ms["mel"]) / total, median(ms["subsampling"]) / total,
+                    median(ms["encoder_layers"]) / total, median(ms["decode"]) / total);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

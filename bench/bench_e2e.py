@@ -18,6 +18,8 @@ What each engine does per request (the whole pipeline, from float samples to tok
           model.encoder -> model.decoding.rnnt_decoder_predictions_tensor (the calls
           transcribe() makes, without its dataloader). Strategy: the model's "greedy"
           (GreedyTDTInfer) unless --nemo-strategy says otherwise.
+  nemo-transcribe (optional, --engines ...,nemo-transcribe) model.transcribe([array],
+          batch_size=1), dataloader and all, then model.eval() (untimed).
   ort     onnxruntime on NeMo's export (intra_op_num_threads=T): a numpy log-mel (NeMo's
           filterbank and window, same steps as NeMo's FilterbankFeatures) -> encoder-model.onnx
           -> a Python greedy TDT loop (GreedyTDTInfer's rules) calling decoder_joint-model.onnx
@@ -35,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 ENGINES = ("ours-f32", "ours-f16", "ours-q8_0", "nemo", "ort")
+OPTIONAL_ENGINES = ("nemo-transcribe",)
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -93,6 +96,25 @@ class NemoEngine:
         hyp = self._pipeline(audio)[0]
         ids = [int(i) for i in hyp.y_sequence]
         return {"text": hyp.text, "ids": ids}
+
+
+class NemoTranscribeEngine(NemoEngine):
+    """model.transcribe([array], batch_size=1): what a NeMo user calls, dataloader included."""
+
+    def _transcribe(self, audio):
+        t0 = time.perf_counter()
+        hyp = self.model.transcribe([audio], batch_size=1, verbose=False)[0]
+        seconds = time.perf_counter() - t0
+        # transcribe() leaves the submodules in training mode (dropout on) when it returns.
+        self.model.eval()
+        return hyp, seconds
+
+    def run(self, audio):
+        return {"seconds": self._transcribe(audio)[1]}
+
+    def result(self, audio):
+        hyp = self._transcribe(audio)[0]
+        return {"text": hyp.text, "ids": [int(i) for i in hyp.y_sequence]}
 
 
 class NumpyMel:
@@ -202,6 +224,8 @@ def worker_main(args):
         engine = OursEngine(args.model_dir, args.worker[5:], args.threads, args.lib)
     elif args.worker == "nemo":
         engine = NemoEngine(args.model_dir, args.threads, args.nemo_strategy)
+    elif args.worker == "nemo-transcribe":
+        engine = NemoTranscribeEngine(args.model_dir, args.threads, args.nemo_strategy)
     else:
         engine = OrtEngine(args.model_dir, args.threads)
     load_s = time.perf_counter() - t0
@@ -218,7 +242,7 @@ def worker_main(args):
 # ------------------------------------------------------------------------------------- parent
 
 def worker_argv(args, engine):
-    python = args.nemo_python if engine in ("nemo", "ort") else sys.executable
+    python = args.nemo_python if not engine.startswith("ours-") else sys.executable
     argv = [python, os.path.abspath(__file__), "--worker", engine, "--model-dir", args.model_dir,
             "--clip-path", args.clip_path, "--threads", str(args.threads),
             "--nemo-strategy", args.nemo_strategy]
@@ -233,7 +257,8 @@ def main():
     ap.add_argument("--model-dir", default=None, help="default: .cache/bench/<model>")
     ap.add_argument("--clip", default="clip_10s")
     ap.add_argument("--clip-path", default=None, help="default: .cache/bench/clips/<clip>.wav")
-    ap.add_argument("--engines", default=",".join(ENGINES))
+    ap.add_argument("--engines", default=",".join(ENGINES),
+                    help="comma list of " + ",".join(ENGINES + OPTIONAL_ENGINES))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7, help="timed rounds (median reported)")
     ap.add_argument("--nemo-strategy", default="greedy", choices=("greedy", "greedy_batch"))
@@ -255,6 +280,7 @@ def main():
         for e in engines:
             workers[e] = bl.Worker(e, worker_argv(args, e), env)
         ready = {e: w.call("ready") for e, w in workers.items()}
+        busy_before = bl.cpu_busy()
         for e, w in workers.items():  # warm-up
             w.call("run")
         times = {e: [] for e in engines}
@@ -276,8 +302,13 @@ def main():
             w.close()
 
     med = {e: bl.median(times[e]) for e in engines}
+    # Paired ratios: the engines of one round ran within a second or two of each other, so
+    # the median of per-round ratios is less sensitive to the machine's drifting speed.
+    paired = {ref: {e: bl.median([a / b for a, b in zip(times[ref], times[e])]) for e in engines}
+              for ref in ("nemo", "ort") if ref in engines}
     results = {"model": args.model, "clip": args.clip, "audio_seconds": audio_s, "threads": args.threads,
-               "reps": args.reps, "nemo_strategy": args.nemo_strategy, "loadavg": loads, "engines": {}}
+               "reps": args.reps, "nemo_strategy": args.nemo_strategy, "loadavg": loads,
+               "cpu_busy_before": busy_before, "paired_speedup": paired, "engines": {}}
     for e in engines:
         st = {k: bl.median([s[k] for s in stages[e]]) for k in stages[e][0]} if stages[e] else None
         results["engines"][e] = {
@@ -300,12 +331,13 @@ def main():
         r = results["engines"][e]
         st = r["stages"]
         rows.append([e, f"{r['median_seconds'] * 1000:.0f}", f"{r['rtfx']:.1f}",
-                     f"{med['nemo'] / med[e]:.2f}" if "nemo" in med else "-",
-                     f"{med['ort'] / med[e]:.2f}" if "ort" in med else "-",
+                     f"{med['nemo'] / med[e]:.2f} ({paired['nemo'][e]:.2f})" if "nemo" in med else "-",
+                     f"{med['ort'] / med[e]:.2f} ({paired['ort'][e]:.2f})" if "ort" in med else "-",
                      " / ".join(f"{st[k] * 1000:.0f}" for k in ("mel", "encoder", "decode")) if st else "-",
                      f"{bl.mb(r['peak_rss_bytes']):.0f}", len(r["ids"])])
     print(f"\n{args.model}, {args.clip} ({audio_s:.1f} s), {args.threads} threads, median of {args.reps}; "
-          f"load average {min(loads):.2f}..{max(loads):.2f}")
+          f"load average {min(loads):.2f}..{max(loads):.2f}; CPU busy before the timed rounds "
+          f"{busy_before:.0%}\nratios: of medians (median of per-round ratios)")
     print(bl.table(["engine", "ms", "RTFx", "vs NeMo", "vs ORT", "mel / enc / dec ms", "peak RSS MB", "tokens"], rows))
     if ref:
         print("\ntranscripts vs NeMo: " + ", ".join(

@@ -86,6 +86,7 @@ def throughput(args):
     walls = {n: [] for n in names}
     reference, mismatches = None, []
     loads = [bl.loadavg()]
+    busy_before = bl.cpu_busy()
     for r in range(args.reps):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
@@ -103,7 +104,7 @@ def throughput(args):
               " ".join(f"{n}={walls[n][-1]:.2f}s" for n in names), file=sys.stderr, flush=True)
     configure(pk, 1, 0)
     res = {"model": args.model, "type": args.type, "requests": args.requests, "audio_seconds": audio_s,
-           "reps": args.reps, "loadavg": loads, "transcripts_equal": not mismatches,
+           "reps": args.reps, "loadavg": loads, "cpu_busy_before": busy_before, "transcripts_equal": not mismatches,
            "mismatches": mismatches, "configs": {}}
     for n in names:
         m = bl.median(walls[n])
@@ -114,7 +115,8 @@ def throughput(args):
              f"{c['aggregate_rtfx'] / base['aggregate_rtfx']:.2f}" if base else "-"]
             for n, c in res["configs"].items()]
     print(f"\n{args.model} {args.type}: {args.requests} requests (7 s / 23 s), {audio_s:.0f} s of audio, "
-          f"median of {args.reps}; load average {min(loads):.2f}..{max(loads):.2f}")
+          f"median of {args.reps}; load average {min(loads):.2f}..{max(loads):.2f}; "
+          f"CPU busy before {busy_before:.0%}")
     print(bl.table(["K x threads", "wall s", "aggregate RTFx", "vs 1x2"], rows))
     print(f"transcripts equal across configurations: {res['transcripts_equal']}")
     return res

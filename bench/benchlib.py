@@ -9,6 +9,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 import wave
 
 import numpy as np
@@ -113,6 +114,20 @@ def memory():
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
+
+
+def cpu_busy(seconds=1.0):
+    """Share of the machine's CPU time that was busy (not idle/iowait) over `seconds` while
+    this process sleeps: how much other work is running right now. The load average alone
+    misleads on these VMs (it stays at 2-3 when nothing runs)."""
+    def snap():
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return sum(v), v[3] + v[4]
+    t0, i0 = snap()
+    time.sleep(seconds)
+    t1, i1 = snap()
+    return 1.0 - (i1 - i0) / max(1, t1 - t0)
 
 
 def median(xs):

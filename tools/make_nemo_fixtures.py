@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Build the NeMo reference fixtures for the parakeet engine tests.
+
+Small random-weight NeMo models (NeMo's own classes and configs, fixed seeds) are saved as
+tests/data/nemo/<model>/model.nemo, and NeMo's outputs on every test clip are stored as
+tests/data/nemo/<model>/ref_<clip>.gguf. docs/fixtures.md describes every file and key.
+
+Runs with the optional NeMo venv, never in tests/CI:
+    .nemo/bin/python tools/make_nemo_fixtures.py            # everything
+    .nemo/bin/python tools/make_nemo_fixtures.py --models ctc --clips speech
+Rerunning reproduces the committed files byte for byte (same NeMo/torch/espeak versions).
+"""
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from nemo_fixtures import audio, build, capture, configs, gguf_out, verify  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SEED = 1234
+TOKENIZER_VOCAB = 64
+# Per-layer tensors are stored for these clips only (they are the bulk of a file).
+FULL_CLIPS = ("speech",)
+# The 30 s mel (3001 x n_mels floats) is stored for this model only; the other 80-mel models
+# have byte-identical preprocessors, so one copy is enough.
+LONG_MEL_MODELS = ("hybrid_tdt_ctc",)
+
+
+def _versions() -> dict:
+    import nemo
+    import torch
+    return {"nemo": nemo.__version__, "torch": torch.__version__}
+
+
+def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samples, res, info: dict):
+    w = gguf_out.RefWriter(path)
+    blank = len(model.tokenizer.vocab) if hasattr(model.tokenizer, "vocab") else model.tokenizer.vocab_size
+    frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
+    w.string("ref.model", name)
+    w.string("ref.arch", arch.kind)
+    w.string("ref.clip", clip)
+    w.string("ref.clip_file", wav)
+    w.string("ref.nemo_version", info["nemo"])
+    w.string("ref.torch_version", info["torch"])
+    w.i32("ref.sample_rate", 16000)
+    w.i32("ref.n_samples", samples.shape[0])
+    w.i32("ref.n_mels", arch.n_mels)
+    w.i32("ref.d_model", arch.d_model)
+    w.i32("ref.n_layers", arch.n_layers)
+    w.i32("ref.vocab_size", blank)
+    w.i32("ref.blank_id", blank)
+    w.f32("ref.frame_sec", frame_sec)
+    w.i32("ref.max_symbols", configs.MAX_SYMBOLS)
+    if arch.is_tdt:
+        w.i32s("ref.tdt_durations", arch.durations)
+    w.i32("ref.mel_len", res.mel_len)
+    w.i32("ref.enc_len", res.enc_len)
+    full = clip in FULL_CLIPS
+    has_mel = clip != "long_30s" or name in LONG_MEL_MODELS
+    w.boolean("ref.has_layers", full)
+    w.boolean("ref.has_mel", has_mel)
+    if has_mel:
+        w.tensor("mel", res.mel)
+    if full:
+        w.tensor("pre_encode", res.pre_encode)
+        for i, layer in enumerate(res.layers):
+            w.tensor(f"layer.{i}", layer)
+    w.tensor("enc", res.enc)
+    if res.ctc_logprobs is not None:
+        w.tensor("ctc_logprobs", res.ctc_logprobs)
+    if res.pred0 is not None:
+        w.tensor("pred0", res.pred0)
+        w.tensor("joint0", res.joint0)
+    if audio.CLIPS[clip][1] != 16000 or audio.CLIPS[clip][2] != 1:
+        w.tensor("audio", samples)  # NeMo's downmixed + resampled input
+    for head, h in res.heads.items():
+        p = f"ref.{head}."
+        w.i32(p + "n_tokens", len(h.ids))
+        w.i32s(p + "ids", h.ids)
+        w.i32s(p + "frames", h.frames)
+        if head == "tdt":
+            w.i32s(p + "durations", h.durations)
+        w.string(p + "text", h.text)
+        w.f32s(p + "token_conf", h.token_conf)
+        w.i32s(p + "token_start", h.token_start)
+        w.i32s(p + "token_end", h.token_end)
+        w.strings(p + "words", h.words)
+        w.i32s(p + "word_start_frame", h.word_start_frame)
+        w.i32s(p + "word_end_frame", h.word_end_frame)
+        w.f32s(p + "word_start", h.word_start)
+        w.f32s(p + "word_end", h.word_end)
+        w.strings(p + "conf_words", h.conf_words)
+        w.f32s(p + "word_conf", h.word_conf)
+    for head, h in res.batch.items():
+        p = f"ref.{head}.batch."
+        w.i32s(p + "ids", h.ids)
+        w.i32s(p + "frames", h.frames)
+        if head == "tdt":
+            w.i32s(p + "durations", h.durations)
+        w.string(p + "text", h.text)
+        w.f32s(p + "token_conf", h.token_conf)
+    w.close()
+
+
+def make_model(name: str, arch, tok_dir: str, out_dir: str, seed: int, calib_audio):
+    path = os.path.join(out_dir, "model.nemo")
+    model = build.build_model(arch, tok_dir, seed, calib_audio=calib_audio)
+    build.save_model(model, path, seed)
+    restored = build.restore_model(path)
+    a, b = model.state_dict(), restored.state_dict()
+    assert list(a) == list(b) and all(a[k].equal(b[k]) for k in a), "restore_from changed the weights"
+    return restored
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default=",".join(configs.TINY), help="comma list of " + ",".join(configs.TINY))
+    ap.add_argument("--clips", default=",".join(audio.CLIPS), help="comma list of " + ",".join(audio.CLIPS))
+    ap.add_argument("--data", default=os.path.join(REPO, "tests", "data"))
+    ap.add_argument("--remake-audio", action="store_true",
+                    help="resynthesise the clips (espeak-ng/sox output may differ between versions)")
+    args = ap.parse_args()
+
+    audio_dir = os.path.join(args.data, "audio")
+    if args.remake_audio or not all(os.path.exists(os.path.join(audio_dir, f)) for f, _, _ in audio.CLIPS.values()):
+        audio.make_clips(audio_dir)
+    info = _versions()
+    clips = args.clips.split(",")
+    # the output layers are calibrated on the speech clip (build.calibrate_heads)
+    calib_audio = capture.load_audio(os.path.join(audio_dir, audio.CLIPS["speech"][0]))
+    summary = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tok_dir = build.train_tokenizer(os.path.join(tmp, "tokenizer"), TOKENIZER_VOCAB, SEED, 5000)
+        for name in args.models.split(","):
+            arch = configs.TINY[name]
+            out_dir = os.path.join(args.data, "nemo", name)
+            model = make_model(name, arch, tok_dir, out_dir, SEED + 100 * list(configs.TINY).index(name), calib_audio)
+            sp = model.tokenizer.tokenizer
+            punct = getattr(model.tokenizer, "supported_punctuation", set())
+            frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
+            for clip in clips:
+                t0 = time.time()
+                wav = audio.CLIPS[clip][0]
+                samples = capture.load_audio(os.path.join(audio_dir, wav))
+                res = capture.capture(model, arch, samples)
+                stats = {"mel_len": res.mel_len, "enc_len": res.enc_len}
+                for head in res.heads:
+                    verify.check_words(res, head, frame_sec)
+                    if head == "ctc":
+                        verify.check_ctc(res, model.decoding.blank_id if arch.kind == "ctc"
+                                         else model.ctc_decoding.blank_id, sp, punct)
+                    else:
+                        stats[head] = verify.check_transducer(model, arch, res, head)
+                        assert res.heads[head].text == verify.detokenize(sp, res.heads[head].ids, punct)
+                        b = res.batch[head]
+                        stats[head]["batch_tokens"] = len(b.ids)
+                        stats[head]["batch_equal"] = b.ids == res.heads[head].ids
+                    stats.setdefault("text", {})[head] = res.heads[head].text[:60]
+                path = os.path.join(out_dir, f"ref_{clip}.gguf")
+                write_reference(path, name, arch, model, clip, wav, samples, res, info)
+                stats["bytes"] = os.path.getsize(path)
+                stats["seconds"] = round(time.time() - t0, 1)
+                summary[f"{name}/{clip}"] = stats
+                print(f"{name}/{clip}: {json.dumps(stats)}", flush=True)
+    print(json.dumps(info))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -31,6 +31,7 @@ def train_tokenizer(out_dir: str, vocab_size: int, seed: int, n_sentences: int, 
         normalization_rule_name="identity", num_threads=1, minloglevel=2,
     )
     os.remove(text_path)
+    _strip_training_paths(prefix + ".model")
     # NeMo's vocab.txt convention: a word-initial piece loses its '▁', any other gets '##'.
     sp = spm.SentencePieceProcessor(model_file=prefix + ".model")
     with open(os.path.join(out_dir, "vocab.txt"), "w") as f:
@@ -40,6 +41,19 @@ def train_tokenizer(out_dir: str, vocab_size: int, seed: int, n_sentences: int, 
                 continue
             f.write((piece[1:] if piece.startswith("\u2581") else "##" + piece) + "\n")
     return out_dir
+
+
+def _strip_training_paths(model_path: str) -> None:
+    """SentencePiece stores the (temp) training file and output prefix inside the model; drop them
+    so that the .nemo files are reproducible byte for byte."""
+    from sentencepiece import sentencepiece_model_pb2
+    proto = sentencepiece_model_pb2.ModelProto()
+    with open(model_path, "rb") as f:
+        proto.ParseFromString(f.read())
+    del proto.trainer_spec.input[:]
+    proto.trainer_spec.model_prefix = "tokenizer"
+    with open(model_path, "wb") as f:
+        f.write(proto.SerializeToString())
 
 
 def _model_class(target: str):

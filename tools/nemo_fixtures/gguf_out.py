@@ -14,6 +14,7 @@ class _Writer(gguf.GGUFWriter):
     """gguf-py refuses empty metadata arrays; GGUF itself allows them (type + count 0).
 
     An empty token list is a real answer (silence), so we write it instead of dropping the key.
+    Every key is always written, empty or not.
     """
 
     def _pack_val(self, val, vtype, add_vtype, sub_type=None):
@@ -38,7 +39,8 @@ class RefWriter:
         self.w.add_bool(key, bool(v))
 
     def string(self, key: str, v: str):
-        self.w.add_string(key, v)
+        # add_string() silently drops "", and an empty transcript is a real answer
+        self.w.add_key_value(key, v, GGUFValueType.STRING)
 
     def i32s(self, key: str, v):
         self.w.add_key_value(key, [int(x) for x in v], GGUFValueType.ARRAY, sub_type=GGUFValueType.INT32)

@@ -11,12 +11,15 @@ namespace pk::kernels {
 
 #if defined(PARAKEET_HAVE_X86)
 namespace avx2 {
-void attend_row(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T,
-                int64_t dk, int64_t i, const float* qu, const float* qv, float* scores, float* out);
+void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
+                 int64_t nr, const float* qu, const float* qv, float* scores, float* out);
 }
 #endif
 
 namespace {
+
+// Query rows handled together (their score rows share each block of keys in L1).
+constexpr int64_t kRowBlock = 8;
 
 // dst[c][r] = src[r * ld + c] for r < rows, c < cols.
 void transpose(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
@@ -36,8 +39,8 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
     float* kT = arena.alloc_array<float>(static_cast<size_t>(H * dk * T));
     float* pT = arena.alloc_array<float>(static_cast<size_t>(H * dk * P));
     const int nth = team.size();
-    // Per thread: T scores + the two biased queries.
-    const int64_t per_thread = T + 2 * dk;
+    // Per thread: the scores of one block of query rows + their two biased queries.
+    const int64_t per_thread = kRowBlock * (T + 2 * dk);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(nth * per_thread));
 
     // Transpose each head's keys and positions once (split by head: output-disjoint).
@@ -49,34 +52,42 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
     });
 
     const bool use_avx2 = cpu_features().has_avx2_fma_f16c();
-    // One item = one (head, query row); about 3 * T * dk multiply-adds each.
-    const int64_t items = H * T;
-    const int64_t grain = (16384 + 3 * T * dk - 1) / (3 * T * dk);
+    // One item = one (head, block of kRowBlock query rows): about 3 * rows * T * dk multiply-adds.
+    const int64_t row_blocks = (T + kRowBlock - 1) / kRowBlock;
+    const int64_t items = H * row_blocks;
+    const int64_t work = 3 * kRowBlock * T * dk;
+    const int64_t grain = (16384 + work - 1) / work;
     team.run([&](int ith, int n_threads) {
         const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
         if (ith >= chunks) return;
         const int64_t begin = items * ith / chunks, end = items * (ith + 1) / chunks;
         float* scores = scratch + ith * per_thread;
-        float* qu = scores + T;
-        float* qv = qu + dk;
+        float* qu = scores + kRowBlock * T;
+        float* qv = qu + kRowBlock * dk;
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t h = item / T, i = item % T;
-            const float* qi = q + i * ld + h * dk;
-            for (int64_t c = 0; c < dk; ++c) {
-                qu[c] = qi[c] + bias_u[h * dk + c];
-                qv[c] = qi[c] + bias_v[h * dk + c];
+            const int64_t h = item / row_blocks;
+            const int64_t i0 = (item % row_blocks) * kRowBlock;
+            const int64_t nr = std::min(kRowBlock, T - i0);
+            for (int64_t r = 0; r < nr; ++r) {
+                const float* qi = q + (i0 + r) * ld + h * dk;
+                for (int64_t c = 0; c < dk; ++c) {
+                    qu[r * dk + c] = qi[c] + bias_u[h * dk + c];
+                    qv[r * dk + c] = qi[c] + bias_v[h * dk + c];
+                }
             }
             const float* kTh = kT + h * dk * T;
             const float* pTh = pT + h * dk * P;
             const float* vh = v + h * dk;
-            float* oi = out + i * ld + h * dk;
+            float* oi = out + i0 * ld + h * dk;
 #if defined(PARAKEET_HAVE_X86)
             if (use_avx2) {
-                avx2::attend_row(kTh, pTh, vh, ld, T, dk, i, qu, qv, scores, oi);
+                avx2::attend_rows(kTh, pTh, vh, ld, T, dk, i0, nr, qu, qv, scores, oi);
                 continue;
             }
 #endif
-            portable_attention::attend_row({kTh, pTh, vh, ld, T, dk}, i, qu, qv, scores, oi);
+            for (int64_t r = 0; r < nr; ++r)
+                portable_attention::attend_row({kTh, pTh, vh, ld, T, dk}, i0 + r, qu + r * dk, qv + r * dk, scores,
+                                               oi + r * ld);
         }
     });
     (void)use_avx2;

@@ -1,11 +1,11 @@
 #include "kernels/attention_rel_pos.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/cpu_features.h"
 
-#define PK_ATTENTION_NS portable_attention
-#include "kernels/attention_rel_pos_rows.h"
+#include "kernels/ops_softmax.h"
 
 namespace pk::kernels {
 
@@ -17,6 +17,54 @@ void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, i
 #endif
 
 namespace {
+
+// ---- Portable path: one query row at a time, plain loops. ----
+
+// Inputs of one head, transposed so that the loops over key frames read contiguous memory.
+struct AttentionHead {
+    const float* kT;  // [dk, T]
+    const float* pT;  // [dk, 2T - 1]
+    const float* v;   // row j of head h: v + j * ld
+    int64_t ld;       // row stride of v (H * dk)
+    int64_t T;
+    int64_t dk;
+};
+
+// Key frames handled per register block.
+constexpr int64_t kKeyBlock = 32;
+
+// out[0..dk) = attention output of one query row; qu = q + bias_u, qv = q + bias_v;
+// `scores` has room for T floats.
+inline void attend_row(const AttentionHead& a, int64_t i, const float* qu, const float* qv,
+                       float* scores, float* out) {
+    const int64_t T = a.T, dk = a.dk;
+    const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+    const float* p_row0 = a.pT + (T - 1 - i);  // column of relative position i - 0
+    const int64_t p_ld = 2 * T - 1;
+    for (int64_t j0 = 0; j0 < T; j0 += kKeyBlock) {
+        const int64_t n = T - j0 < kKeyBlock ? T - j0 : kKeyBlock;
+        float ac[kKeyBlock] = {};
+        float bd[kKeyBlock] = {};
+        for (int64_t c = 0; c < dk; ++c) {
+            const float* kr = a.kT + c * T + j0;
+            const float* pr = p_row0 + c * p_ld + j0;
+            const float quc = qu[c], qvc = qv[c];
+            for (int64_t jj = 0; jj < n; ++jj) {
+                ac[jj] += quc * kr[jj];
+                bd[jj] += qvc * pr[jj];
+            }
+        }
+        for (int64_t jj = 0; jj < n; ++jj) scores[j0 + jj] = (ac[jj] + bd[jj]) * inv_scale;
+    }
+    softmax_serial(scores, 1, T, scores);
+    for (int64_t c = 0; c < dk; ++c) out[c] = 0.0f;
+    for (int64_t j = 0; j < T; ++j) {
+        const float w = scores[j];
+        const float* vr = a.v + j * a.ld;
+        for (int64_t c = 0; c < dk; ++c) out[c] += w * vr[c];
+    }
+}
+
 
 // Query rows handled together (their score rows share each block of keys in L1).
 constexpr int64_t kRowBlock = 8;
@@ -86,7 +134,7 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
             }
 #endif
             for (int64_t r = 0; r < nr; ++r)
-                portable_attention::attend_row({kTh, pTh, vh, ld, T, dk}, i0 + r, qu + r * dk, qv + r * dk, scores,
+                attend_row({kTh, pTh, vh, ld, T, dk}, i0 + r, qu + r * dk, qv + r * dk, scores,
                                                oi + r * ld);
         }
     });

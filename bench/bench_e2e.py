@@ -276,25 +276,28 @@ def main():
     audio_s = len(bl.read_wav(args.clip_path)) / 16000.0
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     workers = {}
+    busy_before = bl.cpu_busy()  # before our workers exist: the other sessions' share
     try:
         for e in engines:
             workers[e] = bl.Worker(e, worker_argv(args, e), env)
         ready = {e: w.call("ready") for e, w in workers.items()}
-        busy_before = bl.cpu_busy()
         for e, w in workers.items():  # warm-up
             w.call("run")
         times = {e: [] for e in engines}
         stages = {e: [] for e in engines}
         loads = [bl.loadavg()]
+        others, meter = [], bl.OthersCpu()
         for r in range(args.reps):
             order = engines[r % len(engines):] + engines[:r % len(engines)]
+            meter.start()
             for e in order:
                 rep = workers[e].call("run")
                 times[e].append(rep["seconds"])
                 if "stages" in rep:
                     stages[e].append(rep["stages"])
+            others.append(meter.stop())
             loads.append(bl.loadavg())
-            print(f"round {r + 1}/{args.reps} load {loads[-1]:.2f}: " +
+            print(f"round {r + 1}/{args.reps} load {loads[-1]:.2f} others {others[-1]:.0%}: " +
                   " ".join(f"{e}={times[e][-1]:.3f}s" for e in engines), file=sys.stderr, flush=True)
         finals = {e: w.call("finish") for e, w in workers.items()}
     finally:
@@ -308,7 +311,7 @@ def main():
               for ref in ("nemo", "ort") if ref in engines}
     results = {"model": args.model, "clip": args.clip, "audio_seconds": audio_s, "threads": args.threads,
                "reps": args.reps, "nemo_strategy": args.nemo_strategy, "loadavg": loads,
-               "cpu_busy_before": busy_before, "paired_speedup": paired, "engines": {}}
+               "cpu_busy_before": busy_before, "others_cpu_share": others, "paired_speedup": paired, "engines": {}}
     for e in engines:
         st = {k: bl.median([s[k] for s in stages[e]]) for k in stages[e][0]} if stages[e] else None
         results["engines"][e] = {
@@ -336,8 +339,9 @@ def main():
                      " / ".join(f"{st[k] * 1000:.0f}" for k in ("mel", "encoder", "decode")) if st else "-",
                      f"{bl.mb(r['peak_rss_bytes']):.0f}", len(r["ids"])])
     print(f"\n{args.model}, {args.clip} ({audio_s:.1f} s), {args.threads} threads, median of {args.reps}; "
-          f"load average {min(loads):.2f}..{max(loads):.2f}; CPU busy before the timed rounds "
-          f"{busy_before:.0%}\nratios: of medians (median of per-round ratios)")
+          f"load average {min(loads):.2f}..{max(loads):.2f}; CPU busy before the run "
+          f"{busy_before:.0%}; other processes' CPU share per round: median {bl.median(others):.0%}, "
+          f"max {max(others):.0%}\nratios: of medians (median of per-round ratios)")
     print(bl.table(["engine", "ms", "RTFx", "vs NeMo", "vs ORT", "mel / enc / dec ms", "peak RSS MB", "tokens"], rows))
     if ref:
         print("\ntranscripts vs NeMo: " + ", ".join(

@@ -87,13 +87,17 @@ def throughput(args):
     reference, mismatches = None, []
     loads = [bl.loadavg()]
     busy_before = bl.cpu_busy()
+    others = {n: [] for n in names}
+    meter = bl.OthersCpu()
     for r in range(args.reps):
         order = names[r % len(names):] + names[:r % len(names)]
         for n in order:
             k, t = CONFIGS[n]
             configure(pk, k, t)
             run_concurrently(pk, [long_] * k)  # warm-up: every backend's arena at working size
+            meter.start()
             wall, texts = run_concurrently(pk, clips)
+            others[n].append(meter.stop())
             walls[n].append(wall)
             if reference is None:
                 reference = texts
@@ -101,7 +105,8 @@ def throughput(args):
                 mismatches.append((n, r))
         loads.append(bl.loadavg())
         print(f"round {r + 1}/{args.reps} load {loads[-1]:.2f}: " +
-              " ".join(f"{n}={walls[n][-1]:.2f}s" for n in names), file=sys.stderr, flush=True)
+              " ".join(f"{n}={walls[n][-1]:.2f}s (others {others[n][-1]:.0%})" for n in names),
+              file=sys.stderr, flush=True)
     configure(pk, 1, 0)
     res = {"model": args.model, "type": args.type, "requests": args.requests, "audio_seconds": audio_s,
            "reps": args.reps, "loadavg": loads, "cpu_busy_before": busy_before, "transcripts_equal": not mismatches,
@@ -109,15 +114,18 @@ def throughput(args):
     for n in names:
         m = bl.median(walls[n])
         res["configs"][n] = {"backends": CONFIGS[n][0], "threads_each": CONFIGS[n][1],
-                             "median_wall_seconds": m, "aggregate_rtfx": audio_s / m, "walls": walls[n]}
+                             "median_wall_seconds": m, "aggregate_rtfx": audio_s / m, "walls": walls[n],
+                             "others_cpu_share": others[n]}
     base = res["configs"].get("1x2")
     rows = [[n, f"{c['median_wall_seconds']:.2f}", f"{c['aggregate_rtfx']:.1f}",
-             f"{c['aggregate_rtfx'] / base['aggregate_rtfx']:.2f}" if base else "-"]
+             f"{c['aggregate_rtfx'] / base['aggregate_rtfx']:.2f}" if base else "-",
+             f"{min(c['walls']):.2f}", f"{bl.median(c['others_cpu_share']):.0%}"]
             for n, c in res["configs"].items()]
     print(f"\n{args.model} {args.type}: {args.requests} requests (7 s / 23 s), {audio_s:.0f} s of audio, "
           f"median of {args.reps}; load average {min(loads):.2f}..{max(loads):.2f}; "
           f"CPU busy before {busy_before:.0%}")
-    print(bl.table(["K x threads", "wall s", "aggregate RTFx", "vs 1x2"], rows))
+    print(bl.table(["K x threads", "wall s", "aggregate RTFx", "vs 1x2", "best wall s",
+                    "others' CPU (median)"], rows))
     print(f"transcripts equal across configurations: {res['transcripts_equal']}")
     return res
 

@@ -130,6 +130,54 @@ def cpu_busy(seconds=1.0):
     return 1.0 - (i1 - i0) / max(1, t1 - t0)
 
 
+def _proc_table():
+    """pid -> (ppid, CPU ticks incl. reaped children) for every process."""
+    table = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        # Fields after "(comm)": state ppid ... utime(12) stime(13) cutime(14) cstime(15).
+        table[int(name)] = (int(rest[1]), sum(int(x) for x in rest[11:15]))
+    return table
+
+
+class OthersCpu:
+    """CPU time used by every process outside this one and its descendants between
+    start() and stop(), as a share of the machine (1.0 = all cores busy): whether other
+    sessions ran while we timed something. Short-lived processes count once their parent
+    reaps them."""
+
+    def __init__(self):
+        self._tick = os.sysconf("SC_CLK_TCK")
+        self._ncpu = os.cpu_count() or 1
+
+    def _others(self):
+        table = _proc_table()
+        ours = {os.getpid()}
+        changed = True
+        while changed:
+            changed = False
+            for pid, (ppid, _) in table.items():
+                if ppid in ours and pid not in ours:
+                    ours.add(pid)
+                    changed = True
+        return {pid: ticks for pid, (_, ticks) in table.items() if pid not in ours}
+
+    def start(self):
+        self._t0, self._snap0 = time.perf_counter(), self._others()
+
+    def stop(self):
+        wall = time.perf_counter() - self._t0
+        snap = self._others()
+        ticks = sum(t - self._snap0.get(pid, 0) for pid, t in snap.items())
+        return max(0.0, ticks / self._tick / wall / self._ncpu)
+
+
 def median(xs):
     return statistics.median(xs) if xs else float("nan")
 

@@ -11,6 +11,7 @@ JOBS=${JOBS:-$(nproc)}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPARAKEET_BUILD_TESTS=ON >/dev/null
 ninja -C "$BUILD" -j "$JOBS"
 bash tools/check_isa_isolation.sh "$BUILD"
+bash tools/check_exports.sh "$BUILD"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 
 PY=${PY:-$ROOT/.venv/bin/python}

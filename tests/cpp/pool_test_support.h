@@ -1,8 +1,6 @@
 // Shared helpers of the pool tests: the fixture model, clips, and exact transcript comparison.
 #pragma once
 
-#include <dirent.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -10,6 +8,7 @@
 #include "audio/wav_reader.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
+#include "process_threads.h"
 
 namespace pool_test {
 
@@ -44,14 +43,6 @@ inline bool same(const pk::Transcript& a, const pk::Transcript& b) {
     return true;
 }
 
-inline int thread_count() {
-    int n = 0;
-    if (DIR* d = opendir("/proc/self/task")) {
-        while (dirent* e = readdir(d))
-            if (e->d_name[0] != '.') ++n;
-        closedir(d);
-    }
-    return n;
-}
+inline int thread_count() { return process_thread_count(); }
 
 }  // namespace pool_test

@@ -4,28 +4,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <dirent.h>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "process_threads.h"
 #include "runtime/backend_pool.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
-int thread_count() {
-    int n = 0;
-    if (DIR* d = opendir("/proc/self/task")) {
-        while (dirent* e = readdir(d))
-            if (e->d_name[0] != '.') ++n;
-        closedir(d);
-    }
-    return n;
-}
 
 TEST(BackendPool, HandsOutDistinctBackendsUpToItsSize) {
     pk::BackendPool pool(3, 2);
@@ -153,9 +143,9 @@ TEST(BackendPool, NoCallerStarvesUnderContention) {
 }
 
 TEST(BackendPool, ReplacedPoolFinishesItsWaitersThenLeavesNoThreads) {
-    const int before = thread_count();
+    const int before = process_thread_count();
     auto pool = std::make_shared<pk::BackendPool>(1, 3);  // 3 - 1 worker threads
-    EXPECT_EQ(thread_count(), before + 2);
+    EXPECT_EQ(process_thread_count(), before + 2);
     std::atomic<int> served{0};
     std::vector<std::thread> callers;
     {
@@ -172,7 +162,7 @@ TEST(BackendPool, ReplacedPoolFinishesItsWaitersThenLeavesNoThreads) {
     for (auto& t : callers) t.join();
     EXPECT_EQ(served.load(), 4);
     // The last lease destroyed the pool and joined its workers.
-    EXPECT_EQ(thread_count(), before);
+    EXPECT_EQ(process_thread_count(), before);
 }
 
 TEST(BackendLease, DefaultBackendIsExclusiveAndReentrant) {

@@ -39,7 +39,7 @@ def _versions() -> dict:
 
 def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samples, res, info: dict):
     w = gguf_out.RefWriter(path)
-    blank = len(model.tokenizer.vocab) if hasattr(model.tokenizer, "vocab") else model.tokenizer.vocab_size
+    blank = model.tokenizer.vocab_size  # blank is the last output, after the V tokens
     frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
     w.string("ref.model", name)
     w.string("ref.arch", arch.kind)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from omegaconf import OmegaConf, open_dict
+from omegaconf import OmegaConf
 
 from . import configs
 
@@ -67,6 +67,10 @@ class ClipResult:
     joint0: np.ndarray = None       # [V+1(+D)] raw joint logits for (enc frame 0, pred0)
     heads: dict = field(default_factory=dict)  # "tdt" | "rnnt" | "ctc" -> HeadResult (strategy greedy)
     batch: dict = field(default_factory=dict)  # "tdt" | "rnnt" -> HeadResult (strategy greedy_batch)
+    # the torch tensors the decoders run on (not written to the reference files)
+    enc_tensor: torch.Tensor = None      # [1, d_model, T] (all frames, as NeMo's encoder returns it)
+    enc_len_tensor: torch.Tensor = None  # [1]
+    ctc_logp_tensor: torch.Tensor = None  # [1, T, V+1]
 
 
 def _transducer_decoding_cfg(model, arch, strategy: str, with_conf: bool, alignments: bool) -> dict:
@@ -167,9 +171,9 @@ def run_manual(model, arch, audio: np.ndarray) -> ClipResult:
             assert torch.allclose(raw.log_softmax(-1), ref, atol=1e-5)
             res.pred0 = _np(g[0, 0])
             res.joint0 = _np(raw[0, 0, 0])
-    res._enc_tensor = enc  # kept for decoding; not written
-    res._enc_len_tensor = enc_len
-    res._ctc_logp_tensor = logp if arch.has_ctc else None
+    res.enc_tensor, res.enc_len_tensor = enc, enc_len
+    if arch.has_ctc:
+        res.ctc_logp_tensor = logp
     return res
 
 
@@ -230,10 +234,10 @@ def _manual_decode(model, arch, head: str, decoding, res: ClipResult):
     with torch.no_grad():
         if head == "ctc":
             hyps = decoding.ctc_decoder_predictions_tensor(
-                res._ctc_logp_tensor, decoder_lengths=res._enc_len_tensor, return_hypotheses=True)
+                res.ctc_logp_tensor, decoder_lengths=res.enc_len_tensor, return_hypotheses=True)
         else:
             hyps = decoding.rnnt_decoder_predictions_tensor(
-                encoder_output=res._enc_tensor, encoded_lengths=res._enc_len_tensor, return_hypotheses=True)
+                encoder_output=res.enc_tensor, encoded_lengths=res.enc_len_tensor, return_hypotheses=True)
     if isinstance(hyps, tuple):
         hyps = hyps[0]
     return hyps[0]
@@ -289,7 +293,7 @@ def _tdt_greedy_confidence(model, arch, res: ClipResult, hr: HeadResult) -> None
     """
     decoding = select_head(model, arch, "tdt", "greedy", with_conf=True, alignments=True)
     with torch.no_grad():
-        (hyps,) = decoding.decoding(encoder_output=res._enc_tensor, encoded_lengths=res._enc_len_tensor)
+        (hyps,) = decoding.decoding(encoder_output=res.enc_tensor, encoded_lengths=res.enc_len_tensor)
     hyp = hyps[0]
     blank = decoding.blank_id
     conf, ids = [], []

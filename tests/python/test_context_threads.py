@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not bee
 
 @pytest.fixture(scope="module")
 def long_audio():
-    return np.tile(load_audio(LONG), 2)  # 60 s: a few hundred ms of compute on the fixture model
+    return np.tile(load_audio(LONG), 8)  # 4 min: a few hundred ms of compute on the fixture model
 
 
 def test_gil_is_released_while_the_library_computes(long_audio):

@@ -74,7 +74,6 @@ class NemoEngine:
 
     def _pipeline(self, audio):
         torch = self.torch
-        stages = {}
         with torch.no_grad():
             t0 = time.perf_counter()
             x = torch.from_numpy(audio)[None]

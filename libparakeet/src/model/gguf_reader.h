@@ -92,6 +92,10 @@ public:
     // Offset of the data section from the start of the file.
     uint64_t data_offset() const { return data_offset_; }
 
+    // Lets the OS drop the file pages read so far (see MappedFile::drop_resident_pages); tensor
+    // data stays readable. A no-op for from_buffer readers.
+    void drop_resident_pages() const { file_.drop_resident_pages(); }
+
     // ---- metadata -------------------------------------------------------------------------
     bool has_key(const std::string& key) const { return key_index_.count(key) != 0; }
     const std::vector<GgufKeyInfo>& keys() const { return keys_; }  // in file order

@@ -46,6 +46,10 @@ MappedFile::MappedFile(const std::string& path) {
 
 MappedFile::~MappedFile() { unmap(); }
 
+void MappedFile::drop_resident_pages() const {
+    if (data_ != nullptr) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
 MappedFile::MappedFile(MappedFile&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 

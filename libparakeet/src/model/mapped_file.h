@@ -30,6 +30,11 @@ public:
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
 
+    // Tells the kernel it may drop the pages read so far (madvise MADV_DONTNEED). The mapping
+    // stays valid: a later read faults the page back in from the file. Used after load, once
+    // the weights that were repacked elsewhere no longer need their file pages in memory.
+    void drop_resident_pages() const;
+
 private:
     void unmap();
 

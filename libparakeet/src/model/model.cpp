@@ -58,6 +58,10 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     m->builder_ = std::make_unique<TranscriptBuilder>(
         *m->tokenizer_, static_cast<double>(m->config_.pre.hop_length) / m->config_.pre.sample_rate,
         m->config_.enc.subsampling_factor);
+    // The matrices now live repacked in memory; their file pages, read once for packing, would
+    // otherwise stay resident and double the RSS of an f32 model. Tensors used straight from
+    // the file (norms, biases) fault back in on first use.
+    m->gguf_.drop_resident_pages();
     return m;
 }
 

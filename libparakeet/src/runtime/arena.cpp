@@ -1,5 +1,7 @@
 #include "runtime/arena.h"
 
+#include <sys/mman.h>
+
 #include <new>
 
 namespace pk {
@@ -13,12 +15,14 @@ constexpr size_t kMinBlock = size_t{1} << 20;
 
 }  // namespace
 
+void Arena::Unmap::operator()(uint8_t* p) const { munmap(p, bytes); }
+
 Arena::Block Arena::make_block(size_t bytes) {
     Block b;
-    bytes = round_up(bytes, kAlignment);
-    void* p = std::aligned_alloc(kAlignment, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    b.data.reset(static_cast<uint8_t*>(p));
+    bytes = round_up(bytes, kAlignment);  // mmap rounds up to pages; pages are 64-byte aligned
+    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    b.data = std::unique_ptr<uint8_t[], Unmap>(static_cast<uint8_t*>(p), Unmap{bytes});
     b.size = bytes;
     return b;
 }

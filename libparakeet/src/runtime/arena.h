@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <vector>
 
@@ -55,8 +54,15 @@ public:
     size_t used_bytes() const { return used_total_; }
 
 private:
+    // Blocks are mapped straight from the OS (mmap) and unmapped when replaced, so the memory
+    // an arena gives up really leaves the process: malloc would keep large freed blocks in
+    // its heap, and a pool's RSS would then grow by more than its arenas.
+    struct Unmap {
+        size_t bytes;
+        void operator()(uint8_t* p) const;
+    };
     struct Block {
-        std::unique_ptr<uint8_t[], void (*)(void*)> data{nullptr, std::free};
+        std::unique_ptr<uint8_t[], Unmap> data;
         size_t size = 0;
         size_t used = 0;
     };

@@ -7,8 +7,7 @@ using pk::capi::guarded;
 
 namespace {
 
-// parakeet.cpp reports load failures through a thread-local message of its own; here it is
-// the same thread-local error every call sets.
+// The model-info JSON document (see parakeet_capi_model_info_json in the header).
 std::string describe(const pk::Model& m) {
     const pk::ModelConfig& c = m.config();
     pk::JsonWriter j;
@@ -66,6 +65,8 @@ parakeet_ctx* parakeet_capi_load(const char* gguf_path) {
     });
 }
 
+// parakeet.cpp keeps a separate thread-local message for load failures; here it is the
+// thread-local error every call sets, which after a failed load is that load's message.
 const char* parakeet_capi_load_error(void) { return pk::capi::thread_error().c_str(); }
 
 void parakeet_capi_free(parakeet_ctx* ctx) { delete ctx; }

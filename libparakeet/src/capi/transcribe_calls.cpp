@@ -14,20 +14,13 @@ struct Result {
     double seconds = 0.0;  // of input audio
 };
 
-pk::DecoderChoice to_decoder(int decoder) {
-    if (decoder < 0 || decoder > 2)
-        throw pk::InvalidInput("unknown decoder " + std::to_string(decoder) +
-                               " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
-    return static_cast<pk::DecoderChoice>(decoder);
-}
-
 void check_ctx(const parakeet_ctx* ctx) {
     if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
 }
 
 Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder) {
     check_ctx(ctx);
-    const pk::DecoderChoice choice = to_decoder(decoder);
+    const pk::DecoderChoice choice = pk::decoder_from_int(decoder);
     Result r;
     r.transcript = ctx->model->transcribe(samples, n_samples, sample_rate, choice);
     r.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
@@ -36,7 +29,7 @@ Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sampl
 
 Result run_path(parakeet_ctx* ctx, const char* path, int decoder) {
     check_ctx(ctx);
-    const pk::DecoderChoice choice = to_decoder(decoder);
+    const pk::DecoderChoice choice = pk::decoder_from_int(decoder);
     if (path == nullptr) throw pk::InvalidInput("WAV path is NULL");
     const pk::WavAudio wav = pk::read_wav_file(path, pk::kMaxAudioSeconds);
     Result r;

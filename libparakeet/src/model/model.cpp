@@ -126,6 +126,12 @@ EncoderOutput Model::encode(Backend& b, const MelFeatures& mel,
 
 namespace pk {
 
+DecoderChoice decoder_from_int(int decoder) {
+    if (decoder < 0 || decoder > 2)
+        throw InvalidInput("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
+    return static_cast<DecoderChoice>(decoder);
+}
+
 std::shared_ptr<BackendPool> Model::pool_snapshot() const {
     std::lock_guard<std::mutex> lock(pool_mu_);
     return pool_;
@@ -159,9 +165,6 @@ Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate, D
 Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
                                 DecoderChoice decoder) const {
     const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
-    if (decoder != DecoderChoice::Default && decoder != DecoderChoice::Ctc && decoder != DecoderChoice::Transducer)
-        throw InvalidInput("unknown decoder " + std::to_string(static_cast<int>(decoder)) +
-                           " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
     if (use_ctc && !ctc_)
         throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
     if (!use_ctc && !transducer_)

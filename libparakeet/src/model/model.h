@@ -41,6 +41,10 @@ struct MelFeatures {
 // Which head decodes: the model's own (the transducer for hybrids), CTC or the transducer.
 enum class DecoderChoice { Default = 0, Ctc = 1, Transducer = 2 };
 
+// The C ABI's decoder number (PARAKEET_DECODER_*) as a DecoderChoice; throws InvalidInput for
+// any other value. The one place that validates it.
+DecoderChoice decoder_from_int(int decoder);
+
 // Encoder output of one request, in the backend's arena.
 struct EncoderOutput {
     const float* data = nullptr;  // [frames, d_model], time-major

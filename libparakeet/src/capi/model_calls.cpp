@@ -1,4 +1,7 @@
 // Loading, freeing and describing models through the C ABI.
+#include <map>
+#include <string>
+
 #include "capi/context.h"
 #include "common/json_writer.h"
 #include "parakeet_capi.h"
@@ -36,13 +39,10 @@ std::string describe(const pk::Model& m) {
         j.end_array();
     }
     // Tensor storage types and how many tensors use each.
+    std::map<std::string, int64_t> type_counts;
+    for (const auto& t : m.gguf().tensors()) ++type_counts[pk::ggml_type_name(static_cast<uint32_t>(t.type))];
     j.key("tensor_types").begin_object();
-    for (const char* type : {"f32", "f16", "q8_0"}) {
-        int64_t count = 0;
-        for (const auto& t : m.gguf().tensors())
-            if (std::string(pk::ggml_type_name(static_cast<uint32_t>(t.type))) == type) ++count;
-        if (count > 0) j.key(type).value(count);
-    }
+    for (const auto& [type, count] : type_counts) j.key(type.c_str()).value(count);
     j.end_object();
     j.key("file_bytes").value(static_cast<int64_t>(m.gguf().file_size()));
     j.key("packed_bytes").value(static_cast<int64_t>(m.packed_bytes()));

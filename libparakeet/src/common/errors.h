@@ -21,4 +21,10 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// The caller's progress callback asked to stop the request (see RequestControl).
+class Cancelled : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 }  // namespace pk

@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "model/tensor_loader.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_budget.h"
 
 namespace pk {
@@ -40,6 +41,7 @@ constexpr int kMaxSampleRate = 384000;
 Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(std::move(gguf)) {}
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
+    check_requested_isa();
     std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
     m->config_ = read_model_config(m->gguf_);
     const TensorLoader tensors(m->gguf_);

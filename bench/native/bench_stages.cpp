@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         const auto t_load = Clock::now();
         const auto model = pk::Model::load(argv[1]);
         const double load_ms = ms_since(t_load);
-        const pk::WavAudio wav = pk::read_wav_file(argv[2], pk::kMaxAudioSeconds);
+        const pk::WavAudio wav = pk::read_wav_file(argv[2], 0);
         const double audio_s = static_cast<double>(wav.samples.size()) / wav.sample_rate;
         const pk::TransducerDecoder* dec = model->transducer();
         if (dec == nullptr) throw std::runtime_error("the model has no transducer head");

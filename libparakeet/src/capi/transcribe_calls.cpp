@@ -31,7 +31,7 @@ Result run_path(parakeet_ctx* ctx, const char* path, int decoder) {
     check_ctx(ctx);
     const pk::DecoderChoice choice = pk::decoder_from_int(decoder);
     if (path == nullptr) throw pk::InvalidInput("WAV path is NULL");
-    const pk::WavAudio wav = pk::read_wav_file(path, pk::kMaxAudioSeconds);
+    const pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
     r.transcript = ctx->model->transcribe(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
                                           wav.sample_rate, choice);

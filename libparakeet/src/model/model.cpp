@@ -1,9 +1,10 @@
 #include "model/model.h"
 
+#include <algorithm>
 #include <cmath>
-#include <sstream>
 
 #include "common/errors.h"
+#include "model/request_progress.h"
 #include "model/tensor_loader.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_budget.h"
@@ -43,6 +44,7 @@ Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(
 std::unique_ptr<Model> Model::load(const std::string& path) {
     check_requested_isa();
     std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
+    m->attention_ = attention_from_environment();
     m->config_ = read_model_config(m->gguf_);
     const TensorLoader tensors(m->gguf_);
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
@@ -74,19 +76,18 @@ const Resampler& Model::resampler_for(int sample_rate) const {
     return *r;
 }
 
-const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
-                                  int64_t* n_out) const {
+int64_t Model::resampled_length(const float* samples, int64_t n, int sample_rate) const {
     if (n < 0) throw InvalidInput("the number of samples is negative (" + std::to_string(n) + ")");
     if (n > 0 && samples == nullptr) throw InvalidInput("the sample buffer is NULL");
     if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
         throw InvalidInput("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
                            std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
-    const double seconds = static_cast<double>(n) / sample_rate;
-    if (seconds > kMaxAudioSeconds) {
-        std::ostringstream m;
-        m << "audio is " << seconds << " s long; the limit is " << kMaxAudioSeconds << " s";
-        throw InvalidInput(m.str());
-    }
+    return sample_rate == config_.pre.sample_rate ? n : resampler_for(sample_rate).output_length(n);
+}
+
+const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                  int64_t* n_out) const {
+    resampled_length(samples, n, sample_rate);
     for (int64_t i = 0; i < n; ++i) {
         if (!std::isfinite(samples[i]))
             throw InvalidInput("sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
@@ -113,15 +114,26 @@ MelFeatures Model::compute_mel(Backend& b, const float* samples, int64_t n) cons
     return f;
 }
 
-EncoderOutput Model::encode(Backend& b, const MelFeatures& mel,
-                            const FastConformerEncoder::StageObserver& observe) const {
+EncoderOutput Model::encode(Backend& b, const MelFeatures& mel, const FastConformerEncoder::StageObserver& observe,
+                            const std::optional<AttentionSetting>& attention) const {
     EncoderOutput e;
     e.frames = FastConformerEncoder::output_frames(mel.valid);
     if (e.frames <= 0) return e;
     float* out = b.arena().alloc_array<float>(static_cast<size_t>(e.frames * config_.enc.d_model));
-    encoder_->forward(b.team(), b.arena(), mel.data, mel.valid, out, observe);
+    encoder_->forward(b.team(), b.arena(), mel.data, mel.valid, out, attention.value_or(this->attention()), {},
+                      observe);
     e.data = out;
     return e;
+}
+
+void Model::set_attention(const AttentionSetting& a) {
+    std::lock_guard<std::mutex> lock(attention_mu_);
+    attention_ = a;
+}
+
+AttentionSetting Model::attention() const {
+    std::lock_guard<std::mutex> lock(attention_mu_);
+    return attention_;
 }
 
 }  // namespace pk
@@ -159,31 +171,57 @@ size_t Model::pool_working_set_bytes() const {
     return pool ? pool->working_set_bytes() : 0;
 }
 
-Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate, DecoderChoice decoder) const {
+Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate,
+                             const RequestOptions& options) const {
     BackendLease lease(pool_snapshot());
-    return transcribe_on(lease.backend(), samples, n, sample_rate, decoder);
+    return transcribe_on(lease.backend(), samples, n, sample_rate, options);
 }
 
+// Shares of a request's time, for progress reports: the front end and subsampling, the
+// conformer layers, the decoder.
+namespace {
+constexpr double kFrontEndEnd = 0.04, kEncoderEnd = 0.94;
+}  // namespace
+
 Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
-                                DecoderChoice decoder) const {
+                                const RequestOptions& options) const {
+    const DecoderChoice decoder = options.decoder;
     const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
     if (use_ctc && !ctc_)
         throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
     if (!use_ctc && !transducer_)
         throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no TDT/RNN-T head");
 
-    b.arena().reset();
-    int64_t n16 = 0;
-    const float* audio = prepare_audio(b, samples, n, sample_rate, &n16);
-    const MelFeatures mel = compute_mel(b, audio, n16);
-    const EncoderOutput enc = encode(b, mel);
-    std::vector<TranscriptToken> tokens;
-    if (enc.frames > 0) {
-        tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
-                         : transducer_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames);
+    RequestProgress progress(options.progress);
+    const ProgressSpan whole{&progress, 0.0, 1.0};
+    whole.at(0.0);
+    Arena& arena = b.arena();
+    arena.reset();
+    // The encoder output is allocated first, so the resampled audio and the mel features, in a
+    // scope above it, are given back once subsampled: the layers reuse their memory.
+    const int64_t n16 = resampled_length(samples, n, sample_rate);
+    const int64_t frames = FastConformerEncoder::output_frames(log_mel_->valid_frames(n16));
+    const AttentionSetting attention = options.attention.value_or(this->attention()).resolve(frames);
+    float* enc = frames > 0 ? arena.alloc_array<float>(static_cast<size_t>(frames * config_.enc.d_model)) : nullptr;
+    {
+        ArenaScope scope(arena);
+        int64_t got = 0;
+        const float* audio = prepare_audio(b, samples, n, sample_rate, &got);
+        const MelFeatures mel = compute_mel(b, audio, got);
+        encoder_->subsample(b.team(), arena, mel.data, mel.valid, enc);
     }
+    whole.at(kFrontEndEnd);
+    encoder_->run_layers(b.team(), arena, enc, frames, attention, whole.sub(kFrontEndEnd, kEncoderEnd));
+    std::vector<TranscriptToken> tokens;
+    if (frames > 0) {
+        tokens = use_ctc ? ctc_->decode(b.team(), arena, enc, frames, frames)
+                         : transducer_->decode(b.team(), arena, enc, frames, frames);
+    }
+    whole.at(1.0);
     const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
-    return builder_->build(std::move(tokens), rule);
+    Transcript t = builder_->build(std::move(tokens), rule);
+    t.attention = attention;
+    return t;
 }
 
 }  // namespace pk

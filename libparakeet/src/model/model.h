@@ -21,6 +21,7 @@
 #include "model/frontend/resample.h"
 #include "model/gguf_reader.h"
 #include "model/model_config.h"
+#include "model/request_options.h"
 #include "model/text/tokenizer.h"
 #include "model/transcript.h"
 #include "runtime/backend.h"
@@ -28,18 +29,12 @@
 
 namespace pk {
 
-// Longest audio one request accepts (seconds at any sample rate).
-constexpr double kMaxAudioSeconds = 1200.0;
-
 // Mel features of one request, in the backend's arena.
 struct MelFeatures {
     const float* data = nullptr;  // [frames, n_mels], time-major
     int64_t frames = 0;           // all frames (NeMo: 1 + samples / hop)
     int64_t valid = 0;            // frames that count (NeMo's mel_len)
 };
-
-// Which head decodes: the model's own (the transducer for hybrids), CTC or the transducer.
-enum class DecoderChoice { Default = 0, Ctc = 1, Transducer = 2 };
 
 // The C ABI's decoder number (PARAKEET_DECODER_*) as a DecoderChoice; throws InvalidInput for
 // any other value. The one place that validates it.
@@ -64,13 +59,19 @@ public:
     size_t packed_bytes() const { return encoder_->packed_bytes(); }
 
     // The whole pipeline for one request: borrows a backend (the pool's, or the process-wide
-    // default), checks and resamples the audio, and returns the transcript. Thread-safe.
-    // Throws InvalidInput for bad audio or a head the model does not have.
-    Transcript transcribe(const float* samples, int64_t n, int sample_rate, DecoderChoice decoder) const;
+    // default), checks and resamples the audio, and returns the transcript. Any length that
+    // fits in memory is accepted. Thread-safe. Throws InvalidInput for bad audio or a head
+    // the model does not have, Cancelled when the options' progress callback says stop.
+    Transcript transcribe(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const;
 
     // Same, on a backend the caller already holds (locked).
     Transcript transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
-                             DecoderChoice decoder) const;
+                             const RequestOptions& options) const;
+
+    // The attention requests use unless their options say otherwise: at load, from
+    // PARAKEET_ATT_CONTEXT (auto when unset). Applies to requests that start afterwards.
+    void set_attention(const AttentionSetting& a);
+    AttentionSetting attention() const;
 
     // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the default
     // thread budget divided among them, at least 1 each); backends <= 1 removes the pool and
@@ -80,6 +81,9 @@ public:
     // Sum of the pool's arenas (0 without a pool).
     size_t pool_working_set_bytes() const;
 
+    // Checks the length, buffer and sample rate of a request's audio (InvalidInput) and returns
+    // its length at the model's rate.
+    int64_t resampled_length(const float* samples, int64_t n, int sample_rate) const;
     // Checks a request's audio (finite samples, sample rate, length) and brings it to the
     // model's sample rate in the arena. Throws InvalidInput.
     const float* prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
@@ -87,8 +91,10 @@ public:
 
     // The stages of the pipeline; `b` must be locked by the caller.
     MelFeatures compute_mel(Backend& b, const float* samples, int64_t n) const;
+    // The encoder on `mel`, with the model's attention setting unless `attention` is given.
     EncoderOutput encode(Backend& b, const MelFeatures& mel,
-                         const FastConformerEncoder::StageObserver& observe = {}) const;
+                         const FastConformerEncoder::StageObserver& observe = {},
+                         const std::optional<AttentionSetting>& attention = {}) const;
 
     // The decoders, when the model has them.
     const TransducerDecoder* transducer() const { return transducer_.get(); }
@@ -117,6 +123,9 @@ private:
     // request has finished.
     mutable std::mutex pool_mu_;
     std::shared_ptr<BackendPool> pool_;
+
+    mutable std::mutex attention_mu_;
+    AttentionSetting attention_;
 
     // Resamplers by input rate, built on first use (their filter tables are shared).
     mutable std::mutex resamplers_mu_;

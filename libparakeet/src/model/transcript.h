@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "model/encoder/attention_setting.h"
+
 namespace pk {
 
 struct TranscriptToken {
@@ -31,6 +33,8 @@ struct Transcript {
     double frame_sec = 0.0;  // seconds per encoder frame (0.08 for 10 ms hops, 8x subsampling)
     std::vector<TranscriptToken> tokens;
     std::vector<TranscriptWord> words;
+    // The attention the encoder ran (Full or Local, never Auto).
+    AttentionSetting attention = AttentionSetting::full();
 
     double token_seconds(const TranscriptToken& t) const { return t.frame * frame_sec; }
 };

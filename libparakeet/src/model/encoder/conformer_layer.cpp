@@ -1,5 +1,9 @@
 #include "model/encoder/conformer_layer.h"
 
+#include <algorithm>
+
+#include "common/errors.h"
+
 #include "kernels/attention_rel_pos.h"
 #include "kernels/conv_depthwise1d.h"
 #include "kernels/conv_depthwise_weights.h"
@@ -78,21 +82,43 @@ size_t ConformerLayer::packed_bytes() const {
     return n;
 }
 
-void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
-                                  const LayerNormWeights& norm, const Linear& linear1,
-                                  const Linear& linear2) const {
-    ArenaScope scope(arena);
-    const int64_t d = d_model_;
-    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
-    float* u = arena.alloc_array<float>(static_cast<size_t>(T * ff_dim_));
-    kernels::layer_norm(team, x, T, d, norm.weight, norm.bias, kLayerNormEps, h);
-    linear1.forward(team, arena, h, T, u);
-    kernels::silu(team, u, T * ff_dim_, u);
-    linear2.forward(team, arena, u, T, h);
-    kernels::add_scaled(team, x, h, 0.5f, T * d, x);
+namespace {
+
+// Calls body(r0, r1) for the chunks [r0, r1) of [0, T), then tells `progress` how far it got.
+template <class Body>
+void for_each_row_chunk(int64_t T, const ProgressSpan& progress, Body&& body) {
+    for (int64_t r0 = 0; r0 < T; r0 += ConformerLayer::kRowChunk) {
+        const int64_t r1 = std::min(T, r0 + ConformerLayer::kRowChunk);
+        body(r0, r1);
+        progress.at(static_cast<double>(r1) / static_cast<double>(T));
+    }
 }
 
-void ConformerLayer::self_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+// Stage weights within a layer, by their share of the multiply-adds: FFNs 8·d·ff each,
+// attention ~4·d² + the scores, conv ~3·d².
+constexpr double kFf1End = 0.3, kAttentionEnd = 0.55, kConvEnd = 0.7;
+
+}  // namespace
+
+void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                  const LayerNormWeights& norm, const Linear& linear1,
+                                  const Linear& linear2, const ProgressSpan& progress) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, C = std::min(T, kRowChunk);
+    float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
+    float* u = arena.alloc_array<float>(static_cast<size_t>(C * ff_dim_));
+    for_each_row_chunk(T, progress, [&](int64_t r0, int64_t r1) {
+        const int64_t n = r1 - r0;
+        float* xr = x + r0 * d;
+        kernels::layer_norm(team, xr, n, d, norm.weight, norm.bias, kLayerNormEps, h);
+        linear1.forward(team, arena, h, n, u);
+        kernels::silu(team, u, n * ff_dim_, u);
+        linear2.forward(team, arena, u, n, h);
+        kernels::add_scaled(team, xr, h, 0.5f, n * d, xr);
+    });
+}
+
+void ConformerLayer::full_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T,
                                     const float* pos) const {
     ArenaScope scope(arena);
     const int64_t d = d_model_, P = 2 * T - 1;
@@ -112,28 +138,78 @@ void ConformerLayer::self_attention(ThreadTeam& team, Arena& arena, float* x, in
     kernels::add(team, x, q, T * d, x);
 }
 
-void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T) const {
+void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left,
+                                     int right, const float* pos, const ProgressSpan& progress) const {
     ArenaScope scope(arena);
-    const int64_t d = d_model_;
-    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
-    float* wide = arena.alloc_array<float>(static_cast<size_t>(T * 2 * d));
-    float* g = arena.alloc_array<float>(static_cast<size_t>(T * d));
-    kernels::layer_norm(team, x, T, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
-    pointwise1_.forward(team, arena, h, T, wide);
-    kernels::glu(team, wide, T, d, g);
-    kernels::depthwise_conv1d(team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), h);
-    if (conv_layer_norm_)
-        kernels::layer_norm(team, h, T, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, h);
-    kernels::silu(team, h, T * d, h);
-    pointwise2_.forward(team, arena, h, T, g);
-    kernels::add(team, x, g, T * d, x);
+    const int64_t d = d_model_, C = std::min(T, kRowChunk), P = left + right + 1;
+    float* k = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* v = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+    float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
+    float* q = arena.alloc_array<float>(static_cast<size_t>(C * d));
+    float* a = arena.alloc_array<float>(static_cast<size_t>(C * d));
+    pos_.forward(team, arena, pos, P, p);
+    // Keys and values of the whole sequence first: a chunk's queries attend to frames of its
+    // neighbours, and x is overwritten chunk by chunk below.
+    for_each_row_chunk(T, progress.sub(0.0, 0.3), [&](int64_t r0, int64_t r1) {
+        const int64_t n = r1 - r0;
+        kernels::layer_norm(team, x + r0 * d, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+        k_.forward(team, arena, h, n, k + r0 * d);
+        v_.forward(team, arena, h, n, v + r0 * d);
+    });
+    for_each_row_chunk(T, progress.sub(0.3, 1.0), [&](int64_t r0, int64_t r1) {
+        const int64_t n = r1 - r0;
+        float* xr = x + r0 * d;
+        kernels::layer_norm(team, xr, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+        q_.forward(team, arena, h, n, q);
+        // TEMPORARY until the banded kernel lands (same session): local_rel_pos_attention.
+        (void)k, (void)v, (void)p, (void)a, (void)T;
+        throw InvalidInput("local attention: kernel not built yet");
+        out_.forward(team, arena, a, n, q);
+        kernels::add(team, xr, q, n * d, xr);
+    });
 }
 
-void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const {
-    feed_forward(team, arena, x, T, norm_ff1_, ff1_linear1_, ff1_linear2_);
-    self_attention(team, arena, x, T, pos);
-    convolution(team, arena, x, T);
-    feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_);
+void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                 const ProgressSpan& progress) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, C = std::min(T, kRowChunk);
+    float* g = arena.alloc_array<float>(static_cast<size_t>(T * d));     // GLU output
+    float* dw = arena.alloc_array<float>(static_cast<size_t>(T * d));    // depthwise output
+    float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
+    float* wide = arena.alloc_array<float>(static_cast<size_t>(C * 2 * d));
+    for_each_row_chunk(T, progress.sub(0.0, 0.5), [&](int64_t r0, int64_t r1) {
+        const int64_t n = r1 - r0;
+        kernels::layer_norm(team, x + r0 * d, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
+        pointwise1_.forward(team, arena, h, n, wide);
+        kernels::glu(team, wide, n, d, g + r0 * d);
+    });
+    // The depthwise convolution reads neighbouring frames, so it runs on the whole sequence.
+    kernels::depthwise_conv1d(team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), dw);
+    for_each_row_chunk(T, progress.sub(0.5, 1.0), [&](int64_t r0, int64_t r1) {
+        const int64_t n = r1 - r0;
+        float* dr = dw + r0 * d;
+        if (conv_layer_norm_)
+            kernels::layer_norm(team, dr, n, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, dr);
+        kernels::silu(team, dr, n * d, dr);
+        pointwise2_.forward(team, arena, dr, n, h);
+        kernels::add(team, x + r0 * d, h, n * d, x + r0 * d);
+    });
+}
+
+void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                             const AttentionSetting& attention, const float* pos,
+                             const ProgressSpan& progress) const {
+    feed_forward(team, arena, x, T, norm_ff1_, ff1_linear1_, ff1_linear2_, progress.sub(0.0, kFf1End));
+    if (attention.mode == AttentionSetting::Mode::Local) {
+        local_attention(team, arena, x, T, attention.left, attention.right, pos,
+                        progress.sub(kFf1End, kAttentionEnd));
+    } else {
+        full_attention(team, arena, x, T, pos);
+        progress.at(kAttentionEnd);
+    }
+    convolution(team, arena, x, T, progress.sub(kAttentionEnd, kConvEnd));
+    feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_, progress.sub(kConvEnd, 1.0));
     kernels::layer_norm(team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
 }
 

@@ -1,21 +1,30 @@
 // ConformerLayer: one FastConformer block as NeMo's ConformerLayer runs it in eval mode:
 //
 //   x += ½ · FFN1(LN(x))                        macaron half-step feed-forward
-//   x += MHSA_relpos(LN(x), pos)                relative-position self-attention
+//   x += MHSA_relpos(LN(x), pos)                relative-position self-attention, full or local
 //   x += Conv(LN(x))                            pointwise → GLU → depthwise (BN folded) → Swish → pointwise
 //   x += ½ · FFN2(LN(x))
 //   x  = LN_out(x)
 //
 // FFN = linear1 → Swish → linear2. The weights are shared read-only by all requests; a
 // request's temporaries live in its arena and are given back when the layer returns.
+//
+// Memory stays linear in T with a small constant: every stage whose rows are independent
+// (layer norms, feed-forwards, projections, GLU, Swish) runs in chunks of kRowChunk rows, so
+// no T x ff_dim buffer exists; the largest temporaries are two or three T x d_model buffers
+// (local attention's keys and values; the conv module's GLU and depthwise outputs). A row's
+// result never depends on the chunking (every kernel computes a row the same way for any
+// number of rows), and chunk boundaries are fixed, so results depend only on the input.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "model/encoder/attention_setting.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
+#include "model/request_progress.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
 
@@ -31,17 +40,25 @@ class ConformerLayer {
 public:
     ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, int index);
 
-    // x: [T, d_model], updated in place. pos: the 2T-1 relative-position embeddings
-    // (RelPositionTable::Table::for_length).
-    void forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
+    // x: [T, d_model], updated in place. `attention` is Full or Local (resolved). pos: the
+    // relative-position embeddings: full, the 2T-1 rows for positions T-1 .. -(T-1); local
+    // [L, R], the L+R+1 rows for positions L .. -R (RelPositionTable rows either way).
+    // `progress` is told how far the layer is, chunk by chunk (it may throw Cancelled).
+    void forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const AttentionSetting& attention,
+                 const float* pos, const ProgressSpan& progress = {}) const;
+
+    // Rows per chunk of the row-wise stages.
+    static constexpr int64_t kRowChunk = 512;
 
     size_t packed_bytes() const;
 
 private:
     void feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const LayerNormWeights& norm,
-                      const Linear& linear1, const Linear& linear2) const;
-    void self_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
-    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T) const;
+                      const Linear& linear1, const Linear& linear2, const ProgressSpan& progress) const;
+    void full_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
+    void local_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                         const float* pos, const ProgressSpan& progress) const;
+    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress) const;
 
     int64_t d_model_, n_heads_, ff_dim_, kernel_;
     bool conv_layer_norm_;

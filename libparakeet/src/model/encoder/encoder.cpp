@@ -1,5 +1,6 @@
 #include "model/encoder/encoder.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/ops_elementwise.h"
@@ -20,20 +21,40 @@ size_t FastConformerEncoder::packed_bytes() const {
     return n;
 }
 
-void FastConformerEncoder::forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
-                                   float* out, const StageObserver& observe) const {
-    const int64_t T = output_frames(mel_frames), d = cfg_.d_model;
+void FastConformerEncoder::subsample(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
+                                     float* out) const {
+    if (output_frames(mel_frames) > 0) subsampling_.forward(team, arena, mel, mel_frames, out);
+}
+
+void FastConformerEncoder::run_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                      const AttentionSetting& attention, const ProgressSpan& progress,
+                                      const StageObserver& observe) const {
     if (T <= 0) return;
-    subsampling_.forward(team, arena, mel, mel_frames, out);
-    if (observe) observe(-1, out, T);
+    const int64_t d = cfg_.d_model;
     // NeMo multiplies by the Python float sqrt(d_model), applied in float32.
-    if (cfg_.xscaling) kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, out);
-    const auto table = positions_.get(T);
-    const float* pos = table->for_length(T, d);
+    if (cfg_.xscaling) kernels::scale(team, x, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, x);
+    const AttentionSetting att = attention.resolve(T);
+    const bool local = att.mode == AttentionSetting::Mode::Local;
+    // Full attention uses positions T-1 .. -(T-1), local [L, R] positions L .. -R: both are
+    // consecutive rows of the shared table (row r of a table for length P is position P-1-r).
+    const int64_t reach = local ? std::max(att.left, att.right) + 1 : T;
+    const auto table = positions_.get(reach);
+    const float* pos = local ? table->for_length(reach, d) + (reach - 1 - att.left) * d : table->for_length(T, d);
+    const double n = static_cast<double>(layers_.size());
     for (size_t i = 0; i < layers_.size(); ++i) {
-        layers_[i].forward(team, arena, out, T, pos);
-        if (observe) observe(static_cast<int>(i), out, T);
+        layers_[i].forward(team, arena, x, T, att, pos, progress.sub(i / n, (i + 1) / n));
+        if (observe) observe(static_cast<int>(i), x, T);
     }
+}
+
+void FastConformerEncoder::forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
+                                   float* out, const AttentionSetting& attention, const ProgressSpan& progress,
+                                   const StageObserver& observe) const {
+    const int64_t T = output_frames(mel_frames);
+    if (T <= 0) return;
+    subsample(team, arena, mel, mel_frames, out);
+    if (observe) observe(-1, out, T);
+    run_layers(team, arena, out, T, attention, progress, observe);
 }
 
 }  // namespace pk

@@ -6,9 +6,11 @@
 #include <functional>
 #include <vector>
 
+#include "model/encoder/attention_setting.h"
 #include "model/encoder/conformer_layer.h"
 #include "model/encoder/rel_position_table.h"
 #include "model/encoder/subsampling.h"
+#include "model/request_progress.h"
 
 namespace pk {
 
@@ -24,9 +26,17 @@ public:
     using StageObserver = std::function<void(int stage, const float* x, int64_t T)>;
 
     // mel: [mel_frames, n_mels], valid frames only; out: [output_frames(mel_frames), d_model],
-    // allocated by the caller (usually in the same arena, before calling).
+    // allocated by the caller (usually in the same arena, before calling). `attention` may be
+    // Auto (resolved here by the output length). Equal to subsample() then run_layers().
     void forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out,
+                 const AttentionSetting& attention, const ProgressSpan& progress = {},
                  const StageObserver& observe = {}) const;
+
+    // The subsampling stage alone: out as for forward(). The mel may be given back afterwards.
+    void subsample(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out) const;
+    // x-scaling and the conformer layers on the subsampled x: [T, d_model], in place.
+    void run_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T, const AttentionSetting& attention,
+                    const ProgressSpan& progress = {}, const StageObserver& observe = {}) const;
 
     int64_t d_model() const { return cfg_.d_model; }
     size_t packed_bytes() const;

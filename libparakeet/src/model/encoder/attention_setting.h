@@ -1,0 +1,55 @@
+// Which self-attention the encoder runs. NeMo offers two on the same weights:
+//   full   — RelPositionMultiHeadAttention ("rel_pos"), every frame attends to every frame:
+//            cost and memory grow with the square of the length;
+//   local  — RelPositionMultiHeadAttentionLongformer ("rel_pos_local_attn") with
+//            att_context_size [left, right]: each frame attends to `left` frames before it
+//            and `right` after it, cost O(T * (left + right + 1)). NVIDIA's route to hours of
+//            audio: model.change_attention_model("rel_pos_local_attn", [128, 128]).
+// `auto` picks full attention up to kAutoFullMaxFrames encoder frames and local [128, 128]
+// above. The choice depends only on the setting and the audio's length, so a result never
+// depends on anything but the audio and the settings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace pk {
+
+struct AttentionSetting {
+    enum class Mode { Auto, Full, Local };
+    Mode mode = Mode::Auto;
+    int left = 0;   // Local only: frames of context before each frame (> 0)
+    int right = 0;  // Local only: frames after (> 0)
+
+    static AttentionSetting automatic() { return {}; }
+    static AttentionSetting full() { return {Mode::Full, 0, 0}; }
+    // Throws InvalidInput unless left > 0 and right > 0.
+    static AttentionSetting local(int left, int right);
+
+    // What runs on an encoder sequence of `frames` frames: Full or Local, never Auto.
+    AttentionSetting resolve(int64_t frames) const;
+
+    // "auto", "full" or "local".
+    const char* mode_name() const;
+    // "auto", "full" or "local[L,R]".
+    std::string describe() const;
+
+    bool operator==(const AttentionSetting& o) const {
+        return mode == o.mode && left == o.left && right == o.right;
+    }
+    bool operator!=(const AttentionSetting& o) const { return !(*this == o); }
+};
+
+// Auto mode: full attention for sequences up to this many encoder frames (0.08 s each), local
+// above. Chosen by measurement (docs/performance.md, "Long audio"): the length where full
+// attention starts to cost noticeably more than local on the 110M model.
+constexpr int64_t kAutoFullMaxFrames = 1500;
+// Auto mode's local window, NVIDIA's recommendation for long audio.
+constexpr int kAutoLocalContext = 128;
+
+// The setting from the environment variable PARAKEET_ATT_CONTEXT (parakeet.cpp's): W > 0
+// means local [W, W], 0 means full; unset or empty means auto. Throws InvalidInput for
+// anything else.
+AttentionSetting attention_from_environment();
+
+}  // namespace pk

@@ -1,0 +1,29 @@
+// RequestOptions: what a caller may choose for one transcription request besides the audio —
+// the decoder head, the attention mode, and a progress callback that can cancel.
+#pragma once
+
+#include <functional>
+#include <optional>
+
+#include "model/encoder/attention_setting.h"
+
+namespace pk {
+
+// Which head decodes: the model's own (the transducer for hybrids), CTC or the transducer.
+enum class DecoderChoice { Default = 0, Ctc = 1, Transducer = 2 };
+
+// Called from the request's thread with the fraction of the work done (0..1, never
+// decreasing); returns false to cancel the request, which then throws Cancelled.
+using ProgressFn = std::function<bool(double fraction)>;
+
+struct RequestOptions {
+    // Implicit, so a plain DecoderChoice is a complete set of options.
+    RequestOptions(DecoderChoice d = DecoderChoice::Default) : decoder(d) {}  // NOLINT
+
+    DecoderChoice decoder;
+    // Unset: the model's current setting (Model::set_attention, PARAKEET_ATT_CONTEXT).
+    std::optional<AttentionSetting> attention;
+    ProgressFn progress;  // may be empty
+};
+
+}  // namespace pk

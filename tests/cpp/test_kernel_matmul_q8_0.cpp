@@ -1,6 +1,7 @@
 // matmul with Q8_0 weights: the activation quantisation, odd shapes against a double
 // reference on the dequantised weights and quantised activations, identical bits for any team
-// size. Also run with PARAKEET_CPU=scalar.
+// size, and the same bits at the avx2 and avx512 levels. Also run with PARAKEET_CPU=avx2 and
+// =scalar.
 #include "test_kernel_matmul_common.h"
 
 #include <stdexcept>
@@ -130,9 +131,9 @@ TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
     const std::vector<double> want = quantise_activations(x, K);
     std::vector<const md::MatmulKernels*> paths{&md::scalar_matmul_kernels()};
-#if defined(PARAKEET_HAVE_X86)
-    if (pk::cpu_features().has_avx2_fma_f16c()) paths.push_back(&md::avx2_matmul_kernels());
-#endif
+    if (pk::cpu_features().has_avx2_fma_f16c()) {
+        paths.push_back(&md::matmul_kernels(pk::IsaLevel::Avx2));
+    }
     for (const md::MatmulKernels* k : paths) {
         std::vector<int16_t> q(static_cast<size_t>(K));
         std::vector<float> s(static_cast<size_t>(K / 32));
@@ -158,6 +159,79 @@ TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
             }
         }
     }
+}
+
+TEST(MatmulQ8_0, VnniQuantisationMatchesTheDocumentedOne) {
+    namespace md = pk::kernels::matmul_detail;
+    if (!pk::cpu_features().has_avx512()) GTEST_SKIP() << "no avx512 level here";
+    const md::MatmulKernels& k = md::matmul_kernels(pk::IsaLevel::Avx512);
+    const int64_t K = 352, R = md::kRowsQ8Vnni;
+    for (int64_t rows = 1; rows <= R; rows += 3) {
+        std::vector<float> x = random_floats(static_cast<size_t>(rows * K), 131 + rows, -5.0f, 5.0f);
+        std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
+        const std::vector<double> want = quantise_activations(x, K);
+        std::vector<int8_t> q(static_cast<size_t>(R * K), 99);
+        std::vector<float> s(static_cast<size_t>(R * K / 32), 99.0f);
+        std::vector<int32_t> corr(static_cast<size_t>(R * K / 32), 99);
+        k.quantize_q8_vnni(x.data(), rows, K, K / 32, R, q.data(), s.data(), corr.data());
+        for (int64_t r = 0; r < R; ++r) {
+            for (int64_t b = 0; b < K / 32; ++b) {
+                int32_t sum = 0;
+                for (int64_t i = 0; i < 32; ++i) {
+                    const int8_t qi = q[(b * R + r) * 32 + i];
+                    sum += qi;
+                    const double got = static_cast<double>(s[b * R + r]) * qi;
+                    ASSERT_EQ(got, r < rows ? want[r * K + b * 32 + i] : 0.0)
+                        << "row " << r << " of " << rows << ", k=" << b * 32 + i;
+                }
+                ASSERT_EQ(corr[b * R + r], -128 * sum) << "row " << r << ", block " << b;
+            }
+        }
+    }
+}
+
+// The integer block sums are exact and both levels scale and add them in the same order, so
+// weights packed for avx2 and for avx512 give identical bits: GEMM tiles with partial row and
+// column panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
+TEST(MatmulQ8_0, Avx2AndAvx512GiveTheSameBits) {
+    if (!pk::cpu_features().has_avx512()) GTEST_SKIP() << "no avx512 level here";
+    struct Shape {
+        int64_t M, N, K;
+    };
+    std::vector<Shape> shapes;
+    for (int64_t M : {1, 2, 4, 5, 9, 13, 127}) {
+        for (int64_t N : {1, 17, 33}) {
+            for (int64_t K : {32, 96, 544}) shapes.push_back({M, N, K});
+        }
+    }
+    for (const Shape s : {Shape{125, 640, 1024}, Shape{500, 96, 2048}, Shape{1, 1030, 640},
+                          Shape{3, 4096, 1024}}) {
+        shapes.push_back(s);
+    }
+    uint32_t seed = 300;
+    for (const Shape s : shapes) {
+        const Q8Weights w = random_q8(s.N, s.K, seed);
+        const std::vector<float> x = random_floats(s.M * s.K, seed + 1, -3.0f, 3.0f);
+        const std::vector<float> bias = random_floats(s.N, seed + 2);
+        const float* b = seed % 2 ? bias.data() : nullptr;
+        const int64_t ldy = s.N + static_cast<int64_t>(seed % 3);
+        const PackedWeights w2(WeightType::Q8_0, w.raw.data(), s.N, s.K, pk::IsaLevel::Avx2);
+        const PackedWeights w5(WeightType::Q8_0, w.raw.data(), s.N, s.K, pk::IsaLevel::Avx512);
+        const std::vector<float> y2 = run(w2, x, s.M, b, 1, ldy);
+        for (int threads : {1, 2}) {
+            const std::vector<float> y5 = run(w5, x, s.M, b, threads, ldy);
+            ASSERT_EQ(0, std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)))
+                << "M=" << s.M << " N=" << s.N << " K=" << s.K << ", " << threads << " threads";
+        }
+        seed += 3;
+    }
+}
+
+TEST(MatmulQ8_0, PackingAboveTheLevelInUseThrows) {
+    if (pk::cpu_features().has_avx512()) GTEST_SKIP() << "every level is in use here";
+    const Q8Weights w = random_q8(17, 64, 141);
+    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 64, pk::IsaLevel::Avx512),
+                 std::invalid_argument);
 }
 
 TEST(MatmulQ8_0, SameBitsForAnyTeamSize) {

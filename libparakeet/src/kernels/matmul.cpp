@@ -23,7 +23,7 @@ namespace {
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
-constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8
+constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8 and of kRowsQ8Vnni
 
 // Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
 // (and a weight slice be copied for) 4-6 rows to use 1-4.
@@ -104,7 +104,8 @@ struct GemmShape {
 // memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
-    alignas(64) float edge[kRowsF32 > kRowsQ8 ? kRowsF32 * kPanel : kRowsQ8 * kPanel] = {};
+    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni});
+    alignas(64) float edge[kMaxRows * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
     for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
         const int64_t kc = std::min(s.kc, s.k_units - pc);
@@ -153,6 +154,21 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
     }
 }
 
+// Runs pack(i, pc, kc) over every row panel i (of mr rows) and K slice [pc, pc + kc) of
+// k_units (kc <= kc_max), row panels split over the team: the activation packing of the GEMMs.
+template <class Pack>
+void pack_slices(ThreadTeam& team, int64_t row_panels, int64_t mr, int64_t K, int64_t k_units,
+                 int64_t kc_max, Pack&& pack) {
+    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
+                 [&](int64_t b, int64_t e) {
+                     for (int64_t i = b; i < e; ++i) {
+                         for (int64_t pc = 0; pc < k_units; pc += kc_max) {
+                             pack(i, pc, std::min(kc_max, k_units - pc));
+                         }
+                     }
+                 });
+}
+
 void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
                 int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
                 int64_t ldy) {
@@ -160,16 +176,10 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     const int64_t row_panels = ceil_div(M, mr);
     // Packed A, K slice by K slice (matmul_layout.h): slice pc starts at pc * mr * row_panels.
     float* a = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * K));
-    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
-                 [&](int64_t b, int64_t e) {
-                     for (int64_t i = b; i < e; ++i) {
-                         for (int64_t pc = 0; pc < K; pc += kKcF32) {
-                             const int64_t kc = std::min(kKcF32, K - pc);
-                             kern.pack_rows_f32(x + i * mr * K + pc, std::min(mr, M - i * mr), K,
-                                                kc, a + pc * mr * row_panels + i * mr * kc);
-                         }
-                     }
-                 });
+    pack_slices(team, row_panels, mr, K, K, kKcF32, [&](int64_t i, int64_t pc, int64_t kc) {
+        kern.pack_rows_f32(x + i * mr * K + pc, std::min(mr, M - i * mr), K, kc,
+                           a + pc * mr * row_panels + i * mr * kc);
+    });
 
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
     const size_t unit = kPanel * (w.type() == WeightType::F16 ? sizeof(uint16_t) : sizeof(float));
@@ -217,17 +227,12 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     auto scale_at = [&](int64_t ir, int64_t pc, int64_t kc) {
         return as + (pc * row_panels + ir * kc) * mr;
     };
-    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
-                 [&](int64_t b, int64_t e) {
-                     for (int64_t i = b; i < e; ++i) {
-                         for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
-                             const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
-                             kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block,
-                                                    std::min(mr, M - i * mr), K, kc,
-                                                    a_at(i, pc, kc), scale_at(i, pc, kc));
-                         }
-                     }
-                 });
+    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
+                [&](int64_t i, int64_t pc, int64_t kc) {
+                    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block,
+                                           std::min(mr, M - i * mr), K, kc, a_at(i, pc, kc),
+                                           scale_at(i, pc, kc));
+                });
 
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
     const GemmShape shape{M,    w.n(), mr,   nblocks, kKcQ8Blocks, kMcQ8 / mr,
@@ -250,6 +255,44 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     });
 }
 
+// Q8_0 on quad-layout weights with the VNNI tile. Same K slices as gemm_q8 (they fix each
+// output's float summation order, which the levels share); the tile reads the packed
+// weights as they are, so there is no per-slice widening.
+void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+                  int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
+                  int64_t ldy) {
+    const int64_t mr = kRowsQ8Vnni;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t nblocks = K / kQ8Block;
+    const size_t panel_blocks = static_cast<size_t>(row_panels * mr * nblocks);
+    int8_t* aq = scratch.alloc_array<int8_t>(panel_blocks * kQ8Block);
+    float* as = scratch.alloc_array<float>(panel_blocks);
+    int32_t* ac = scratch.alloc_array<int32_t>(panel_blocks);
+    // Offset, in blocks of one row, of row panel ir's slice starting at block pc.
+    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return (pc * row_panels + ir * kc) * mr; };
+    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
+                [&](int64_t i, int64_t pc, int64_t kc) {
+                    const int64_t o = at(i, pc, kc);
+                    kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr),
+                                          K, kc, mr, aq + o * kQ8Block, as + o, ac + o);
+                });
+
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
+    const GemmShape shape{M,  w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
+                          bias, y, ldy};
+    run_chunks(team, split.chunks, [&](int i) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
+            return w.panel(jr) + pc * kQ8PanelBlockBytes;
+        };
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                        float* c, int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = at(ir, pc, kc);
+            kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
 // Few rows (decoder steps, M == 1): one streaming pass over the weights, each row by the
 // matrix-vector kernel, split by panels once there is enough of them. All rows of a panel are
 // done while the panel is in cache, so the weights are read from memory once.
@@ -262,13 +305,26 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
     const int64_t grain = std::max<int64_t>(1, kMinBytesPerMatvecChunk / (panel_bytes * M));
 
     const int64_t nblocks = K / kQ8Block;
+    const bool vnni = w.type() == WeightType::Q8_0 && kern.matvec_q8_vnni;
     int16_t* xq = nullptr;
+    int8_t* xq8 = nullptr;
     float* xs = nullptr;
+    int32_t* xc = nullptr;
     if (w.type() == WeightType::Q8_0) {
-        xq = scratch.alloc_array<int16_t>(static_cast<size_t>(M * K));
         xs = scratch.alloc_array<float>(static_cast<size_t>(M * nblocks));
+        if (vnni) {
+            xq8 = scratch.alloc_array<int8_t>(static_cast<size_t>(M * K));
+            xc = scratch.alloc_array<int32_t>(static_cast<size_t>(M * nblocks));
+        } else {
+            xq = scratch.alloc_array<int16_t>(static_cast<size_t>(M * K));
+        }
         for (int64_t m = 0; m < M; ++m) {
-            kern.quantize_row_q8(x + m * K, K, xq + m * K, xs + m * nblocks);
+            if (vnni) {
+                kern.quantize_q8_vnni(x + m * K, 1, K, nblocks, 1, xq8 + m * K, xs + m * nblocks,
+                                      xc + m * nblocks);
+            } else {
+                kern.quantize_row_q8(x + m * K, K, xq + m * K, xs + m * nblocks);
+            }
         }
     }
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
@@ -287,7 +343,12 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                                         out);
                         break;
                     case WeightType::Q8_0:
-                        kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
+                        if (vnni) {
+                            kern.matvec_q8_vnni(xq8 + m * K, xs + m * nblocks, xc + m * nblocks,
+                                                nblocks, w.panel(p), out);
+                        } else {
+                            kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
+                        }
                         break;
                 }
                 float* ym = y + m * ldy + col0;
@@ -301,10 +362,12 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
 
 namespace matmul_detail {
 
-const MatmulKernels& active_matmul_kernels() {
+const MatmulKernels& matmul_kernels(IsaLevel level) {
 #if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) return avx2_matmul_kernels();
+    if (level >= IsaLevel::Avx512) return avx512_matmul_kernels();
+    if (level >= IsaLevel::Avx2) return avx2_matmul_kernels();
 #endif
+    (void)level;
     return scalar_matmul_kernels();
 }
 
@@ -317,10 +380,13 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     if (ldy < 0) ldy = w.n();
     if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
     if (M == 0) return;
-    const MatmulKernels& kern = active_matmul_kernels();
+    // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()).
+    const MatmulKernels& kern = matmul_kernels(w.level());
     ArenaScope scope(scratch);
     if (M <= kMaxMatvecRows) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);
+    } else if (w.type() == WeightType::Q8_0 && kern.tile_q8_vnni) {
+        gemm_q8_vnni(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0) {
         gemm_q8(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else {

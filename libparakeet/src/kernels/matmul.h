@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "runtime/arena.h"
+#include "runtime/cpu_features.h"
 #include "runtime/thread_team.h"
 
 namespace pk::kernels {
@@ -31,7 +32,11 @@ class PackedWeights {
 public:
     // Repacks `data`: N rows of weight_row_bytes(type, K) bytes each (e.g. mmap'd GGUF memory,
     // which is not kept). Throws std::invalid_argument for N or K < 1, or K % 32 != 0 for Q8_0.
+    // The layout is the one the kernels of `level` read, and matmul() runs those kernels on
+    // it; by default the level in use (cpu_features().level). Tests pass lower levels to
+    // compare the code paths in one process; a level above cpu_features().level throws.
     PackedWeights(WeightType type, const void* data, int64_t n, int64_t k);
+    PackedWeights(WeightType type, const void* data, int64_t n, int64_t k, IsaLevel level);
 
     PackedWeights(const PackedWeights&) = delete;
     PackedWeights& operator=(const PackedWeights&) = delete;
@@ -41,6 +46,7 @@ public:
     WeightType type() const { return type_; }
     int64_t n() const { return n_; }
     int64_t k() const { return k_; }
+    IsaLevel level() const { return level_; }
     // Bytes owned by this object (the packed copy).
     size_t packed_bytes() const { return bytes_; }
 
@@ -52,6 +58,7 @@ private:
     WeightType type_;
     int64_t n_;
     int64_t k_;
+    IsaLevel level_;
     size_t bytes_;
     std::unique_ptr<uint8_t[], void (*)(void*)> data_;
 };
@@ -60,6 +67,7 @@ private:
 // K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
 // Q8_0 weights: each row of x is quantised per block of 32 to int8 (scale max|x| / 127,
 // round to nearest even) and the products are exact integer sums scaled per block.
+// The kernels are those of w.level(); levels give bitwise identical Q8_0 results.
 // Scratch space comes from `scratch` and is given back before returning. The caller owns the
 // team (one job at a time). Throws std::invalid_argument on mismatched sizes.
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,

@@ -13,6 +13,12 @@
 //               what vpmaddwd consumes once widened to int16 (see matmul_kernels_avx2.cpp).
 //   The Q8_0 GEMM widens the K slice of a panel it is about to reuse into "wide" blocks of
 //   kQ8WideBlockBytes: the same 16 float scales, then the same q values as int16.
+//   Q8_0 packed for the avx512 level (q8_uses_quads) keeps the block size but stores quads:
+//                 float  scale[16]            as above
+//                 uint8  u[8 quads][16 * 4]   u[t][4 j + i] = 128 + q of W[16 p + j][32 b + 4 t + i]
+//               i.e. one zmm per quad of k: what vpdpbusd multiplies (unsigned) against four
+//               signed activations broadcast to every output; the +128 is taken back per
+//               activation block (see the VNNI activation layout below).
 //
 // Activations are packed per call into row panels of MR rows, zero-padded past M, and cut
 // along K into the slices the GEMM loops over (see matmul.cpp): slice s holds, for every row
@@ -24,20 +30,32 @@
 //     (pairs of consecutive k, one pair per row, so one 32-bit broadcast feeds vpmaddwd), and
 //     float scale[b MR + r] = that row's scale for block b. Rows quantised for the
 //     matrix-vector kernel use MR = 1 and one slice.
+//   Q8_0 with VNNI (MR = kRowsQ8Vnni):  int8 q[32 (b MR + r) + i] = quantised x[..][k0 + 32 b + i]
+//     (each row's block contiguous, so quad t is the 32-bit word at 4 t), float scale[b MR + r]
+//     as above, and int32 corr[b MR + r] = -128 * (sum of that block's q), which cancels the
+//     +128 of the quad weights exactly. Missing rows are zero. Matrix-vector rows: MR = 1.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "runtime/cpu_features.h"
 
 namespace pk::kernels::matmul_detail {
 
 constexpr int64_t kPanel = 16;
 constexpr int64_t kRowsF32 = 6;
 constexpr int64_t kRowsQ8 = 4;
+constexpr int64_t kRowsQ8Vnni = 8;
 constexpr int64_t kQ8Block = 32;
 constexpr int64_t kQ8PairsPerBlock = kQ8Block / 2;
 constexpr size_t kQ8PanelBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block;  // 576
 constexpr size_t kQ8WideBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block * 2;  // 1088
+constexpr int64_t kQ8QuadsPerBlock = kQ8Block / 4;
+constexpr int32_t kQ8QuadBias = 128;
+
+// Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels).
+static inline bool q8_uses_quads(IsaLevel level) { return level >= IsaLevel::Avx512; }
 
 // Q8_0 activation scale of a block whose largest |x| is amax: q = round-to-nearest-even(x * id),
 // x ~ d * q. `static` on purpose: this header is also compiled into *_avx2.cpp files, and an
@@ -85,13 +103,31 @@ struct MatmulKernels {
     // Same for Q8_0, with x quantised by quantize_row_q8 (stride 1).
     void (*matvec_q8)(const int16_t* xq, const float* x_scale, int64_t nblocks,
                       const uint8_t* panel, float* out);
+
+    // Q8_0 with VNNI, on quad-layout weights; null in the tables below the avx512 level.
+    // Each output gets the same float operations, in the same order, as through tile_q8 /
+    // matvec_q8 (the integer block sums are exact either way), so the levels agree bitwise.
+    // Tile of kRowsQ8Vnni rows: a / a_scale / a_corr as in the VNNI layout, b = nblocks
+    // consecutive quad blocks of the packed panel.
+    void (*tile_q8_vnni)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
+                         const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
+                         const float* bias, bool accumulate);
+    // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a VNNI row
+    // panel of mr >= rows rows (mr = kRowsQ8Vnni for the GEMM, 1 for matrix-vector rows).
+    void (*quantize_q8_vnni)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks,
+                             int64_t mr, int8_t* q, float* scale, int32_t* corr);
+    // out[0..16) for one quad-layout panel and one row quantised with mr = 1.
+    void (*matvec_q8_vnni)(const int8_t* xq, const float* x_scale, const int32_t* x_corr,
+                           int64_t nblocks, const uint8_t* panel, float* out);
 };
 
 const MatmulKernels& scalar_matmul_kernels();
 #if defined(PARAKEET_HAVE_X86)
 const MatmulKernels& avx2_matmul_kernels();
+const MatmulKernels& avx512_matmul_kernels();
 #endif
-// The table for this CPU (AVX2 when cpu_features() has it, else the portable one).
-const MatmulKernels& active_matmul_kernels();
+// The table of a level (weights packed for that level run on it); `level` must not exceed
+// cpu_features().level.
+const MatmulKernels& matmul_kernels(IsaLevel level);
 
 }  // namespace pk::kernels::matmul_detail

@@ -40,7 +40,11 @@ void pack_plain(const T* w, int64_t n, int64_t k, T* out) {
     }
 }
 
-void pack_q8_0(const uint8_t* w, int64_t n, int64_t k, uint8_t* out) {
+// Walks the Q8_0 panel blocks: writes the 16 scales of each (0 for padding rows) and calls
+// put(q, j, dst) for each of its rows j, q = that row's 32 raw int8 (null for padding rows)
+// and dst = the block's quant bytes, which put fills in its layout.
+template <class PutQuants>
+void pack_q8_0(const uint8_t* w, int64_t n, int64_t k, uint8_t* out, PutQuants&& put) {
     const int64_t panels = (n + kPanel - 1) / kPanel;
     const int64_t blocks = k / kQ8Block;
     const size_t row_bytes = static_cast<size_t>(blocks) * kQ8RawBlockBytes;
@@ -48,23 +52,37 @@ void pack_q8_0(const uint8_t* w, int64_t n, int64_t k, uint8_t* out) {
         for (int64_t b = 0; b < blocks; ++b) {
             uint8_t* dst = out + (p * blocks + b) * kQ8PanelBlockBytes;
             float* scale = reinterpret_cast<float*>(dst);
-            int8_t* q = reinterpret_cast<int8_t*>(dst + kPanel * sizeof(float));
             for (int64_t j = 0; j < kPanel; ++j) {
                 const int64_t row = p * kPanel + j;
-                if (row >= n) continue;  // padding stays zero
-                const uint8_t* src = w + row * row_bytes + b * kQ8RawBlockBytes;
-                uint16_t d;
-                std::memcpy(&d, src, sizeof d);
-                scale[j] = f16_to_f32(d);
-                const int64_t g = j / 8, i = j % 8;
-                for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
-                    for (int64_t h = 0; h < 2; ++h) {
-                        q[t * 2 * kPanel + 16 * g + 2 * i + h] =
-                            static_cast<int8_t>(src[2 + 2 * t + h]);
-                    }
+                const uint8_t* src = row < n ? w + row * row_bytes + b * kQ8RawBlockBytes : nullptr;
+                if (src) {
+                    uint16_t d;
+                    std::memcpy(&d, src, sizeof d);
+                    scale[j] = f16_to_f32(d);
                 }
+                put(src ? reinterpret_cast<const int8_t*>(src + 2) : nullptr, j,
+                    dst + kPanel * sizeof(float));
             }
         }
+    }
+}
+
+// The pair layout (scalar and avx2 levels); padding rows stay zero.
+void put_pairs(const int8_t* src, int64_t j, uint8_t* dst) {
+    if (!src) return;
+    int8_t* q = reinterpret_cast<int8_t*>(dst);
+    const int64_t g = j / 8, i = j % 8;
+    for (int64_t t = 0; t < kQ8PairsPerBlock; ++t) {
+        for (int64_t h = 0; h < 2; ++h) q[t * 2 * kPanel + 16 * g + 2 * i + h] = src[2 * t + h];
+    }
+}
+
+// The quad layout (avx512 level): q + 128 as uint8; padding rows are q = 0 (u = 128), which
+// the activation correction cancels like any other.
+void put_quads(const int8_t* src, int64_t j, uint8_t* dst) {
+    for (int64_t i = 0; i < kQ8Block; ++i) {
+        const int q = src ? src[i] : 0;
+        dst[(i / 4) * 4 * kPanel + 4 * j + i % 4] = static_cast<uint8_t>(q + kQ8QuadBias);
     }
 }
 
@@ -80,7 +98,14 @@ size_t weight_row_bytes(WeightType type, int64_t k) {
 }
 
 PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k)
-    : type_(type), n_(n), k_(k), bytes_(0), data_(nullptr, std::free) {
+    : PackedWeights(type, data, n, k, cpu_features().level) {}
+
+PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k,
+                             IsaLevel level)
+    : type_(type), n_(n), k_(k), level_(level), bytes_(0), data_(nullptr, std::free) {
+    if (level > cpu_features().level) {
+        throw std::invalid_argument("PackedWeights: level above the one in use");
+    }
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
     if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
         throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");
@@ -101,7 +126,8 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
             pack_plain(static_cast<const uint16_t*>(data), n, k, reinterpret_cast<uint16_t*>(mem));
             break;
         case WeightType::Q8_0:
-            pack_q8_0(static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem));
+            pack_q8_0(static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem),
+                      q8_uses_quads(level) ? put_quads : put_pairs);
             break;
     }
 }

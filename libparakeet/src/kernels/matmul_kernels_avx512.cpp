@@ -1,0 +1,165 @@
+// AVX-512 micro-kernels of the matmul (used only at the avx512 level): Q8_0 with VNNI.
+//
+// vpdpbusd multiplies 4 unsigned by 4 signed bytes per 32-bit lane and adds the 4 products to
+// the lane, exactly in int32. The weights, packed in quads (matmul_layout.h), are the unsigned
+// side as q + 128; the activations are signed int8, and each block's integer sum starts at
+// -128 * (sum of the activation block), which cancels the offset. One zmm of weights is 16
+// outputs x 4 k and one broadcast 32-bit word is 4 k of one activation row, so a block of 32
+// k costs 8 vpdpbusd per row. The float side is the AVX2 kernel's, element for element:
+// per block acc = fma(float(isum), w_scale * x_scale, acc), so every level gives the same bits.
+//
+// f32 / F16 keep the AVX2 kernels: Zen 4 runs zmm FMAs at half rate, so a zmm tile has the
+// same peak; see docs/performance.md.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/matmul_layout.h"
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports at -O3 (a known false positive of the compiler's headers).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace pk::kernels::matmul_detail {
+namespace {
+
+constexpr int64_t VR = kRowsQ8Vnni;
+
+// One 32-bit word (4 int8 activations) in every lane.
+inline __m512i broadcast_quad(const int8_t* p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
+    return _mm512_set1_epi32(v);
+}
+
+// acc += w_scale * x_scale * isum, for 16 outputs (the order of scale_add in the AVX2 file).
+inline __m512 scale_add(__m512i isum, __m512 w_scale, __m512 x_scale, __m512 acc) {
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(w_scale, x_scale), acc);
+}
+
+inline void store_row(float* c, __m512 acc, const float* bias, bool accumulate) {
+    if (accumulate) {
+        acc = _mm512_add_ps(_mm512_loadu_ps(c), acc);
+    } else if (bias) {
+        acc = _mm512_add_ps(acc, _mm512_loadu_ps(bias));
+    }
+    _mm512_storeu_ps(c, acc);
+}
+
+// Q8_0 tile of R <= 8 rows: the 8 weight vectors of a block are loaded once and used by every
+// row; the R integer sums are independent chains, which hides vpdpbusd's latency.
+template <int R>
+void tile_q8_vnni_rows(int64_t nblocks, const int8_t* a, const float* a_scale,
+                       const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
+                       const float* bias, bool accumulate) {
+    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    __m512 f[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) f[r] = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const __m512i* w = reinterpret_cast<const __m512i*>(b + kPanel * sizeof(float));
+        __m512i acc[R];
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_epi32(a_corr[r]);
+#pragma GCC unroll 8
+        for (int t = 0; t < kQ8QuadsPerBlock; ++t) {
+            const __m512i wt = _mm512_load_si512(w + t);
+#pragma GCC unroll 8
+            for (int r = 0; r < R; ++r) {
+                acc[r] = _mm512_dpbusd_epi32(acc[r], wt, broadcast_quad(a + r * kQ8Block + 4 * t));
+            }
+        }
+        const __m512 ws = _mm512_load_ps(reinterpret_cast<const float*>(b));
+#pragma GCC unroll 8
+        for (int r = 0; r < R; ++r) f[r] = scale_add(acc[r], ws, _mm512_set1_ps(a_scale[r]), f[r]);
+        a += VR * kQ8Block;
+        a_scale += VR;
+        a_corr += VR;
+        b += kQ8PanelBlockBytes;
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) store_row(c + r * ldc, f[r], bias, accumulate);
+}
+
+void tile_q8_vnni(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
+                  const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
+                  const float* bias, bool accumulate) {
+    static_assert(VR == 8, "one instantiation per row count");
+    switch (rows) {
+        case 8: return tile_q8_vnni_rows<8>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 7: return tile_q8_vnni_rows<7>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 6: return tile_q8_vnni_rows<6>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 5: return tile_q8_vnni_rows<5>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 4: return tile_q8_vnni_rows<4>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 3: return tile_q8_vnni_rows<3>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        case 2: return tile_q8_vnni_rows<2>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+        default: return tile_q8_vnni_rows<1>(nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+    }
+}
+
+// One block of 32 activations: the same scale and rounding as the AVX2 quantiser (IEEE
+// quotients, cvtps2dq in the default rounding mode, clamp to +-127), stored as int8.
+inline void quantize_block(const float* x, int8_t* q, float* scale, int32_t* corr) {
+    const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
+    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
+    const Q8Scale s = q8_scale(amax);
+    const __m512 id = _mm512_set1_ps(s.id);
+    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+    const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x0, id), lo), hi));
+    const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x1, id), lo), hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
+    *scale = s.d;
+    *corr = -kQ8QuadBias * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
+}
+
+void quantize_q8_vnni(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
+                      int8_t* q, float* scale, int32_t* corr) {
+    for (int64_t b = 0; b < nblocks; ++b) {
+        for (int64_t r = 0; r < mr; ++r) {
+            const int64_t o = b * mr + r;
+            if (r < rows) {
+                quantize_block(x + r * ldx + b * kQ8Block, q + o * kQ8Block, scale + o, corr + o);
+            } else {
+                std::memset(q + o * kQ8Block, 0, kQ8Block);
+                scale[o] = 0.0f;
+                corr[o] = 0;
+            }
+        }
+    }
+}
+
+// Memory bound: two integer chains per block, and the blocks overlap out of order.
+void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_corr,
+                    int64_t nblocks, const uint8_t* panel, float* out) {
+    __m512 f = _mm512_setzero_ps();
+    for (int64_t blk = 0; blk < nblocks; ++blk) {
+        const __m512i* w = reinterpret_cast<const __m512i*>(panel + kPanel * sizeof(float));
+        __m512i i0 = _mm512_set1_epi32(x_corr[blk]), i1 = _mm512_setzero_si512();
+        for (int t = 0; t < kQ8QuadsPerBlock; t += 2) {
+            i0 = _mm512_dpbusd_epi32(i0, _mm512_load_si512(w + t), broadcast_quad(xq + 4 * t));
+            i1 = _mm512_dpbusd_epi32(i1, _mm512_load_si512(w + t + 1), broadcast_quad(xq + 4 * t + 4));
+        }
+        f = scale_add(_mm512_add_epi32(i0, i1), _mm512_load_ps(reinterpret_cast<const float*>(panel)),
+                      _mm512_set1_ps(x_scale[blk]), f);
+        xq += kQ8Block;
+        panel += kQ8PanelBlockBytes;
+    }
+    _mm512_storeu_ps(out, f);
+}
+
+}  // namespace
+
+const MatmulKernels& avx512_matmul_kernels() {
+    static const MatmulKernels k = [] {
+        MatmulKernels t = avx2_matmul_kernels();  // f32 / F16 as at the avx2 level
+        t.tile_q8_vnni = tile_q8_vnni;
+        t.quantize_q8_vnni = quantize_q8_vnni;
+        t.matvec_q8_vnni = matvec_q8_vnni;
+        return t;
+    }();
+    return k;
+}
+
+}  // namespace pk::kernels::matmul_detail

@@ -2,14 +2,16 @@
 """Matrix-product throughput: our kernels (bench_matmul) against numpy's sgemm.
 
 For every shape, interleaved in one run: numpy (OpenBLAS, one thread) computing x @ W.T in
-float32, then our f32 / f16 / q8_0 kernels with 1 and 2 threads. The whole sequence is repeated
+float32, then our f32 / f16 / q8_0 kernels with 1 and 2 threads at each ISA level of --levels
+the CPU has (PARAKEET_CPU=<level>; avx2 and avx512 by default). The whole sequence is repeated
 --rounds times and each number is the median over rounds of per-round medians (GFLOP/s =
-2 M N K / time). Prints a table and checks the targets of the issue:
+2 M N K / time). Prints a table per level and checks the targets of the issues:
 
-  f32, 1 thread    >= 0.85 x numpy sgemm (1 thread)
-  q8_0, 1 thread   >= 1.5  x our f32
-  f16, 1 thread    >= 0.9  x our f32
+  f32, 1 thread    >= 0.85 x numpy sgemm (1 thread)          (every level)
+  q8_0, 1 thread   >= 1.5  x our f32                          (every level)
+  f16, 1 thread    >= 0.9  x our f32                          (every level)
   2 threads        >= 1.8  x 1 thread, on the large shapes (2 M N K >= 1e9)
+  avx512 q8_0, 1 thread  >= 2.2 x avx2 q8_0; 2 threads >= 1.85 x 1 thread (large shapes)
 
 Run it with the OpenBLAS overrides some machines set removed, e.g.
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/bench_matmul.py --build-dir build
@@ -58,11 +60,23 @@ def time_numpy(M, K, N, reps, min_time, clock):
     return 2.0 * M * N * K / statistics.median(times) / 1e9
 
 
-def time_ours(bench, M, K, N, reps, min_time):
-    configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in TYPES]
+def run_bench(bench, level, configs, reps, min_time):
+    env = dict(os.environ, PARAKEET_CPU=level)
     out = subprocess.run([bench, "--reps", str(reps), "--min-time", str(min_time)] + configs,
-                         check=True, capture_output=True, text=True).stdout
-    return {(r["type"], r["threads"]): r for r in map(json.loads, out.splitlines())}
+                         check=True, capture_output=True, text=True, env=env).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def time_ours(bench, level, M, K, N, reps, min_time):
+    configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in TYPES]
+    return {(r["type"], r["threads"]): r
+            for r in run_bench(bench, level, configs, reps, min_time)}
+
+
+def available_levels(bench, wanted):
+    """The levels of `wanted` this CPU runs (a level it lacks runs as a lower one)."""
+    return [lv for lv in wanted
+            if run_bench(bench, lv, ["f32:1:32:16:1"], 1, 0.0)[0]["isa"] == lv]
 
 
 def main():
@@ -76,6 +90,8 @@ def main():
     ap.add_argument("--M", type=int, nargs="+", default=[125, 500, 1000])
     ap.add_argument("--KN", type=int, nargs="+", default=[512, 2048],
                     help="sizes used for both K and N (all pairs)")
+    ap.add_argument("--levels", nargs="+", default=["avx2", "avx512"],
+                    help="ISA levels to compare (PARAKEET_CPU values); missing ones are skipped")
     ap.add_argument("--json", help="also write the results here")
     args = ap.parse_args()
 
@@ -90,58 +106,94 @@ def main():
     print("numpy %s, BLAS: %s" % (np.__version__, blas_info()))
     print("load average before: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 
-    # "<type>_1t" uses the chosen clock; the speed-up compares wall times ("_wall").
-    keys = ["numpy"] + ["%s_1t" % t for t in TYPES] + ["%s_%dt_wall" % (t, th)
-                                                       for th in (1, 2) for t in TYPES]
+    levels = available_levels(bench, args.levels)
+    if not levels:
+        sys.exit("none of the levels %s runs on this CPU" % " ".join(args.levels))
+    print("levels: %s" % " ".join(levels))
+
+    # "<level>_<type>_1t" uses the chosen clock; the speed-up compares wall times ("_wall").
+    keys = ["numpy"] + ["%s_%s_%s" % (lv, t, k) for lv in levels for t in TYPES
+                        for k in ("1t", "1t_wall", "2t_wall")]
     samples = {s: {k: [] for k in keys} for s in shapes}
     for _ in range(args.rounds):
         for s in shapes:
             M, K, N = s
             samples[s]["numpy"].append(time_numpy(M, K, N, args.reps, args.min_time, args.clock))
-            ours = time_ours(bench, M, K, N, args.reps, args.min_time)
-            for (t, th), r in ours.items():
-                samples[s]["%s_%dt_wall" % (t, th)].append(r["gflops"])
-                if th == 1:
-                    samples[s]["%s_1t" % t].append(
-                        r["gflops_per_cpu_second"] if args.clock == "cpu" else r["gflops"])
+            for lv in levels:
+                ours = time_ours(bench, lv, M, K, N, args.reps, args.min_time)
+                for (t, th), r in ours.items():
+                    samples[s]["%s_%s_%dt_wall" % (lv, t, th)].append(r["gflops"])
+                    if th == 1:
+                        samples[s]["%s_%s_1t" % (lv, t)].append(
+                            r["gflops_per_cpu_second"] if args.clock == "cpu" else r["gflops"])
     print("load average after:  %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
 
     res = {s: {k: statistics.median(v) for k, v in samples[s].items()} for s in shapes}
 
-    def speedup(r, t):
-        return r["%s_2t_wall" % t] / r["%s_1t_wall" % t]
+    def speedup(r, lv, t):
+        return r["%s_%s_2t_wall" % (lv, t)] / r["%s_%s_1t_wall" % (lv, t)]
 
-    header = ["M", "K", "N", "numpy", "f32", "f32/np", "f16", "f16/f32", "q8_0", "q8/f32",
-              "f32 2T/1T", "f16 2T/1T", "q8 2T/1T"]
-    rows = []
-    for s, r in res.items():
-        rows.append(list(s) + [
-            "%.1f" % r["numpy"], "%.1f" % r["f32_1t"], "%.2f" % (r["f32_1t"] / r["numpy"]),
-            "%.1f" % r["f16_1t"], "%.2f" % (r["f16_1t"] / r["f32_1t"]),
-            "%.1f" % r["q8_0_1t"], "%.2f" % (r["q8_0_1t"] / r["f32_1t"]),
-            "%.2f" % speedup(r, "f32"), "%.2f" % speedup(r, "f16"), "%.2f" % speedup(r, "q8_0")])
-    print("\nGFLOP/s (1 thread, %s clock; medians of %d rounds); 2T/1T in wall time\n"
-          % (args.clock, args.rounds))
-    try:
-        from tabulate import tabulate
-        print(tabulate(rows, headers=header, tablefmt="github"))
-    except ImportError:
-        print(" | ".join(header))
-        for row in rows:
-            print(" | ".join(str(c) for c in row))
+    def print_table(title, header, rows):
+        print("\n" + title + "\n")
+        try:
+            from tabulate import tabulate
+            print(tabulate(rows, headers=header, tablefmt="github"))
+        except ImportError:
+            print(" | ".join(header))
+            for row in rows:
+                print(" | ".join(str(c) for c in row))
+
+    for lv in levels:
+        header = ["M", "K", "N", "numpy", "f32", "f32/np", "f16", "f16/f32", "q8_0", "q8/f32",
+                  "f32 2T/1T", "f16 2T/1T", "q8 2T/1T"]
+        rows = []
+        for s, r in res.items():
+            g = {t: r["%s_%s_1t" % (lv, t)] for t in TYPES}
+            rows.append(list(s) + [
+                "%.1f" % r["numpy"], "%.1f" % g["f32"], "%.2f" % (g["f32"] / r["numpy"]),
+                "%.1f" % g["f16"], "%.2f" % (g["f16"] / g["f32"]),
+                "%.1f" % g["q8_0"], "%.2f" % (g["q8_0"] / g["f32"]),
+                "%.2f" % speedup(r, lv, "f32"), "%.2f" % speedup(r, lv, "f16"),
+                "%.2f" % speedup(r, lv, "q8_0")])
+        print_table("%s: GFLOP/s (1 thread, %s clock; medians of %d rounds); 2T/1T in wall time"
+                    % (lv, args.clock, args.rounds), header, rows)
+    if "avx2" in levels and "avx512" in levels:
+        header = ["M", "K", "N"] + ["%s %s" % (t, k) for t in TYPES
+                                    for k in ("avx2", "avx512", "x")] + ["q8 2T avx512"]
+        rows = []
+        for s, r in res.items():
+            row = list(s)
+            for t in TYPES:
+                a2, a5 = r["avx2_%s_1t" % t], r["avx512_%s_1t" % t]
+                row += ["%.1f" % a2, "%.1f" % a5, "%.2f" % (a5 / a2)]
+            rows.append(row + ["%.1f" % r["avx512_q8_0_2t_wall"]])
+        print_table("avx512 against avx2: GFLOP/s, 1 thread (x = avx512 / avx2)", header, rows)
 
     large = [s for s in shapes if 2.0 * s[0] * s[1] * s[2] >= 1e9]
-    checks = [
-        ("f32 >= 0.85 x numpy", min(res[s]["f32_1t"] / res[s]["numpy"] for s in shapes), 0.85),
-        ("q8_0 >= 1.5 x f32", min(res[s]["q8_0_1t"] / res[s]["f32_1t"] for s in shapes), 1.5),
-        ("f16 >= 0.9 x f32", min(res[s]["f16_1t"] / res[s]["f32_1t"] for s in shapes), 0.9),
-    ]
-    if large:
-        checks.append(("2 threads >= 1.8 x 1 thread (large shapes)",
-                       min(speedup(res[s], t) for s in large for t in TYPES), 1.8))
+    checks = []
+    for lv in levels:
+        def worst(f):
+            return min(f(res[s]) for s in shapes)
+        checks += [
+            ("%s f32 >= 0.85 x numpy" % lv, worst(lambda r: r[lv + "_f32_1t"] / r["numpy"]), 0.85),
+            ("%s q8_0 >= 1.5 x f32" % lv,
+             worst(lambda r: r[lv + "_q8_0_1t"] / r[lv + "_f32_1t"]), 1.5),
+            ("%s f16 >= 0.9 x f32" % lv,
+             worst(lambda r: r[lv + "_f16_1t"] / r[lv + "_f32_1t"]), 0.9),
+        ]
+        if large:
+            checks.append(("%s 2 threads >= 1.8 x 1 thread (large shapes)" % lv,
+                           min(speedup(res[s], lv, t) for s in large for t in TYPES), 1.8))
+    if "avx2" in levels and "avx512" in levels:
+        checks.append(("avx512 q8_0 >= 2.2 x avx2 q8_0",
+                       min(res[s]["avx512_q8_0_1t"] / res[s]["avx2_q8_0_1t"] for s in shapes),
+                       2.2))
+        if large:
+            checks.append(("avx512 q8_0 2 threads >= 1.85 x 1 (large shapes)",
+                           min(speedup(res[s], "avx512", "q8_0") for s in large), 1.85))
     print("\ntargets (worst shape):")
-    for name, worst, want in checks:
-        print("  %-45s worst %.2f  %s" % (name, worst, "ok" if worst >= want else "MISSED"))
+    for name, worst_seen, want in checks:
+        print("  %-50s worst %.2f  %s" % (name, worst_seen, "ok" if worst_seen >= want else "MISSED"))
     if args.json:
         with open(args.json, "w") as f:
             json.dump([{"M": s[0], "K": s[1], "N": s[2], **res[s]} for s in shapes], f, indent=1)

@@ -3,7 +3,8 @@
 // reached; one JSON object per line reports the median time, GFLOP/s (2 M N K / time) and
 // the weight bytes streamed per second. Besides wall time it reports the process CPU time per
 // call: on a busy machine that is the steadier measure of a single-threaded kernel (it does
-// not count time the thread spent descheduled). Driven by bench/bench_matmul.py.
+// not count time the thread spent descheduled). "isa" is the kernel level that ran
+// (PARAKEET_CPU lowers it). Driven by bench/bench_matmul.py.
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -148,12 +149,13 @@ int main(int argc, char** argv) {
         const double flops = 2.0 * static_cast<double>(c.M) * c.N * c.K;
         std::printf(
             "{\"type\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, \"threads\": %d, "
-            "\"avx2\": %s, \"reps\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, "
+            "\"avx2\": %s, \"isa\": \"%s\", \"reps\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, "
             "\"cpu_median_ms\": %.4f, \"gflops\": %.2f, \"gflops_per_cpu_second\": %.2f, "
             "\"weight_gbps\": %.2f, \"packed_bytes\": %zu}\n",
             c.type.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
             static_cast<long long>(c.N), c.threads,
-            pk::cpu_features().has_avx2_fma_f16c() ? "true" : "false", wall.size(),
+            pk::cpu_features().has_avx2_fma_f16c() ? "true" : "false",
+            pk::isa_level_name(w.level()), wall.size(),
             median * 1e3, *std::min_element(wall.begin(), wall.end()) * 1e3, cpu_median * 1e3,
             flops / median * 1e-9, flops / cpu_median * 1e-9,
             static_cast<double>(w.packed_bytes()) / median * 1e-9, w.packed_bytes());

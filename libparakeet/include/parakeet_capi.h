@@ -19,8 +19,9 @@
  *    context run one at a time (they queue); see parakeet_capi_set_concurrency().
  *  - Audio is mono PCM as float samples in [-1, 1]. Other sample rates are resampled to the
  *    model's rate (16 kHz) with a windowed-sinc resampler. Samples must be finite.
- *  - Audio longer than PARAKEET_MAX_AUDIO_SECONDS is rejected with an error (it would need
- *    more memory than a server should hand one request; split long recordings).
+ *  - Audio of any length that fits in memory is accepted. Long audio runs with local
+ *    attention (see parakeet_capi_set_attention_context), so a request's working memory grows
+ *    linearly with its length (docs/api.md, "Long audio", gives the bound).
  */
 #ifndef PARAKEET_CAPI_H
 #define PARAKEET_CAPI_H
@@ -38,10 +39,7 @@ extern "C" {
 /* Version of this ABI: incremented whenever a function's signature or meaning changes or a
  * function is added. It counts this library's own versions (it is unrelated to the version
  * numbers of the parakeet.cpp API). */
-#define PARAKEET_CAPI_ABI_VERSION 1
-
-/* Longest audio one request accepts, in seconds (at any input sample rate). */
-#define PARAKEET_MAX_AUDIO_SECONDS 1200
+#define PARAKEET_CAPI_ABI_VERSION 2
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */
@@ -75,7 +73,10 @@ PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
 /* A JSON object describing the model: {"path", "arch", "sample_rate", "n_mels", "d_model",
  * "n_layers", "n_heads", "ff_dim", "subsampling_factor", "vocab_size", "frame_sec",
  * "has_ctc", "has_transducer", ["pred_hidden", "joint_hidden", "max_symbols"],
- * ["durations"], "tensor_types": {"f32": n, ...}, "file_bytes", "packed_bytes"}.
+ * ["durations"], "tensor_types": {"f32": n, ...}, "file_bytes", "packed_bytes",
+ * "attention": {"mode": "auto"|"full"} or {"mode": "local", "left": L, "right": R} (the
+ * context's current setting), "auto_full_max_frames": the longest encoder sequence (frames)
+ * auto runs with full attention, "isa": the kernel level in use ("scalar", "avx2", "avx512")}.
  * Returns NULL on error (ctx NULL). Free with parakeet_capi_free_string(). Thread-safe. */
 PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
 
@@ -83,8 +84,8 @@ PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
  * decoder: PARAKEET_DECODER_DEFAULT (0), _CTC (1) or _TRANSDUCER (2); asking for a head the
  * model does not have is an error, as is any other value.
  * The *_pcm functions take n_samples mono float samples at sample_rate Hz (1000..384000);
- * n_samples 0 gives an empty transcript; negative, NULL with n_samples > 0, NaN/Inf samples
- * and audio over PARAKEET_MAX_AUDIO_SECONDS are errors.
+ * n_samples 0 gives an empty transcript; negative, NULL with n_samples > 0 and NaN/Inf
+ * samples are errors. There is no length limit.
  * The *_path functions read a WAV file: integer PCM (8/16/24/32 bit) or float (32/64 bit),
  * any channel count (averaged to mono), any sample rate in that range. Compressed WAV
  * (ADPCM, mu-law, MP3...) and other formats are errors.
@@ -102,15 +103,51 @@ PARAKEET_API char* parakeet_capi_transcribe_path(parakeet_ctx* ctx, const char* 
 /* The transcript as a JSON document:
  *   {"text": "...", "frame_sec": 0.08, "duration": seconds of audio,
  *    "words":  [{"w": "word", "start": s, "end": s, "conf": c}, ...],
- *    "tokens": [{"id": n, "t": s, "conf": c, "dur": frames}, ...]}
+ *    "tokens": [{"id": n, "t": s, "conf": c, "dur": frames}, ...],
+ *    "attention": {"mode": "full"} or {"mode": "local", "left": L, "right": R}}
  * Token "t" is its start time (encoder frame x frame_sec), "dur" its duration in encoder
  * frames (TDT: the predicted duration; RNN-T and CTC: see docs/api.md). Confidences follow
  * NeMo's max_prob method (a word takes the minimum over its tokens). Times have 3 decimals,
- * confidences 4. */
+ * confidences 4. "attention" is the attention that ran (auto resolved by the length). */
 PARAKEET_API char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
                                                      int n_samples, int sample_rate, int decoder);
 PARAKEET_API char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path,
                                                       int decoder);
+
+/* A progress callback: called on the request's own thread (the caller's) with the fraction
+ * of the work done, in [0, 1] and never decreasing; the last call of a finished request has
+ * 1.0. Return 0 to go on, non-zero to cancel. It must not call into the library on the same
+ * context's request (it may read other state freely). */
+typedef int (*parakeet_progress_fn)(float fraction, void* user_data);
+
+/* The *_json functions with a progress callback (fn NULL: no progress, the same as the plain
+ * functions). When fn returns non-zero the request stops at its next report, returns NULL
+ * with the error "cancelled by the progress callback", and its backend is free at once for
+ * the next request. Reports come between kernel calls, at least once per encoder layer. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float* samples,
+                                                              int n_samples, int sample_rate,
+                                                              int decoder, parakeet_progress_fn fn,
+                                                              void* user_data);
+PARAKEET_API char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path,
+                                                               int decoder, parakeet_progress_fn fn,
+                                                               void* user_data);
+
+/* ---- Attention -----------------------------------------------------------------------------
+ * The encoder's self-attention over the whole recording (full) costs time and memory growing
+ * with the square of its length; local attention (NeMo's rel_pos_local_attn, each frame sees
+ * `left` frames before it and `right` after) grows linearly, which is what hours of audio
+ * need. Both run on the same weights. */
+
+/* Chooses the attention of ctx's requests:
+ *   (0, 0)   auto (the default): full attention up to "auto_full_max_frames" encoder frames
+ *            (see parakeet_capi_model_info_json; 0.08 s each), local [128, 128] above;
+ *   (-1, -1) always full;
+ *   (L, R)   with L > 0 and R > 0: always local [L, R].
+ * Any other pair, and ctx NULL, is an error (non-zero return, the reason in the last-error
+ * functions). At load the setting comes from PARAKEET_ATT_CONTEXT (W > 0: local [W, W]; 0:
+ * full; unset: auto). It applies to requests that start after the call; running ones keep
+ * the setting they started with. Returns 0 on success. Thread-safe. */
+PARAKEET_API int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
 /* ---- Concurrency ---------------------------------------------------------------------------
  * By default every context runs its requests on one process-wide backend (a team of compute

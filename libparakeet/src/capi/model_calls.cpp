@@ -2,9 +2,11 @@
 #include <map>
 #include <string>
 
+#include "capi/attention_json.h"
 #include "capi/context.h"
 #include "common/json_writer.h"
 #include "parakeet_capi.h"
+#include "runtime/cpu_features.h"
 
 using pk::capi::guarded;
 
@@ -46,6 +48,10 @@ std::string describe(const pk::Model& m) {
     j.end_object();
     j.key("file_bytes").value(static_cast<int64_t>(m.gguf().file_size()));
     j.key("packed_bytes").value(static_cast<int64_t>(m.packed_bytes()));
+    j.key("attention");
+    pk::capi::write_attention(j, m.attention());
+    j.key("auto_full_max_frames").value(pk::kAutoFullMaxFrames);
+    j.key("isa").value(pk::isa_level_name(pk::cpu_features().level));
     j.end_object();
     return j.str();
 }

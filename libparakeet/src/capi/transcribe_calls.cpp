@@ -18,23 +18,33 @@ void check_ctx(const parakeet_ctx* ctx) {
     if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
 }
 
-Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder) {
+// The request options of a call: the decoder, and the caller's progress callback when given.
+pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
+    pk::RequestOptions options(pk::decoder_from_int(decoder));
+    if (fn != nullptr)
+        options.progress = [fn, user_data](double fraction) { return fn(static_cast<float>(fraction), user_data) == 0; };
+    return options;
+}
+
+Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder,
+               parakeet_progress_fn fn = nullptr, void* user_data = nullptr) {
     check_ctx(ctx);
-    const pk::DecoderChoice choice = pk::decoder_from_int(decoder);
+    const pk::RequestOptions options = options_for(decoder, fn, user_data);
     Result r;
-    r.transcript = ctx->model->transcribe(samples, n_samples, sample_rate, choice);
+    r.transcript = ctx->model->transcribe(samples, n_samples, sample_rate, options);
     r.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
     return r;
 }
 
-Result run_path(parakeet_ctx* ctx, const char* path, int decoder) {
+Result run_path(parakeet_ctx* ctx, const char* path, int decoder, parakeet_progress_fn fn = nullptr,
+                void* user_data = nullptr) {
     check_ctx(ctx);
-    const pk::DecoderChoice choice = pk::decoder_from_int(decoder);
+    const pk::RequestOptions options = options_for(decoder, fn, user_data);
     if (path == nullptr) throw pk::InvalidInput("WAV path is NULL");
     const pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
     r.transcript = ctx->model->transcribe(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
-                                          wav.sample_rate, choice);
+                                          wav.sample_rate, options);
     r.seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
     return r;
 }
@@ -66,6 +76,19 @@ char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
 
 char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path, int decoder) {
     return guarded<char*>(ctx, nullptr, [&] { return as_json(run_path(ctx, wav_path, decoder)); });
+}
+
+char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                 int sample_rate, int decoder, parakeet_progress_fn fn,
+                                                 void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        return as_json(run_pcm(ctx, samples, n_samples, sample_rate, decoder, fn, user_data));
+    });
+}
+
+char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path, int decoder,
+                                                  parakeet_progress_fn fn, void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&] { return as_json(run_path(ctx, wav_path, decoder, fn, user_data)); });
 }
 
 }  // extern "C"

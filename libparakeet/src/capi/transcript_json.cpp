@@ -1,5 +1,6 @@
 #include "capi/transcript_json.h"
 
+#include "capi/attention_json.h"
 #include "common/json_writer.h"
 
 namespace pk::capi {
@@ -30,6 +31,8 @@ std::string transcript_to_json(const Transcript& t, double audio_seconds) {
         j.end_object();
     }
     j.end_array();
+    j.key("attention");
+    write_attention(j, t.attention);
     j.end_object();
     return j.str();
 }

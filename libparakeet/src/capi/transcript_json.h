@@ -1,5 +1,5 @@
 // The JSON document of a transcript, in the shape parakeet.cpp's C API returns (extra fields
-// "duration" and a token's "dur" are ours).
+// "duration", a token's "dur" and "attention" are ours).
 #pragma once
 
 #include <string>
@@ -9,7 +9,7 @@
 namespace pk::capi {
 
 // {"text", "frame_sec", "duration", "words": [{"w","start","end","conf"}],
-//  "tokens": [{"id","t","conf","dur"}]}
+//  "tokens": [{"id","t","conf","dur"}], "attention": {"mode", ["left", "right"]}}
 std::string transcript_to_json(const Transcript& t, double audio_seconds);
 
 }  // namespace pk::capi

@@ -6,12 +6,15 @@
 //
 // Each case: one warm-up call, then timed calls until --reps are done or --max-seconds have
 // passed (at least one); the median is reported. Full attention is skipped above --full-max-T
-// (it is O(T^2)). Prints a table, or one JSON object per case with --json.
+// (it is O(T^2)). Besides wall time it reports the process CPU time per call (median): on a
+// busy machine that is the steadier measure, since it does not count time the threads spent
+// descheduled. Prints a table, or one JSON object per case with --json.
 //
 //   bench_attention [--reps N] [--max-seconds S] [--json] [--d-model 512,1024] [--heads 8]
 //                   [--T 125,375,...] [--threads 1,2] [--window 128,128] [--full-max-T 7500]
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,24 +51,37 @@ std::vector<float> random_vec(size_t n, std::mt19937& rng) {
     return v;
 }
 
+double cpu_seconds() {
+    timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
 struct Timing {
     double median_ms;
+    double cpu_median_ms;
     size_t reps;
 };
 
 Timing time_calls(const std::function<void()>& call, int reps, double max_seconds) {
     using Clock = std::chrono::steady_clock;
     call();  // warm-up: arena growth, page faults, caches
-    std::vector<double> ms;
+    std::vector<double> ms, cpu_ms;
     const auto start = Clock::now();
     while (static_cast<int>(ms.size()) < reps &&
            (ms.empty() || std::chrono::duration<double>(Clock::now() - start).count() < max_seconds)) {
+        const double c0 = cpu_seconds();
         const auto t0 = Clock::now();
         call();
         ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+        cpu_ms.push_back((cpu_seconds() - c0) * 1e3);
     }
-    std::sort(ms.begin(), ms.end());
-    return {ms[ms.size() / 2], ms.size()};
+    return {median_of(ms), median_of(cpu_ms), ms.size()};
 }
 
 }  // namespace
@@ -108,8 +124,8 @@ int main(int argc, char** argv) {
         std::printf("# one layer's attention, median ms (%s level); local window [%lld, %lld]\n",
                     pk::isa_level_name(pk::cpu_features().level), static_cast<long long>(L),
                     static_cast<long long>(R));
-        std::printf("| d_model | heads | T | threads | full ms | local ms | local / full | full ns/pair | local ns/pair |\n");
-        std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+        std::printf("| d_model | heads | T | threads | full ms | local ms | local / full | full cpu ms | local cpu ms | full cpu ns/pair | local cpu ns/pair |\n");
+        std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
     }
     std::map<int64_t, std::unique_ptr<pk::ThreadTeam>> teams;
     pk::Arena arena;
@@ -128,7 +144,7 @@ int main(int argc, char** argv) {
             for (const int64_t nt : threads) {
                 auto& team = teams[nt];
                 if (!team) team = std::make_unique<pk::ThreadTeam>(static_cast<int>(nt));
-                Timing full{0, 0};
+                Timing full{0, 0, 0};
                 if (run_full)
                     full = time_calls([&] {
                         pk::kernels::rel_pos_attention(*team, arena, q.data(), k.data(), v.data(), p_full.data(),
@@ -141,29 +157,33 @@ int main(int argc, char** argv) {
                 // Key frames each query attends to (the window clipped at the sequence ends).
                 double pairs = 0;
                 for (int64_t i = 0; i < T; ++i) pairs += static_cast<double>(std::min(T, i + R + 1) - std::max<int64_t>(0, i - L));
-                // Cost per (query, key, head) pair: the two kernels' efficiencies side by side.
-                const double local_ns_per_pair = local.median_ms * 1e6 / (pairs * heads);
-                const double full_ns_per_pair = full.median_ms * 1e6 / (static_cast<double>(T) * T * heads);
+                // CPU time per (query, key, head) pair: the two kernels' efficiencies side by side.
+                const double local_ns_per_pair = local.cpu_median_ms * 1e6 / (pairs * heads);
+                const double full_ns_per_pair = full.cpu_median_ms * 1e6 / (static_cast<double>(T) * T * heads);
                 if (json) {
                     std::printf("{\"d_model\": %lld, \"heads\": %lld, \"T\": %lld, \"threads\": %lld, \"left\": %lld, "
-                                "\"right\": %lld, \"level\": \"%s\", \"full_ms\": %s, \"full_reps\": %zu, "
-                                "\"local_ms\": %.4f, \"local_reps\": %zu, \"full_ns_per_pair\": %s, \"local_ns_per_pair\": %.4f}\n",
+                                "\"right\": %lld, \"level\": \"%s\", \"full_ms\": %s, \"full_cpu_ms\": %s, \"full_reps\": %zu, "
+                                "\"local_ms\": %.4f, \"local_cpu_ms\": %.4f, \"local_reps\": %zu, "
+                                "\"full_cpu_ns_per_pair\": %s, \"local_cpu_ns_per_pair\": %.4f}\n",
                                 static_cast<long long>(d), static_cast<long long>(heads), static_cast<long long>(T),
                                 static_cast<long long>(nt), static_cast<long long>(L), static_cast<long long>(R),
                                 pk::isa_level_name(pk::cpu_features().level),
-                                run_full ? std::to_string(full.median_ms).c_str() : "null", full.reps,
-                                local.median_ms, local.reps,
+                                run_full ? std::to_string(full.median_ms).c_str() : "null",
+                                run_full ? std::to_string(full.cpu_median_ms).c_str() : "null", full.reps,
+                                local.median_ms, local.cpu_median_ms, local.reps,
                                 run_full ? std::to_string(full_ns_per_pair).c_str() : "null", local_ns_per_pair);
                 } else {
-                    char full_ms[32] = "-", ratio[32] = "-", full_ns[32] = "-";
+                    char full_ms[32] = "-", ratio[32] = "-", full_cpu[32] = "-", full_ns[32] = "-";
                     if (run_full) {
                         std::snprintf(full_ms, sizeof full_ms, "%.3f", full.median_ms);
+                        std::snprintf(full_cpu, sizeof full_cpu, "%.3f", full.cpu_median_ms);
                         std::snprintf(ratio, sizeof ratio, "%.3f", local.median_ms / full.median_ms);
                         std::snprintf(full_ns, sizeof full_ns, "%.3f", full_ns_per_pair);
                     }
-                    std::printf("| %lld | %lld | %lld | %lld | %s | %.3f | %s | %s | %.3f |\n", static_cast<long long>(d),
-                                static_cast<long long>(heads), static_cast<long long>(T), static_cast<long long>(nt),
-                                full_ms, local.median_ms, ratio, full_ns, local_ns_per_pair);
+                    std::printf("| %lld | %lld | %lld | %lld | %s | %.3f | %s | %s | %.3f | %s | %.3f |\n",
+                                static_cast<long long>(d), static_cast<long long>(heads), static_cast<long long>(T),
+                                static_cast<long long>(nt), full_ms, local.median_ms, ratio, full_cpu,
+                                local.cpu_median_ms, full_ns, local_ns_per_pair);
                 }
                 std::fflush(stdout);
             }

@@ -75,14 +75,39 @@ Range clip(const PositionSegment& s, int64_t lo, int64_t hi) {
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-// dst[c * ldd + t] = src[t * lds + c] for t < n, c < cols; columns [n, round_up(n, kColumnPad))
-// of dst are zeroed (the products may read them).
+// dst[c * ldd + t] = src[t * lds + c] for t < n, c < cols; columns [n, ldd) of dst are zeroed
+// (the products may read them).
 void transpose_padded(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd) {
     for (int64_t t = 0; t < n; ++t)
         for (int64_t c = 0; c < cols; ++c) dst[c * ldd + t] = src[t * lds + c];
-    const int64_t padded = round_up(n, kColumnPad);
-    for (int64_t c = 0; c < cols; ++c) std::fill(dst + c * ldd + n, dst + c * ldd + padded, 0.0f);
+    for (int64_t c = 0; c < cols; ++c) std::fill(dst + c * ldd + n, dst + (c + 1) * ldd, 0.0f);
 }
+
+// Row blocks whose key windows one KeySpan serves: the key transposition and value copy
+// then cost a few floats per query row instead of a whole window per block.
+constexpr int64_t kSpanBlocks = 8;
+
+// One head's keys and values for frames [begin, end), copied once for several row blocks:
+// kT [dk, ld] transposed (columns past end - begin zeroed) so the products read keys
+// contiguously, and vs [end - begin, dk] as contiguous rows, so the weighted sum's chunk of v
+// stays in L1 (rows H * dk floats apart fall into a few cache sets and evict each other).
+struct KeySpan {
+    float* kT;
+    float* vs;
+    int64_t ld;
+    int64_t head = -1, begin = 0, end = 0;
+
+    // Whether the window [ja, jb) of head h, and the products' padding past it, lie inside.
+    bool holds(int64_t h, int64_t ja, int64_t jb) const {
+        return h == head && ja >= begin && jb <= end && (ja - begin) + round_up(jb - ja, kColumnPad) <= ld;
+    }
+    // Frames from ja on (k and v are [T, ldkv], head h in columns h*dk ..).
+    void load(const float* k, const float* v, int64_t ldkv, int64_t dk, int64_t T, int64_t h, int64_t ja) {
+        head = h, begin = ja, end = std::min(T, ja + ld);
+        transpose_padded(k + ja * ldkv + h * dk, end - begin, dk, ldkv, kT, ld);
+        for (int64_t t = 0; t < end - begin; ++t) std::copy_n(v + (ja + t) * ldkv + h * dk, dk, vs + t * dk);
+    }
+};
 
 void check_arguments(int64_t T, int64_t row0, int64_t rows, int64_t H, int64_t dk, int64_t left, int64_t right) {
     if (left < 0 || right < 0 || std::max(left, right) <= 0)
@@ -106,9 +131,10 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
     // A block's key window: its rows' frames widened by L before and R after, clipped to [0, T).
     const int64_t ldk = round_up(std::min(T, kRowBlock + L + R), kColumnPad);
     const int64_t ldp = round_up(P, kColumnPad);
-    // Per thread: the transposed key window [dk, ldk] and positions [dk, ldp], the block's
+    const int64_t lds = round_up(std::min(T, kSpanBlocks * kRowBlock + L + R), kColumnPad);
+    // Per thread: a KeySpan (2 * dk * lds), the transposed positions [dk, ldp], the block's
     // biased queries, and its content [kRowBlock, ldk] and position [kRowBlock, ldp] scores.
-    const int64_t per_thread = (dk + kRowBlock) * (ldk + ldp) + 2 * kRowBlock * dk;
+    const int64_t per_thread = 2 * dk * lds + (dk + kRowBlock) * ldp + kRowBlock * ldk + 2 * kRowBlock * dk;
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
     const Paths paths = select_paths();
@@ -121,8 +147,8 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
         const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
         if (ith >= chunks) return;
         const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
-        float* kT = scratch + ith * per_thread;
-        float* pT = kT + dk * ldk;
+        KeySpan span{scratch + ith * per_thread, scratch + ith * per_thread + dk * lds, lds};
+        float* pT = span.vs + dk * lds;
         float* qu = pT + dk * ldp;
         float* qv = qu + kRowBlock * dk;
         float* ac = qv + kRowBlock * dk;
@@ -139,7 +165,7 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
             }
             const int64_t ja = std::max<int64_t>(0, i0 - L);
             const int64_t nwin = std::min(T, i0 + nr + R) - ja;
-            transpose_padded(k + ja * ld + h * dk, nwin, dk, ld, kT, ldk);
+            if (!span.holds(h, ja, ja + nwin)) span.load(k, v, ld, dk, T, h, ja);
             for (int64_t r = 0; r < nr; ++r) {
                 const float* qi = q + (i0 - row0 + r) * ld + h * dk;
                 for (int64_t c = 0; c < dk; ++c) {
@@ -167,7 +193,7 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
                 }
             }
 
-            paths.products(qu, padded_rows, dk, kT, ldk, 0, nwin, ac, ldk);
+            paths.products(qu, padded_rows, dk, span.kT + (ja - span.begin), lds, 0, nwin, ac, ldk);
             if (m_begin < m_end)
                 paths.products(qv, padded_rows, dk, pT, ldp, m_begin / kColumnPad * kColumnPad, m_end, bd, ldp);
 
@@ -185,7 +211,8 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
                 for (int64_t t = 0; t < n; ++t) row[t] *= inv_scale;
                 softmax_serial(row, 1, n, row);
             }
-            paths.weighted_sums(block, ac, ldk, v + ja * ld + h * dk, ld, dk, out + (i0 - row0) * ld + h * dk, ld);
+            paths.weighted_sums(block, ac, ldk, span.vs + (ja - span.begin) * dk, dk, dk,
+                                out + (i0 - row0) * ld + h * dk, ld);
         }
     });
 }

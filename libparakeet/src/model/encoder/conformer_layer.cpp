@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "common/errors.h"
 
+#include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
 #include "kernels/conv_depthwise1d.h"
 #include "kernels/conv_depthwise_weights.h"
@@ -162,9 +162,8 @@ void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, i
         float* xr = x + r0 * d;
         kernels::layer_norm(team, xr, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
         q_.forward(team, arena, h, n, q);
-        // TEMPORARY until the banded kernel lands (same session): local_rel_pos_attention.
-        (void)k, (void)v, (void)p, (void)a, (void)T;
-        throw InvalidInput("local attention: kernel not built yet");
+        kernels::local_rel_pos_attention(team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, r0, n,
+                                         n_heads_, d / n_heads_, left, right, a);
         out_.forward(team, arena, a, n, q);
         kernels::add(team, xr, q, n * d, xr);
     });

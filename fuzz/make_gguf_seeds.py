@@ -9,10 +9,9 @@ need nothing beyond Python. The files carry no .gguf suffix because the reposito
 
 Usage: python3 fuzz/make_gguf_seeds.py
 """
-import os
 import struct
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus", "fuzz_gguf")
+from seed_corpus import write_seeds
 
 U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 SCALAR_FORMAT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32: "<f",
@@ -86,8 +85,4 @@ SEEDS = {
 }
 
 if __name__ == "__main__":
-    os.makedirs(OUT, exist_ok=True)
-    for name, data in SEEDS.items():
-        with open(os.path.join(OUT, name), "wb") as f:
-            f.write(data)
-        print(f"{name}: {len(data)} bytes")
+    write_seeds("fuzz_gguf", SEEDS)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/fuzz_*.cpp) with clang and runs each for a bounded time.
 # Usage: bash tools/fuzz.sh [seconds-per-target, default 60]
+# Targets: fuzz_gguf (model files), fuzz_wav (WAV files for the *_path entry points); seeds
+# come from fuzz/make_gguf_seeds.py and fuzz/make_wav_seeds.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SECONDS_EACH=${1:-60}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -200,6 +201,97 @@ TEST(WavReader, RejectsAudioOverTheLengthLimit) {
 
 TEST(WavReader, MissingFileIsAnInputError) {
     EXPECT_THROW(pk::read_wav_file("/nonexistent/dir/clip.wav", 0), pk::InvalidInput);
+}
+
+TEST(WavReader, RejectsRf64ByName) {
+    auto b = make_wav({}, std::vector<uint8_t>(4, 0));
+    std::memcpy(b.data(), "RF64", 4);
+    EXPECT_NE(error_of(b).find("RF64"), std::string::npos);
+    std::memcpy(b.data(), "BW64", 4);
+    EXPECT_NE(error_of(b).find("RF64/BW64"), std::string::npos);
+}
+
+TEST(WavReader, RejectsSampleRatesPastIntRangeNamingThem) {
+    WavSpec s;
+    s.rate = 0x80000000u;  // would turn negative as an int
+    EXPECT_NE(error_of(make_wav(s, {0, 0})).find("sample rate of 2147483648 Hz"), std::string::npos);
+    s.rate = 0;
+    EXPECT_NE(error_of(make_wav(s, {0, 0})).find("sample rate of 0 Hz"), std::string::npos);
+}
+
+TEST(WavReader, ChunkSizesNearFourGigabytesDoNotReadPastTheEnd) {
+    // A chunk before the data that claims ~4 GB: the walk stops at the end of the file.
+    WavSpec s;
+    put_tag(s.extra_chunk, "LIST");
+    put32(s.extra_chunk, 0xFFFFFFF1u);  // odd too: the pad byte must not wrap the position
+    s.extra_chunk.insert(s.extra_chunk.end(), {1, 2, 3, 4});
+    EXPECT_NE(error_of(make_wav(s, {0, 0})).find("no 'data'"), std::string::npos);
+    // A data chunk that claims more than the file holds (but is no streaming marker).
+    std::vector<uint8_t> p;
+    for (int i = 0; i < 3; ++i) put16(p, 16384);
+    auto b = make_wav({}, p);
+    const uint32_t huge = 0xFFFFFFFEu;
+    std::memcpy(&b[40], &huge, 4);
+    EXPECT_EQ(decode(b).samples, std::vector<float>(3, 0.5f));
+}
+
+TEST(WavReader, ChannelCountsAtTheBlockAlignLimit) {
+    // 65535 channels of 8 bits: block align 65535, the most a 16-bit field holds.
+    WavSpec s;
+    s.channels = 65535;
+    s.bits = 8;
+    std::vector<uint8_t> frame(65535, 128);
+    frame[0] = 255;  // one channel at 127/128, the rest silent
+    const auto a = decode(make_wav(s, frame));
+    ASSERT_EQ(a.samples.size(), 1u);
+    EXPECT_EQ(a.channels, 65535);
+    EXPECT_FLOAT_EQ(a.samples[0], (127.0f / 128.0f) / 65535.0f);
+    // 32768 channels of 16 bits would need a block align of 65536, which does not fit.
+    s.channels = 32768;
+    s.bits = 16;
+    EXPECT_NE(error_of(make_wav(s, std::vector<uint8_t>(8, 0))).find("block alignment"), std::string::npos);
+}
+
+// The file path decodes a mapping and gives its pages back block by block as it goes; the
+// samples must be exactly those of decoding the same bytes in memory, across many blocks.
+TEST(WavReader, FileDecodingMatchesMemoryAcrossReleasedBlocks) {
+    WavSpec s;
+    s.channels = 3;
+    s.bits = 24;
+    const size_t frames = 1'500'007;  // ~13 MB of data: several 4 MB blocks and a ragged end
+    std::vector<uint8_t> p;
+    p.reserve(frames * 9);
+    uint32_t x = 12345;
+    for (size_t i = 0; i < frames * 3; ++i) {
+        x = x * 1664525u + 1013904223u;
+        for (int k = 0; k < 3; ++k) p.push_back(static_cast<uint8_t>(x >> (8 + 8 * k)));
+    }
+    const auto b = make_wav(s, p);
+    const std::string path = testing::TempDir() + "/wav_reader_blocks.wav";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "wb");
+        ASSERT_NE(f, nullptr);
+        ASSERT_EQ(std::fwrite(b.data(), 1, b.size(), f), b.size());
+        std::fclose(f);
+    }
+    const auto from_file = pk::read_wav_file(path, 0);
+    const auto from_memory = decode(b);
+    std::remove(path.c_str());
+    ASSERT_EQ(from_file.samples.size(), frames);
+    EXPECT_EQ(from_file.channels, 3);
+    EXPECT_TRUE(from_file.samples == from_memory.samples);
+}
+
+TEST(WavReader, FileOverTheLengthLimitIsRejected) {
+    const auto b = make_wav({}, std::vector<uint8_t>(2 * 16000 * 2, 0));  // 2 s
+    const std::string path = testing::TempDir() + "/wav_reader_limit.wav";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(b.data(), 1, b.size(), f);
+    std::fclose(f);
+    EXPECT_THROW(pk::read_wav_file(path, 1.5), pk::InvalidInput);
+    EXPECT_EQ(pk::read_wav_file(path, 2.0).samples.size(), 32000u);
+    std::remove(path.c_str());
 }
 
 }  // namespace

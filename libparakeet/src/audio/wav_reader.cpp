@@ -1,5 +1,9 @@
 #include "audio/wav_reader.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -49,7 +53,7 @@ Format parse_fmt(const uint8_t* p, uint32_t size, const std::string& name) {
     Format f;
     f.tag = le16(p);
     f.channels = le16(p + 2);
-    f.sample_rate = static_cast<int>(le32(p + 4));
+    const uint32_t rate = le32(p + 4);
     f.block_align = le16(p + 12);
     f.bits = le16(p + 14);
     if (f.tag == kFormatExtensible) {
@@ -63,7 +67,10 @@ Format parse_fmt(const uint8_t* p, uint32_t size, const std::string& name) {
         fail(name, m.str());
     }
     if (f.channels < 1) fail(name, "WAV header declares no channels");
-    if (f.sample_rate < 1) fail(name, "WAV header declares a sample rate of 0");
+    // Stored as 32 bits unsigned; anything past int's range is as absurd as 0.
+    if (rate < 1 || rate > static_cast<uint32_t>(INT32_MAX))
+        fail(name, "WAV header declares a sample rate of " + std::to_string(rate) + " Hz");
+    f.sample_rate = static_cast<int>(rate);
     const bool int_ok = f.tag == kFormatPcm && (f.bits == 8 || f.bits == 16 || f.bits == 24 || f.bits == 32);
     const bool float_ok = f.tag == kFormatFloat && (f.bits == 32 || f.bits == 64);
     if (!int_ok && !float_ok)
@@ -95,9 +102,44 @@ float decode_sample(const uint8_t* p, const Format& f) {
     }
 }
 
-}  // namespace
+// Decoding a mapped file hands its pages back in blocks of about this many bytes as it goes.
+constexpr size_t kReleaseBlockBytes = size_t{4} << 20;
 
-WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, double max_seconds) {
+// Decodes `frames` frames from `p` into `out` (resized to `frames`), averaging channels. With
+// `release`, the pages of [image, p) are dropped from the process after each block: they are
+// file-backed (refaulted from the file if read again), so a long file's bytes and its samples
+// are never both resident, only the samples and one block.
+void decode_frames(const uint8_t* image, const uint8_t* p, size_t frames, const Format& fmt,
+                   bool release, std::vector<float>& out) {
+    out.resize(frames);
+    const int bytes_per_sample = fmt.bits / 8;
+    const size_t block_frames = std::max<size_t>(1, kReleaseBlockBytes / static_cast<size_t>(fmt.block_align));
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t released = reinterpret_cast<uintptr_t>(image);  // page-aligned: the mapping's start
+    for (size_t begin = 0; begin < frames; begin += block_frames) {
+        const size_t end = std::min(frames, begin + block_frames);
+        for (size_t i = begin; i < end; ++i) {
+            float sum = 0.0f;
+            for (int c = 0; c < fmt.channels; ++c) sum += decode_sample(p + c * bytes_per_sample, fmt);
+            out[i] = fmt.channels == 1 ? sum : sum / static_cast<float>(fmt.channels);
+            p += fmt.block_align;
+        }
+        if (!release) continue;
+        const uintptr_t done = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+        if (done > released) {
+            // Advice only: if the kernel declines, the pages stay resident and nothing is wrong.
+            madvise(reinterpret_cast<void*>(released), done - released, MADV_DONTNEED);
+            released = done;
+        }
+    }
+}
+
+// decode_wav's body; `release` as for decode_frames, only for images that are file mappings.
+WavAudio decode_image(const uint8_t* data, size_t size, const std::string& name, double max_seconds,
+                      bool release) {
+    if (size >= 4 && (std::memcmp(data, "RF64", 4) == 0 || std::memcmp(data, "BW64", 4) == 0))
+        fail(name, "RF64/BW64 WAV (the 64-bit variant for files over 4 GB) is not supported; "
+                   "convert it to FLAC or split it");
     if (size < 12 || std::memcmp(data, "RIFF", 4) != 0 || std::memcmp(data + 8, "WAVE", 4) != 0)
         fail(name, "not a WAV file (no RIFF/WAVE header)");
     Format fmt;
@@ -127,15 +169,7 @@ WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, d
             WavAudio out;
             out.sample_rate = fmt.sample_rate;
             out.channels = fmt.channels;
-            out.samples.resize(frames);
-            const int bytes_per_sample = fmt.bits / 8;
-            const uint8_t* p = data + body;
-            for (size_t i = 0; i < frames; ++i) {
-                float sum = 0.0f;
-                for (int c = 0; c < fmt.channels; ++c) sum += decode_sample(p + c * bytes_per_sample, fmt);
-                out.samples[i] = fmt.channels == 1 ? sum : sum / static_cast<float>(fmt.channels);
-                p += fmt.block_align;
-            }
+            decode_frames(data, data + body, frames, fmt, release, out.samples);
             return out;
         }
         // Chunks are padded to an even size.
@@ -146,15 +180,24 @@ WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, d
     fail(name, have_fmt ? "WAV file has no 'data' chunk" : "WAV file has no 'fmt ' chunk");
 }
 
+}  // namespace
+
+WavAudio decode_wav(const uint8_t* data, size_t size, const std::string& name, double max_seconds) {
+    return decode_image(data, size, name, max_seconds, false);
+}
+
 WavAudio read_wav_file(const std::string& path, double max_seconds) {
-    // Mapped rather than read, so the length limit is checked before a huge file is touched.
+    // Mapped rather than read, so the length limit is checked before a huge file is touched,
+    // and decoding can give the file's pages back as it goes (decode_frames).
     MappedFile file;
     try {
         file = MappedFile(path);
     } catch (const std::runtime_error& e) {
         throw InvalidInput(e.what());
     }
-    return decode_wav(file.data(), file.size(), path, max_seconds);
+    // Sequential: the kernel reads ahead further and may evict pages behind the reader.
+    madvise(const_cast<uint8_t*>(file.data()), file.size(), MADV_SEQUENTIAL);
+    return decode_image(file.data(), file.size(), path, max_seconds, true);
 }
 
 }  // namespace pk

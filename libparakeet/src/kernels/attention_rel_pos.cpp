@@ -14,6 +14,10 @@ namespace avx2 {
 void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
                  int64_t nr, const float* qu, const float* qv, float* scores, float* out);
 }
+namespace avx512 {
+void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
+                 int64_t nr, const float* qu, const float* qv, float* scores, float* out);
+}
 #endif
 
 namespace {
@@ -99,6 +103,7 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
         }
     });
 
+    const bool use_avx512 = cpu_features().has_avx512();
     const bool use_avx2 = cpu_features().has_avx2_fma_f16c();
     // One item = one (head, block of kRowBlock query rows): about 3 * rows * T * dk multiply-adds.
     const int64_t row_blocks = (T + kRowBlock - 1) / kRowBlock;
@@ -128,6 +133,10 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
             const float* vh = v + h * dk;
             float* oi = out + i0 * ld + h * dk;
 #if defined(PARAKEET_HAVE_X86)
+            if (use_avx512) {
+                avx512::attend_rows(kTh, pTh, vh, ld, T, dk, i0, nr, qu, qv, scores, oi);
+                continue;
+            }
             if (use_avx2) {
                 avx2::attend_rows(kTh, pTh, vh, ld, T, dk, i0, nr, qu, qv, scores, oi);
                 continue;
@@ -138,6 +147,7 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
                                                oi + r * ld);
         }
     });
+    (void)use_avx512;
     (void)use_avx2;
 }
 

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/ops_softmax.h"
+#include "kernels/ops_vec_avx512.h"
 
 // The row loops must be unrolled for the accumulator arrays to live in registers (GCC
 // otherwise keeps them on the stack and the kernel runs at store rate).
@@ -24,12 +25,7 @@
 namespace pk::kernels::avx512 {
 namespace {
 
-// Lanes [0, n) of a 16-lane vector, n clamped to 0..16.
-static inline __mmask16 first_lanes(int64_t n) {
-    if (n <= 0) return 0;
-    if (n >= 16) return 0xFFFF;
-    return static_cast<__mmask16>((1u << n) - 1u);
-}
+using vec512::first_lanes;
 
 // Scores of R query rows for the key frames [j0, j0 + 32), lanes beyond m0/m1 not stored.
 // kT: [dk, T] keys of the head; p_rows[r] = pT + (T - 1 - i) for query row i, the column of

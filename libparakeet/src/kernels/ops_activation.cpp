@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kernels/ops_avx2.h"
+#include "kernels/ops_avx512.h"
 #include "kernels/ops_grain.h"
 #include "runtime/cpu_features.h"
 
@@ -32,7 +33,8 @@ constexpr int64_t kSigmoidWork = 16;
 void silu(ThreadTeam& team, const float* x, int64_t n, float* y) {
     auto* fn = &silu_scalar;
 #if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::silu;
+    if (cpu_features().has_avx512()) fn = &avx512::silu;
+    else if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::silu;
 #endif
     parallel_for(team, n, grain_for(kSigmoidWork),
                  [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
@@ -49,7 +51,8 @@ void glu(ThreadTeam& team, const float* x, int64_t rows, int64_t channels, float
     if (channels <= 0) return;
     auto* fn = &glu_rows_scalar;
 #if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::glu_rows;
+    if (cpu_features().has_avx512()) fn = &avx512::glu_rows;
+    else if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::glu_rows;
 #endif
     parallel_for(team, rows, grain_for(kSigmoidWork * channels), [&](int64_t begin, int64_t end) {
         fn(x + begin * 2 * channels, end - begin, channels, y + begin * channels);

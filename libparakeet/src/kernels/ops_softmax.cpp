@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "kernels/ops_avx2.h"
+#include "kernels/ops_avx512.h"
 #include "kernels/ops_grain.h"
 #include "runtime/cpu_features.h"
 
@@ -56,6 +57,7 @@ void run_rows(ThreadTeam& team, RowsFn fn, const float* x, int64_t rows, int64_t
 
 RowsFn softmax_rows_fn() {
 #if defined(PARAKEET_HAVE_X86)
+    if (cpu_features().has_avx512()) return &avx512::softmax_rows;
     if (cpu_features().has_avx2_fma_f16c()) return &avx2::softmax_rows;
 #endif
     return &softmax_rows_scalar;
@@ -63,6 +65,7 @@ RowsFn softmax_rows_fn() {
 
 RowsFn log_softmax_rows_fn() {
 #if defined(PARAKEET_HAVE_X86)
+    if (cpu_features().has_avx512()) return &avx512::log_softmax_rows;
     if (cpu_features().has_avx2_fma_f16c()) return &avx2::log_softmax_rows;
 #endif
     return &log_softmax_rows_scalar;

@@ -1,0 +1,52 @@
+// AVX-512 building blocks shared by the ops kernels. Include ONLY from *_avx512.cpp files
+// (they are the only ones compiled with -mavx512f). Everything here is `static inline`, so no
+// AVX-512-encoded copy of a helper can be picked by the linker for a portable translation unit.
+#pragma once
+
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// reports at -O3 (a known false positive of the compiler's headers); every includer is an
+// AVX-512 file.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include <cstdint>
+
+namespace pk::kernels::vec512 {
+
+// Lanes [0, n) of a 16-lane vector, n clamped to 0..16: the masks that finish a row, so tails
+// go through the same vector code as the body.
+static inline __mmask16 first_lanes(int64_t n) {
+    if (n <= 0) return 0;
+    if (n >= 16) return 0xFFFF;
+    return static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// exp(x) for 16 lanes: the reduction and polynomial of the AVX2 exp (ops_vec_avx2.h), with
+// 2^n applied by vscalefps, which also gives the right 0 / subnormal below -87.3 and inf
+// above 88.7, so no range masks are needed. x is clamped at -104 (exp is 0 there in floats)
+// so that -inf gives 0, not NaN.
+static inline __m512 exp(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    return _mm512_scalef_ps(p, n);
+}
+
+// x * sigmoid(g) = x / (1 + exp(-g)), the core of SiLU (g = x) and GLU.
+static inline __m512 times_sigmoid(__m512 x, __m512 g) {
+    const __m512 e = exp(_mm512_sub_ps(_mm512_setzero_ps(), g));
+    return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+}  // namespace pk::kernels::vec512

@@ -15,9 +15,10 @@ Every problem is a :class:`ParakeetError` whose message names the input.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
-from typing import Any, BinaryIO, Optional, Tuple, Union
+from typing import Any, BinaryIO, Iterator, Optional, Union
 
 import numpy as np
 import soundfile
@@ -31,6 +32,11 @@ AudioSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Binar
 # More channels than this in a 2-D array almost certainly means [channels, frames] was passed.
 MAX_CHANNELS = 64
 
+# Audio is decoded, converted, mixed down and resampled this many frames at a time, so a long
+# input is never held twice over (as float64 and float32, as stereo and mono, or at two rates):
+# only the source, the one output array and a block.
+BLOCK_FRAMES = 1 << 18
+
 
 def _describe(source: Any) -> str:
     if isinstance(source, (str, os.PathLike)):
@@ -41,8 +47,8 @@ def _describe(source: Any) -> str:
     return name if isinstance(name, str) else "<audio stream>"
 
 
-def _read_file(source: Any) -> Tuple[np.ndarray, int]:
-    """Decode a path, bytes or a binary file object: ([frames, channels] float32, rate)."""
+def _open_file(source: Any) -> soundfile.SoundFile:
+    """Open a path, bytes or a binary file object for decoding."""
     name = _describe(source)
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
@@ -51,39 +57,60 @@ def _read_file(source: Any) -> Tuple[np.ndarray, int]:
         if os.path.isdir(path):
             raise ParakeetError(f"{path}: is a directory, not an audio file")
     elif isinstance(source, (bytes, bytearray, memoryview)):
-        source = io.BytesIO(bytes(source))
+        source = io.BytesIO(source)
     elif not hasattr(source, "read"):
         raise ParakeetError(
             f"cannot read audio from a {type(source).__name__}: pass a path, bytes, a binary file "
             "object or a numpy array"
         )
+    with _decode_errors(name):
+        return soundfile.SoundFile(source)
+
+
+@contextlib.contextmanager
+def _decode_errors(name: str) -> Iterator[None]:
+    """Turn what soundfile raises for a bad file into a ParakeetError naming the input."""
     try:
-        data, rate = soundfile.read(source, dtype="float32", always_2d=True)
+        yield
     except soundfile.LibsndfileError as e:
         raise ParakeetError(f"{name}: cannot decode audio: {e.error_string}") from e
     except (RuntimeError, OSError, ValueError, TypeError, EOFError) as e:
         raise ParakeetError(f"{name}: cannot decode audio: {e}") from e
-    return data, int(rate)
 
 
-def _as_float(array: np.ndarray, name: str) -> np.ndarray:
-    """Any real dtype → float32 samples (integers scaled to [-1, 1])."""
+def _file_blocks(f: "soundfile.SoundFile", name: str) -> Iterator[np.ndarray]:
+    """The file's frames as [n, channels] float32 blocks, all read into one reused buffer."""
+    buffer = np.empty((BLOCK_FRAMES, f.channels), dtype=np.float32)
+    while True:
+        with _decode_errors(name):
+            block = f.read(out=buffer)
+        if len(block) == 0:
+            return
+        yield block
+
+
+def _as_float(array: np.ndarray) -> np.ndarray:
+    """A real array (checked by _check_array) → float32 samples (integers scaled to [-1, 1])."""
     kind = array.dtype.kind
     if kind == "f":
         return array.astype(np.float32, copy=False)
-    if kind == "i":
-        scale = float(2 ** (8 * array.dtype.itemsize - 1))
-        return (array.astype(np.float64) / scale).astype(np.float32)
+    # In float64, in place: exact for every integer width up to 32 bits, one temporary.
+    half = float(2 ** (8 * array.dtype.itemsize - 1))
+    wide = array.astype(np.float64)
     if kind == "u":
-        half = float(2 ** (8 * array.dtype.itemsize - 1))
-        return ((array.astype(np.float64) - half) / half).astype(np.float32)
-    raise ParakeetError(f"{name}: audio arrays must hold real numbers (float or int), not {array.dtype}")
+        wide -= half
+    wide /= half
+    return wide.astype(np.float32)
 
 
-def _mono(array: np.ndarray, name: str) -> np.ndarray:
-    """1-D, or [frames, channels] averaged over channels."""
-    if array.ndim == 1:
-        return array
+def _check_array(array: np.ndarray, name: str) -> None:
+    """Arrays must be real, 1-D or 2-D [frames, channels] with a plausible channel count."""
+    if array.ndim == 0:
+        raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not a scalar")
+    if array.dtype.kind not in "fiu":
+        raise ParakeetError(f"{name}: audio arrays must hold real numbers (float or int), not {array.dtype}")
+    if array.ndim > 2:
+        raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not {array.ndim}-D")
     if array.ndim == 2:
         channels = array.shape[1]
         if channels == 0:
@@ -93,14 +120,25 @@ def _mono(array: np.ndarray, name: str) -> np.ndarray:
                 f"{name}: audio array of shape {array.shape} would have {channels} channels; arrays are "
                 "[frames, channels] (transpose a [channels, frames] array with .T)"
             )
-        return array[:, 0] if channels == 1 else array.mean(axis=1, dtype=np.float32)
-    raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not {array.ndim}-D")
 
 
-def _check_finite(samples: np.ndarray, name: str) -> None:
+def _array_blocks(array: np.ndarray) -> Iterator[np.ndarray]:
+    """The array's frames as float32 blocks (1-D, or [n, channels]), converted one at a time."""
+    for begin in range(0, len(array), BLOCK_FRAMES):
+        yield _as_float(array[begin:begin + BLOCK_FRAMES])
+
+
+def _mono(block: np.ndarray) -> np.ndarray:
+    """A float32 block, 1-D or [n, channels] averaged over channels."""
+    if block.ndim == 1:
+        return block
+    return block[:, 0] if block.shape[1] == 1 else block.mean(axis=1, dtype=np.float32)
+
+
+def _check_finite(samples: np.ndarray, name: str, offset: int = 0) -> None:
     bad = np.flatnonzero(~np.isfinite(samples))
     if bad.size:
-        raise ParakeetError(f"{name}: sample {int(bad[0])} is not a finite number (NaN or Inf)")
+        raise ParakeetError(f"{name}: sample {offset + int(bad[0])} is not a finite number (NaN or Inf)")
 
 
 def _check_rate(rate: Any, name: str) -> int:
@@ -109,12 +147,49 @@ def _check_rate(rate: Any, name: str) -> int:
     return int(rate)
 
 
-def resample(samples: np.ndarray, rate: int, target_rate: int) -> np.ndarray:
-    """float32 mono ``samples`` from ``rate`` to ``target_rate`` Hz (soxr, high quality)."""
-    if rate == target_rate or samples.size == 0:
-        return np.ascontiguousarray(samples, dtype=np.float32)
-    out = soxr.resample(np.ascontiguousarray(samples, dtype=np.float32), rate, target_rate, quality="HQ")
-    return np.ascontiguousarray(out, dtype=np.float32)
+class _MonoOutput:
+    """Collects mono float32 blocks at ``rate`` into one array at ``target_rate``.
+
+    Blocks are resampled as they come by a soxr stream (HQ), whose output is bitwise that of
+    ``soxr.resample`` on the whole signal, into an output allocated once at its expected size:
+    the source is never held at its own rate in full, nor the output twice.
+    """
+
+    def __init__(self, name: str, rate: int, target_rate: int, frames_hint: int, check_finite: bool):
+        self._name = name
+        self._check_finite = check_finite
+        self._stream = (
+            None if rate == target_rate
+            else soxr.ResampleStream(rate, target_rate, 1, dtype="float32", quality="HQ")
+        )
+        # soxr's total can differ from the exact ratio by a sample or so; _put grows if needed.
+        expected = frames_hint if self._stream is None else -(-frames_hint * target_rate // rate) + 2
+        self._out = np.empty(max(expected, 0), dtype=np.float32)
+        self._n = 0
+        self._seen = 0  # input samples so far, to name a bad sample by its position
+
+    def add(self, samples: np.ndarray) -> None:
+        if self._check_finite:
+            _check_finite(samples, self._name, self._seen)
+        self._seen += samples.size
+        if self._stream is None:
+            self._put(samples)
+        else:
+            self._put(self._stream.resample_chunk(np.ascontiguousarray(samples), last=False))
+
+    def finish(self) -> np.ndarray:
+        if self._stream is not None:
+            self._put(self._stream.resample_chunk(np.empty(0, dtype=np.float32), last=True))
+        # Shrinks in place (realloc): no second copy of a long output.
+        self._out.resize(self._n, refcheck=False)
+        return self._out
+
+    def _put(self, samples: np.ndarray) -> None:
+        end = self._n + samples.size
+        if end > self._out.size:  # a file that did not know its length, or soxr's extra sample
+            self._out.resize(max(end, self._out.size * 3 // 2 + BLOCK_FRAMES), refcheck=False)
+        self._out[self._n:end] = samples
+        self._n = end
 
 
 def prepare_audio(
@@ -131,21 +206,29 @@ def prepare_audio(
     target_rate = _check_rate(target_rate, "target_rate")
     name = _describe(source) if not isinstance(source, np.ndarray) else "audio array"
     if isinstance(source, np.ndarray):
-        array = source
         if sample_rate is None:
             raise ParakeetError(f"{name}: sample_rate is required for audio arrays")
         rate = _check_rate(sample_rate, name)
-        if array.ndim == 0:
-            raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not a scalar")
-        samples = _mono(_as_float(array, name), name)
-    else:
-        if sample_rate is not None:
-            raise ParakeetError(f"{name}: sample_rate is only for audio arrays; files carry their own rate")
-        data, rate = _read_file(source)
-        samples = _mono(data, name)
-    if check_finite or rate != target_rate:
-        _check_finite(samples, name)
-    return resample(samples, rate, target_rate)
+        _check_array(source, name)
+        check = check_finite or rate != target_rate
+        if rate == target_rate and source.ndim == 1 and source.dtype == np.float32:
+            # Already what the library takes: passed on without a copy (unless not contiguous).
+            if check:
+                _check_finite(source, name)
+            return np.ascontiguousarray(source)
+        out = _MonoOutput(name, rate, target_rate, len(source), check)
+        for block in _array_blocks(source):
+            out.add(_mono(block))
+        return out.finish()
+    if sample_rate is not None:
+        raise ParakeetError(f"{name}: sample_rate is only for audio arrays; files carry their own rate")
+    with _open_file(source) as f:
+        rate = int(f.samplerate)
+        frames = f.frames if f.seekable() else 0
+        out = _MonoOutput(name, rate, target_rate, frames, check_finite or rate != target_rate)
+        for block in _file_blocks(f, name):
+            out.add(_mono(block))
+    return out.finish()
 
 
 def load_audio(source: AudioSource, *, target_rate: int = 16000, sample_rate: Optional[int] = None) -> np.ndarray:

@@ -1,13 +1,15 @@
 """load_audio / prepare_audio: every input kind, mixing, scaling, resampling and the errors."""
 
 import io
+import tracemalloc
 from pathlib import Path
 
 import numpy as np
 import pytest
 import soundfile
+import soxr
 
-from parakeet_py import ParakeetError, load_audio
+from parakeet_py import ParakeetError, audio, load_audio
 from parakeet_py.audio import prepare_audio
 
 AUDIO = Path(__file__).resolve().parents[1] / "data" / "audio"
@@ -117,6 +119,60 @@ def test_two_d_arrays_are_frames_by_channels_and_averaged():
     np.testing.assert_array_equal(one, left)
     non_contiguous = np.stack([left, right], axis=1)[::2]
     assert prepare_audio(non_contiguous, sample_rate=16000).flags["C_CONTIGUOUS"]
+
+
+def _peak_traced_bytes(fn):
+    """(result of fn(), peak bytes Python and numpy allocated while it ran)."""
+    tracemalloc.start()
+    try:
+        result = fn()
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# What blocks may add on top of the output, in units of one mono float32 block: a stereo block
+# converted through float64 (4) into float32 (2), the previous float32 block (2), its mixdown,
+# finiteness check and resampled chunk (~2), and some slack.
+BLOCK_ALLOWANCE = 12 * audio.BLOCK_FRAMES * 4
+
+
+def test_long_stereo_file_is_loaded_without_whole_copies(tmp_path):
+    # 2 min of 44.1 kHz stereo, 16 bit. Read whole, as float32 stereo plus its mixdown plus the
+    # resampled output, it would take ~70 MB; block by block it is the 7.7 MB output and blocks.
+    rate = 44100
+    x = sine(300, rate, 120.0)
+    path = tmp_path / "long.wav"
+    soundfile.write(path, np.stack([x, -0.5 * x], axis=1), rate, subtype="PCM_16")
+    del x
+    y, peak = _peak_traced_bytes(lambda: load_audio(path))
+    assert y.dtype == np.float32 and y.flags["C_CONTIGUOUS"] and y.flags["OWNDATA"]
+    assert abs(len(y) - 120 * 16000) <= 1
+    assert peak < y.nbytes + BLOCK_ALLOWANCE, (peak, y.nbytes)
+    assert abs(dominant_frequency(y[:16000], 16000) - 300) < 5
+
+
+def test_long_integer_array_is_converted_without_whole_copies():
+    # A float64 copy of this int16 stereo array alone would be 4x its 21 MB.
+    stereo = (np.stack([sine(300, 44100, 120.0)] * 2, axis=1) * 32767).astype(np.int16)
+    y, peak = _peak_traced_bytes(lambda: prepare_audio(stereo, sample_rate=44100))
+    assert abs(len(y) - 120 * 16000) <= 1
+    assert peak < y.nbytes + BLOCK_ALLOWANCE, (peak, y.nbytes)
+    same_rate, peak = _peak_traced_bytes(lambda: prepare_audio(stereo, sample_rate=16000))
+    assert len(same_rate) == len(stereo)
+    assert peak < same_rate.nbytes + BLOCK_ALLOWANCE, (peak, same_rate.nbytes)
+
+
+def test_streamed_resampling_matches_soxr_on_the_whole_signal():
+    # Several blocks, a ragged last one: the stream must give soxr.resample's samples exactly.
+    x = np.random.default_rng(5).standard_normal(3 * audio.BLOCK_FRAMES + 1234).astype(np.float32) * 0.2
+    for rate in (8000, 44100, 48000):
+        expected = soxr.resample(x, rate, 16000, quality="HQ")
+        np.testing.assert_array_equal(prepare_audio(x, sample_rate=rate), expected)
+    nan = x.copy()
+    nan[2 * audio.BLOCK_FRAMES + 7] = np.nan  # found in a later block, named by its position
+    with pytest.raises(ParakeetError, match=f"sample {2 * audio.BLOCK_FRAMES + 7} is not"):
+        prepare_audio(nan, sample_rate=44100)
 
 
 def test_empty_audio_gives_an_empty_array():

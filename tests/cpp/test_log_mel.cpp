@@ -218,6 +218,25 @@ TEST(LogMel, BitwiseIdenticalAcrossThreadCounts) {
     }
 }
 
+// Hours of audio go through compute in one call: its scratch (per thread, one frame's FFT
+// buffers; for the statistics, a few values per mel bin) must not grow with the length, so no
+// power spectrum of every frame and no padded copy of the signal.
+TEST(LogMel, ScratchDoesNotGrowWithTheLength) {
+    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000));
+    auto scratch_for = [&](int64_t n_samples) {
+        const std::vector<float> x = test_signal(n_samples, 3);
+        pk::ThreadTeam team(2);
+        pk::Arena arena;
+        std::vector<float> out(lm.n_frames(n_samples) * lm.config().n_mels);
+        lm.compute(team, arena, x.data(), n_samples, out.data());
+        return arena.high_water_bytes();
+    };
+    const size_t one_second = scratch_for(16000);
+    EXPECT_EQ(scratch_for(120 * 16000), one_second);
+    // 2 threads x (2 * n_fft + 2) floats, plus 16 bytes per mel bin, plus alignment.
+    EXPECT_LE(one_second, 2 * (2 * 512 + 2 + 16) * sizeof(float) + 80 * 16 + 4 * pk::Arena::kAlignment);
+}
+
 TEST(LogMel, RejectsMismatchedInputs) {
     const LogMelConfig c = nemo_config();
     EXPECT_THROW(LogMel(c, symmetric_hann(399), triangular_filterbank(80, 512, 16000)), std::invalid_argument);

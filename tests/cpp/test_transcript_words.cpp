@@ -83,6 +83,23 @@ TEST_F(TranscriptWords, TdtWordsSpanTokenDurationsAndPunctuationTakesThePrevious
     EXPECT_EQ(tr.tokens[4].duration, 3);
 }
 
+// Times come from integer frame indices multiplied once (frame x stride x subsampling, NeMo's
+// order), so a word at the end of a 3-hour recording (135000 frames) has the exact time, with
+// no drift from summing per-frame steps.
+TEST_F(TranscriptWords, WordTimesAtTheEndOfAThreeHourFileAreExact) {
+    const int last = 3 * 3600 * 100 / 8 - 5;  // 134995
+    const pk::Transcript tr =
+        builder.build(tokens({{"▁Th", last - 3, 1, 0.9f}, {"e", last - 2, 1, 0.9f}, {"▁w", last, 2, 0.9f}}),
+                      pk::TimestampRule::Tdt);
+    ASSERT_EQ(tr.words.size(), 2u);
+    // Exact decimal values: 134992 x 0.08 = 10799.36, 134995 x 0.08 = 10799.6.
+    EXPECT_NEAR(tr.words[0].start_sec, 10799.36, 1e-9);
+    EXPECT_NEAR(tr.words[0].end_sec, 10799.52, 1e-9);
+    EXPECT_NEAR(tr.words[1].start_sec, 10799.6, 1e-9);
+    EXPECT_NEAR(tr.words[1].end_sec, 10799.76, 1e-9);
+    EXPECT_NEAR(tr.token_seconds(tr.tokens[2]), 10799.6, 1e-9);
+}
+
 TEST_F(TranscriptWords, RnntTokensLastOneFrame) {
     const pk::Transcript tr = builder.build(tokens(kSentence), pk::TimestampRule::Rnnt);
     EXPECT_EQ(tr.text, "The wor. a, some?");

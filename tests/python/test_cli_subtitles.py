@@ -21,6 +21,22 @@ def test_timestamps():
     assert _timestamp(-1, ".") == "00:00:00.000"
 
 
+def test_cues_of_a_three_hour_file_are_well_formed():
+    # Word times as the library gives them for frames near the end of 3 hours (frame x 0.08).
+    frames = range(134000, 135000, 7)
+    words = [Word("w%d" % f, f * 0.08, (f + 3) * 0.08, 0.9) for f in frames]
+    srt = to_srt(words, media_end=10800.0)
+    stamps = re.findall(r"^(\d\d):(\d\d):(\d\d),(\d\d\d) --> (\d\d):(\d\d):(\d\d),(\d\d\d)$", srt, re.M)
+    assert stamps and all(s[0] == "02" for s in stamps)
+    ms = [[int(h) * 3_600_000 + int(m) * 60_000 + int(s) * 1000 + int(x) for h, m, s, x in (c[:4], c[4:])]
+          for c in stamps]
+    assert all(a < b for a, b in ms)  # every cue has a positive length
+    assert all(ms[i][1] <= ms[i + 1][0] for i in range(len(ms) - 1))  # and cues never overlap
+    assert ms[0][0] == 134000 * 80  # the first word's time, exact to the millisecond
+    assert _timestamp(134995 * 0.08, ",") == "02:59:59,600"
+    assert to_vtt(words, media_end=10800.0).startswith("WEBVTT")
+
+
 def test_wrap_balances_two_lines():
     assert wrap("short line") == ["short line"]
     text = "one two three four five six seven eight nine ten"

@@ -93,10 +93,14 @@ def read_wav(path):
     """16-bit mono WAV as float32 in [-1, 1] (what NeMo's loader gives: int16 / 32768)."""
     with wave.open(path, "rb") as w:
         assert w.getsampwidth() == 2 and w.getnchannels() == 1, path
-        data = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2")
-        rate = w.getframerate()
-    assert rate == 16000, path
-    return np.ascontiguousarray(data.astype(np.float32) / 32768.0)
+        assert w.getframerate() == 16000, path
+        out = np.empty(w.getnframes(), dtype=np.float32)
+        # In blocks, so an hour of audio never exists twice (int16 and float32) in memory.
+        block = 1 << 20
+        for i in range(0, len(out), block):
+            data = np.frombuffer(w.readframes(block), dtype="<i2")
+            np.multiply(data, np.float32(1.0 / 32768.0), out=out[i:i + len(data)], casting="unsafe")
+    return out
 
 
 def memory():

@@ -1,31 +1,49 @@
 #!/usr/bin/env python3
-"""End-to-end RTFx on one clip: libparakeet (f32, f16, q8_0) vs NeMo (PyTorch) vs onnxruntime.
+"""End-to-end RTFx on one clip: libparakeet (f32, f16, q8_0 at each ISA level) vs NeMo (PyTorch)
+vs onnxruntime (f32 and int8, our driver and onnx-asr) vs parakeet.cpp.
 
     .nemo/bin/python bench/bench_e2e.py                       # 110m, clip_10s, 2 threads, 7 reps
     .nemo/bin/python bench/bench_e2e.py --reps 11 --json out.json
+    .nemo/bin/python bench/bench_e2e.py --lib-base build-base/libparakeet/libparakeet.so \
+        --engines ours-q8_0,ours-base-q8_0,onnx-asr-int8,nemo
 
 Needs bench/make_bench_models.py's outputs and a Release libparakeet (build-bench/ or
-$PARAKEET_LIBRARY). Every engine runs in its own worker process (its peak RSS is its own) with
-the same thread count; the audio is decoded before timing; each engine gets one untimed
-warm-up; then the rounds run the engines one after another (the order rotates every round)
-so that load changes on this shared machine hit all of them alike. Reported: the median time
-per engine, RTFx = audio seconds / median seconds, ratios, and the machine load.
+$PARAKEET_LIBRARY); the pcpp-* engines need bench/setup_parakeet_cpp.sh. Every engine runs in
+its own worker process (its peak RSS is its own) with the same thread count; the audio is
+decoded before timing; each engine gets one untimed warm-up; then the rounds run the engines
+one after another (the order rotates every round) so that load changes on this shared machine
+hit all of them alike. Reported: the median time per engine, RTFx = audio seconds / median
+seconds, ratios, the machine load, the instruction set each engine ran, and the issue's
+targets as PASS/FAIL lines (a benchmark's printout, not a test).
 
-What each engine does per request (the whole pipeline, from float samples to token ids/text):
-  ours-*  parakeet_capi_transcribe_pcm (mel, encoder, greedy TDT, detokenisation) after
-          parakeet_capi_set_threads(T).
+Engines (the whole pipeline per request, from float samples to token ids/text):
+  ours-W[@L]  W = f32 | f16 | q8_0: parakeet_capi_transcribe_pcm (mel, encoder, greedy TDT,
+          detokenisation) on model-W.gguf after parakeet_capi_set_threads(T). "@L" runs the
+          worker with PARAKEET_CPU=L (scalar | avx2 | avx512); a plain ours-W in --engines
+          becomes one engine per --levels entry. The worker reads back the level that ran
+          (model info "isa") and the run stops if it is not the one asked for.
+  ours-base-W  the same on --lib-base (a libparakeet built from an older commit, e.g. the
+          issue's base 67e3060); its own dispatch (that commit has no avx512 level to pick).
   nemo    torch.set_num_threads(T), model.eval(), torch.no_grad(): model.preprocessor ->
           model.encoder -> model.decoding.rnnt_decoder_predictions_tensor (the calls
           transcribe() makes, without its dataloader). Strategy: the model's "greedy"
           (GreedyTDTInfer) unless --nemo-strategy says otherwise.
   nemo-transcribe (optional, --engines ...,nemo-transcribe) model.transcribe([array],
           batch_size=1), dataloader and all, then model.eval() (untimed).
-  ort     onnxruntime on NeMo's export (intra_op_num_threads=T): a numpy log-mel (NeMo's
-          filterbank and window, same steps as NeMo's FilterbankFeatures) -> encoder-model.onnx
-          -> a Python greedy TDT loop (GreedyTDTInfer's rules) calling decoder_joint-model.onnx
-          once per step.
+  ort, ort-int8  onnxruntime on NeMo's export (intra_op_num_threads=T), f32 or the
+          quantize_dynamic int8 files: a numpy log-mel (NeMo's filterbank and window, same
+          steps as NeMo's FilterbankFeatures) -> encoder-model[.int8].onnx -> a Python greedy
+          TDT loop (GreedyTDTInfer's rules) calling decoder_joint-model[.int8].onnx per step.
+  onnx-asr, onnx-asr-int8  the onnx-asr package on the same files, as its users run it:
+          load_model("nemo-conformer-tdt", <model>/onnx, quantization=None | "int8",
+          sess_options with intra_op_num_threads=T), recognize(samples) (its numpy mel and
+          its TDT loop).
+  pcpp-W  parakeet.cpp (ggml), the PyPI wheel parakeet-cpp-cuda with its CUDA libraries
+          stubbed (CPU backend), on the same model-W.gguf: parakeet_capi_transcribe_pcm after
+          pk::set_num_threads(T). Its "isa" is what its ggml CPU backend was built with.
 """
 import argparse
+import glob
 import json
 import os
 import sys
@@ -36,8 +54,10 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-ENGINES = ("ours-f32", "ours-f16", "ours-q8_0", "nemo", "ort")
-OPTIONAL_ENGINES = ("nemo-transcribe",)
+ENGINES = ("ours-f32", "ours-f16", "ours-q8_0", "nemo", "ort", "ort-int8", "onnx-asr", "onnx-asr-int8")
+OPTIONAL_ENGINES = ("nemo-transcribe", "ours-base-W (with --lib-base)", "pcpp-W", "ours-W@L")
+LEVELS = ("scalar", "avx2", "avx512")
+PCPP_DIR = os.path.join(bl.REPO, ".cache", "pcpp")
 
 
 # ------------------------------------------------------------------------------------ workers
@@ -46,6 +66,7 @@ class OursEngine:
     def __init__(self, model_dir, wtype, threads, lib):
         self.pk = bl.Parakeet(os.path.join(model_dir, f"model-{wtype}.gguf"), lib)
         self.pk.set_threads(threads)
+        self.isa = self.pk.info().get("isa")  # None from a library older than the field
 
     def run(self, audio):
         t0 = time.perf_counter()
@@ -147,17 +168,24 @@ class NumpyMel:
         return mel[None].astype(np.float32), valid
 
 
+def ort_options(threads):
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return opts
+
+
 class OrtEngine:
-    def __init__(self, model_dir, threads):
+    def __init__(self, model_dir, threads, suffix):
         import onnxruntime as ort
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts = ort_options(threads)
         onnx = os.path.join(model_dir, "onnx")
         providers = ["CPUExecutionProvider"]
-        self.enc = ort.InferenceSession(os.path.join(onnx, "encoder-model.onnx"), opts, providers=providers)
-        self.dec = ort.InferenceSession(os.path.join(onnx, "decoder_joint-model.onnx"), opts, providers=providers)
+        self.enc = ort.InferenceSession(os.path.join(onnx, f"encoder-model{suffix}.onnx"), opts, providers=providers)
+        self.dec = ort.InferenceSession(os.path.join(onnx, f"decoder_joint-model{suffix}.onnx"), opts,
+                                        providers=providers)
         self.mel = NumpyMel(os.path.join(model_dir, "frontend.npz"))
         self.durations = [0, 1, 2, 3, 4]
         # Joint width = vocabulary + blank + durations; the blank id is the vocabulary size.
@@ -215,22 +243,118 @@ class OrtEngine:
         return {"text": None, "ids": self._pipeline(audio)[0]}
 
 
+class OnnxAsrEngine:
+    """onnx-asr's own pipeline (what its users run) on the files make_bench_models.py lays out
+    for it in <model>/onnx."""
+
+    def __init__(self, model_dir, threads, quantization):
+        import onnx_asr
+        onnx = os.path.join(model_dir, "onnx")
+        self.model = onnx_asr.load_model("nemo-conformer-tdt", onnx, quantization=quantization,
+                                         sess_options=ort_options(threads), providers=["CPUExecutionProvider"])
+        self.timestamped = self.model.with_timestamps()
+        # Its results carry token strings ("\u2581" shown as a space); map them back to ids.
+        with open(os.path.join(onnx, "vocab.txt")) as f:
+            self.ids = {tok.replace("\u2581", " "): int(i) for tok, i in (line.rstrip("\n").split(" ") for line in f)}
+
+    def run(self, audio):
+        t0 = time.perf_counter()
+        self.model.recognize(audio, sample_rate=16000)
+        return {"seconds": time.perf_counter() - t0}
+
+    def result(self, audio):
+        r = self.timestamped.recognize(audio, sample_rate=16000)
+        return {"text": r.text, "ids": [self.ids[t] for t in r.tokens]}
+
+
+class PcppEngine:
+    """parakeet.cpp's libparakeet.so from the parakeet-cpp-cuda wheel. Its C calls for
+    loading and transcribing have our signatures; the thread count is the library's C++
+    pk::set_num_threads (exported, no C wrapper)."""
+
+    CDEF = """
+        void* parakeet_capi_load(const char* gguf_path);
+        char* parakeet_capi_transcribe_pcm(void* ctx, const float* samples, int n_samples,
+                                           int sample_rate, int decoder);
+        char* parakeet_capi_transcribe_path_json(void* ctx, const char* wav_path, int decoder);
+        const char* parakeet_capi_last_error(void* ctx);
+        void parakeet_capi_free_string(char* s);
+        void _ZN2pk15set_num_threadsEi(int n);
+        int ggml_cpu_has_avx2(void);
+        int ggml_cpu_has_avx512(void);
+        int ggml_cpu_has_avx512_vnni(void);
+        int ggml_cpu_has_avx512_bf16(void);
+    """
+
+    def __init__(self, model_dir, wtype, threads, lib_path, clip_path):
+        import ctypes
+        import cffi
+        libdir = os.path.dirname(lib_path)
+        # As the wheel's own loader does: its ggml libraries first, global, in dependency order
+        # (they are found by soname only once loaded; their RUNPATH points at the build tree).
+        for dep in ("libggml-base.so", "libggml-cpu.so", "libggml-cuda.so", "libggml.so"):
+            ctypes.CDLL(os.path.join(libdir, dep), mode=ctypes.RTLD_GLOBAL)
+        self.ffi = cffi.FFI()
+        self.ffi.cdef(self.CDEF)
+        self.lib = self.ffi.dlopen(lib_path)
+        cpu = self.ffi.dlopen(os.path.join(libdir, "libggml-cpu.so"))
+        self.isa = "ggml:" + ",".join(n for n in ("avx2", "avx512", "avx512_vnni", "avx512_bf16")
+                                      if getattr(cpu, f"ggml_cpu_has_{n}")())
+        self.lib._ZN2pk15set_num_threadsEi(threads)
+        self.clip_path = clip_path
+        self.ctx = self.lib.parakeet_capi_load(os.path.join(model_dir, f"model-{wtype}.gguf").encode())
+        if self.ctx == self.ffi.NULL:
+            raise RuntimeError(f"parakeet.cpp could not load model-{wtype}.gguf")
+
+    def _take(self, s):
+        if s == self.ffi.NULL:
+            raise RuntimeError(self.ffi.string(self.lib.parakeet_capi_last_error(self.ctx)).decode())
+        try:
+            return self.ffi.string(s).decode()
+        finally:
+            self.lib.parakeet_capi_free_string(s)
+
+    def run(self, audio):
+        ptr = self.ffi.cast("const float*", self.ffi.from_buffer(audio))
+        t0 = time.perf_counter()
+        out = self.lib.parakeet_capi_transcribe_pcm(self.ctx, ptr, len(audio), 16000, 0)
+        seconds = time.perf_counter() - t0
+        self._take(out)
+        return {"seconds": seconds}
+
+    def result(self, audio):
+        # Its JSON call takes a path only (the same clip the worker decoded).
+        j = json.loads(self._take(self.lib.parakeet_capi_transcribe_path_json(self.ctx, self.clip_path.encode(), 0)))
+        return {"text": j["text"], "ids": [t["id"] for t in j["tokens"]]}
+
+
+def make_engine(args):
+    name = args.worker.split("@")[0]
+    if name.startswith("ours-base-"):
+        return OursEngine(args.model_dir, name[len("ours-base-"):], args.threads, args.lib_base)
+    if name.startswith("ours-"):
+        return OursEngine(args.model_dir, name[len("ours-"):], args.threads, args.lib)
+    if name.startswith("pcpp-"):
+        return PcppEngine(args.model_dir, name[len("pcpp-"):], args.threads, args.pcpp_lib, args.clip_path)
+    if name in ("nemo", "nemo-transcribe"):
+        cls = NemoEngine if name == "nemo" else NemoTranscribeEngine
+        return cls(args.model_dir, args.threads, args.nemo_strategy)
+    if name in ("ort", "ort-int8"):
+        return OrtEngine(args.model_dir, args.threads, ".int8" if name == "ort-int8" else "")
+    if name in ("onnx-asr", "onnx-asr-int8"):
+        return OnnxAsrEngine(args.model_dir, args.threads, "int8" if name == "onnx-asr-int8" else None)
+    raise SystemExit(f"unknown engine {args.worker}")
+
+
 def worker_main(args):
     proto = bl.claim_stdout()
     audio = bl.read_wav(args.clip_path)
     t0 = time.perf_counter()
-    if args.worker.startswith("ours-"):
-        engine = OursEngine(args.model_dir, args.worker[5:], args.threads, args.lib)
-    elif args.worker == "nemo":
-        engine = NemoEngine(args.model_dir, args.threads, args.nemo_strategy)
-    elif args.worker == "nemo-transcribe":
-        engine = NemoTranscribeEngine(args.model_dir, args.threads, args.nemo_strategy)
-    else:
-        engine = OrtEngine(args.model_dir, args.threads)
+    engine = make_engine(args)
     load_s = time.perf_counter() - t0
 
     def ready():
-        return {"load_seconds": load_s, "memory": bl.memory()}
+        return {"load_seconds": load_s, "memory": bl.memory(), "isa": getattr(engine, "isa", None)}
 
     def finish():
         return {**engine.result(audio), "memory": bl.memory()}
@@ -241,13 +365,91 @@ def worker_main(args):
 # ------------------------------------------------------------------------------------- parent
 
 def worker_argv(args, engine):
-    python = args.nemo_python if not engine.startswith("ours-") else sys.executable
+    if engine.startswith("ours-"):
+        python = sys.executable
+    elif engine.startswith("pcpp-"):
+        python = args.pcpp_python
+    else:
+        python = args.nemo_python
     argv = [python, os.path.abspath(__file__), "--worker", engine, "--model-dir", args.model_dir,
             "--clip-path", args.clip_path, "--threads", str(args.threads),
             "--nemo-strategy", args.nemo_strategy]
-    if args.lib:
-        argv += ["--lib", args.lib]
+    for opt in ("lib", "lib_base", "pcpp_lib"):
+        if getattr(args, opt):
+            argv += ["--" + opt.replace("_", "-"), getattr(args, opt)]
     return argv
+
+
+def worker_env(args, engine):
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    env.pop("PARAKEET_CPU", None)
+    if "@" in engine:
+        env["PARAKEET_CPU"] = engine.split("@")[1]
+    if engine.startswith("pcpp-"):
+        stub = os.path.join(PCPP_DIR, "stub")
+        env["LD_LIBRARY_PATH"] = stub + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+    return env
+
+
+def machine_levels():
+    """The ISA levels this CPU has, by libparakeet's rules (cpu_features.cpp): avx2 needs
+    AVX2+FMA+F16C, avx512 needs AVX512 F/BW/VL/VNNI."""
+    with open("/proc/cpuinfo") as f:
+        flags = set(next(line for line in f if line.startswith("flags")).split(":")[1].split())
+    levels = []
+    if {"avx2", "fma", "f16c"} <= flags:
+        levels.append("avx2")
+        if {"avx512f", "avx512bw", "avx512vl", "avx512_vnni"} <= flags:
+            levels.append("avx512")
+    return levels
+
+
+def expand_engines(names, levels):
+    """A plain ours-W becomes ours-W@L for every level; "auto" keeps it as is (the library's
+    own choice, no PARAKEET_CPU)."""
+    out = []
+    for e in names:
+        if e.startswith("ours-") and not e.startswith("ours-base-") and "@" not in e:
+            out += [e if lv == "auto" else f"{e}@{lv}" for lv in levels]
+        else:
+            out.append(e)
+    for e in out:
+        if "@" in e and e.split("@")[1] not in LEVELS:
+            raise SystemExit(f"{e}: the level must be one of {', '.join(LEVELS)}")
+    return out
+
+
+def fastest(med, names):
+    present = [e for e in names if e in med]
+    return min(present, key=med.get) if present else None
+
+
+def targets(args, med, rtfx, ref_ort_f32, ref_ort_int8):
+    """The issue's targets ("Use the whole CPU"), one line per libparakeet variant that they
+    name. ORT references are the fastest onnxruntime engine of that precision in this run."""
+    lines = []
+
+    def line(ok, text):
+        lines.append(f"{'PASS' if ok else 'FAIL'}  {text}")
+
+    def variants(wtype):
+        return [e for e in med if e.split("@")[0] == f"ours-{wtype}"]
+
+    if args.model == "110m":
+        for e in variants("q8_0") if ref_ort_int8 else []:
+            r = med[ref_ort_int8] / med[e]
+            line(r >= 3.5, f"110M q8_0 >= 3.5x onnxruntime int8: {e} {r:.2f}x {ref_ort_int8}")
+        for e in variants("f32") if ref_ort_f32 else []:
+            r = med[ref_ort_f32] / med[e]
+            line(r >= 1.6, f"110M f32 >= 1.6x onnxruntime f32: {e} {r:.2f}x {ref_ort_f32}")
+    if args.model == "600m":
+        for e in variants("q8_0"):
+            line(rtfx[e] >= 30, f"0.6B q8_0 RTFx >= 30: {e} RTFx {rtfx[e]:.1f}")
+    if "ours-base-q8_0" in med:
+        for e in variants("q8_0"):
+            r = med["ours-base-q8_0"] / med[e]
+            line(r >= 1.8, f"q8_0 >= 1.8x the base commit's q8_0: {e} {r:.2f}x ours-base-q8_0")
+    return lines
 
 
 def main():
@@ -256,30 +458,50 @@ def main():
     ap.add_argument("--model-dir", default=None, help="default: .cache/bench/<model>")
     ap.add_argument("--clip", default="clip_10s")
     ap.add_argument("--clip-path", default=None, help="default: .cache/bench/clips/<clip>.wav")
-    ap.add_argument("--engines", default=",".join(ENGINES),
-                    help="comma list of " + ",".join(ENGINES + OPTIONAL_ENGINES))
+    ap.add_argument("--engines", default=None,
+                    help="comma list of " + ",".join(ENGINES + OPTIONAL_ENGINES) + " (W = f32, f16, q8_0; "
+                    "L = " + ", ".join(LEVELS) + "); default: " + ",".join(ENGINES) +
+                    ", plus ours-base-q8_0 with --lib-base and pcpp-q8_0 when bench/setup_parakeet_cpp.sh has run")
+    ap.add_argument("--levels", default=None,
+                    help="ISA levels for each plain ours-W engine, comma list of " + ", ".join(LEVELS) +
+                    " or auto (no PARAKEET_CPU); default: the levels this CPU has")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7, help="timed rounds (median reported)")
     ap.add_argument("--nemo-strategy", default="greedy", choices=("greedy", "greedy_batch"))
     ap.add_argument("--nemo-python", default=bl.NEMO_PYTHON)
     ap.add_argument("--lib", default=None, help="libparakeet.so (default: $PARAKEET_LIBRARY or build-bench)")
+    ap.add_argument("--lib-base", default=None, help="a second libparakeet.so for the ours-base-* engines")
+    ap.add_argument("--pcpp-python", default=os.path.join(PCPP_DIR, "venv", "bin", "python"))
+    ap.add_argument("--pcpp-lib", default=None, help="parakeet.cpp's libparakeet.so (default: the wheel's)")
     ap.add_argument("--json", default=None, help="write the results here")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.model_dir = args.model_dir or os.path.join(bl.CACHE, args.model)
     args.clip_path = args.clip_path or os.path.join(bl.CACHE, "clips", args.clip + ".wav")
+    if args.pcpp_lib is None:
+        found = glob.glob(os.path.join(PCPP_DIR, "venv", "lib", "python3*", "site-packages", "parakeet", "lib",
+                                       "libparakeet.so"))
+        args.pcpp_lib = found[0] if found else None
     if args.worker:
         return worker_main(args)
 
-    engines = args.engines.split(",")
+    if args.engines is None:
+        names = list(ENGINES) + (["ours-base-q8_0"] if args.lib_base else []) + \
+            (["pcpp-q8_0"] if args.pcpp_lib and os.path.exists(args.pcpp_python) else [])
+    else:
+        names = args.engines.split(",")
+    levels = args.levels.split(",") if args.levels else machine_levels()
+    engines = expand_engines(names, levels)
     audio_s = len(bl.read_wav(args.clip_path)) / 16000.0
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     workers = {}
     busy_before = bl.cpu_busy()  # before our workers exist: the other sessions' share
     try:
         for e in engines:
-            workers[e] = bl.Worker(e, worker_argv(args, e), env)
+            workers[e] = bl.Worker(e, worker_argv(args, e), worker_env(args, e))
         ready = {e: w.call("ready") for e, w in workers.items()}
+        for e in engines:  # a run must prove which instruction set each libparakeet used
+            if "@" in e and ready[e]["isa"] != e.split("@")[1]:
+                raise RuntimeError(f"{e}: the library ran {ready[e]['isa']!r}")
         for e, w in workers.items():  # warm-up
             w.call("run")
         times = {e: [] for e in engines}
@@ -304,17 +526,23 @@ def main():
             w.close()
 
     med = {e: bl.median(times[e]) for e in engines}
+    rtfx = {e: audio_s / med[e] for e in engines}
+    ref_f32 = fastest(med, ("ort", "onnx-asr"))
+    ref_int8 = fastest(med, ("ort-int8", "onnx-asr-int8"))
+    refs = [r for r in ("nemo" if "nemo" in med else None, ref_f32, ref_int8) if r]
     # Paired ratios: the engines of one round ran within a second or two of each other, so
     # the median of per-round ratios is less sensitive to the machine's drifting speed.
     paired = {ref: {e: bl.median([a / b for a, b in zip(times[ref], times[e])]) for e in engines}
-              for ref in ("nemo", "ort") if ref in engines}
+              for ref in refs}
     results = {"model": args.model, "clip": args.clip, "audio_seconds": audio_s, "threads": args.threads,
                "reps": args.reps, "nemo_strategy": args.nemo_strategy, "loadavg": loads,
-               "cpu_busy_before": busy_before, "others_cpu_share": others, "paired_speedup": paired, "engines": {}}
+               "cpu_busy_before": busy_before, "others_cpu_share": others, "paired_speedup": paired,
+               "libs": {"ours": bl.library_path(args.lib), "base": args.lib_base, "pcpp": args.pcpp_lib},
+               "ort_references": {"f32": ref_f32, "int8": ref_int8}, "engines": {}}
     for e in engines:
         st = {k: bl.median([s[k] for s in stages[e]]) for k in stages[e][0]} if stages[e] else None
         results["engines"][e] = {
-            "median_seconds": med[e], "rtfx": audio_s / med[e], "times": times[e], "stages": st,
+            "median_seconds": med[e], "rtfx": rtfx[e], "times": times[e], "stages": st, "isa": ready[e]["isa"],
             "load_seconds": ready[e]["load_seconds"], "peak_rss_bytes": finals[e]["memory"]["VmHWM"],
             "memory": finals[e]["memory"], "text": finals[e]["text"], "ids": finals[e]["ids"]}
 
@@ -328,20 +556,28 @@ def main():
                              "text_equal": None if r["text"] is None else r["text"] == ref["text"]}
     results["transcript_checks"] = checks
 
+    def ratio(ref, e):
+        return f"{med[ref] / med[e]:.2f} ({paired[ref][e]:.2f})" if ref else "-"
+
     rows = []
     for e in engines:
         r = results["engines"][e]
         st = r["stages"]
-        rows.append([e, f"{r['median_seconds'] * 1000:.0f}", f"{r['rtfx']:.1f}",
-                     f"{med['nemo'] / med[e]:.2f} ({paired['nemo'][e]:.2f})" if "nemo" in med else "-",
-                     f"{med['ort'] / med[e]:.2f} ({paired['ort'][e]:.2f})" if "ort" in med else "-",
+        rows.append([e, r["isa"] or "-", f"{r['median_seconds'] * 1000:.0f}", f"{r['rtfx']:.1f}",
+                     ratio("nemo" if "nemo" in med else None, e), ratio(ref_f32, e), ratio(ref_int8, e),
                      " / ".join(f"{st[k] * 1000:.0f}" for k in ("mel", "encoder", "decode")) if st else "-",
                      f"{bl.mb(r['peak_rss_bytes']):.0f}", len(r["ids"])])
     print(f"\n{args.model}, {args.clip} ({audio_s:.1f} s), {args.threads} threads, median of {args.reps}; "
           f"load average {min(loads):.2f}..{max(loads):.2f}; CPU busy before the run "
           f"{busy_before:.0%}; other processes' CPU share per round: median {bl.median(others):.0%}, "
-          f"max {max(others):.0%}\nratios: of medians (median of per-round ratios)")
-    print(bl.table(["engine", "ms", "RTFx", "vs NeMo", "vs ORT", "mel / enc / dec ms", "peak RSS MB", "tokens"], rows))
+          f"max {max(others):.0%}\nratios: of medians (median of per-round ratios); ORT f32 = {ref_f32}, "
+          f"ORT int8 = {ref_int8} (the faster onnxruntime engine of each precision)")
+    print(bl.table(["engine", "isa", "ms", "RTFx", "vs NeMo", "vs ORT f32", "vs ORT int8", "mel / enc / dec ms",
+                    "peak RSS MB", "tokens"], rows))
+    goals = targets(args, med, rtfx, ref_f32, ref_int8)
+    results["targets"] = goals
+    if goals:
+        print("\ntargets (this run; figures from a loaded machine are not final):\n" + "\n".join(goals))
     if ref:
         print("\ntranscripts vs NeMo: " + ", ".join(
             f"{e}: ids {'==' if c['ids_equal'] else '!='}"

@@ -13,7 +13,9 @@ What it makes under .cache/bench/ (see bench/README.md):
   <model>/model-{f32,f16,q8_0}.gguf   this repository's converter
   <model>/frontend.npz                NeMo's mel filterbank and window (for the numpy mel in ORT runs)
   <model>/summary.json                parameters, joint bias, tokens/s and durations on the clips
-  110m/onnx/{encoder,decoder_joint}-model.onnx   NeMo's model.export()
+  <model>/onnx/{encoder,decoder_joint}-model.onnx       NeMo's model.export() (external data for 600m)
+  <model>/onnx/{encoder,decoder_joint}-model.int8.onnx  onnxruntime quantize_dynamic of those
+  <model>/onnx/{vocab.txt,config.json}                  what onnx-asr reads (nemo-conformer-tdt)
 
 The models are NeMo's own classes and NeMo's default initialisation. Random weights emit a
 token at almost every step, which would make the decoder dominate; as with a trained model
@@ -342,11 +344,45 @@ def convert(nemo_path, out_dir, python, force):
 
 
 def export_onnx(model, onnx_dir):
-    """NeMo's own export: encoder-model.onnx and decoder_joint-model.onnx."""
+    """NeMo's own export: encoder-model.onnx and decoder_joint-model.onnx. Past 2 GB (the
+    600m encoder in f32) torch writes the weights as external data files beside the graph."""
     os.makedirs(onnx_dir, exist_ok=True)
     t0 = time.time()
     model.export(os.path.join(onnx_dir, "model.onnx"))
-    print(f"ONNX export in {time.time() - t0:.0f} s: {sorted(os.listdir(onnx_dir))}", flush=True)
+    print(f"ONNX export in {time.time() - t0:.0f} s", flush=True)
+
+
+def onnx_asr_files(onnx_dir, tokenizer_dir, n_mels):
+    """The two small files onnx-asr's nemo-conformer-tdt loader reads next to the graphs:
+    vocab.txt ("<piece> <id>" per line, the blank as "<blk>" after the vocabulary) and
+    config.json (model type, mel count, subsampling, max symbols per frame)."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=os.path.join(tokenizer_dir, "tokenizer.model"))
+    with open(os.path.join(onnx_dir, "vocab.txt"), "w") as f:
+        for i in range(sp.get_piece_size()):
+            f.write(f"{sp.id_to_piece(i)} {i}\n")
+        f.write(f"<blk> {sp.get_piece_size()}\n")
+    config = {"model_type": "nemo-conformer-tdt", "features_size": n_mels, "subsampling_factor": 8,
+              "max_tokens_per_step": 10}
+    with open(os.path.join(onnx_dir, "config.json"), "w") as f:
+        json.dump(config, f, indent=2)
+
+
+def quantize_onnx_int8(onnx_dir, force):
+    """<part>-model.int8.onnx from <part>-model.onnx with onnxruntime's quantize_dynamic, as
+    the published int8 Parakeet ONNX sets are made: int8 weights, activations quantized at
+    run time. Unsigned weights, because ORT's CPU ConvInteger (the conv module's pointwise
+    convolutions) takes only uint8."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    for part in ("encoder", "decoder_joint"):
+        src = os.path.join(onnx_dir, f"{part}-model.onnx")
+        dst = os.path.join(onnx_dir, f"{part}-model.int8.onnx")
+        if os.path.exists(dst) and not force:
+            continue
+        t0 = time.time()
+        quantize_dynamic(src, dst, weight_type=QuantType.QUInt8)
+        print(f"{os.path.basename(dst)}: {os.path.getsize(dst) / 1e6:.0f} MB in {time.time() - t0:.0f} s",
+              flush=True)
 
 
 def main():
@@ -366,7 +402,7 @@ def main():
         out_dir = os.path.join(args.out, name)
         nemo_path = os.path.join(out_dir, "model.nemo")
         onnx_dir = os.path.join(out_dir, "onnx")
-        want_onnx = name == "110m" and not args.no_onnx and (
+        want_onnx = not args.no_onnx and (
             args.force or not os.path.exists(os.path.join(onnx_dir, "encoder-model.onnx")))
         model = None
         if args.force or not os.path.exists(nemo_path):
@@ -378,6 +414,9 @@ def main():
                 model.eval()
             export_onnx(model, onnx_dir)
         del model
+        if not args.no_onnx:
+            onnx_asr_files(onnx_dir, tok_dir, MODELS[name]["n_mels"])
+            quantize_onnx_int8(onnx_dir, args.force)
         convert(nemo_path, out_dir, args.convert_python, args.force)
     return 0
 

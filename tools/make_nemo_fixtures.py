@@ -3,14 +3,18 @@
 
 Small random-weight NeMo models (NeMo's own classes and configs, fixed seeds) are saved as
 tests/data/nemo/<model>/model.nemo, and NeMo's outputs on every test clip are stored as
-tests/data/nemo/<model>/ref_<clip>.gguf. docs/fixtures.md describes every file and key.
+tests/data/nemo/<model>/ref_<clip>.gguf; on the long clips (assembled from the committed ones)
+NeMo's decoded results under full and local attention go to longref_<clip>_<setting>.gguf.
+docs/fixtures.md describes every file and key.
 
 Runs with the optional NeMo venv, never in tests/CI:
     .nemo/bin/python tools/make_nemo_fixtures.py            # everything
     .nemo/bin/python tools/make_nemo_fixtures.py --models ctc --clips speech
+    .nemo/bin/python tools/make_nemo_fixtures.py --clips long_3min --attention full,local64x32
 Rerunning reproduces the committed files byte for byte (same NeMo/torch/espeak versions).
 """
 import argparse
+import difflib
 import json
 import os
 import sys
@@ -19,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from nemo_fixtures import audio, build, capture, configs, gguf_out, verify  # noqa: E402
+from nemo_fixtures import attention, audio, build, capture, configs, gguf_out, verify  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = 1234
@@ -29,6 +33,9 @@ FULL_CLIPS = ("speech",)
 # The 30 s mel (3001 x n_mels floats) is stored for this model only; the other 80-mel models
 # have byte-identical preprocessors, so one copy is enough.
 LONG_MEL_MODELS = ("hybrid_tdt_ctc",)
+# The encoder output on a long clip (2250 x 64 floats, 0.6 MB per setting) is stored for this
+# model only: enough to tell an encoder difference from a decoder one.
+LONG_ENC_MODELS = ("hybrid_tdt_ctc",)
 
 
 def _versions() -> dict:
@@ -37,18 +44,17 @@ def _versions() -> dict:
     return {"nemo": nemo.__version__, "torch": torch.__version__}
 
 
-def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samples, res, info: dict):
-    w = gguf_out.RefWriter(path)
+def _write_model_info(w, name: str, arch, model, res, info: dict, n_samples: int, clip_strings: dict):
     blank = model.tokenizer.vocab_size  # blank is the last output, after the V tokens
     frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
     w.string("ref.model", name)
     w.string("ref.arch", arch.kind)
-    w.string("ref.clip", clip)
-    w.string("ref.clip_file", wav)
+    for key, value in clip_strings.items():
+        w.string(key, value)
     w.string("ref.nemo_version", info["nemo"])
     w.string("ref.torch_version", info["torch"])
     w.i32("ref.sample_rate", 16000)
-    w.i32("ref.n_samples", samples.shape[0])
+    w.i32("ref.n_samples", n_samples)
     w.i32("ref.n_mels", arch.n_mels)
     w.i32("ref.d_model", arch.d_model)
     w.i32("ref.n_layers", arch.n_layers)
@@ -60,24 +66,9 @@ def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samp
         w.i32s("ref.tdt_durations", arch.durations)
     w.i32("ref.mel_len", res.mel_len)
     w.i32("ref.enc_len", res.enc_len)
-    full = clip in FULL_CLIPS
-    has_mel = clip != "long_30s" or name in LONG_MEL_MODELS
-    w.boolean("ref.has_layers", full)
-    w.boolean("ref.has_mel", has_mel)
-    if has_mel:
-        w.tensor("mel", res.mel)
-    if full:
-        w.tensor("pre_encode", res.pre_encode)
-        for i, layer in enumerate(res.layers):
-            w.tensor(f"layer.{i}", layer)
-    w.tensor("enc", res.enc)
-    if res.ctc_logprobs is not None:
-        w.tensor("ctc_logprobs", res.ctc_logprobs)
-    if res.pred0 is not None:
-        w.tensor("pred0", res.pred0)
-        w.tensor("joint0", res.joint0)
-    if audio.CLIPS[clip][1] != 16000 or audio.CLIPS[clip][2] != 1:
-        w.tensor("audio", samples)  # NeMo's downmixed + resampled input
+
+
+def _write_decoded(w, res):
     for head, h in res.heads.items():
         p = f"ref.{head}."
         w.i32(p + "n_tokens", len(h.ids))
@@ -104,7 +95,89 @@ def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samp
             w.i32s(p + "durations", h.durations)
         w.string(p + "text", h.text)
         w.f32s(p + "token_conf", h.token_conf)
+
+
+def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samples, res, info: dict):
+    w = gguf_out.RefWriter(path)
+    _write_model_info(w, name, arch, model, res, info, samples.shape[0],
+                      {"ref.clip": clip, "ref.clip_file": wav})
+    full = clip in FULL_CLIPS
+    has_mel = clip != "long_30s" or name in LONG_MEL_MODELS
+    w.boolean("ref.has_layers", full)
+    w.boolean("ref.has_mel", has_mel)
+    if has_mel:
+        w.tensor("mel", res.mel)
+    if full:
+        w.tensor("pre_encode", res.pre_encode)
+        for i, layer in enumerate(res.layers):
+            w.tensor(f"layer.{i}", layer)
+    w.tensor("enc", res.enc)
+    if res.ctc_logprobs is not None:
+        w.tensor("ctc_logprobs", res.ctc_logprobs)
+    if res.pred0 is not None:
+        w.tensor("pred0", res.pred0)
+        w.tensor("joint0", res.joint0)
+    if audio.CLIPS[clip][1] != 16000 or audio.CLIPS[clip][2] != 1:
+        w.tensor("audio", samples)  # NeMo's downmixed + resampled input
+    _write_decoded(w, res)
     w.close()
+
+
+def write_long_reference(path: str, name: str, arch, model, clip: str, setting: str, samples, res, info: dict):
+    """Decoded results on a long clip under one attention setting; tokens and words, and the
+    encoder output for LONG_ENC_MODELS only (the other tensors would be megabytes)."""
+    w = gguf_out.RefWriter(path)
+    _write_model_info(w, name, arch, model, res, info, samples.shape[0], {"ref.clip": clip})
+    segments, _ = audio.LONG_CLIPS[clip]
+    w.strings("ref.clip_recipe", [f for f, _, _ in segments])
+    w.i32s("ref.clip_first", [first for _, first, _ in segments])
+    w.f32s("ref.clip_gain", [gain for _, _, gain in segments])
+    w.string("ref.clip_checksum", audio.clip_checksum(samples))
+    context = attention.SETTINGS[setting]
+    w.string("ref.attention", "full" if context is None else "local")
+    w.i32s("ref.att_context", [-1, -1] if context is None else context)
+    has_enc = name in LONG_ENC_MODELS
+    w.boolean("ref.has_enc", has_enc)
+    if has_enc:
+        w.tensor("enc", res.enc)
+    _write_decoded(w, res)
+    w.close()
+
+
+def verify_capture(model, arch, res) -> dict:
+    """verify.py's first-principles checks on one capture; returns the coverage statistics."""
+    sp = model.tokenizer.tokenizer
+    punct = getattr(model.tokenizer, "supported_punctuation", set())
+    frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
+    stats = {"mel_len": res.mel_len, "enc_len": res.enc_len}
+    for head in res.heads:
+        verify.check_words(res, head, frame_sec)
+        if head == "ctc":
+            verify.check_ctc(res, model.decoding.blank_id if arch.kind == "ctc"
+                             else model.ctc_decoding.blank_id, sp, punct)
+        else:
+            stats[head] = verify.check_transducer(model, arch, res, head)
+            assert res.heads[head].text == verify.detokenize(sp, res.heads[head].ids, punct)
+            if head in res.batch:
+                b = res.batch[head]
+                stats[head]["batch_tokens"] = len(b.ids)
+                stats[head]["batch_equal"] = b.ids == res.heads[head].ids
+        stats.setdefault("text", {})[head] = res.heads[head].text[:60]
+    return stats
+
+
+def compare_decoded(a, b) -> dict:
+    """How two captures' greedy results differ, per head: token counts, the first token index
+    where (id, frame) differ (-1: none) and how many tokens of the longer result are outside
+    the longest matching blocks (difflib), i.e. roughly how many tokens changed."""
+    out = {}
+    for head, ha in a.heads.items():
+        hb = b.heads[head]
+        x, y = list(zip(ha.ids, ha.frames)), list(zip(hb.ids, hb.frames))
+        first = next((i for i, (p, q) in enumerate(zip(x, y)) if p != q), -1 if len(x) == len(y) else min(len(x), len(y)))
+        matched = sum(m.size for m in difflib.SequenceMatcher(None, x, y, autojunk=False).get_matching_blocks())
+        out[head] = {"tokens": [len(x), len(y)], "first_diff": first, "changed": max(len(x), len(y)) - matched}
+    return out
 
 
 def make_model(name: str, arch, tok_dir: str, out_dir: str, seed: int, calib_audio):
@@ -117,10 +190,35 @@ def make_model(name: str, arch, tok_dir: str, out_dir: str, seed: int, calib_aud
     return restored
 
 
+def make_long_references(name: str, arch, out_dir: str, audio_dir: str, clip: str, settings, info: dict):
+    """NeMo on a long clip under each attention setting, each on a fresh restore of model.nemo
+    (change_attention_model replaces modules in place). Prints how local differs from full."""
+    samples = audio.assemble_long_clip(audio_dir, clip)
+    by_setting = {}
+    for setting in settings:
+        t0 = time.time()
+        model = attention.apply(build.restore_model(os.path.join(out_dir, "model.nemo")), setting)
+        res = capture.capture(model, arch, samples, long_clip=True)
+        stats = verify_capture(model, arch, res)
+        if setting != "full" and "full" in by_setting:
+            full = by_setting["full"]
+            stats["vs_full"] = compare_decoded(full, res)
+            stats["vs_full"]["enc_max_abs_diff"] = float(abs(full.enc - res.enc).max())
+        by_setting[setting] = res
+        path = os.path.join(out_dir, f"longref_{clip[len('long_'):]}_{setting}.gguf")
+        write_long_reference(path, name, arch, model, clip, setting, samples, res, info)
+        stats["bytes"] = os.path.getsize(path)
+        stats["seconds"] = round(time.time() - t0, 1)
+        print(f"{name}/{clip}/{setting}: {json.dumps(stats)}", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", default=",".join(configs.TINY), help="comma list of " + ",".join(configs.TINY))
-    ap.add_argument("--clips", default=",".join(audio.CLIPS), help="comma list of " + ",".join(audio.CLIPS))
+    all_clips = list(audio.CLIPS) + list(audio.LONG_CLIPS)
+    ap.add_argument("--clips", default=",".join(all_clips), help="comma list of " + ",".join(all_clips))
+    ap.add_argument("--attention", default=",".join(attention.SETTINGS),
+                    help="long clips only: comma list of " + ",".join(attention.SETTINGS))
     ap.add_argument("--data", default=os.path.join(REPO, "tests", "data"))
     ap.add_argument("--remake-audio", action="store_true",
                     help="resynthesise the clips (espeak-ng/sox output may differ between versions)")
@@ -133,39 +231,25 @@ def main() -> int:
     clips = args.clips.split(",")
     # the output layers are calibrated on the speech clip (build.calibrate_heads)
     calib_audio = capture.load_audio(os.path.join(audio_dir, audio.CLIPS["speech"][0]))
-    summary = {}
     with tempfile.TemporaryDirectory() as tmp:
         tok_dir = build.train_tokenizer(os.path.join(tmp, "tokenizer"), TOKENIZER_VOCAB, SEED, 5000)
         for name in args.models.split(","):
             arch = configs.TINY[name]
             out_dir = os.path.join(args.data, "nemo", name)
             model = make_model(name, arch, tok_dir, out_dir, SEED + 100 * list(configs.TINY).index(name), calib_audio)
-            sp = model.tokenizer.tokenizer
-            punct = getattr(model.tokenizer, "supported_punctuation", set())
-            frame_sec = float(model.cfg.preprocessor.window_stride) * model.encoder.subsampling_factor
             for clip in clips:
+                if clip in audio.LONG_CLIPS:
+                    make_long_references(name, arch, out_dir, audio_dir, clip, args.attention.split(","), info)
+                    continue
                 t0 = time.time()
                 wav = audio.CLIPS[clip][0]
                 samples = capture.load_audio(os.path.join(audio_dir, wav))
                 res = capture.capture(model, arch, samples)
-                stats = {"mel_len": res.mel_len, "enc_len": res.enc_len}
-                for head in res.heads:
-                    verify.check_words(res, head, frame_sec)
-                    if head == "ctc":
-                        verify.check_ctc(res, model.decoding.blank_id if arch.kind == "ctc"
-                                         else model.ctc_decoding.blank_id, sp, punct)
-                    else:
-                        stats[head] = verify.check_transducer(model, arch, res, head)
-                        assert res.heads[head].text == verify.detokenize(sp, res.heads[head].ids, punct)
-                        b = res.batch[head]
-                        stats[head]["batch_tokens"] = len(b.ids)
-                        stats[head]["batch_equal"] = b.ids == res.heads[head].ids
-                    stats.setdefault("text", {})[head] = res.heads[head].text[:60]
+                stats = verify_capture(model, arch, res)
                 path = os.path.join(out_dir, f"ref_{clip}.gguf")
                 write_reference(path, name, arch, model, clip, wav, samples, res, info)
                 stats["bytes"] = os.path.getsize(path)
                 stats["seconds"] = round(time.time() - t0, 1)
-                summary[f"{name}/{clip}"] = stats
                 print(f"{name}/{clip}: {json.dumps(stats)}", flush=True)
     print(json.dumps(info))
     return 0

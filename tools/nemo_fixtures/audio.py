@@ -40,6 +40,49 @@ CLIPS = {
     "stereo_44k": ("speech_44k_stereo.wav", 44100, 2),
 }
 
+# Long clips, assembled from the committed clips rather than committed themselves:
+# name -> (segments, n_samples). Each segment (file, first sample, gain) contributes the file's
+# samples from `first` to its end, as float32 int16 / 32768 times the gain; the segments are
+# concatenated and the result cut to n_samples. Alternating clips, start offsets and gains keeps
+# stretches from repeating exactly. The gains have at most 3 significant bits, so every product
+# is exact in float32 and any implementation rebuilds the same bits (tests/cpp/nemo_fixtures.h
+# does, with the engine's WAV reader).
+LONG_CLIPS = {
+    "long_3min": ([
+        ("speech_16k.wav", 0, 1.0),
+        ("long_30s_16k.wav", 0, 0.75),
+        ("speech_16k.wav", 8000, 0.5),
+        ("long_30s_16k.wav", 24000, 1.0),
+        ("speech_16k.wav", 16000, 0.875),
+        ("long_30s_16k.wav", 48000, 0.625),
+        ("speech_16k.wav", 24000, 0.75),
+        ("long_30s_16k.wav", 72000, 0.5),
+        ("speech_16k.wav", 32000, 1.0),
+        ("long_30s_16k.wav", 96000, 0.875),
+        ("speech_16k.wav", 40000, 0.625),
+    ], 180 * SR),
+}
+
+
+def assemble_long_clip(audio_dir: str, name: str) -> np.ndarray:
+    """The float32 16 kHz samples of LONG_CLIPS[name] (see there for the recipe)."""
+    segments, n = LONG_CLIPS[name]
+    parts = []
+    for file, first, gain in segments:
+        data, sr = read_wav(os.path.join(audio_dir, file))
+        assert sr == SR and data.shape[1] == 1, file
+        parts.append(data[first:, 0].astype(np.float32) / np.float32(32768.0) * np.float32(gain))
+    out = np.concatenate(parts)
+    assert out.shape[0] >= n, f"{name}: the segments give only {out.shape[0]} samples"
+    return np.ascontiguousarray(out[:n])
+
+
+def clip_checksum(samples: np.ndarray) -> str:
+    """sum over i of (float32 bits of sample i) * (i + 1), modulo 2^64, as 16 hex digits: lets the
+    C++ tests check that they rebuilt a long clip bit for bit (nemo_fixtures::clip_checksum)."""
+    bits = np.ascontiguousarray(samples, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    return f"{int((bits * np.arange(1, bits.shape[0] + 1, dtype=np.uint64)).sum(dtype=np.uint64)):016x}"
+
 
 def _espeak(text: str, rate: int, workdir: str) -> np.ndarray:
     """espeak-ng (22050 Hz) -> sox (no dither, repeatable) -> int16 mono at `rate`."""

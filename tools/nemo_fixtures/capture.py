@@ -256,11 +256,22 @@ def _transcribe_config():
     return cfg
 
 
-def _decode_pass(model, arch, head: str, res: ClipResult, audio, strategy: str, with_conf: bool) -> HeadResult:
-    """Decode with the manual pipeline and with transcribe(); both must agree."""
+def _decode_pass(model, arch, head: str, res: ClipResult, audio, strategy: str, with_conf: bool,
+                 cross_check: bool = True) -> HeadResult:
+    """Decode with the manual pipeline and (cross_check) with transcribe(); both must agree."""
     decoding = select_head(model, arch, head, strategy, with_conf)
     blank = decoding.blank_id
-    manual = _head_from_hyp(_manual_decode(model, arch, head, decoding, res), head, blank)
+    hyp = _manual_decode(model, arch, head, decoding, res)
+    if not cross_check:
+        # word seconds the way transcribe(timestamps=True) adds them
+        from nemo.collections.asr.parts.utils.timestamp_utils import process_timestamp_outputs
+        (hyp,) = process_timestamp_outputs([hyp], model.encoder.subsampling_factor,
+                                           model.cfg["preprocessor"]["window_stride"])
+        hr = _head_from_hyp(hyp, head, blank)
+        if head == "ctc":
+            hr.conf_words = decoding.decode_tokens_to_str(hr.ids).split()  # as below
+        return hr
+    manual = _head_from_hyp(hyp, head, blank)
     out = model.transcribe([audio], override_config=_transcribe_config())
     model.eval()  # transcribe() leaves the sub-modules in training mode
     if isinstance(out, tuple):
@@ -308,21 +319,28 @@ def _tdt_greedy_confidence(model, arch, res: ClipResult, hr: HeadResult) -> None
         hr.conf_words, conf, hr.ids)]
 
 
-def capture(model, arch, audio: np.ndarray) -> ClipResult:
+def capture(model, arch, audio: np.ndarray, long_clip: bool = False) -> ClipResult:
+    """long_clip: greedy only (no greedy_batch) and no transcribe() cross-check, which would
+    triple NeMo's per-step decoding loops on minutes of audio; the manual pipeline uses the same
+    NeMo decoding objects, and the cross-check already holds on every clip reference."""
     model.eval()
     state_before = {k: v.clone() for k, v in model.state_dict().items()}
     res = run_manual(model, arch, audio)
+    cross_check = not long_clip
     if arch.has_transducer:
         head = "tdt" if arch.is_tdt else "rnnt"
-        greedy = _decode_pass(model, arch, head, res, audio, "greedy", with_conf=not arch.is_tdt)
+        greedy = _decode_pass(model, arch, head, res, audio, "greedy", with_conf=not arch.is_tdt,
+                              cross_check=cross_check)
         if arch.is_tdt:
             _tdt_greedy_confidence(model, arch, res, greedy)
         # greedy_batch (label looping) is what NeMo's published configs use; it is recorded too
         # because its TDT rules differ from greedy's at max_symbols and blank-with-duration-0.
-        res.batch[head] = _decode_pass(model, arch, head, res, audio, "greedy_batch", with_conf=True)
+        if not long_clip:
+            res.batch[head] = _decode_pass(model, arch, head, res, audio, "greedy_batch", with_conf=True)
         res.heads[head] = greedy
     if arch.has_ctc:
-        res.heads["ctc"] = _decode_pass(model, arch, "ctc", res, audio, "greedy", with_conf=True)
+        res.heads["ctc"] = _decode_pass(model, arch, "ctc", res, audio, "greedy", with_conf=True,
+                                        cross_check=cross_check)
     for k, v in model.state_dict().items():
         assert torch.equal(v, state_before[k]), f"state changed during capture: {k}"
     return res

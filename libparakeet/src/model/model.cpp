@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "model/layers/q8_at_load.h"
 #include "model/request_progress.h"
 #include "model/tensor_loader.h"
 #include "runtime/cpu_features.h"
@@ -46,7 +47,7 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
     m->attention_ = attention_from_environment();
     m->config_ = read_model_config(m->gguf_);
-    const TensorLoader tensors(m->gguf_);
+    const TensorLoader tensors(m->gguf_, is_q8_0_model(m->gguf_) && q8_all_from_environment());
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {

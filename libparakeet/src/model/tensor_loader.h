@@ -18,7 +18,10 @@ namespace pk {
 
 class TensorLoader {
 public:
-    explicit TensorLoader(const GgufReader& gguf) : gguf_(gguf) {}
+    // q8_at_load: quantise the F32 matrices of model/layers/q8_at_load.h to Q8_0 (Linear::load).
+    explicit TensorLoader(const GgufReader& gguf, bool q8_at_load = false) : gguf_(gguf), q8_at_load_(q8_at_load) {}
+
+    bool q8_at_load() const { return q8_at_load_; }
 
     bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }
 
@@ -36,6 +39,7 @@ public:
 
 private:
     const GgufReader& gguf_;
+    bool q8_at_load_;
 };
 
 }  // namespace pk

@@ -1,0 +1,32 @@
+#include "model/layers/q8_at_load.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include "common/errors.h"
+
+namespace pk {
+
+bool q8_all_from_environment() {
+    const char* v = std::getenv("PARAKEET_Q8_ALL");
+    if (v == nullptr || *v == '\0') return true;
+    const std::string s(v);
+    if (s == "0") return false;
+    if (s == "1") return true;
+    throw InvalidInput("PARAKEET_Q8_ALL must be 0 (keep a q8_0 model's F32 matrices) or 1 (quantise "
+                       "them at load), not \"" + s + "\"");
+}
+
+bool is_q8_0_model(const GgufReader& gguf) {
+    const GgufTensor* t = gguf.find_tensor("encoder.layers.0.feed_forward1.linear1.weight");
+    return t != nullptr && t->type == GgmlType::Q8_0;
+}
+
+bool quantised_at_load(const std::string& name) {
+    static const std::regex kNames(
+        "encoder\\.layers\\.\\d+\\.conv\\.pointwise_conv[12]\\.weight"
+        "|encoder\\.pre_encode\\.out\\.weight");
+    return std::regex_match(name, kNames);
+}
+
+}  // namespace pk

@@ -13,9 +13,9 @@ See docs/python.md.
 
 from .audio import load_audio
 from .context import Context
-from .errors import ParakeetError
+from .errors import Cancelled, ParakeetError
 from .transcript import Token, Transcript, Word
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Transcript", "Token", "Word", "ParakeetError", "load_audio", "__version__"]
+__all__ = ["Context", "Transcript", "Token", "Word", "ParakeetError", "Cancelled", "load_audio", "__version__"]

@@ -9,7 +9,8 @@ Besides loading, this module holds the two rules every call into the library fol
   That message is exact for the calling thread even when other threads fail at the same time.
 
 cffi releases the GIL around every C call, so long transcriptions do not block other Python
-threads (tests/python/test_context_threads.py checks it).
+threads (tests/python/test_context_threads.py checks it); a progress callback re-acquires it
+only for the time the Python function runs.
 """
 
 from __future__ import annotations
@@ -42,6 +43,16 @@ char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
                                         int n_samples, int sample_rate, int decoder);
 char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path, int decoder);
 
+typedef int (*parakeet_progress_fn)(float fraction, void* user_data);
+char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float* samples,
+                                                 int n_samples, int sample_rate, int decoder,
+                                                 parakeet_progress_fn fn, void* user_data);
+char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path,
+                                                  int decoder, parakeet_progress_fn fn,
+                                                  void* user_data);
+
+int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
+
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
 long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
 int parakeet_capi_set_threads(int n_threads);
@@ -52,15 +63,12 @@ void parakeet_capi_free_string(char* s);
 """
 
 # The ABI version this binding was written for.
-EXPECTED_ABI_VERSION = 1
+EXPECTED_ABI_VERSION = 2
 
 # Decoder selection values of the C ABI (PARAKEET_DECODER_*).
 DECODER_DEFAULT = 0
 DECODER_CTC = 1
 DECODER_TRANSDUCER = 2
-
-# Longest audio one request accepts (PARAKEET_MAX_AUDIO_SECONDS).
-MAX_AUDIO_SECONDS = 1200
 
 _LIB_ENV = "PARAKEET_LIBRARY"
 _lock = threading.Lock()

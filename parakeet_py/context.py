@@ -17,14 +17,14 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
-from .errors import ParakeetError
-from .transcript import Transcript
+from .errors import Cancelled, ParakeetError
+from .transcript import Attention, Transcript, attention_from_json
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
 DECODERS: Dict[str, int] = {
@@ -36,6 +36,22 @@ DECODERS: Dict[str, int] = {
 }
 
 _INT_MAX = 2**31 - 1
+
+#: A progress callback: gets the fraction done (0..1, never decreasing); returning ``False``
+#: cancels the request (``None`` or ``True`` go on).
+ProgressCallback = Callable[[float], Optional[bool]]
+
+
+def attention_pair(attention: Attention) -> Tuple[int, int]:
+    """"auto", "full" or ``(left, right)`` (both positive) → the C ABI's (left, right) pair."""
+    if attention == "auto":
+        return (0, 0)
+    if attention == "full":
+        return (-1, -1)
+    if isinstance(attention, (tuple, list)) and len(attention) == 2 and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in attention):
+        return (int(attention[0]), int(attention[1]))
+    raise ParakeetError(f"attention must be 'auto', 'full' or (left, right) with both > 0, not {attention!r}")
 
 
 def decoder_code(decoder: Optional[str]) -> int:
@@ -65,12 +81,16 @@ class Context:
     (``parakeet_capi_set_threads``: it affects every such context in the process); with K > 1,
     the compute threads of each backend (``None``: the default budget, physical cores or
     ``$PARAKEET_THREADS``, divided by K). Results never depend on either setting.
+    ``attention``: "auto" (full attention up to ``info["auto_full_max_frames"]`` encoder frames,
+    local [128, 128] above), "full", or ``(left, right)`` for local attention with that context
+    (both > 0); ``None`` keeps the library's setting at load (``$PARAKEET_ATT_CONTEXT``, else
+    auto). Change it later with :attr:`attention`.
 
     Raises :class:`ParakeetError` when the file cannot be loaded (the library's message).
     """
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
-                 threads: Optional[int] = None) -> None:
+                 threads: Optional[int] = None, attention: Optional[Attention] = None) -> None:
         self._cond = threading.Condition()
         self._ptr: Any = None
         self._active = 0
@@ -78,6 +98,8 @@ class Context:
         concurrency = _positive_int(concurrency, "concurrency")
         if threads is not None:
             threads = _positive_int(threads, "threads")
+        if attention is not None:
+            attention_pair(attention)  # refuse a bad value before loading the model
         if not isinstance(model_path, (str, os.PathLike)):
             raise ParakeetError(f"model_path must be a path, not a {type(model_path).__name__}")
         self.model_path: str = os.fspath(model_path)
@@ -95,6 +117,8 @@ class Context:
             self.info: Dict[str, Any] = json.loads(_native.take_string(info_ptr))
             #: The rate audio is resampled to before it reaches the library (Hz).
             self.sample_rate: int = int(self.info["sample_rate"])
+            if attention is not None:
+                self.attention = attention
             if concurrency > 1:
                 self.set_concurrency(concurrency, threads)
             elif threads is not None:
@@ -195,9 +219,32 @@ class Context:
         self._concurrency = int(n)
         return self._concurrency
 
+    # ---- attention -------------------------------------------------------------------------
+    @property
+    def attention(self) -> Attention:
+        """The attention requests that start from now on use: "auto", "full" or ``(left, right)``.
+
+        Setting it (same values as the constructor's ``attention``) applies to requests that
+        start afterwards; running ones keep theirs. A bad value raises :class:`ParakeetError`.
+        """
+        with self._using() as ptr:
+            ffi, lib = _native.load()
+            info_ptr = lib.parakeet_capi_model_info_json(ptr)
+            if info_ptr == ffi.NULL:
+                raise ParakeetError(_native.last_error())
+            return attention_from_json(json.loads(_native.take_string(info_ptr))["attention"])
+
+    @attention.setter
+    def attention(self, attention: Attention) -> None:
+        left, right = attention_pair(attention)
+        with self._using() as ptr:
+            if _native.load()[1].parakeet_capi_set_attention_context(ptr, left, right) != 0:
+                raise ParakeetError(_native.last_error())
+
     # ---- transcription ---------------------------------------------------------------------
     def transcribe(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
-                   decoder: Optional[str] = None, timestamps: bool = True) -> Transcript:
+                   decoder: Optional[str] = None, timestamps: bool = True,
+                   progress: Optional[ProgressCallback] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -206,10 +253,16 @@ class Context:
         Audio at another rate than the model's is resampled (soxr) first.
         ``decoder``: ``None``/"default" (the model's own head: the transducer for hybrids),
         "ctc", or "tdt"/"rnnt"/"transducer". ``timestamps=False`` returns the text only
-        (``tokens`` and ``words`` empty), which skips building the JSON document.
+        (``tokens`` and ``words`` empty, ``attention`` None unless ``progress`` is given),
+        which skips building the JSON document.
+        ``progress``: called on this thread with the fraction done (0..1, never decreasing,
+        1.0 at the end); returning ``False`` cancels the request, which then raises
+        :class:`Cancelled`. An exception raised by the callback cancels the request too and is
+        re-raised here. The GIL is held only while the callback runs.
 
-        Raises :class:`ParakeetError` for unreadable audio, NaN/Inf samples, audio over the
-        library's limit (1200 s), a decoder the model does not have, or a closed context.
+        There is no length limit: long audio runs with local attention under "auto" (see
+        :attr:`attention`). Raises :class:`ParakeetError` for unreadable audio, NaN/Inf samples,
+        a decoder the model does not have, or a closed context.
         """
         if self._ptr is None:  # checked again under the lock below; this one saves decoding audio
             raise ParakeetError("the context is closed")
@@ -218,9 +271,14 @@ class Context:
         if samples.size > _INT_MAX:
             raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
-        fn = lib.parakeet_capi_transcribe_pcm_json if timestamps else lib.parakeet_capi_transcribe_pcm
+        if progress is not None and not callable(progress):
+            raise ParakeetError(f"progress must be callable, not a {type(progress).__name__}")
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
+            if progress is not None:
+                return _transcribe_with_progress(ptr, buf, int(samples.size), self.sample_rate, code,
+                                                 progress, timestamps)
+            fn = lib.parakeet_capi_transcribe_pcm_json if timestamps else lib.parakeet_capi_transcribe_pcm
             result = fn(ptr, buf, int(samples.size), self.sample_rate, code)
             if result == ffi.NULL:
                 raise ParakeetError(_native.last_error())  # same thread, right after the call
@@ -268,3 +326,38 @@ class Context:
                 setattr(error, "index", index)
                 raise error
         return results
+
+
+def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
+                              timestamps: bool) -> Transcript:
+    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback.
+
+    The callback never lets an exception into the C frames (cffi would print it and go on): it
+    keeps it, asks the library to stop, and the exception is raised once the call returns.
+    """
+    ffi, lib = _native.load()
+    stop: Dict[str, Any] = {"cancelled": False, "error": None}
+
+    def on_progress(fraction: float, _user_data: Any) -> int:
+        try:
+            verdict = progress(float(fraction))
+        except BaseException as e:  # KeyboardInterrupt too: it should stop the request
+            stop["error"] = e
+            return 1
+        if verdict is not None and not verdict:
+            stop["cancelled"] = True
+            return 1
+        return 0
+
+    callback = ffi.callback("parakeet_progress_fn", on_progress)
+    result = lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, callback, ffi.NULL)
+    if result == ffi.NULL:
+        message = _native.last_error()  # same thread, right after the call
+        if stop["error"] is not None:
+            raise stop["error"]
+        raise Cancelled(message) if stop["cancelled"] else ParakeetError(message)
+    transcript = Transcript.from_json(_native.take_string(result))
+    if timestamps:
+        return transcript
+    return Transcript(text=transcript.text, duration=transcript.duration, frame_sec=transcript.frame_sec,
+                      attention=transcript.attention)

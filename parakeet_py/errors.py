@@ -1,4 +1,5 @@
-"""The one exception type of the ``parakeet_py`` inference API."""
+"""The exceptions of the ``parakeet_py`` inference API: :class:`ParakeetError` and its
+subclass :class:`Cancelled`."""
 
 from __future__ import annotations
 
@@ -16,3 +17,11 @@ class ParakeetError(Exception):
     def message(self) -> str:
         """The error message (the same as ``str(err)``)."""
         return str(self.args[0]) if self.args else ""
+
+
+class Cancelled(ParakeetError):
+    """A request stopped because its progress callback asked for it (returned ``False``).
+
+    A callback that raises also cancels the request, but then ``transcribe`` raises the
+    callback's own exception, not this one.
+    """

@@ -2,7 +2,7 @@
 
 They are built from the library's JSON document (``parakeet_capi_transcribe_*_json``):
 ``{"text", "frame_sec", "duration", "words": [{"w", "start", "end", "conf"}],
-"tokens": [{"id", "t", "conf", "dur"}]}``. Times become seconds everywhere (a token's
+"tokens": [{"id", "t", "conf", "dur"}], "attention": {"mode", ["left", "right"]}}``. Times become seconds everywhere (a token's
 duration arrives in encoder frames and is multiplied by ``frame_sec``).
 """
 
@@ -10,9 +10,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from .errors import ParakeetError
+
+#: An attention setting as the Python API spells it: "auto", "full", or ``(left, right)`` for
+#: local attention.
+Attention = Union[str, Tuple[int, int]]
+
+
+def attention_from_json(d: Dict[str, Any]) -> Attention:
+    """The library's ``{"mode": ..., ["left", "right"]}`` object → "auto", "full" or ``(left, right)``."""
+    if d["mode"] == "local":
+        return (int(d["left"]), int(d["right"]))
+    return str(d["mode"])
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,8 @@ class Transcript:
 
     ``duration`` is the length of the audio in seconds and ``frame_sec`` the time one encoder
     frame covers. ``tokens`` and ``words`` are empty when timestamps were not requested.
+    ``attention`` is the attention that ran: "full" or ``(left, right)`` for local (``None``
+    when the library was not asked for it: ``timestamps=False`` without ``progress``).
     """
 
     text: str
@@ -59,13 +72,16 @@ class Transcript:
     words: List[Word] = field(default_factory=list)
     duration: float = 0.0
     frame_sec: float = 0.0
+    attention: Optional[Attention] = None
 
     def to_dict(self) -> Dict[str, Any]:
-        """A JSON-ready dict: ``{"text", "duration", "frame_sec", "words": [...], "tokens": [...]}``."""
+        """A JSON-ready dict: ``{"text", "duration", "frame_sec", "attention", "words": [...],
+        "tokens": [...]}`` (``attention``: "full", ``[left, right]`` or ``None``)."""
         return {
             "text": self.text,
             "duration": self.duration,
             "frame_sec": self.frame_sec,
+            "attention": list(self.attention) if isinstance(self.attention, tuple) else self.attention,
             "words": [w.to_dict() for w in self.words],
             "tokens": [t.to_dict() for t in self.tokens],
         }
@@ -86,6 +102,6 @@ class Transcript:
                 for w in d["words"]
             ]
             return cls(text=str(d["text"]), tokens=tokens, words=words, duration=float(d["duration"]),
-                       frame_sec=frame_sec)
+                       frame_sec=frame_sec, attention=attention_from_json(d["attention"]))
         except (ValueError, KeyError, TypeError) as e:
             raise ParakeetError(f"the library returned a transcript this binding cannot read: {e}") from e

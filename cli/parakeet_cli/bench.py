@@ -30,7 +30,8 @@ import parakeet_py
 from parakeet_py import Context, ParakeetError, Transcript, load_audio
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
 
-from .common import DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, attention_label, file_error,
+                     threads_per_backend)
 from .wer import word_errors
 
 DEFAULT_MANIFEST = Path(parakeet_py.__file__).resolve().parent / "data" / "bench_manifest.tsv"
@@ -116,7 +117,7 @@ def run_bench(ctx: Context, audio: List[np.ndarray], decoder: str,
 
 
 def build_report(model: str, random_weights: bool, decoder: str, threads: int, concurrency: int, load_ms: float,
-                 entries: List[ManifestEntry], audio: List[np.ndarray], sample_rate: int,
+                 attention: str, isa: str, entries: List[ManifestEntry], audio: List[np.ndarray], sample_rate: int,
                  results: List[Tuple[Transcript, float]], wall_ms: Optional[float]) -> Dict[str, Any]:
     files = []
     total_errors = total_words = 0
@@ -124,7 +125,7 @@ def build_report(model: str, random_weights: bool, decoder: str, threads: int, c
         audio_sec = a.size / sample_rate
         row: Dict[str, Any] = {"path": entry.path, "audio_sec": round(audio_sec, 3), "proc_ms": round(proc_ms, 2),
                                "rtfx": round(audio_sec * 1000.0 / proc_ms, 2) if proc_ms > 0 else None,
-                               "text": transcript.text}
+                               "attention": attention_label(transcript.attention), "text": transcript.text}
         if entry.reference is not None:
             errors, words = word_errors(entry.reference, transcript.text)
             total_errors += errors
@@ -137,7 +138,8 @@ def build_report(model: str, random_weights: bool, decoder: str, threads: int, c
     report: Dict[str, Any] = {"model": model, "random_weights": random_weights}
     if random_weights:
         report["note"] = RANDOM_NOTE
-    report.update(decoder=decoder, threads=threads, load_ms=round(load_ms, 2), files=files,
+    report.update(decoder=decoder, threads=threads, attention=attention, isa=isa,
+                  load_ms=round(load_ms, 2), files=files,
                   total_audio_sec=round(total_audio, 3), total_proc_ms=round(total_proc, 2),
                   rtfx=round(total_audio * 1000.0 / total_proc, 2) if total_proc > 0 else None)
     if concurrency > 1 and wall_ms is not None:
@@ -160,12 +162,13 @@ def format_table(report: Dict[str, Any]) -> str:
     setup = f"threads: {report['threads']}"
     if "concurrency" in report:
         setup += f" per backend, concurrency: {report['concurrency']}"
-    lines += [setup + f", decoder: {report['decoder']}", f"load:    {report['load_ms']:.1f} ms", ""]
+    lines += [setup + f", decoder: {report['decoder']}, attention: {report['attention']}, kernels: {report['isa']}",
+              f"load:    {report['load_ms']:.1f} ms", ""]
     with_wer = "wer" in report
-    headers = ["#", "file", "audio s", "proc ms", "RTFx"] + (["WER"] if with_wer else []) + ["text"]
+    headers = ["#", "file", "audio s", "proc ms", "RTFx", "attention"] + (["WER"] if with_wer else []) + ["text"]
     rows = []
     for i, f in enumerate(report["files"], start=1):
-        row = [i, os.path.basename(f["path"]), f["audio_sec"], f["proc_ms"], f["rtfx"]]
+        row = [i, os.path.basename(f["path"]), f["audio_sec"], f["proc_ms"], f["rtfx"], f["attention"]]
         if with_wer:
             row.append("" if f.get("wer") is None else f"{100 * f['wer']:.1f}%")
         rows.append(row + [_shorten(f["text"])])
@@ -198,13 +201,14 @@ def format_table(report: Dict[str, Any]) -> str:
                    "($PARAKEET_THREADS) divided by the concurrency.")
 @click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
               help="Decoder head to time.")
+@click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON document.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress bar on standard error (only drawn on a terminal).")
 @click.option("--synthetic-size", type=click.Choice(sorted(ARCHS)), default="110m", hidden=True,
               help="Architecture of the generated default model (tiny: for tests).")
 def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threads: Optional[int], decoder: str,
-          as_json: bool, progress: bool, synthetic_size: str) -> None:
+          attention: Optional[Any], as_json: bool, progress: bool, synthetic_size: str) -> None:
     """Measure transcription speed: per file, total, and under concurrency.
 
     Every file is decoded into memory first, so only the model's work is timed; one warm-up
@@ -213,8 +217,9 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
     reported per file and over all files.
 
     \b
-    JSON (--json): {model, random_weights, decoder, threads, load_ms,
-      files: [{path, audio_sec, proc_ms, rtfx, text, [reference, wer]}],
+    JSON (--json): {model, random_weights, decoder, threads, attention (the setting), isa (kernel
+      level), load_ms,
+      files: [{path, audio_sec, proc_ms, rtfx, attention (what ran), text, [reference, wer]}],
       total_audio_sec, total_proc_ms, rtfx,
       [concurrency, wall_ms, aggregate_rtfx]   (with --concurrency > 1)
       [wer, reference_words]}                 (with references)
@@ -236,7 +241,8 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
                                              f"(once) at {p} ...", err=True)))
     per_backend = threads_per_backend(concurrency, threads)
     start = time.perf_counter()
-    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None) as ctx:
+    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
+                 attention=attention) as ctx:
         load_ms = (time.perf_counter() - start) * 1000.0
         audio = []
         for entry in entries:
@@ -245,6 +251,7 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
             except ParakeetError as e:
                 raise click.ClickException(f"manifest line {entry.line}: {file_error(entry.path, str(e))}") from e
         results, wall_ms = run_bench(ctx, audio, decoder, progress)
-        report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms, entries, audio,
+        report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms,
+                              attention_label(ctx.attention), ctx.info["isa"], entries, audio,
                               ctx.sample_rate, results, wall_ms)
     click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else format_table(report))

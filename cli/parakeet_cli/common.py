@@ -2,12 +2,52 @@
 
 from __future__ import annotations
 
+from typing import Any, Dict, Optional
+
 import click
 
-from parakeet_py import _native
-from parakeet_py.context import DECODERS
+from parakeet_py import ParakeetError, _native
+from parakeet_py.context import DECODERS, attention_pair
+from parakeet_py.transcript import Attention, attention_from_json
 
 DECODER_CHOICE = click.Choice(list(DECODERS), case_sensitive=False)
+
+
+class AttentionType(click.ParamType):
+    """``--attention auto|full|L,R`` → "auto", "full" or ``(L, R)`` (the Python API's values)."""
+
+    name = "auto|full|L,R"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Attention:
+        if not isinstance(value, str):
+            return value
+        text = value.strip().lower()
+        if text in ("auto", "full"):
+            return text
+        parts = text.split(",")
+        try:
+            attention: Attention = (int(parts[0]), int(parts[1])) if len(parts) == 2 else text
+            attention_pair(attention)
+            return attention
+        except (ValueError, ParakeetError):
+            self.fail(f"{value!r}: use auto, full, or L,R with both > 0 (local attention, e.g. 128,128)", param, ctx)
+
+
+ATTENTION = AttentionType()
+ATTENTION_HELP = ("Encoder attention: auto (full attention up to the model's auto_full_max_frames encoder frames, "
+                  "local [128,128] above), full, or L,R for local attention with L frames of context before and R "
+                  "after. Default: $PARAKEET_ATT_CONTEXT, else auto.")
+
+
+def attention_label(attention: "Attention | Dict[str, Any] | None") -> str:
+    """"auto", "full", "local[L,R]" (from a Python value or the library's JSON object); "" for None."""
+    if isinstance(attention, dict):
+        attention = attention_from_json(attention)
+    if attention is None:
+        return ""
+    if isinstance(attention, tuple):
+        return f"local[{attention[0]},{attention[1]}]"
+    return str(attention)
 
 MODEL_PATH = click.Path(exists=True, dir_okay=False, readable=True)
 

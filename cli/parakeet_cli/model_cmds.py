@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from parakeet_py import Context
 
-from .common import MODEL_PATH
+from .common import MODEL_PATH, attention_label
 
 # info fields in display order, with their labels.
 _INFO_ROWS = (
@@ -43,6 +43,11 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
         rows.append(("file size", _megabytes(int(info["file_bytes"]))))
     if "packed_bytes" in info:
         rows.append(("packed weights", _megabytes(int(info["packed_bytes"]))))
+    if "attention" in info:
+        rows.append(("attention", f"{attention_label(info['attention'])} (auto: full up to "
+                                  f"{info['auto_full_max_frames']} encoder frames, local above)"))
+    if "isa" in info:
+        rows.append(("kernels", info["isa"]))
     return rows
 
 

@@ -12,7 +12,8 @@ import click
 
 from parakeet_py import Context, ParakeetError, Transcript
 
-from .common import DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .progress_bar import progress_wanted, with_progress
 from .subtitles import to_srt, to_vtt
 
 FORMATS = ("text", "json", "srt", "vtt")
@@ -46,8 +47,12 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("-t", "--threads", type=click.IntRange(min=1),
               help="Compute threads: of the one backend, or of each backend when --concurrency > 1. "
                    "Default: all physical cores ($PARAKEET_THREADS), divided among the backends.")
+@click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@click.option("--progress/--no-progress", default=None,
+              help="A progress bar per file on standard error (it appears once a file has taken over a "
+                   "second). Default: when standard error is a terminal. Never with --format json.")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
-               threads: Optional[int]) -> None:
+               threads: Optional[int], attention: Optional[object], progress: Optional[bool]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -76,10 +81,16 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
+    bars = progress_wanted(progress, fmt, sys.stderr)
     failed = 0
-    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None) as ctx:
+    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
+                 attention=attention) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
-            futures = [pool.submit(ctx.transcribe, f, decoder=decoder, timestamps=fmt != "text") for f in files]
+            def run(i: int, path: str):  # type: ignore[no-untyped-def]
+                call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
+                return call(path, decoder=decoder, timestamps=fmt != "text")
+
+            futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
             for path, target, future in zip(files, targets, futures):  # input order, as each is ready
                 try:
                     transcript = future.result()

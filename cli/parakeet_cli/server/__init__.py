@@ -8,13 +8,18 @@ starlette and uvicorn on every invocation.
 from __future__ import annotations
 
 import os
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
 from parakeet_py import __version__
 
+from ..common import ATTENTION, ATTENTION_HELP
+from .limits import DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_UPLOAD_MB
+
 API_KEY_ENV = "PARAKEET_API_KEY"
+MAX_UPLOAD_ENV = "PARAKEET_MAX_UPLOAD_MB"
+MAX_AUDIO_ENV = "PARAKEET_MAX_AUDIO_SECONDS"
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -30,8 +35,14 @@ API_KEY_ENV = "PARAKEET_API_KEY"
 @click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--api-key", envvar=API_KEY_ENV, default=None,
               help=f"Require 'Authorization: Bearer KEY' on /v1 endpoints [env {API_KEY_ENV}].")
-@click.option("--max-upload-mb", default=25.0, show_default=True, type=click.FloatRange(min=0, min_open=True),
-              help="Largest audio file accepted, in MiB (larger uploads get 413).")
+@click.option("--max-upload-mb", envvar=MAX_UPLOAD_ENV, default=DEFAULT_MAX_UPLOAD_MB, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help=f"Largest audio file accepted, in MiB (larger uploads get 413) [env {MAX_UPLOAD_ENV}].")
+@click.option("--max-audio-seconds", envvar=MAX_AUDIO_ENV, default=DEFAULT_MAX_AUDIO_SECONDS, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help=f"Longest audio accepted, in seconds (longer audio gets 413 before it is transcribed) "
+                   f"[env {MAX_AUDIO_ENV}].")
+@click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @click.option("--max-queue", default=None, type=click.IntRange(min=0),
               help="Requests allowed to wait for a backend before new ones get 503 [default: 2 x concurrency].")
 @click.option("--model-id", default=None,
@@ -39,8 +50,8 @@ API_KEY_ENV = "PARAKEET_API_KEY"
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
-         api_key: Optional[str], max_upload_mb: float, max_queue: Optional[int],
-         model_id: Optional[str], log_level: str) -> None:
+         api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
+         max_queue: Optional[int], model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions, GET /v1/models, GET /health and GET /metrics.
@@ -57,9 +68,10 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         api_key=api_key or None,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         max_queue=2 * concurrency if max_queue is None else max_queue,
+        max_audio_seconds=max_audio_seconds,
     )
     try:
-        context = Context(model_path, concurrency=concurrency, threads=threads)
+        context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
     try:

@@ -6,8 +6,10 @@ Endpoints (docs/server.md describes each): ``POST /v1/audio/transcriptions``,
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
+import threading
 import logging
 import os
 import time
@@ -21,23 +23,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from parakeet_py import ParakeetError, load_audio
+from parakeet_py import Cancelled, ParakeetError, load_audio
 
 from . import formats
 from .errors import SERVER_ERROR, APIError, error_response
+from .limits import DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_UPLOAD_MB
 from .metrics import Metrics, RequestMetricsMiddleware
 from .queue import Overloaded, TranscriptionQueue
 from .upload import ClientGone, read_form
 
 log = logging.getLogger("parakeet.server")
 
-# The library refuses longer audio (PARAKEET_MAX_AUDIO_SECONDS in parakeet_capi.h); checked
-# here first so that it is answered as the client's mistake (400), not a server failure.
-MAX_AUDIO_SECONDS = 1200
-# Most samples (frames x channels) one upload may decode to: the longest audio as 48 kHz
-# stereo, ~460 MB as float32. Compressed formats make tiny files of hours of audio (a 30 KB
-# FLAC of silence holds 20 minutes), so the header is checked before anything is decoded.
-MAX_DECODED_SAMPLES = MAX_AUDIO_SECONDS * 48000 * 2
+# Most samples (frames x channels) one upload may decode to, per second of allowed audio: 48 kHz
+# stereo. Compressed formats make tiny files of hours of audio (a 30 KB FLAC of silence holds
+# 20 minutes), so the header is checked before anything is decoded.
+DECODED_SAMPLES_PER_SECOND = 48000 * 2
 # What soundfile raises for input it cannot read (LibsndfileError is a RuntimeError).
 _UNREADABLE = (RuntimeError, OSError, ValueError, TypeError, EOFError)
 
@@ -47,22 +47,44 @@ class ServerConfig:
     model_id: str
     model_path: str
     api_key: Optional[str] = None
-    max_upload_bytes: int = 25 * 1024 * 1024
+    max_upload_bytes: int = int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
     max_queue: int = 2
+    max_audio_seconds: float = DEFAULT_MAX_AUDIO_SECONDS
+
+    def limits(self) -> dict:
+        """The limits a client may want to know before uploading (advertised by /health and
+        /v1/models). The duration is checked from the file's header before anything is decoded
+        and again after decoding; over either limit is answered 413."""
+        return {"max_upload_bytes": self.max_upload_bytes, "max_audio_seconds": self.max_audio_seconds}
 
 
 class BadAudio(Exception):
     """The upload is not audio this server can read (or not usable audio)."""
 
 
-def check_audio_size(frames: int, sample_rate: int, channels: int) -> None:
-    """Raises BadAudio for audio too long for the library or too large to decode."""
-    if sample_rate > 0 and frames / sample_rate > MAX_AUDIO_SECONDS:
-        raise BadAudio(f"the audio is {frames / sample_rate:.1f} s long; the limit is {MAX_AUDIO_SECONDS} s "
-                       "(split longer recordings)")
-    if frames * channels > MAX_DECODED_SAMPLES:
-        raise BadAudio(f"the audio decodes to {frames} frames x {channels} channels, more than this server "
-                       f"decodes for one request ({MAX_DECODED_SAMPLES} samples); mix down or resample it first")
+class AudioTooLong(BadAudio):
+    """The audio is over the server's duration limit (or decodes to too many samples)."""
+
+
+def check_audio_size(frames: int, sample_rate: int, channels: int, max_seconds: float) -> None:
+    """Raises AudioTooLong for audio over ``max_seconds`` or too large to decode."""
+    if sample_rate > 0 and frames / sample_rate > max_seconds:
+        raise AudioTooLong(f"the audio is {frames / sample_rate:.1f} s long; this server's limit is "
+                           f"{max_seconds:g} s (split longer recordings)")
+    max_samples = int(max_seconds * DECODED_SAMPLES_PER_SECOND)
+    if frames * channels > max_samples:
+        raise AudioTooLong(f"the audio decodes to {frames} frames x {channels} channels, more than this server "
+                           f"decodes for one request ({max_samples} samples); mix down or resample it first")
+
+
+async def watch_disconnect(request: Request, gone: threading.Event) -> None:
+    """Sets ``gone`` when the client goes away. The body has been read by then, so the next
+    ASGI message is ``http.disconnect`` (the server sends it when the connection closes)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            gone.set()
+            return
 
 
 def text_field(form, name: str) -> Optional[str]:
@@ -83,7 +105,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
         created = int(os.path.getmtime(config.model_path))
     except OSError:
         created = int(time.time())
-    model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet"}
+    model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet",
+                  "limits": config.limits()}
 
     def check_api_key(request: Request) -> None:
         if config.api_key is None:
@@ -96,7 +119,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
         if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
-    def transcribe_job(upload, timestamps: bool) -> Any:
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         try:
             upload.file.seek(0)
@@ -104,7 +127,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
         except _UNREADABLE:
             header = None  # load_audio below says why
         else:
-            check_audio_size(header.frames, header.samplerate, header.channels)
+            check_audio_size(header.frames, header.samplerate, header.channels, config.max_audio_seconds)
         upload.file.seek(0)
         try:
             # Any format libsndfile reads; resampled to the model's rate; NaN/Inf refused.
@@ -113,10 +136,12 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
-        check_audio_size(audio.size, sample_rate, 1)  # a header may understate the length
+        check_audio_size(audio.size, sample_rate, 1, config.max_audio_seconds)  # a header may understate it
         metrics.backends_in_use.inc()
         try:
-            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps)
+            # The request stops at its next progress report once the client has gone.
+            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps,
+                                            progress=lambda _fraction: not gone.is_set())
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -132,11 +157,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return error_response(400, "the client disconnected before sending the whole request",
                                   code="incomplete_request")
         try:
-            return await _transcribe_form(form)
+            return await _transcribe_form(request, form)
         finally:
             await form.close()
 
-    async def _transcribe_form(form) -> Response:
+    async def _transcribe_form(request: Request, form) -> Response:
         response_format = (text_field(form, "response_format") or "json").strip().lower()
         if response_format not in formats.RESPONSE_FORMATS:
             raise APIError(400, f"unsupported response_format {response_format!r}; use one of "
@@ -165,19 +190,32 @@ def create_app(context, config: ServerConfig) -> Starlette:
         if not upload.size:
             raise APIError(400, "the uploaded file is empty", param="file", code="empty_file")
 
+        gone = threading.Event()
+        watcher = asyncio.ensure_future(watch_disconnect(request, gone))
         try:
-            # json and text need no word/token times; the library then skips building them.
+            # json and text need no word/token times (the transcript's JSON is still built, for
+            # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps))
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone))
+        except Cancelled as e:
+            metrics.cancelled.inc()
+            log.info("request cancelled: the client disconnected")
+            # Nobody reads this answer; 499 (nginx's "client closed request") keeps it apart in the metrics.
+            raise APIError(499, "the client disconnected; the transcription was cancelled",
+                           code="client_disconnected") from e
         except Overloaded as e:
             raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
                                 f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
                            headers={"Retry-After": str(e.retry_after)}) from e
+        except AudioTooLong as e:
+            raise APIError(413, str(e), param="file", code="audio_too_long") from e
         except BadAudio as e:
             raise APIError(400, str(e), param="file", code="invalid_audio") from e
         except ParakeetError as e:
             log.error("transcription failed: %s", e)
             raise APIError(500, f"transcription failed: {e}", type=SERVER_ERROR, code="transcription_failed") from e
+        finally:
+            watcher.cancel()
 
         if response_format == "json":
             return JSONResponse(formats.json_body(transcript))
@@ -201,7 +239,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
         return JSONResponse(model_card)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
+        return JSONResponse({"status": "ok", "limits": config.limits(), "attention": context.attention})
 
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=metrics.content_type)

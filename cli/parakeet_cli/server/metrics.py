@@ -37,6 +37,8 @@ class Metrics:
         self.queue_limit = Gauge("parakeet_queue_limit",
                                  "Requests allowed to wait before new ones are refused with 503.", registry=r)
         self.audio_seconds = Counter("parakeet_audio_seconds", "Seconds of audio transcribed.", registry=r)
+        self.cancelled = Counter("parakeet_requests_cancelled",
+                                 "Transcriptions stopped because their client disconnected.", registry=r)
         self.backends.set(backends)
         self.queue_limit.set(queue_limit)
 

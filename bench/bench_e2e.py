@@ -570,14 +570,15 @@ def main():
     print(f"\n{args.model}, {args.clip} ({audio_s:.1f} s), {args.threads} threads, median of {args.reps}; "
           f"load average {min(loads):.2f}..{max(loads):.2f}; CPU busy before the run "
           f"{busy_before:.0%}; other processes' CPU share per round: median {bl.median(others):.0%}, "
-          f"max {max(others):.0%}\nratios: of medians (median of per-round ratios); ORT f32 = {ref_f32}, "
-          f"ORT int8 = {ref_int8} (the faster onnxruntime engine of each precision)")
+          f"max {max(others):.0%}\nratios: of medians (median of per-round ratios); ORT f32 = {ref_f32 or '-'}, "
+          f"ORT int8 = {ref_int8 or '-'} (the faster onnxruntime engine of each precision)")
     print(bl.table(["engine", "isa", "ms", "RTFx", "vs NeMo", "vs ORT f32", "vs ORT int8", "mel / enc / dec ms",
                     "peak RSS MB", "tokens"], rows))
     goals = targets(args, med, rtfx, ref_f32, ref_int8)
     results["targets"] = goals
     if goals:
-        print("\ntargets (this run; figures from a loaded machine are not final):\n" + "\n".join(goals))
+        print("\ntargets (this run only: judge them from a run whose load and other processes' CPU share are "
+              "low):\n" + "\n".join(goals))
     if ref:
         print("\ntranscripts vs NeMo: " + ", ".join(
             f"{e}: ids {'==' if c['ids_equal'] else '!='}"

@@ -1,4 +1,6 @@
 // The transcription entry points of the C ABI.
+#include <utility>
+
 #include "audio/wav_reader.h"
 #include "capi/context.h"
 #include "capi/transcript_json.h"
@@ -41,11 +43,11 @@ Result run_path(parakeet_ctx* ctx, const char* path, int decoder, parakeet_progr
     check_ctx(ctx);
     const pk::RequestOptions options = options_for(decoder, fn, user_data);
     if (path == nullptr) throw pk::InvalidInput("WAV path is NULL");
-    const pk::WavAudio wav = pk::read_wav_file(path, 0);
+    pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
-    r.transcript = ctx->model->transcribe(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
-                                          wav.sample_rate, options);
     r.seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
+    // The model frees the samples once resampled: a long file is never held at two rates.
+    r.transcript = ctx->model->transcribe(std::move(wav.samples), wav.sample_rate, options);
     return r;
 }
 

@@ -184,8 +184,18 @@ namespace {
 constexpr double kFrontEndEnd = 0.04, kEncoderEnd = 0.94;
 }  // namespace
 
+Transcript Model::transcribe(std::vector<float>&& samples, int sample_rate, const RequestOptions& options) const {
+    BackendLease lease(pool_snapshot());
+    return run(lease.backend(), samples.data(), static_cast<int64_t>(samples.size()), sample_rate, options, &samples);
+}
+
 Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
                                 const RequestOptions& options) const {
+    return run(b, samples, n, sample_rate, options, nullptr);
+}
+
+Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
+                      std::vector<float>* release) const {
     const DecoderChoice decoder = options.decoder;
     const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
     if (use_ctc && !ctc_)
@@ -208,6 +218,7 @@ Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int
         ArenaScope scope(arena);
         int64_t got = 0;
         const float* audio = prepare_audio(b, samples, n, sample_rate, &got);
+        if (release != nullptr && audio != samples) std::vector<float>().swap(*release);
         const MelFeatures mel = compute_mel(b, audio, got);
         encoder_->subsample(b.team(), arena, mel.data, mel.valid, enc);
     }

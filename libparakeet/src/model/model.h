@@ -64,6 +64,10 @@ public:
     // the model does not have, Cancelled when the options' progress callback says stop.
     Transcript transcribe(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const;
 
+    // Same, taking the samples over: once they are resampled to the model's rate (inputs at
+    // another rate), they are freed, so a long file never exists at two rates at once.
+    Transcript transcribe(std::vector<float>&& samples, int sample_rate, const RequestOptions& options) const;
+
     // Same, on a backend the caller already holds (locked).
     Transcript transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
                              const RequestOptions& options) const;
@@ -107,6 +111,9 @@ public:
 private:
     Model(std::string path, GgufReader gguf);
     std::shared_ptr<BackendPool> pool_snapshot() const;
+    // transcribe_on, freeing `release` (the owner of `samples`) once it is no longer read.
+    Transcript run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
+                   std::vector<float>* release) const;
     const Resampler& resampler_for(int sample_rate) const;
 
     std::string path_;

@@ -79,12 +79,14 @@ class OursEngine:
 
 
 class NemoEngine:
-    def __init__(self, model_dir, threads, strategy):
+    def __init__(self, model_dir, threads, strategy, attention=None):
         import torch
         from nemo.collections.asr.models import ASRModel
         torch.set_num_threads(threads)
         self.torch = torch
         self.model = ASRModel.restore_from(os.path.join(model_dir, "model.nemo"), map_location="cpu")
+        if attention is not None:  # NeMo's long-audio route: local attention on the same weights
+            self.model.change_attention_model("rel_pos_local_attn", list(attention))
         if strategy != self.model.cfg.decoding.strategy:
             from omegaconf import open_dict
             cfg = self.model.cfg.decoding
@@ -338,7 +340,7 @@ def make_engine(args):
         return PcppEngine(args.model_dir, name[len("pcpp-"):], args.threads, args.pcpp_lib, args.clip_path)
     if name in ("nemo", "nemo-transcribe"):
         cls = NemoEngine if name == "nemo" else NemoTranscribeEngine
-        return cls(args.model_dir, args.threads, args.nemo_strategy)
+        return cls(args.model_dir, args.threads, args.nemo_strategy, parse_attention(args.nemo_attention))
     if name in ("ort", "ort-int8"):
         return OrtEngine(args.model_dir, args.threads, ".int8" if name == "ort-int8" else "")
     if name in ("onnx-asr", "onnx-asr-int8"):
@@ -364,6 +366,14 @@ def worker_main(args):
 
 # ------------------------------------------------------------------------------------- parent
 
+def parse_attention(text):
+    """'L,R' -> (L, R); None or '' -> None (the model's own full attention)."""
+    if not text:
+        return None
+    left, right = (int(x) for x in text.split(","))
+    return left, right
+
+
 def worker_argv(args, engine):
     if engine.startswith("ours-"):
         python = sys.executable
@@ -374,6 +384,8 @@ def worker_argv(args, engine):
     argv = [python, os.path.abspath(__file__), "--worker", engine, "--model-dir", args.model_dir,
             "--clip-path", args.clip_path, "--threads", str(args.threads),
             "--nemo-strategy", args.nemo_strategy]
+    if args.nemo_attention:
+        argv += ["--nemo-attention", args.nemo_attention]
     for opt in ("lib", "lib_base", "pcpp_lib"):
         if getattr(args, opt):
             argv += ["--" + opt.replace("_", "-"), getattr(args, opt)]
@@ -468,6 +480,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7, help="timed rounds (median reported)")
     ap.add_argument("--nemo-strategy", default="greedy", choices=("greedy", "greedy_batch"))
+    ap.add_argument("--nemo-attention", default=None, metavar="L,R",
+                    help="run NeMo with change_attention_model('rel_pos_local_attn', [L, R]) (long audio; "
+                         "ours picks its attention by PARAKEET_ATT_CONTEXT or auto)")
     ap.add_argument("--nemo-python", default=bl.NEMO_PYTHON)
     ap.add_argument("--lib", default=None, help="libparakeet.so (default: $PARAKEET_LIBRARY or build-bench)")
     ap.add_argument("--lib-base", default=None, help="a second libparakeet.so for the ours-base-* engines")
@@ -535,7 +550,7 @@ def main():
     paired = {ref: {e: bl.median([a / b for a, b in zip(times[ref], times[e])]) for e in engines}
               for ref in refs}
     results = {"model": args.model, "clip": args.clip, "audio_seconds": audio_s, "threads": args.threads,
-               "reps": args.reps, "nemo_strategy": args.nemo_strategy, "loadavg": loads,
+               "reps": args.reps, "nemo_strategy": args.nemo_strategy, "nemo_attention": args.nemo_attention, "loadavg": loads,
                "cpu_busy_before": busy_before, "others_cpu_share": others, "paired_speedup": paired,
                "libs": {"ours": bl.library_path(args.lib), "base": args.lib_base, "pcpp": args.pcpp_lib},
                "ort_references": {"f32": ref_f32, "int8": ref_int8}, "engines": {}}

@@ -18,8 +18,6 @@ LONG = DATA / "audio" / "long_30s_16k.wav"
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
-LOCAL_PENDING = "local attention: kernel not built yet"
-
 
 @pytest.fixture(scope="module")
 def ctx():
@@ -68,12 +66,7 @@ def test_constructor_attention_and_what_ran():
 
 def test_local_attention_runs(ctx):
     ctx.attention = (8, 8)
-    try:
-        t = ctx.transcribe(SPEECH)
-    except ParakeetError as e:
-        if str(e) == LOCAL_PENDING:
-            pytest.skip(LOCAL_PENDING)
-        raise
+    t = ctx.transcribe(SPEECH)
     assert t.attention == (8, 8)
     assert t.to_dict()["attention"] == [8, 8]
 

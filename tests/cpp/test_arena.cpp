@@ -69,3 +69,22 @@ TEST(Arena, RewoundLoopDoesNotGrow) {
 }
 
 }  // namespace
+
+TEST(Arena, ReleaseIfAboveGivesBackOnlyLargeArenasAndStartsSmallAgain) {
+    pk::Arena arena;
+    arena.alloc(3 << 20);
+    arena.reset();
+    EXPECT_FALSE(arena.release_if_above(8 << 20));  // small: kept for the next request
+    EXPECT_GE(arena.reserved_bytes(), size_t{3} << 20);
+    arena.alloc(10 << 20);
+    EXPECT_TRUE(arena.release_if_above(8 << 20));
+    EXPECT_EQ(arena.reserved_bytes(), 0u);
+    EXPECT_EQ(arena.used_bytes(), 0u);
+    EXPECT_EQ(arena.high_water_bytes(), 0u);
+    // The next request grows it from nothing and the next reset settles at that request's size.
+    arena.reset();
+    void* p = arena.alloc(1 << 20);
+    ASSERT_NE(p, nullptr);
+    arena.reset();
+    EXPECT_LT(arena.reserved_bytes(), size_t{8} << 20);
+}

@@ -233,6 +233,7 @@ Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_ra
     const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
     Transcript t = builder_->build(std::move(tokens), rule);
     t.attention = attention;
+    arena.release_if_above(kArenaKeepBytes);
     return t;
 }
 

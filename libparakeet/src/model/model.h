@@ -46,6 +46,11 @@ struct EncoderOutput {
     int64_t frames = 0;           // every frame is valid (NeMo's enc_len)
 };
 
+// After a request, a backend's arena holding more than this gives its memory back (see
+// Arena::release_if_above): short requests keep reusing theirs, while one long recording
+// (an hour of audio takes several hundred MB) does not pin its peak in a server for good.
+constexpr size_t kArenaKeepBytes = size_t{256} << 20;
+
 class Model {
 public:
     // Maps and validates the file, reads the configuration and builds every component.

@@ -37,6 +37,15 @@ void Arena::reset() {
     used_total_ = 0;
 }
 
+bool Arena::release_if_above(size_t bytes) {
+    if (reserved_bytes() <= bytes) return false;
+    blocks_.clear();
+    current_ = 0;
+    used_total_ = 0;
+    high_water_ = 0;
+    return true;
+}
+
 void* Arena::alloc(size_t bytes) {
     bytes = round_up(bytes == 0 ? 1 : bytes, kAlignment);
     // Move forward through blocks kept from earlier in this request, then add a new one.

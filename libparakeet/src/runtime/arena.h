@@ -6,6 +6,8 @@
 // replaces them all by one block of the high-water size. The arena therefore settles at the
 // size of the largest request it has served and then stops calling the system allocator.
 // Inside a request, ArenaScope gives back what a stage allocated (stack discipline).
+// release_if_above() lets an owner give an unusually large arena back to the system after a
+// request, so one long recording does not pin its memory in a server for good.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,11 @@ public:
         return static_cast<T*>(alloc(count * sizeof(T)));
     }
 
+    // When more than `bytes` are reserved, unmaps every block (all pointers become invalid, as
+    // with reset()) and forgets the sizes seen so far: the arena starts small again and grows
+    // with the next request. Returns true when it released.
+    bool release_if_above(size_t bytes);
+
     // Stack-style release inside a request: rewind(m) gives back everything allocated after
     // m = mark(). Use ArenaScope rather than calling these directly.
     struct Mark {
@@ -48,7 +55,7 @@ public:
 
     // Bytes reserved from the system right now.
     size_t reserved_bytes() const;
-    // Largest number of bytes in use at once since the arena was created.
+    // Largest number of bytes in use at once since the arena was created or last released.
     size_t high_water_bytes() const { return high_water_; }
     // Bytes in use right now.
     size_t used_bytes() const { return used_total_; }

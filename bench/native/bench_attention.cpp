@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.h"
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
 #include "runtime/arena.h"
@@ -51,16 +52,8 @@ std::vector<float> random_vec(size_t n, std::mt19937& rng) {
     return v;
 }
 
-double cpu_seconds() {
-    timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using bench::cpu_seconds;
+using bench::median_of;
 
 struct Timing {
     double median_ms;

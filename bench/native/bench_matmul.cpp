@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_timing.h"
 #include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
@@ -77,16 +78,8 @@ WeightType type_of(const std::string& s) {
     return s == "f32" ? WeightType::F32 : s == "f16" ? WeightType::F16 : WeightType::Q8_0;
 }
 
-double cpu_seconds() {
-    timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double median_of(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using bench::cpu_seconds;
+using bench::median_of;
 
 }  // namespace
 

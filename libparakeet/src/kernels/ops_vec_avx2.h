@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/exp_poly.h"
+
 #include <cstdint>
 
 namespace pk::kernels::vec {
@@ -45,17 +47,17 @@ static inline __m256 exp(__m256 x) {
     const __m256 underflow = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
     x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
 
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(exp_poly::kLog2e)),
                                      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(exp_poly::kLn2Hi), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(exp_poly::kLn2Lo), r);
 
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    __m256 p = _mm256_set1_ps(exp_poly::kC0);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly::kC1));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly::kC2));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly::kC3));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly::kC4));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(exp_poly::kC5));
     p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
 
     const __m256i e = _mm256_slli_epi32(

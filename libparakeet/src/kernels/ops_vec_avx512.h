@@ -5,6 +5,8 @@
 
 #include <immintrin.h>
 
+#include "kernels/exp_poly.h"
+
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers); every includer is an
 // AVX-512 file.
@@ -28,17 +30,17 @@ static inline __mmask16 first_lanes(int64_t n) {
 // so that -inf gives 0, not NaN.
 static inline __m512 exp(__m512 x) {
     x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
-    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(exp_poly::kLog2e)),
                                           _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Hi), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(exp_poly::kLn2Lo), r);
 
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    __m512 p = _mm512_set1_ps(exp_poly::kC0);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly::kC1));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly::kC2));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly::kC3));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly::kC4));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(exp_poly::kC5));
     p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
     return _mm512_scalef_ps(p, n);
 }

@@ -123,7 +123,8 @@ def write_reference(path: str, name: str, arch, model, clip: str, wav: str, samp
     w.close()
 
 
-def write_long_reference(path: str, name: str, arch, model, clip: str, setting: str, samples, res, info: dict):
+def write_long_reference(path: str, name: str, arch, model, clip: str, setting: str, samples, res, info: dict,
+                         stats: dict):
     """Decoded results on a long clip under one attention setting; tokens and words, and the
     encoder output for LONG_ENC_MODELS only (the other tensors would be megabytes)."""
     w = gguf_out.RefWriter(path)
@@ -141,6 +142,9 @@ def write_long_reference(path: str, name: str, arch, model, clip: str, setting: 
     if has_enc:
         w.tensor("enc", res.enc)
     _write_decoded(w, res)
+    for head in res.heads:
+        # verify.TIE_MARGIN: from this token on, another float32 implementation may differ
+        w.i32(f"ref.{head}.first_tie_token", stats[head]["first_tie_token"])
     w.close()
 
 
@@ -153,8 +157,9 @@ def verify_capture(model, arch, res) -> dict:
     for head in res.heads:
         verify.check_words(res, head, frame_sec)
         if head == "ctc":
-            verify.check_ctc(res, model.decoding.blank_id if arch.kind == "ctc"
-                             else model.ctc_decoding.blank_id, sp, punct)
+            tie = verify.check_ctc(res, model.decoding.blank_id if arch.kind == "ctc"
+                                   else model.ctc_decoding.blank_id, sp, punct)
+            stats[head] = {"tokens": len(res.heads[head].ids), "first_tie_token": tie}
         else:
             stats[head] = verify.check_transducer(model, arch, res, head)
             assert res.heads[head].text == verify.detokenize(sp, res.heads[head].ids, punct)
@@ -206,7 +211,7 @@ def make_long_references(name: str, arch, out_dir: str, audio_dir: str, clip: st
             stats["vs_full"]["enc_max_abs_diff"] = float(abs(full.enc - res.enc).max())
         by_setting[setting] = res
         path = os.path.join(out_dir, f"longref_{clip[len('long_'):]}_{setting}.gguf")
-        write_long_reference(path, name, arch, model, clip, setting, samples, res, info)
+        write_long_reference(path, name, arch, model, clip, setting, samples, res, info, stats)
         stats["bytes"] = os.path.getsize(path)
         stats["seconds"] = round(time.time() - t0, 1)
         print(f"{name}/{clip}/{setting}: {json.dumps(stats)}", flush=True)

@@ -1,15 +1,22 @@
 // Access to the NeMo reference fixtures in tests/data/nemo (made by tools/make_nemo_fixtures.py,
 // described in docs/fixtures.md): one folder per model with model.gguf (our converter's output)
-// and one ref_<clip>.gguf per clip holding NeMo's tensors (F32) and decoded results (metadata).
+// and one ref_<clip>.gguf per clip holding NeMo's tensors (F32) and decoded results (metadata),
+// plus longref_<clip>_<setting>.gguf: NeMo's decoded results on a long clip assembled from the
+// committed clips, under one attention setting.
 #pragma once
 
 #include <dirent.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "audio/wav_reader.h"
 #include "model/gguf_reader.h"
 
 namespace nemo_fixtures {
@@ -51,6 +58,54 @@ inline std::vector<Fixture> all() {
         for (const auto& ref : list(dir, "ref_", ".gguf")) out.push_back({dir, model, dir + "/" + ref});
     }
     return out;
+}
+
+// Every long-clip reference of one model folder (tests/data/nemo/<model>/longref_*.gguf).
+inline std::vector<std::string> long_refs(const std::string& model_dir) {
+    std::vector<std::string> out;
+    for (const auto& ref : list(model_dir, "longref_", ".gguf")) out.push_back(model_dir + "/" + ref);
+    return out;
+}
+
+// Rebuilds a long clip from the recipe in its reference file, as
+// tools/nemo_fixtures/audio.py:assemble_long_clip does: for each segment i, the samples of
+// ref.clip_recipe[i] (a clip in tests/data/audio) from ref.clip_first[i] to the end, each
+// int16 / 32768 (the WAV reader's conversion) times ref.clip_gain[i] in float32, concatenated
+// and cut to ref.n_samples. The gains are short binary fractions, so every product is exact
+// and the result is bitwise the samples NeMo ran on.
+inline std::vector<float> assemble_long_clip(const pk::GgufReader& ref) {
+    const auto files = ref.get_string_array("ref.clip_recipe");
+    const auto first = ref.get_i64_array("ref.clip_first");
+    const auto gain = ref.get_f32_array("ref.clip_gain");
+    const size_t n = static_cast<size_t>(ref.get_i64("ref.n_samples"));
+    if (first.size() != files.size() || gain.size() != files.size())
+        throw std::runtime_error("long clip recipe: ref.clip_recipe, ref.clip_first, ref.clip_gain differ in length");
+    std::vector<float> out;
+    out.reserve(n);
+    for (size_t i = 0; i < files.size() && out.size() < n; ++i) {
+        const pk::WavAudio wav = pk::read_wav_file(data_dir() + "/audio/" + files[i], 0);
+        if (wav.sample_rate != 16000 || wav.channels != 1 || first[i] < 0 ||
+            static_cast<size_t>(first[i]) > wav.samples.size())
+            throw std::runtime_error("long clip recipe: bad segment " + files[i]);
+        for (size_t k = static_cast<size_t>(first[i]); k < wav.samples.size() && out.size() < n; ++k)
+            out.push_back(wav.samples[k] * gain[i]);
+    }
+    if (out.size() != n) throw std::runtime_error("long clip recipe: the segments give too few samples");
+    return out;
+}
+
+// ref.clip_checksum of a long clip: sum over i of (bits of sample i) * (i + 1), modulo 2^64, as
+// 16 hex digits; any changed bit changes it. audio.py:clip_checksum computes the same in numpy.
+inline std::string clip_checksum(const std::vector<float>& samples) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+        uint32_t bits;
+        std::memcpy(&bits, &samples[i], sizeof bits);
+        sum += uint64_t(bits) * uint64_t(i + 1);
+    }
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(sum));
+    return hex;
 }
 
 // A reference tensor as a flat float vector (empty when absent).

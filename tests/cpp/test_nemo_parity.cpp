@@ -15,6 +15,7 @@
 #include "audio/wav_reader.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
+#include "nemo_transcript_check.h"
 
 namespace {
 
@@ -24,8 +25,6 @@ using nemo_fixtures::Fixture;
 // and are an order of magnitude below these).
 constexpr double kMelBound = 2e-3;
 constexpr double kStageBound = 2e-3;  // relative to the stage's max |value|
-constexpr double kConfidenceBound = 1e-3;
-constexpr double kTimeBound = 1e-4;  // seconds: word times are whole frames on both sides
 
 double max_abs_diff(const float* a, const float* b, size_t n) {
     double m = 0;
@@ -63,7 +62,6 @@ std::vector<StageReport> g_report;
 
 void check_head(const pk::Model& model, pk::Backend& b, const pk::EncoderOutput& enc,
                 const pk::GgufReader& ref, const std::string& head) {
-    const std::string p = "ref." + head + ".";
     SCOPED_TRACE(head);
     std::vector<pk::TranscriptToken> tokens;
     pk::TimestampRule rule;
@@ -77,40 +75,7 @@ void check_head(const pk::Model& model, pk::Backend& b, const pk::EncoderOutput&
         rule = model.transducer()->timestamp_rule();
     }
     const pk::Transcript t = model.transcript_builder().build(tokens, rule);
-
-    const auto ids = ref.get_i64_array(p + "ids");
-    const auto frames = ref.get_i64_array(p + "frames");
-    ASSERT_EQ(t.tokens.size(), ids.size()) << "token count differs from NeMo";
-    for (size_t i = 0; i < ids.size(); ++i) {
-        ASSERT_EQ(t.tokens[i].id, ids[i]) << "token " << i;
-        ASSERT_EQ(t.tokens[i].frame, frames[i]) << "token " << i;
-    }
-    if (head == "tdt") {
-        const auto durations = ref.get_i64_array(p + "durations");
-        for (size_t i = 0; i < ids.size(); ++i) ASSERT_EQ(t.tokens[i].duration, durations[i]) << "token " << i;
-    }
-    EXPECT_EQ(t.text, ref.get_string(p + "text"));
-
-    const auto conf = ref.get_f32_array(p + "token_conf");
-    ASSERT_EQ(conf.size(), t.tokens.size());
-    for (size_t i = 0; i < conf.size(); ++i)
-        EXPECT_NEAR(t.tokens[i].confidence, conf[i], kConfidenceBound) << "token " << i;
-
-    const auto words = ref.get_string_array(p + "words");
-    const auto word_start = ref.get_f32_array(p + "word_start");
-    const auto word_end = ref.get_f32_array(p + "word_end");
-    ASSERT_EQ(t.words.size(), words.size());
-    for (size_t i = 0; i < words.size(); ++i) {
-        EXPECT_EQ(t.words[i].text, words[i]) << "word " << i;
-        EXPECT_NEAR(t.words[i].start_sec, word_start[i], kTimeBound) << "word " << i;
-        EXPECT_NEAR(t.words[i].end_sec, word_end[i], kTimeBound) << "word " << i;
-    }
-    const auto conf_words = ref.get_string_array(p + "conf_words");
-    const auto word_conf = ref.get_f32_array(p + "word_conf");
-    if (conf_words == words) {  // NeMo groups confidence words its own way; compare when they agree
-        for (size_t i = 0; i < word_conf.size(); ++i)
-            EXPECT_NEAR(t.words[i].confidence, word_conf[i], kConfidenceBound) << "word " << i;
-    }
+    nemo_fixtures::expect_transcript_matches(t, ref, head);
 }
 
 // Digital silence is the one input where NeMo is not the reference: every log-mel value is
@@ -212,16 +177,7 @@ TEST(NemoParity, ResultsDoNotDependOnThreadCount) {
                 results.push_back(model.transcribe_on(b, samples.data(), static_cast<int64_t>(samples.size()),
                                                       16000, decoder));
             }
-            for (size_t i = 1; i < results.size(); ++i) {
-                ASSERT_EQ(results[i].text, results[0].text);
-                ASSERT_EQ(results[i].tokens.size(), results[0].tokens.size());
-                for (size_t k = 0; k < results[0].tokens.size(); ++k) {
-                    ASSERT_EQ(results[i].tokens[k].id, results[0].tokens[k].id);
-                    ASSERT_EQ(results[i].tokens[k].frame, results[0].tokens[k].frame);
-                    ASSERT_EQ(results[i].tokens[k].duration, results[0].tokens[k].duration);
-                    ASSERT_EQ(results[i].tokens[k].confidence, results[0].tokens[k].confidence);  // bitwise
-                }
-            }
+            for (size_t i = 1; i < results.size(); ++i) nemo_fixtures::expect_identical(results[i], results[0]);
         }
     }
 }

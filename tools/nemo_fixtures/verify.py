@@ -32,7 +32,19 @@ def detokenize(sp, ids, punctuation) -> str:
     return text
 
 
-def check_ctc(res: ClipResult, blank: int, sp, punctuation) -> None:
+# A decision whose top two scores are closer than this (in logits) is a near-tie: float32
+# rounding in another implementation may decide it the other way, and everything after it then
+# legitimately differs. The long-clip references record where the first one is.
+TIE_MARGIN = 1e-4
+
+
+def _margin(x: np.ndarray) -> float:
+    top = np.sort(x)[-2:]
+    return float(top[1] - top[0])
+
+
+def check_ctc(res: ClipResult, blank: int, sp, punctuation) -> int:
+    """Returns the index of the first token that a near-tie frame may change (-1: none)."""
     h = res.heads["ctc"]
     labels = res.ctc_logprobs.argmax(-1)
     ids, frames = ctc_collapse(labels, blank)
@@ -46,6 +58,8 @@ def check_ctc(res: ClipResult, blank: int, sp, punctuation) -> None:
             end += 1
         conf.append(min(max_prob_conf(res.ctc_logprobs[t]) for t in range(start, end + 1)))
     assert np.allclose(conf, h.token_conf, rtol=0, atol=2e-6), "CTC token confidence rule"
+    tie = next((t for t in range(len(labels)) if _margin(res.ctc_logprobs[t]) < TIE_MARGIN), None)
+    return -1 if tie is None else sum(1 for f in frames if f < tie)
 
 
 class _Steps:
@@ -79,7 +93,7 @@ def greedy_transducer(model, enc: np.ndarray, durations, max_symbols: int):
     """
     s = _Steps(model)
     ids, frames, durs, conf = [], [], [], []
-    events = {"max_symbols": 0, "max_symbols_last_skip": 0, "blank_dur0": 0}
+    events = {"max_symbols": 0, "max_symbols_last_skip": 0, "blank_dur0": 0, "first_tie_token": -1}
     g, st_next = s.pred(s.blank, None)
     state = None
     enc_t = torch.from_numpy(enc)
@@ -91,8 +105,12 @@ def greedy_transducer(model, enc: np.ndarray, durations, max_symbols: int):
             logits = s.joint(enc_t[t], g)
             tok = int(np.argmax(logits[:n_tok]))
             skip = 1
+            margin = _margin(logits[:n_tok])
             if durations is not None:
                 skip = durations[int(np.argmax(logits[n_tok:]))]
+                margin = min(margin, _margin(logits[n_tok:]))
+            if margin < TIE_MARGIN and events["first_tie_token"] < 0:
+                events["first_tie_token"] = len(ids)  # the tokens before this step are safe
             if tok == s.blank and durations is not None and skip == 0:
                 events["blank_dur0"] += 1
             if tok != s.blank:

@@ -479,6 +479,8 @@ def main():
                     " or auto (no PARAKEET_CPU); default: the levels this CPU has")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7, help="timed rounds (median reported)")
+    ap.add_argument("--settle", type=float, default=0.5,
+                    help="seconds of pause before each timed call (lets the previous engine's threads go idle)")
     ap.add_argument("--nemo-strategy", default="greedy", choices=("greedy", "greedy_batch"))
     ap.add_argument("--nemo-attention", default=None, metavar="L,R",
                     help="run NeMo with change_attention_model('rel_pos_local_attn', [L, R]) (long audio; "
@@ -527,6 +529,10 @@ def main():
             order = engines[r % len(engines):] + engines[:r % len(engines)]
             meter.start()
             for e in order:
+                # Thread pools keep spinning for a while after a call (OpenMP in PyTorch and ggml,
+                # onnxruntime's intra-op pool): a pause first, so that one engine's spin-wait does
+                # not steal the cores of the engine timed after it.
+                time.sleep(args.settle)
                 rep = workers[e].call("run")
                 times[e].append(rep["seconds"])
                 if "stages" in rep:

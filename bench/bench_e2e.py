@@ -494,6 +494,8 @@ def main():
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.model_dir = args.model_dir or os.path.join(bl.CACHE, args.model)
+    if args.clip_path:
+        args.clip = os.path.splitext(os.path.basename(args.clip_path))[0]  # the name reported
     args.clip_path = args.clip_path or os.path.join(bl.CACHE, "clips", args.clip + ".wav")
     if args.pcpp_lib is None:
         found = glob.glob(os.path.join(PCPP_DIR, "venv", "lib", "python3*", "site-packages", "parakeet", "lib",

@@ -7,6 +7,7 @@
 #include "kernels/attention_local_rel_pos_block.h"
 #include "kernels/ops_grain.h"
 #include "kernels/ops_softmax.h"
+#include "kernels/transpose.h"
 #include "runtime/cpu_features.h"
 
 namespace pk::kernels {
@@ -74,21 +75,6 @@ Range clip(const PositionSegment& s, int64_t lo, int64_t hi) {
 }
 
 int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
-
-// dst[c * ldd + t] = src[t * lds + c] for t < n, c < cols; columns [n, ldd) of dst are zeroed
-// (the products may read them).
-void transpose_padded(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd) {
-    // Eight source rows at a time, so each destination row gets eight adjacent floats per pass
-    // (one float per pass makes every store touch another cache line).
-    constexpr int64_t kRows = 8;
-    int64_t t0 = 0;
-    for (; t0 + kRows <= n; t0 += kRows)
-        for (int64_t c = 0; c < cols; ++c)
-            for (int64_t t = t0; t < t0 + kRows; ++t) dst[c * ldd + t] = src[t * lds + c];
-    for (int64_t t = t0; t < n; ++t)
-        for (int64_t c = 0; c < cols; ++c) dst[c * ldd + t] = src[t * lds + c];
-    for (int64_t c = 0; c < cols; ++c) std::fill(dst + c * ldd + n, dst + (c + 1) * ldd, 0.0f);
-}
 
 // Row blocks whose key windows one KeySpan serves: the key transposition and value copy
 // then cost a few floats per query row instead of a whole window per block.

@@ -6,6 +6,7 @@
 #include "runtime/cpu_features.h"
 
 #include "kernels/ops_softmax.h"
+#include "kernels/transpose.h"
 
 namespace pk::kernels {
 
@@ -73,11 +74,6 @@ inline void attend_row(const AttentionHead& a, int64_t i, const float* qu, const
 // Query rows handled together (their score rows share each block of keys in L1).
 constexpr int64_t kRowBlock = 8;
 
-// dst[c][r] = src[r * ld + c] for r < rows, c < cols.
-void transpose(const float* src, int64_t rows, int64_t cols, int64_t ld, float* dst) {
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * ld + c];
-}
 
 }  // namespace
 
@@ -98,8 +94,8 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
     // Transpose each head's keys and positions once (split by head: output-disjoint).
     parallel_for(team, H, 1, [&](int64_t h0, int64_t h1) {
         for (int64_t h = h0; h < h1; ++h) {
-            transpose(k + h * dk, T, dk, ld, kT + h * dk * T);
-            transpose(p + h * dk, P, dk, ld, pT + h * dk * P);
+            transpose_padded(k + h * dk, T, dk, ld, kT + h * dk * T, T);
+            transpose_padded(p + h * dk, P, dk, ld, pT + h * dk * P, P);
         }
     });
 

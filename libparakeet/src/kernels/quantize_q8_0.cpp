@@ -9,7 +9,7 @@
 namespace pk::kernels {
 
 void quantize_q8_0(const float* x, int64_t n, uint8_t* out) {
-    constexpr int64_t kBlock = 32;
+    constexpr int64_t kBlock = kQ8_0BlockValues;
     if (n % kBlock != 0) throw std::invalid_argument("quantize_q8_0: n must be a multiple of 32");
     for (int64_t b = 0; b < n / kBlock; ++b, x += kBlock, out += 2 + kBlock) {
         float amax = 0.0f;

@@ -14,6 +14,9 @@
 
 namespace pk::kernels {
 
+// Values per Q8_0 block (GGUF's QK8_0).
+constexpr int64_t kQ8_0BlockValues = 32;
+
 // Encodes x[0 .. n) (n a multiple of 32) as n / 32 blocks of 34 bytes (half d, 32 int8 q)
 // into out. Throws std::invalid_argument when n % 32 != 0.
 void quantize_q8_0(const float* x, int64_t n, uint8_t* out);

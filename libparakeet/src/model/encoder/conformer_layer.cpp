@@ -150,7 +150,9 @@ void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, i
     float* a = arena.alloc_array<float>(static_cast<size_t>(C * d));
     pos_.forward(team, arena, pos, P, p);
     // Keys and values of the whole sequence first: a chunk's queries attend to frames of its
-    // neighbours, and x is overwritten chunk by chunk below.
+    // neighbours, and x is overwritten chunk by chunk below. The layer norm is recomputed per
+    // chunk in the second pass (under 1 % of a layer) rather than kept: keeping it, or the
+    // queries, would cost one more T x d buffer.
     for_each_row_chunk(T, progress.sub(0.0, 0.3), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         kernels::layer_norm(team, x + r0 * d, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);

@@ -25,7 +25,8 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     const GgufTensor& w = t.get(prefix + ".weight", {out, in});
     // A q8_0 model quantises its remaining F32 matmul weights here (q8_at_load.h); a row
     // length that is no whole number of Q8_0 blocks keeps F32.
-    if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name) && in % 32 == 0) {
+    if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name) &&
+        in % kernels::kQ8_0BlockValues == 0) {
         std::vector<uint8_t> q(kernels::weight_row_bytes(kernels::WeightType::Q8_0, in) * static_cast<size_t>(out));
         kernels::quantize_q8_0(reinterpret_cast<const float*>(w.data), out * in, q.data());
         l.weights_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::Q8_0, q.data(), out, in);

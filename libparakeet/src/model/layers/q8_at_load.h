@@ -28,8 +28,8 @@ bool is_q8_0_model(const GgufReader& gguf);
 // model, with the switch on): the conv module's pointwise convolutions and the subsampling
 // output projection, the encoder's remaining GEMMs. The CTC head stays F32: its logits feed
 // the token argmax directly and quantising it cost CTC token agreement on the fixtures
-// (0.983 -> 0.919) to save < 1 ms per 10 s of audio (66 M MACs at 110M size). So do the LSTM, embeddings and the joint's
-// output layer (step-wise decoder work, same argmax concern).
+// (0.983 -> 0.919) to save < 1 ms per 10 s of audio (66 M MACs at 110M size). So do the LSTM,
+// the embeddings and the joint's output layer (step-wise decoder work, same argmax concern).
 bool quantised_at_load(const std::string& name);
 
 }  // namespace pk

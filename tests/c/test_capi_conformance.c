@@ -414,6 +414,20 @@ static char* transcribe_signal(parakeet_ctx* ctx) {
     return json;
 }
 
+
+/* Sets (left, right) on ctx and checks that the call succeeds, that model info reports the
+ * setting as `expect` and that a short clip then runs with it (an explicit setting applies at
+ * any length). */
+static void check_attention_setting(parakeet_ctx* ctx, int left, int right, const char* expect) {
+    CHECK(parakeet_capi_set_attention_context(ctx, left, right) == 0);
+    CHECK(strcmp(parakeet_capi_last_error(ctx), "") == 0);
+    char* info = parakeet_capi_model_info_json(ctx);
+    CHECK(contains(info, expect));
+    parakeet_capi_free_string(info);
+    char* json = transcribe_signal(ctx);
+    CHECK(contains(json, expect));
+    parakeet_capi_free_string(json);
+}
 static void test_attention_setting(parakeet_ctx* ctx) {
     CHECK(parakeet_capi_set_attention_context(NULL, 0, 0) != 0);
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
@@ -432,22 +446,8 @@ static void test_attention_setting(parakeet_ctx* ctx) {
     CHECK(contains(json, "\"attention\":{\"mode\":\"full\"}"));
     parakeet_capi_free_string(json);
 
-    CHECK(parakeet_capi_set_attention_context(ctx, -1, -1) == 0);
-    CHECK(strcmp(parakeet_capi_last_error(ctx), "") == 0);
-    info = parakeet_capi_model_info_json(ctx);
-    CHECK(contains(info, "\"attention\":{\"mode\":\"full\"}"));
-    parakeet_capi_free_string(info);
-    json = transcribe_signal(ctx);
-    CHECK(contains(json, "\"attention\":{\"mode\":\"full\"}"));
-    parakeet_capi_free_string(json);
-
-    CHECK(parakeet_capi_set_attention_context(ctx, 16, 8) == 0);
-    info = parakeet_capi_model_info_json(ctx);
-    CHECK(contains(info, "\"attention\":{\"mode\":\"local\",\"left\":16,\"right\":8}"));
-    parakeet_capi_free_string(info);
-    json = transcribe_signal(ctx);
-    CHECK(contains(json, "\"attention\":{\"mode\":\"local\",\"left\":16,\"right\":8}"));
-    parakeet_capi_free_string(json);
+    check_attention_setting(ctx, -1, -1, "\"attention\":{\"mode\":\"full\"}");
+    check_attention_setting(ctx, 16, 8, "\"attention\":{\"mode\":\"local\",\"left\":16,\"right\":8}");
 
     CHECK(parakeet_capi_set_attention_context(ctx, 0, 0) == 0);
     info = parakeet_capi_model_info_json(ctx);

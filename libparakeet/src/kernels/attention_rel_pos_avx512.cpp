@@ -42,7 +42,7 @@ void score_rows(const float* kT, const float* const* p_rows, int64_t T, int64_t 
         const __m512 k0 = _mm512_maskz_loadu_ps(m0, kr);
         const __m512 k1 = _mm512_maskz_loadu_ps(m1, kr + 16);
         PK_UNROLL_ROWS
-    for (int r = 0; r < R; ++r) {
+        for (int r = 0; r < R; ++r) {
             const __m512 quc = _mm512_set1_ps(qu[r * dk + c]);
             const __m512 qvc = _mm512_set1_ps(qv[r * dk + c]);
             const float* pr = p_rows[r] + c * p_ld + j0;
@@ -73,7 +73,7 @@ void weighted_sum_rows(const float* scores, int64_t T, const float* v, int64_t l
         const __m512 v0 = _mm512_maskz_loadu_ps(m0, vr);
         const __m512 v1 = _mm512_maskz_loadu_ps(m1, vr + 16);
         PK_UNROLL_ROWS
-    for (int r = 0; r < R; ++r) {
+        for (int r = 0; r < R; ++r) {
             const __m512 w = _mm512_set1_ps(scores[r * T + j]);
             a0[r] = _mm512_fmadd_ps(w, v0, a0[r]);
             a1[r] = _mm512_fmadd_ps(w, v1, a1[r]);

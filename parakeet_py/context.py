@@ -328,34 +328,55 @@ class Context:
         return results
 
 
-def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
-                              timestamps: bool) -> Transcript:
-    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback.
+class _ProgressCall:
+    """One request's progress callback and how it ended. The C callback never lets an
+    exception into the C frames (cffi would print it and go on): it keeps it, asks the library
+    to stop, and the exception is raised once the call returns."""
 
-    The callback never lets an exception into the C frames (cffi would print it and go on): it
-    keeps it, asks the library to stop, and the exception is raised once the call returns.
-    """
-    ffi, lib = _native.load()
-    stop: Dict[str, Any] = {"cancelled": False, "error": None}
+    __slots__ = ("progress", "cancelled", "error")
 
-    def on_progress(fraction: float, _user_data: Any) -> int:
+    def __init__(self, progress: ProgressCallback):
+        self.progress, self.cancelled, self.error = progress, False, None
+
+    def __call__(self, fraction: float) -> int:
         try:
-            verdict = progress(float(fraction))
+            verdict = self.progress(float(fraction))
         except BaseException as e:  # KeyboardInterrupt too: it should stop the request
-            stop["error"] = e
+            self.error = e
             return 1
         if verdict is not None and not verdict:
-            stop["cancelled"] = True
+            self.cancelled = True
             return 1
         return 0
 
-    callback = ffi.callback("parakeet_progress_fn", on_progress)
-    result = lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, callback, ffi.NULL)
+
+_progress_trampoline: Any = None
+
+
+def _progress_callback() -> Any:
+    """The one C callback every request shares (cffi allocates executable memory for each
+    callback, so none is made per call); it finds the request's _ProgressCall through
+    user_data."""
+    global _progress_trampoline
+    if _progress_trampoline is None:
+        ffi, _ = _native.load()
+        _progress_trampoline = ffi.callback("parakeet_progress_fn",
+                                            lambda fraction, user_data: ffi.from_handle(user_data)(fraction))
+    return _progress_trampoline
+
+
+def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
+                              timestamps: bool) -> Transcript:
+    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback."""
+    ffi, lib = _native.load()
+    call = _ProgressCall(progress)
+    handle = ffi.new_handle(call)  # kept alive for the whole call
+    result = lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, _progress_callback(), handle)
     if result == ffi.NULL:
         message = _native.last_error()  # same thread, right after the call
-        if stop["error"] is not None:
-            raise stop["error"]
-        raise Cancelled(message) if stop["cancelled"] else ParakeetError(message)
+        if call.error is not None:
+            raise call.error
+        raise Cancelled(message) if call.cancelled else ParakeetError(message)
     transcript = Transcript.from_json(_native.take_string(result))
     if timestamps:
         return transcript

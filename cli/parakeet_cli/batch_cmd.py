@@ -1,0 +1,122 @@
+"""``parakeet-cli batch``: a corpus of recordings → one JSONL or Parquet table, resumable;
+on this machine, or on a Ray cluster with ``--ray``."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional
+
+import click
+from tqdm import tqdm
+
+from parakeet_py.batch import BatchOptions, BatchStats, run_batch
+
+from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE
+from .progress_bar import progress_wanted
+
+
+class _Bar:
+    """Files done, audio hours, aggregate RTFx and the ETA, on standard error."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled, self.bar = enabled, None
+
+    def start(self, stats: BatchStats) -> None:
+        if self.enabled:
+            self.bar = tqdm(total=stats.total, unit="file", file=sys.stderr, dynamic_ncols=True,
+                            desc="batch", bar_format="{desc}: {n_fmt}/{total_fmt} files|{bar}| "
+                                                     "{elapsed}<{remaining}{postfix}")
+
+    def row(self, row: dict, stats: BatchStats) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(f"{stats.audio_seconds / 3600:.2f} h audio, RTFx {stats.rtfx:.1f}, "
+                                     f"{stats.errors} errors", refresh=False)
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall: float, output: str) -> str:
+    rtfx = audio / wall if wall > 0 else 0.0
+    skip = f", {skipped} already done" if skipped else ""
+    return (f"{rows} files ({errors} errors{skip}): {audio / 3600:.3f} h of audio in {wall:.1f} s, "
+            f"RTFx {rtfx:.1f}; wrote {output}")
+
+
+@click.command("batch")
+@click.argument("inputs", nargs=-1, required=True)
+@click.option("-m", "--model", required=True,
+              help="The model, a parakeet GGUF file (with --ray: a path every node sees, or an s3://, gs://, "
+                   "hdfs:// or file:// URI copied once per node).")
+@click.option("-o", "--output", required=True,
+              help="The table to write: .jsonl or .parquet (with --ray: a directory of part files by that name).")
+@click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Files transcribed at once: backends of the model's pool (with --ray: per actor).")
+@click.option("-t", "--threads", type=click.IntRange(min=1),
+              help="Compute threads per backend. Default: the physical cores divided among the backends "
+                   "(with --ray: the actor's CPUs divided among them).")
+@click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
+              help="Which head decodes (as for `transcribe`).")
+@click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
+@click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
+@click.option("--overwrite", is_flag=True, help="Replace an existing OUTPUT.")
+@click.option("--prefetch", type=click.IntRange(min=1),
+              help="Decoded clips held ready ahead of the backends. Default: 2 x --concurrency.")
+@click.option("--decoders", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Threads decoding audio ahead of the backends.")
+@click.option("--progress/--no-progress", default=None,
+              help="A progress bar (files, audio hours, RTFx, ETA) on standard error. Default: when it is a terminal.")
+@click.option("--ray", "use_ray", is_flag=True, help="Run the job on Ray Data (pip install 'parakeet[ray]').")
+@click.option("--ray-address", help="The Ray cluster to join (default: $RAY_ADDRESS, else Ray in this process).")
+@click.option("--actors", type=click.IntRange(min=1), default=1, show_default=True,
+              help="With --ray: model-holding actors (one per node is the usual shape).")
+@click.option("--cpus-per-actor", type=click.FloatRange(min=0.0, min_open=True), default=1.0, show_default=True,
+              help="With --ray: CPUs each actor reserves; leave one CPU of the cluster for Ray's reads and writes.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
+              help="With --ray: rows per actor call.")
+def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
+          timestamps: bool, attention: Optional[object], resume: bool, overwrite: bool, prefetch: Optional[int],
+          decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str], actors: int,
+          cpus_per_actor: float, batch_size: int) -> None:
+    """Transcribe every recording of INPUT... into one table, OUTPUT.
+
+    INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
+    `id`, other columns passed through), a text file with one path per line, a directory
+    (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
+    order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
+    row with its error; the job goes on), words and tokens with --timestamps, then the
+    manifest's other columns. Rows are written as they finish; after a crash, --resume
+    transcribes only what is missing. Error rows do not change the exit status.
+
+    \b
+    Examples:
+      parakeet-cli batch -m model.gguf recordings/ -o transcripts.parquet -c 2 -t 4
+      parakeet-cli batch -m model.gguf manifest.jsonl -o out.jsonl --resume
+      parakeet-cli batch --ray --ray-address auto -m /shared/model.gguf manifest.parquet \\
+          -o /shared/transcripts.parquet --actors 8 --cpus-per-actor 15 -c 4
+    """
+    if resume and overwrite:
+        raise click.UsageError("--resume and --overwrite exclude each other")
+    options = BatchOptions(concurrency=concurrency, threads=threads, decoder=decoder, timestamps=timestamps,
+                           attention=attention, decoders=decoders, prefetch=prefetch)
+    if use_ray:
+        from parakeet_py.batch.ray_job import run_ray_job
+
+        s = run_ray_job(model, inputs, output, options, address=ray_address, actors=actors, num_cpus=cpus_per_actor,
+                        batch_size=batch_size, resume=resume, overwrite=overwrite)
+        click.echo(_summary(s["rows"], s["errors"], None, s["audio_seconds"], s["wall_seconds"], output), err=True)
+        return
+    if "://" in model or not os.path.isfile(model):
+        raise click.BadParameter(f"{model}: no such file (a URI needs --ray)", param_hint="'-m' / '--model'")
+    bar = _Bar(progress_wanted(progress, "batch", sys.stderr))
+    try:
+        stats = run_batch(model, inputs, output, options, resume=resume, overwrite=overwrite,
+                          on_start=bar.start, on_row=bar.row)
+    finally:
+        bar.close()
+    click.echo(_summary(stats.done, stats.errors, stats.skipped, stats.audio_seconds, stats.wall_seconds, output),
+               err=True)

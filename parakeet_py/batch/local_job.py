@@ -1,0 +1,120 @@
+"""The batch job on one machine: inputs → one loaded model with K backends → an output file.
+
+K transcribing threads keep the model's pool full; a :class:`Prefetcher` decodes the next files
+ahead of them; every row is written the moment it is ready (:mod:`.output`), in completion
+order, so a crash loses only the rows in flight and ``resume`` skips the ids already written.
+A file that cannot be read, decoded or transcribed becomes a row with its ``error``; the job
+goes on. Long recordings take the library's long-form path (local attention under "auto").
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, List, Optional
+
+from ..context import Context
+from ..transcript import Attention
+from .manifest import Entry, read_inputs
+from .output import open_output, output_format
+from .prefetch import Prefetcher
+from .rows import arrow_schema, decoder_label, error_message, make_row, model_id, passthrough_schema
+
+
+@dataclass
+class BatchOptions:
+    """How a batch job runs (the same fields locally and on Ray where they apply)."""
+
+    concurrency: int = 1                 # K: backends of the pool, files transcribed at once
+    threads: Optional[int] = None        # compute threads per backend (None: the library's default split)
+    decoder: Optional[str] = None        # None/"default", "ctc", "tdt"/"rnnt"/"transducer"
+    timestamps: bool = False             # add word and token timestamps to each row
+    attention: Optional[Attention] = None
+    decoders: int = 2                    # decoding threads ahead of the backends
+    prefetch: Optional[int] = None       # decoded clips held ready (None: 2 x concurrency)
+    prefetch_bytes: int = 1 << 30        # and at most this many bytes of samples
+
+
+@dataclass
+class BatchStats:
+    """Where a job stands: updated after each row."""
+
+    total: int                           # inputs this run transcribes (after resume's skip)
+    skipped: int = 0                     # inputs already in the output (resume)
+    done: int = 0
+    errors: int = 0
+    audio_seconds: float = 0.0
+    started: float = field(default_factory=time.perf_counter)
+    wall_seconds: float = 0.0
+
+    @property
+    def rtfx(self) -> float:
+        """Aggregate real-time factor so far: audio seconds per wall second."""
+        return self.audio_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
+
+
+def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[dict], None],
+                        options: BatchOptions, decoder: str, model: str) -> None:
+    """One transcribing thread: take decoded clips until none are left, write each row."""
+    for entry, samples, error in prefetcher:
+        transcript = None
+        if error is None:
+            try:
+                transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
+                                            timestamps=options.timestamps)
+            except Exception as e:  # any failure of one file is that file's row, never the job's end
+                error = error_message(entry.path, str(e) or type(e).__name__)
+        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps))
+
+
+def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
+              resume: bool = False, overwrite: bool = False,
+              on_start: Optional[Callable[[BatchStats], None]] = None,
+              on_row: Optional[Callable[[dict, BatchStats], None]] = None) -> BatchStats:
+    """Transcribe every input (manifests, lists, directories, globs: see :mod:`.manifest`) into
+    ``output`` (``.jsonl`` or ``.parquet``). ``resume`` skips the ids ``output`` already holds;
+    without it an existing output is an error unless ``overwrite``. ``on_start`` gets the stats
+    once the skip is known, ``on_row`` each row as it is written (from the transcribing
+    threads, one at a time). Returns the final stats."""
+    options = options or BatchOptions()
+    output_format(output)  # refuse a bad extension before reading anything
+    entries = read_inputs(inputs)
+    schema = None
+    if output_format(output) == "parquet":
+        schema = arrow_schema(options.timestamps, passthrough_schema(entries))
+    writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite)
+    todo: List[Entry] = [e for e in entries if e.id not in writer.done]
+    stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo))
+    lock = threading.Lock()
+
+    def write(row: dict) -> None:
+        writer.write(row)
+        with lock:
+            stats.done += 1
+            stats.errors += row["error"] is not None
+            stats.audio_seconds += row["duration"] or 0.0
+            stats.wall_seconds = time.perf_counter() - stats.started
+            if on_row is not None:
+                on_row(row, stats)
+
+    try:
+        with Context(model_path, concurrency=options.concurrency, threads=options.threads,
+                     attention=options.attention) as ctx:
+            decoder, model = decoder_label(ctx.info, options.decoder), model_id(model_path)
+            if on_start is not None:
+                on_start(stats)
+            stats.started = time.perf_counter()  # the model's load is not the job's throughput
+            prefetch = options.prefetch or 2 * options.concurrency
+            with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
+                            max_bytes=options.prefetch_bytes) as prefetcher:
+                with ThreadPoolExecutor(options.concurrency, thread_name_prefix="batch") as pool:
+                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model)
+                               for _ in range(options.concurrency)]
+                for w in workers:
+                    w.result()  # a failure outside one file's transcription (the output's disk) ends the job
+        stats.wall_seconds = time.perf_counter() - stats.started
+    finally:
+        writer.close()
+    return stats

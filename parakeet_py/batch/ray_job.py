@@ -1,0 +1,255 @@
+"""The batch job on Ray Data: a Dataset of ``path`` (+ ``id``, other columns) rows → transcript rows.
+
+Shape (one actor per node holding one model with K backends; no scheduler of our own):
+
+    ds = ray.data.read_parquet("manifest.parquet")
+    out = transcribe_dataset(ds, "/shared/model.gguf", concurrency=K, actors=N_NODES, num_cpus=CORES - 1)
+    out.write_parquet("transcripts/")
+
+* :class:`ParakeetUDF` is the ``map_batches`` callable class: each actor loads the model once
+  (``Context(concurrency=K)``), and ``max_concurrent_calls_per_actor=K`` with true
+  multi-threading lets K batches run on it at once, one per backend. Within a call the batch's
+  files are decoded on a thread ahead of the transcription.
+* A file that fails is a row with its ``error``, never a failed task: a failed task would be
+  retried, and once retries run out Ray drops the whole block (``max_errored_blocks``).
+  A native crash kills the actor; Ray restarts it and retries the batch, at most
+  ``max_task_retries`` times (Ray's default for actors is unbounded).
+* The model is a path every node sees, or a URI pyarrow opens (``s3://``, ``gs://``,
+  ``hdfs://``, ``file://``), copied once per node into ``$PARAKEET_CACHE/models``.
+* :func:`run_ray_job` is ``parakeet-cli batch --ray``: manifest → Ray → a directory of Parquet
+  or JSONL part files, resumable by skipping the ids already written.
+
+Only this module imports Ray.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
+
+import pyarrow as pa
+
+from ..context import Context
+from ..transcript import Attention
+from .local_job import BatchOptions
+from .manifest import PATH_COLUMNS, Entry, ManifestError, entry_from_row, read_inputs
+from .output import OutputError, output_format
+from .prefetch import decode
+from .rows import arrow_schema, decoder_label, error_message, make_row, model_id
+
+MODEL_CACHE = os.path.join(os.environ.get("PARAKEET_CACHE", os.path.expanduser("~/.cache/parakeet")), "models")
+
+
+def local_model(model: str, cache: str = MODEL_CACHE) -> str:
+    """A local path for ``model``: itself when it is a path, else a copy of the URI's file made
+    once per machine (under a lock, written to a temporary name and renamed)."""
+    if "://" not in model:
+        return model
+    from pyarrow import fs
+
+    filesystem, remote = fs.FileSystem.from_uri(model)
+    key = hashlib.sha256(model.encode("utf-8")).hexdigest()[:16]
+    target = os.path.join(cache, key, os.path.basename(remote))
+    os.makedirs(os.path.dirname(target), exist_ok=True)
+    with open(target + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # other actors on this machine wait for the one copy
+        if not os.path.exists(target):
+            tmp = f"{target}.{os.getpid()}.tmp"
+            fs.copy_files(remote, tmp, source_filesystem=filesystem, destination_filesystem=fs.LocalFileSystem())
+            os.replace(tmp, target)
+    return target
+
+
+def _assigned_cpus() -> Optional[float]:
+    try:
+        import ray
+
+        return ray.get_runtime_context().get_assigned_resources().get("CPU")
+    except Exception:  # not inside a Ray worker
+        return None
+
+
+class ParakeetUDF:
+    """``map_batches`` callable class: pyarrow batches of manifest rows → transcript rows."""
+
+    def __init__(self, model: str, concurrency: int = 1, threads: Optional[int] = None,
+                 decoder: Optional[str] = None, timestamps: bool = False, attention: Optional[Attention] = None,
+                 base_dir: Optional[str] = None) -> None:
+        path = local_model(model)
+        if threads is None:  # the CPUs Ray gave this actor, shared among the K backends
+            cpus = _assigned_cpus()
+            threads = max(1, int(cpus) // concurrency) if cpus else None
+        self.ctx = Context(path, concurrency=concurrency, threads=threads, attention=attention)
+        self.decoder_name, self.decoder_label = decoder, decoder_label(self.ctx.info, decoder)
+        self.model = model_id(path)
+        self.timestamps = timestamps
+        self.base = Path(base_dir) if base_dir else None
+        # Decodes a batch's next files while its current one is transcribed (K calls at once).
+        self._decode = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="parakeet-decode")
+
+    def _entry(self, index: int, row: Dict[str, Any]) -> Tuple[Entry, Optional[str]]:
+        try:
+            return entry_from_row(row, self.base, f"row {index}"), None
+        except ManifestError as e:
+            extra = {k: v for k, v in row.items() if k not in ("id",) + PATH_COLUMNS}
+            return Entry(id=str(row.get("id")), path="", extra=extra), str(e)
+
+    def _row(self, entry: Entry, samples: Any, error: Optional[str]) -> Dict[str, Any]:
+        transcript = None
+        if error is None:
+            try:
+                transcript = self.ctx.transcribe(samples, sample_rate=self.ctx.sample_rate,
+                                                 decoder=self.decoder_name, timestamps=self.timestamps)
+            except Exception as e:  # one file's failure is its row, never the task's
+                error = error_message(entry.path, str(e) or type(e).__name__)
+        return make_row(entry, transcript, error, decoder=self.decoder_label, model=self.model,
+                        timestamps=self.timestamps)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        rows = batch.to_pylist()
+        entries = [self._entry(i, row) for i, row in enumerate(rows)]
+        decoded = [self._decode.submit(decode, e, self.ctx.sample_rate) if err is None else None
+                   for e, err in entries]
+        out = []
+        for (entry, err), future in zip(entries, decoded):
+            if future is None:
+                out.append(self._row(entry, None, err))
+            else:
+                out.append(self._row(*future.result()))
+        passthrough = pa.schema([f for f in batch.schema if f.name not in ("id",) + PATH_COLUMNS])
+        return pa.Table.from_pylist(out, schema=arrow_schema(self.timestamps, passthrough))
+
+
+def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Optional[int] = None,
+                       decoder: Optional[str] = None, timestamps: bool = False,
+                       attention: Optional[Attention] = None, actors: Union[int, Tuple[int, int]] = 1,
+                       num_cpus: float = 1.0, batch_size: int = 8, max_task_retries: int = 3,
+                       base_dir: Optional[str] = None) -> Any:
+    """``ds`` (rows with ``path`` or ``audio_filepath``, optional ``id``, other columns passed
+    through) transcribed: a lazy Ray Dataset with the rows of :mod:`.rows`.
+
+    ``actors``: how many actors (an int, or ``(min, max)`` to autoscale), each holding one
+    model with ``concurrency`` K backends of ``threads`` threads (default: the actor's
+    ``num_cpus`` divided by K). ``num_cpus``: the CPUs each actor reserves; leave at least one
+    CPU of the cluster to Ray's read and write tasks or the job can stall (ray-project/ray#44687).
+    ``batch_size``: rows per call (small: audio lengths vary, and a crash retries the batch).
+    ``max_task_retries``: retries of a batch whose actor died. ``base_dir``: relative paths
+    are relative to it.
+    """
+    import ray.data
+
+    size = {"size": actors} if isinstance(actors, int) else {"min_size": actors[0], "max_size": actors[1]}
+    return ds.map_batches(
+        ParakeetUDF, batch_size=batch_size, batch_format="pyarrow",
+        fn_constructor_kwargs={"model": model, "concurrency": concurrency, "threads": threads, "decoder": decoder,
+                               "timestamps": timestamps, "attention": attention, "base_dir": base_dir},
+        compute=ray.data.ActorPoolStrategy(**size, max_concurrent_calls_per_actor=concurrency,
+                                           enable_true_multi_threading=concurrency > 1),
+        num_cpus=num_cpus, max_task_retries=max_task_retries)
+
+
+def _drop_done(batch: pa.Table, done: Set[str]) -> pa.Table:
+    import pyarrow.compute as pc
+
+    column = "id" if "id" in batch.column_names else next(c for c in PATH_COLUMNS if c in batch.column_names)
+    return batch.filter(pc.invert(pc.is_in(batch.column(column).cast(pa.string()),
+                                           value_set=pa.array(sorted(done), pa.string()))))
+
+
+def written_ids(directory: str) -> Set[str]:
+    """The ids in a Ray job's output directory. A part file that cannot be read (a writer
+    killed mid-file) is renamed to ``*.incomplete`` so its rows are done again."""
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    ids: Set[str] = set()
+    for name in sorted(os.listdir(directory)):
+        path = os.path.join(directory, name)
+        if not name.endswith((".parquet", ".json", ".jsonl")):
+            continue
+        try:
+            table = pq.read_table(path, columns=["id"]) if name.endswith(".parquet") else pj.read_json(path)
+            ids.update(str(v) for v in table.column("id").to_pylist())
+        except (pa.ArrowException, OSError):
+            os.replace(path, path + ".incomplete")
+    return ids
+
+
+def _read_manifest(inputs: List[str]) -> Tuple[Any, Optional[str]]:
+    """The inputs as a Ray Dataset: one Parquet/JSONL manifest is read by Ray itself (its
+    relative paths resolve against its folder); anything else is listed here first."""
+    import ray.data
+
+    if len(inputs) == 1 and os.path.isfile(inputs[0]):
+        lower = inputs[0].lower()
+        if lower.endswith(".parquet"):
+            return ray.data.read_parquet(inputs[0]), os.path.dirname(os.path.abspath(inputs[0]))
+        if lower.endswith((".jsonl", ".json")):
+            return ray.data.read_json(inputs[0], lines=True), os.path.dirname(os.path.abspath(inputs[0]))
+    entries = read_inputs(inputs)
+    return ray.data.from_items([{"id": e.id, "path": e.path, **e.extra} for e in entries]), None
+
+
+def ray_init(address: Optional[str]) -> None:
+    """Join ``address`` (or ``$RAY_ADDRESS``), or start Ray in this process when neither is given."""
+    import ray
+
+    if ray.is_initialized():
+        return
+    if address or os.environ.get("RAY_ADDRESS"):
+        ray.init(address=address or None, log_to_driver=False)
+    else:
+        ray.init(include_dashboard=False, log_to_driver=False)
+
+
+def run_ray_job(model: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
+                address: Optional[str] = None, actors: Union[int, Tuple[int, int]] = 1, num_cpus: float = 1.0,
+                batch_size: int = 8, resume: bool = False, overwrite: bool = False) -> Dict[str, Any]:
+    """``parakeet-cli batch --ray``: ``output`` (ending .parquet or .jsonl) becomes a directory of
+    part files. Returns a summary: rows written this run, errors, audio seconds, wall seconds."""
+    options = options or BatchOptions()
+    fmt = output_format(output)
+    if os.path.exists(output) and not os.path.isdir(output):
+        raise OutputError(f"{output} exists and is not a directory (a Ray job writes a directory of part files)")
+    if os.path.isdir(output) and os.listdir(output) and not resume:
+        if not overwrite:
+            raise OutputError(f"{output} exists: pass --resume to continue the job, or --overwrite")
+        shutil.rmtree(output)
+    ray_init(address)
+    started = time.perf_counter()
+    ds, base = _read_manifest(list(inputs))
+    if resume and os.path.isdir(output):
+        done = written_ids(output)
+        if done:
+            ds = ds.map_batches(_drop_done, fn_kwargs={"done": done}, batch_format="pyarrow")
+    out = transcribe_dataset(ds, model, concurrency=options.concurrency, threads=options.threads,
+                             decoder=options.decoder, timestamps=options.timestamps, attention=options.attention,
+                             actors=actors, num_cpus=num_cpus, batch_size=batch_size, base_dir=base)
+    before = set(os.listdir(output)) if os.path.isdir(output) else set()
+    if fmt == "parquet":
+        out.write_parquet(output)
+    else:
+        out.write_json(output)
+    wall = time.perf_counter() - started
+    new = [os.path.join(output, f) for f in sorted(set(os.listdir(output)) - before)]
+    return {"rows": 0, "errors": 0, "audio_seconds": 0.0, **_summarise(new), "wall_seconds": wall}
+
+
+def _summarise(files: List[str]) -> Dict[str, Any]:
+    import pyarrow.json as pj
+    import pyarrow.parquet as pq
+
+    rows = errors = 0
+    audio = 0.0
+    for f in files:
+        t = pq.read_table(f, columns=["duration", "error"]) if f.endswith(".parquet") else pj.read_json(f)
+        rows += t.num_rows
+        errors += t.num_rows - t.column("error").null_count
+        audio += sum(d for d in t.column("duration").to_pylist() if d is not None)
+    return {"rows": rows, "errors": errors, "audio_seconds": audio}

@@ -14,6 +14,7 @@ import click
 from parakeet_py import ParakeetError, __version__
 from parakeet_py.convert import ConversionError
 
+from .batch_cmd import batch
 from .bench import bench
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
@@ -61,6 +62,7 @@ cli.add_command(info)
 cli.add_command(convert)
 cli.add_command(quantize)
 cli.add_command(bench)
+cli.add_command(batch)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ extern "C" {
 /* Version of this ABI: incremented whenever a function's signature or meaning changes or a
  * function is added. It counts this library's own versions (it is unrelated to the version
  * numbers of the parakeet.cpp API). */
-#define PARAKEET_CAPI_ABI_VERSION 2
+#define PARAKEET_CAPI_ABI_VERSION 3
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */
@@ -176,6 +176,81 @@ PARAKEET_API long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
  * without a pool); n <= 0 restores the default (physical cores, or PARAKEET_THREADS). Waits
  * for a request running on that backend to finish. Returns the new thread count. */
 PARAKEET_API int parakeet_capi_set_threads(int n_threads);
+
+/* ---- Streaming ---------------------------------------------------------------------------
+ * Live transcription of offline Parakeet models by NeMo's buffered chunked inference
+ * (speech_to_text_streaming_infer_rnnt.py): the audio is cut into chunks of `chunk` seconds;
+ * each chunk is encoded in a window with up to `left` seconds of audio before it and `right`
+ * seconds after it (so text for a chunk is final `chunk + right` seconds after the chunk
+ * starts), only the chunk's encoder frames are decoded, and the decoder state (TDT/RNN-T
+ * prediction net, CTC last label) carries from chunk to chunk. Seconds are truncated to whole
+ * encoder frames (0.08 s) as NeMo does. The result depends only on the audio and the
+ * settings: not on how the caller cuts the audio into feeds, on threads or on the pool.
+ *
+ * A stream holds no backend between calls: each chunk borrows one of its context's backends
+ * (the pool's, see parakeet_capi_set_concurrency) only while it computes, so K backends serve
+ * many more than K live streams. One stream is used by one thread at a time (calls on one
+ * stream from several threads are serialised); different streams may be fed from different
+ * threads at once. The context must outlive its streams.
+ *
+ * Errors are reported like every other call's: NULL (or -1) with the reason in
+ * parakeet_capi_thread_last_error() and parakeet_capi_last_error(ctx) of the stream's
+ * context. Strings are freed with parakeet_capi_free_string(). */
+typedef struct parakeet_stream parakeet_stream;
+
+/* Bits of parakeet_capi_stream_feed's *eou_out: an end-of-utterance / backchannel token was
+ * decoded (models whose vocabulary has <EOU> / <EOB>; offline Parakeet models have neither). */
+#define PARAKEET_EVENT_EOU 1
+#define PARAKEET_EVENT_EOB 2
+
+/* One <EOU>/<EOB> event (field order is ABI, as parakeet.cpp's). */
+typedef struct parakeet_stream_event {
+    int token;         /* vocabulary id of the special token */
+    int is_eob;        /* 0 = <EOU>, 1 = <EOB> */
+    int encoder_frame; /* frame of the emission, from the start of the stream */
+    float time_sec;    /* encoder_frame * frame_sec */
+} parakeet_stream_event;
+
+/* Begins a stream on ctx with the default settings: left 10 s, chunk 2 s, right 2 s (NeMo's
+ * recommendation for about 4 s latency), the model's default decoder. NULL on error. */
+PARAKEET_API parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx);
+/* The same; `target_lang` is accepted and ignored (the models are monolingual). */
+PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* target_lang);
+/* Begins a stream with settings from a JSON object (NULL or "" for the defaults):
+ *   {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}
+ * chunk_sec >= 0.08 (one encoder frame), left_sec and right_sec >= 0, each at most 600; decoder
+ * as PARAKEET_DECODER_*. Unknown keys and out-of-range values are errors. */
+PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json);
+
+/* Feeds `n_samples` samples of 16 kHz mono float audio (any count, 0 included) and decodes
+ * every chunk that has become complete. Returns the text that became final during this call
+ * ("" when none; the concatenation of all returned texts is the final transcript's text).
+ * *eou_out (when not NULL) is set to the PARAKEET_EVENT_* bits fired during the call. */
+PARAKEET_API char* parakeet_capi_stream_feed(parakeet_stream* s, const float* pcm, int n_samples, int* eou_out);
+/* Decodes the rest of the audio (the last chunk) and returns the text that became final.
+ * Afterwards the stream accepts no more audio. */
+PARAKEET_API char* parakeet_capi_stream_finalize(parakeet_stream* s);
+
+/* Like stream_feed / stream_finalize, returning a JSON document:
+ *   {"text": new final text, "eou": 0|1, "eob": 0|1, "frame_sec": 0.08,
+ *    "events": [{"type": "eou"|"eob", "frame", "t"}],
+ *    "words": [{"w","start","end","conf"}]      (the words that became final, stream times),
+ *    "tokens": [{"id","t","conf","dur"}]         (the tokens that became final),
+ *    "partial": text decoded after the final text (the open word and the right context;
+ *               it may still change),
+ *    "audio_sec": audio fed so far, "final_sec": audio whose text is final,
+ *    "chunks": chunks decoded so far, "finalized": true after stream_finalize_json}
+ * The JSON calls drain the event queue into "events". */
+PARAKEET_API char* parakeet_capi_stream_feed_json(parakeet_stream* s, const float* pcm, int n_samples);
+PARAKEET_API char* parakeet_capi_stream_finalize_json(parakeet_stream* s);
+
+/* Moves the events decoded since the last drain to *out_events (a malloc'd array, free with
+ * parakeet_capi_free_events; NULL when none) and returns their number, or -1 on error (s or
+ * out_events NULL). */
+PARAKEET_API int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events);
+PARAKEET_API void parakeet_capi_free_events(parakeet_stream_event* events);
+/* Frees a stream (NULL is a no-op). */
+PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
 
 /* ---- Errors and strings ------------------------------------------------------------------ */
 

@@ -1,18 +1,12 @@
 #include "capi/transcript_json.h"
 
 #include "capi/attention_json.h"
-#include "common/json_writer.h"
 
 namespace pk::capi {
 
-std::string transcript_to_json(const Transcript& t, double audio_seconds) {
-    JsonWriter j;
-    j.begin_object();
-    j.key("text").value(t.text);
-    j.key("frame_sec").value(t.frame_sec, 4);
-    j.key("duration").value(audio_seconds, 3);
-    j.key("words").begin_array();
-    for (const auto& w : t.words) {
+void write_words(JsonWriter& j, const std::vector<TranscriptWord>& words) {
+    j.begin_array();
+    for (const auto& w : words) {
         j.begin_object();
         j.key("w").value(w.text);
         j.key("start").value(w.start_sec, 3);
@@ -21,16 +15,31 @@ std::string transcript_to_json(const Transcript& t, double audio_seconds) {
         j.end_object();
     }
     j.end_array();
-    j.key("tokens").begin_array();
-    for (const auto& tok : t.tokens) {
+}
+
+void write_tokens(JsonWriter& j, const std::vector<TranscriptToken>& tokens, double frame_sec) {
+    j.begin_array();
+    for (const auto& tok : tokens) {
         j.begin_object();
         j.key("id").value(tok.id);
-        j.key("t").value(t.token_seconds(tok), 3);
+        j.key("t").value(tok.frame * frame_sec, 3);
         j.key("conf").value(static_cast<double>(tok.confidence), 4);
         j.key("dur").value(tok.duration);
         j.end_object();
     }
     j.end_array();
+}
+
+std::string transcript_to_json(const Transcript& t, double audio_seconds) {
+    JsonWriter j;
+    j.begin_object();
+    j.key("text").value(t.text);
+    j.key("frame_sec").value(t.frame_sec, 4);
+    j.key("duration").value(audio_seconds, 3);
+    j.key("words");
+    write_words(j, t.words);
+    j.key("tokens");
+    write_tokens(j, t.tokens, t.frame_sec);
     j.key("attention");
     write_attention(j, t.attention);
     j.end_object();

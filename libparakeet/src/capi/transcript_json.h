@@ -3,7 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "common/json_writer.h"
 #include "model/transcript.h"
 
 namespace pk::capi {
@@ -11,5 +13,9 @@ namespace pk::capi {
 // {"text", "frame_sec", "duration", "words": [{"w","start","end","conf"}],
 //  "tokens": [{"id","t","conf","dur"}], "attention": {"mode", ["left", "right"]}}
 std::string transcript_to_json(const Transcript& t, double audio_seconds);
+
+// The "words" and "tokens" arrays of that document (also in the stream documents).
+void write_words(JsonWriter& j, const std::vector<TranscriptWord>& words);
+void write_tokens(JsonWriter& j, const std::vector<TranscriptToken>& tokens, double frame_sec);
 
 }  // namespace pk::capi

@@ -174,7 +174,7 @@ size_t Model::pool_working_set_bytes() const {
 
 Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate,
                              const RequestOptions& options) const {
-    BackendLease lease(pool_snapshot());
+    const BackendLease lease = lease_backend();
     return transcribe_on(lease.backend(), samples, n, sample_rate, options);
 }
 
@@ -185,7 +185,7 @@ constexpr double kFrontEndEnd = 0.04, kEncoderEnd = 0.94;
 }  // namespace
 
 Transcript Model::transcribe(std::vector<float>&& samples, int sample_rate, const RequestOptions& options) const {
-    BackendLease lease(pool_snapshot());
+    const BackendLease lease = lease_backend();
     return run(lease.backend(), samples.data(), static_cast<int64_t>(samples.size()), sample_rate, options, &samples);
 }
 
@@ -194,14 +194,18 @@ Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int
     return run(b, samples, n, sample_rate, options, nullptr);
 }
 
-Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
-                      std::vector<float>* release) const {
-    const DecoderChoice decoder = options.decoder;
+bool Model::uses_ctc(DecoderChoice decoder) const {
     const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
     if (use_ctc && !ctc_)
         throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
     if (!use_ctc && !transducer_)
         throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no TDT/RNN-T head");
+    return use_ctc;
+}
+
+Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
+                      std::vector<float>* release) const {
+    const bool use_ctc = uses_ctc(options.decoder);
 
     RequestProgress progress(options.progress);
     const ProgressSpan whole{&progress, 0.0, 1.0};

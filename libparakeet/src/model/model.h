@@ -98,12 +98,20 @@ public:
     const float* prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
                                int64_t* n_out) const;
 
+    // A backend for one unit of work on the calling thread: the pool's (waiting for a free
+    // one) or the process-wide default. Held only while it computes.
+    BackendLease lease_backend() const { return BackendLease(pool_snapshot()); }
+
     // The stages of the pipeline; `b` must be locked by the caller.
     MelFeatures compute_mel(Backend& b, const float* samples, int64_t n) const;
     // The encoder on `mel`, with the model's attention setting unless `attention` is given.
     EncoderOutput encode(Backend& b, const MelFeatures& mel,
                          const FastConformerEncoder::StageObserver& observe = {},
                          const std::optional<AttentionSetting>& attention = {}) const;
+
+    // Whether `decoder` means the CTC head (Default: the transducer when there is one). Throws
+    // InvalidInput when the model has no such head.
+    bool uses_ctc(DecoderChoice decoder) const;
 
     // The decoders, when the model has them.
     const TransducerDecoder* transducer() const { return transducer_.get(); }

@@ -26,4 +26,14 @@ std::vector<TranscriptToken> CtcDecoder::decode(ThreadTeam& team, Arena& arena, 
     return greedy_ctc(out, static_cast<int>(enc_len), classes(), confidence_);
 }
 
+void CtcDecoder::decode_chunk(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, int first_frame,
+                              CtcCarry& carry, std::vector<TranscriptToken>& tokens) const {
+    if (n_frames <= 0) return;
+    ArenaScope scope(arena);
+    float* out = arena.alloc_array<float>(static_cast<size_t>(n_frames * classes()));
+    logits(team, arena, enc, n_frames, out);
+    greedy_ctc_append(out, static_cast<int>(n_frames), classes(), confidence_, first_frame, carry.previous_label,
+                      tokens);
+}
+
 }  // namespace pk

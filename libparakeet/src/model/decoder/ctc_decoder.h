@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/decoder/confidence.h"
+#include "model/decoder/stream_carry.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
 #include "model/transcript.h"
@@ -27,6 +28,12 @@ public:
     // unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
+
+    // A chunked stream's step: greedy decoding of the n_frames frames of enc [n_frames, d_model]
+    // continuing from `carry` (updated), appending to `tokens` with frames numbered from
+    // first_frame (greedy_ctc_append).
+    void decode_chunk(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, int first_frame,
+                      CtcCarry& carry, std::vector<TranscriptToken>& tokens) const;
 
     int classes() const { return static_cast<int>(head_.out()); }
     // Confidence settings (NeMo max_prob alpha); not thread-safe against running decodes.

@@ -18,4 +18,12 @@ namespace pk {
 std::vector<TranscriptToken> greedy_ctc(const float* logits, int n_frames, int n_classes,
                                         const ConfidenceOptions& confidence);
 
+// The same over a stream of chunks: appends the tokens of n_frames more frames to `tokens`,
+// numbering the frames from `first_frame`. `previous` is the label of the frame before (-1 or
+// blank: none) and is updated, so a run that continues across the chunk border extends the
+// token that began it (when that token is tokens.back(); a caller that removed it, such as a
+// stream taking out <EOU>, gets the run dropped).
+void greedy_ctc_append(const float* logits, int n_frames, int n_classes, const ConfidenceOptions& confidence,
+                       int first_frame, int& previous, std::vector<TranscriptToken>& tokens);
+
 }  // namespace pk

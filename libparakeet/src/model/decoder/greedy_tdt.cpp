@@ -4,13 +4,14 @@
 
 namespace pk {
 
-std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& o) {
+std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& o, int first_frame,
+                                        int* end_frame) {
     const int n_tokens = o.blank_id + 1;
     const int n_durations = static_cast<int>(o.durations.size());
     const bool capped = o.max_symbols > 0;
     std::vector<TranscriptToken> out;
 
-    int t = 0;
+    int t = first_frame;
     while (t < n_frames) {
         int symbols = 0;
         for (;;) {
@@ -37,6 +38,7 @@ std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, cons
             }
         }
     }
+    if (end_frame != nullptr) *end_frame = t;
     return out;
 }
 

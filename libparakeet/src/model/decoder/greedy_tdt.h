@@ -21,7 +21,10 @@
 
 namespace pk {
 
-// Tokens of frames [0, n_frames); options.durations must not be empty.
-std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& options);
+// Tokens of frames [first_frame, n_frames); options.durations must not be empty. `end_frame`
+// (when given) receives the frame the search stopped at: n_frames or, when the last duration
+// jumped past the end, beyond it (a chunked stream starts its next chunk that far in).
+std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& options,
+                                        int first_frame = 0, int* end_frame = nullptr);
 
 }  // namespace pk

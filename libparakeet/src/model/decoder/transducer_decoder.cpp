@@ -15,9 +15,11 @@ namespace {
 // token emitted last then costs nothing.
 class ArenaSteps final : public TransducerSteps {
 public:
+    // `carry` (may be null: the stream start) gives the state and the token to continue from.
     ArenaSteps(ThreadTeam& team, Arena& arena, const PredictionNet& pred, const Joint& joint,
-               const float* enc_proj, int blank_id)
-        : team_(team), arena_(arena), pred_(pred), joint_(joint), enc_proj_(enc_proj), pending_(blank_id) {
+               const float* enc_proj, int blank_id, const TransducerCarry* carry = nullptr)
+        : team_(team), arena_(arena), pred_(pred), joint_(joint), enc_proj_(enc_proj), pending_(blank_id),
+          last_(-1) {
         const size_t state = static_cast<size_t>(pred.state_size());
         h_ = arena.alloc_array<float>(state);
         c_ = arena.alloc_array<float>(state);
@@ -27,6 +29,21 @@ public:
         logits_ = arena.alloc_array<float>(static_cast<size_t>(joint.outputs()));
         std::memset(h_, 0, state * sizeof(float));
         std::memset(c_, 0, state * sizeof(float));
+        if (carry != nullptr && carry->last_token >= 0) {
+            std::memcpy(h_, carry->h.data(), state * sizeof(float));
+            std::memcpy(c_, carry->c.data(), state * sizeof(float));
+            pending_ = last_ = carry->last_token;
+        }
+    }
+
+    // The state a next chunk continues from: (h, c) is the input state of the last emitted
+    // token's step, which that chunk runs again (the same arithmetic, the same output).
+    void save(TransducerCarry& carry) const {
+        if (last_ < 0) return;
+        const size_t state = static_cast<size_t>(pred_.state_size());
+        carry.h.assign(h_, h_ + state);
+        carry.c.assign(c_, c_ + state);
+        carry.last_token = last_;
     }
 
     const float* joint(int frame) override {
@@ -46,7 +63,7 @@ public:
         // The emitted token keeps the state its step produced; the next step runs on it.
         std::swap(h_, h_next_);
         std::swap(c_, c_next_);
-        pending_ = token;
+        pending_ = last_ = token;
     }
 
 private:
@@ -56,6 +73,7 @@ private:
     const Joint& joint_;
     const float* enc_proj_;
     int pending_;  // token the prediction net has yet to run on, or -1
+    int last_;     // the last emitted token (the carried one at a chunk's start), or -1
     float* h_;
     float* c_;
     float* h_next_;
@@ -65,6 +83,38 @@ private:
 };
 
 }  // namespace
+
+GreedyOptions TransducerDecoder::streaming_options() const {
+    GreedyOptions o = options_;
+    o.tdt_loop = TdtLoop::GreedyBatch;
+    o.max_symbols = kStreamingMaxSymbols;
+    return o;
+}
+
+std::vector<TranscriptToken> TransducerDecoder::decode_chunk(ThreadTeam& team, Arena& arena, const float* enc,
+                                                             int64_t n_frames, TransducerCarry& carry) const {
+    const int n = static_cast<int>(n_frames);
+    if (is_tdt() && carry.skip_frames >= n) {  // NeMo starts past the chunk: nothing to decode
+        carry.skip_frames -= n;
+        return {};
+    }
+    if (n <= 0) return {};
+    ArenaScope scope(arena);
+    float* enc_proj = arena.alloc_array<float>(static_cast<size_t>(n_frames * joint_.hidden()));
+    joint_.project_encoder(team, arena, enc, n_frames, enc_proj);
+    ArenaSteps steps(team, arena, prediction_, joint_, enc_proj, options_.blank_id, &carry);
+    const GreedyOptions o = streaming_options();
+    std::vector<TranscriptToken> tokens;
+    if (is_tdt()) {
+        int end = n;
+        tokens = greedy_tdt(steps, n, o, carry.skip_frames, &end);
+        carry.skip_frames = end - n;
+    } else {
+        tokens = greedy_rnnt(steps, n, o);
+    }
+    steps.save(carry);
+    return tokens;
+}
 
 TransducerDecoder TransducerDecoder::load(const TensorLoader& t, const ModelConfig& cfg, ThreadTeam& team,
                                           Arena& arena) {

@@ -11,6 +11,7 @@
 
 #include "model/decoder/joint.h"
 #include "model/decoder/prediction_net.h"
+#include "model/decoder/stream_carry.h"
 #include "model/decoder/transducer_steps.h"
 #include "model/decoder/word_timestamps.h"
 #include "model/transcript.h"
@@ -27,6 +28,17 @@ public:
     // Throws InvalidInput unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
+
+    // A chunked stream's step: greedy decoding of the n_frames frames of enc [n_frames, d_model]
+    // continuing from `carry` (updated), with streaming_options(). Token frames are local to
+    // the chunk; a TDT chunk starts at frame carry.skip_frames.
+    std::vector<TranscriptToken> decode_chunk(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames,
+                                              TransducerCarry& carry) const;
+    // The search rules NeMo's streaming script decodes with: its RNNTDecodingConfig defaults,
+    // label-looping greedy_batch (TdtLoop::GreedyBatch) with max_symbols 10, whatever the
+    // model's own decoding config says.
+    GreedyOptions streaming_options() const;
+    static constexpr int kStreamingMaxSymbols = 10;
 
     bool is_tdt() const { return !options_.durations.empty(); }
     TimestampRule timestamp_rule() const { return is_tdt() ? TimestampRule::Tdt : TimestampRule::Rnnt; }

@@ -1,0 +1,172 @@
+// The streaming entry points of the C ABI: parakeet_stream wraps a pk::ChunkedStream with the
+// lock that serialises calls on one stream and the queue of <EOU>/<EOB> events.
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "capi/context.h"
+#include "capi/stream_options.h"
+#include "capi/transcript_json.h"
+#include "common/errors.h"
+#include "common/json_writer.h"
+#include "model/stream/chunked_stream.h"
+#include "parakeet_capi.h"
+
+using pk::capi::guarded;
+
+struct parakeet_stream {
+    parakeet_ctx* ctx = nullptr;
+    std::mutex mu;  // one call at a time on a stream
+    std::unique_ptr<pk::ChunkedStream> stream;
+    std::deque<parakeet_stream_event> events;  // decoded, not yet drained
+};
+
+namespace {
+
+parakeet_stream* begin(parakeet_ctx* ctx, const pk::StreamSettings& settings) {
+    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
+    auto s = std::make_unique<parakeet_stream>();
+    s->ctx = ctx;
+    s->stream = std::make_unique<pk::ChunkedStream>(*ctx->model, settings);
+    return s.release();
+}
+
+// Runs one feed or finalize under the stream's lock, queueing its events.
+template <class Step>
+pk::StreamUpdate step(parakeet_stream* s, Step&& run) {
+    std::lock_guard<std::mutex> lock(s->mu);
+    pk::StreamUpdate u = run(*s->stream);
+    for (const pk::StreamEvent& e : u.events)
+        s->events.push_back({e.token, e.is_eob ? 1 : 0, e.frame, static_cast<float>(e.frame * s->stream->frame_sec())});
+    return u;
+}
+
+int event_bits(const pk::StreamUpdate& u) {
+    int bits = 0;
+    for (const pk::StreamEvent& e : u.events) bits |= e.is_eob ? PARAKEET_EVENT_EOB : PARAKEET_EVENT_EOU;
+    return bits;
+}
+
+pk::StreamUpdate feed(parakeet_stream* s, const float* pcm, int n) {
+    return step(s, [&](pk::ChunkedStream& c) { return c.feed(pcm, n); });
+}
+
+pk::StreamUpdate finalize(parakeet_stream* s) {
+    return step(s, [](pk::ChunkedStream& c) { return c.finalize(); });
+}
+
+// The feed/finalize document (see parakeet_capi.h); drains the event queue into "events".
+std::string update_json(parakeet_stream* s, const pk::StreamUpdate& u) {
+    const double frame_sec = s->stream->frame_sec();
+    pk::JsonWriter j;
+    j.begin_object();
+    j.key("text").value(u.text);
+    const int bits = event_bits(u);
+    j.key("eou").value((bits & PARAKEET_EVENT_EOU) ? 1 : 0);
+    j.key("eob").value((bits & PARAKEET_EVENT_EOB) ? 1 : 0);
+    j.key("frame_sec").value(frame_sec, 6);
+    j.key("events").begin_array();
+    {
+        std::lock_guard<std::mutex> lock(s->mu);
+        for (const parakeet_stream_event& e : s->events) {
+            j.begin_object();
+            j.key("type").value(e.is_eob ? "eob" : "eou");
+            j.key("frame").value(e.encoder_frame);
+            j.key("t").value(static_cast<double>(e.time_sec), 3);
+            j.end_object();
+        }
+        s->events.clear();
+    }
+    j.end_array();
+    j.key("words");
+    pk::capi::write_words(j, u.words);
+    j.key("tokens");
+    pk::capi::write_tokens(j, u.tokens, frame_sec);
+    j.key("partial").value(u.partial);
+    j.key("audio_sec").value(u.audio_sec, 3);
+    j.key("final_sec").value(u.final_sec, 3);
+    j.key("chunks").value(u.chunks);
+    j.key("finalized").value(u.finalized);
+    j.end_object();
+    return j.str();
+}
+
+void check_stream(const parakeet_stream* s) {
+    if (s == nullptr) throw pk::InvalidInput("stream is NULL");
+}
+
+parakeet_ctx* ctx_of(const parakeet_stream* s) { return s != nullptr ? s->ctx : nullptr; }
+
+}  // namespace
+
+extern "C" {
+
+parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx) {
+    return guarded<parakeet_stream*>(ctx, nullptr, [&] { return begin(ctx, pk::StreamSettings{}); });
+}
+
+parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* /*target_lang*/) {
+    return parakeet_capi_stream_begin(ctx);
+}
+
+parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json) {
+    return guarded<parakeet_stream*>(
+        ctx, nullptr, [&] { return begin(ctx, pk::capi::parse_stream_options(options_json)); });
+}
+
+char* parakeet_capi_stream_feed(parakeet_stream* s, const float* pcm, int n_samples, int* eou_out) {
+    if (eou_out != nullptr) *eou_out = 0;
+    return guarded<char*>(ctx_of(s), nullptr, [&] {
+        check_stream(s);
+        const pk::StreamUpdate u = feed(s, pcm, n_samples);
+        if (eou_out != nullptr) *eou_out = event_bits(u);
+        return pk::capi::to_c_string(u.text);
+    });
+}
+
+char* parakeet_capi_stream_finalize(parakeet_stream* s) {
+    return guarded<char*>(ctx_of(s), nullptr, [&] {
+        check_stream(s);
+        return pk::capi::to_c_string(finalize(s).text);
+    });
+}
+
+char* parakeet_capi_stream_feed_json(parakeet_stream* s, const float* pcm, int n_samples) {
+    return guarded<char*>(ctx_of(s), nullptr, [&] {
+        check_stream(s);
+        return pk::capi::to_c_string(update_json(s, feed(s, pcm, n_samples)));
+    });
+}
+
+char* parakeet_capi_stream_finalize_json(parakeet_stream* s) {
+    return guarded<char*>(ctx_of(s), nullptr, [&] {
+        check_stream(s);
+        return pk::capi::to_c_string(update_json(s, finalize(s)));
+    });
+}
+
+int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events) {
+    if (out_events != nullptr) *out_events = nullptr;
+    return guarded<int>(ctx_of(s), -1, [&] {
+        check_stream(s);
+        if (out_events == nullptr) throw pk::InvalidInput("out_events is NULL");
+        std::lock_guard<std::mutex> lock(s->mu);
+        const int n = static_cast<int>(s->events.size());
+        if (n == 0) return 0;
+        auto* out = static_cast<parakeet_stream_event*>(std::malloc(sizeof(parakeet_stream_event) * n));
+        if (out == nullptr) throw std::bad_alloc();
+        std::copy(s->events.begin(), s->events.end(), out);
+        s->events.clear();
+        *out_events = out;
+        return n;
+    });
+}
+
+void parakeet_capi_free_events(parakeet_stream_event* events) { std::free(events); }
+
+void parakeet_capi_stream_free(parakeet_stream* s) { delete s; }
+
+}  // extern "C"

@@ -14,8 +14,9 @@ See docs/python.md.
 from .audio import load_audio
 from .context import Context
 from .errors import Cancelled, ParakeetError
+from .stream import Stream, StreamEvent, StreamUpdate
 from .transcript import Token, Transcript, Word
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Transcript", "Token", "Word", "ParakeetError", "Cancelled", "load_audio", "__version__"]
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "ParakeetError", "Cancelled", "load_audio", "__version__"]

@@ -57,13 +57,31 @@ int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_e
 long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
 int parakeet_capi_set_threads(int n_threads);
 
+typedef struct parakeet_stream parakeet_stream;
+typedef struct parakeet_stream_event {
+    int token;
+    int is_eob;
+    int encoder_frame;
+    float time_sec;
+} parakeet_stream_event;
+parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx);
+parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* target_lang);
+parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json);
+char* parakeet_capi_stream_feed(parakeet_stream* s, const float* pcm, int n_samples, int* eou_out);
+char* parakeet_capi_stream_finalize(parakeet_stream* s);
+char* parakeet_capi_stream_feed_json(parakeet_stream* s, const float* pcm, int n_samples);
+char* parakeet_capi_stream_finalize_json(parakeet_stream* s);
+int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events);
+void parakeet_capi_free_events(parakeet_stream_event* events);
+void parakeet_capi_stream_free(parakeet_stream* s);
+
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
 void parakeet_capi_free_string(char* s);
 """
 
 # The ABI version this binding was written for.
-EXPECTED_ABI_VERSION = 2
+EXPECTED_ABI_VERSION = 3
 
 # Decoder selection values of the C ABI (PARAKEET_DECODER_*).
 DECODER_DEFAULT = 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -24,6 +25,7 @@ import numpy as np
 from . import _native
 from .audio import AudioSource, prepare_audio
 from .errors import Cancelled, ParakeetError
+from .stream import Stream, begin as begin_stream, stream_options
 from .transcript import Attention, Transcript, attention_from_json
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
@@ -95,6 +97,7 @@ class Context:
         self._ptr: Any = None
         self._active = 0
         self._concurrency = 1
+        self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()  # closed before the context is freed
         concurrency = _positive_int(concurrency, "concurrency")
         if threads is not None:
             threads = _positive_int(threads, "threads")
@@ -135,13 +138,16 @@ class Context:
         self.close()
 
     def close(self) -> None:
-        """Wait for the requests running on this context, then free it. Idempotent."""
+        """Wait for the requests running on this context, close its streams, then free it.
+        Idempotent."""
         with self._cond:
             if self._ptr is None:
                 return
             ptr, self._ptr = self._ptr, None  # new calls are refused from here on
             while self._active:
                 self._cond.wait()
+        for stream in list(self._streams):  # the library's streams must not outlive their context
+            stream.close()
         _, lib = _native.load()
         lib.parakeet_capi_free(ptr)
 
@@ -287,6 +293,29 @@ class Context:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
+
+    # ---- streaming -------------------------------------------------------------------------
+    def stream(self, chunk: float = 2.0, left: float = 10.0, right: float = 2.0, *,
+               decoder: Optional[str] = None, sample_rate: Optional[int] = None) -> Stream:
+        """Begin a live transcription (NeMo's buffered chunked inference; see :mod:`.stream`).
+
+        ``chunk``, ``left``, ``right``: seconds of audio decoded per step and of context before
+        and after it (NeMo's 10-2-2 default: text final about 4 s after it is spoken; 10-10-5
+        gives results close to offline). Seconds are truncated to whole encoder frames (0.08 s);
+        ``chunk`` >= 0.08, ``left`` and ``right`` >= 0, each at most 600. ``decoder`` as for
+        :meth:`transcribe`. ``sample_rate``: the rate of the audio :meth:`Stream.feed` gets
+        (default: the model's; others are resampled with soxr, chunking-independently).
+        Returns a :class:`Stream` (a context manager). Raises :class:`ParakeetError` for bad
+        settings (the library's message), a decoder the model lacks, or a closed context.
+        """
+        code = decoder_code(decoder)
+        options = stream_options(chunk, left, right, code)
+        rate = self.sample_rate if sample_rate is None else _positive_int(sample_rate, "sample_rate")
+        with self._using() as ptr:
+            stream = begin_stream(self, ptr, options, rate,
+                                  {"chunk": float(chunk), "left": float(left), "right": float(right)})
+            self._streams.add(stream)
+        return stream
 
     def transcribe_many(self, items: Iterable[Any], *, workers: Optional[int] = None,
                         sample_rate: Optional[int] = None, decoder: Optional[str] = None,

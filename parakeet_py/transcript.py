@@ -57,6 +57,21 @@ class Word:
         return {"text": self.text, "start": self.start, "end": self.end, "confidence": self.confidence}
 
 
+def tokens_from_json(items: List[Dict[str, Any]], frame_sec: float) -> List[Token]:
+    """The library's ``[{"id", "t", "conf", "dur"}]`` (``dur`` in encoder frames) → tokens."""
+    return [
+        Token(id=int(t["id"]), start=float(t["t"]), duration=round(float(t["dur"]) * frame_sec, 6),
+              confidence=float(t["conf"]))
+        for t in items
+    ]
+
+
+def words_from_json(items: List[Dict[str, Any]]) -> List[Word]:
+    """The library's ``[{"w", "start", "end", "conf"}]`` → words."""
+    return [Word(text=str(w["w"]), start=float(w["start"]), end=float(w["end"]), confidence=float(w["conf"]))
+            for w in items]
+
+
 @dataclass(frozen=True)
 class Transcript:
     """The result of one transcription.
@@ -92,16 +107,8 @@ class Transcript:
         try:
             d = json.loads(document)
             frame_sec = float(d["frame_sec"])
-            tokens = [
-                Token(id=int(t["id"]), start=float(t["t"]), duration=round(float(t["dur"]) * frame_sec, 6),
-                      confidence=float(t["conf"]))
-                for t in d["tokens"]
-            ]
-            words = [
-                Word(text=str(w["w"]), start=float(w["start"]), end=float(w["end"]), confidence=float(w["conf"]))
-                for w in d["words"]
-            ]
-            return cls(text=str(d["text"]), tokens=tokens, words=words, duration=float(d["duration"]),
+            return cls(text=str(d["text"]), tokens=tokens_from_json(d["tokens"], frame_sec),
+                       words=words_from_json(d["words"]), duration=float(d["duration"]),
                        frame_sec=frame_sec, attention=attention_from_json(d["attention"]))
         except (ValueError, KeyError, TypeError) as e:
             raise ParakeetError(f"the library returned a transcript this binding cannot read: {e}") from e

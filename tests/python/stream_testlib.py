@@ -1,0 +1,57 @@
+"""What the streaming tests share: a time limit per test, the fixture models, feeding a
+stream in given cuts and joining its updates."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+from pathlib import Path
+from typing import Iterator, List, Sequence, Tuple
+
+import numpy as np
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("tdt", "rnnt", "ctc", "hybrid_tdt_ctc")}
+SPEECH = DATA / "audio" / "speech_16k.wav"  # 9.6 s
+LONG = DATA / "audio" / "long_30s_16k.wav"
+
+# Small windows so that the fixture clips span many chunks (0.4 s chunks, 1.2 s left, 0.4 s right).
+SMALL = {"chunk": 0.4, "left": 1.2, "right": 0.4}
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raises TimeoutError in the main thread once ``seconds`` have passed (checked between C
+    calls: a running call finishes first)."""
+    def expired(signum, frame):  # type: ignore[no-untyped-def]
+        raise TimeoutError(f"the test ran over its {seconds:g} s limit")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def cuts(n: int, sizes: Sequence[int]) -> Iterator[Tuple[int, int]]:
+    """[begin, end) ranges covering n samples, cut by ``sizes`` in turn."""
+    begin, k = 0, 0
+    while begin < n:
+        end = min(n, begin + sizes[k % len(sizes)])
+        yield begin, end
+        begin, k = end, k + 1
+
+
+def run_stream(stream, audio: np.ndarray, sizes: Sequence[int]) -> Tuple[str, List, List, List]:
+    """Feeds ``audio`` in ``sizes`` cuts, finalizes, closes; returns (text, words, tokens, updates)."""
+    updates = []
+    with stream:
+        for begin, end in cuts(len(audio), sizes):
+            updates.append(stream.feed(audio[begin:end]))
+        updates.append(stream.finalize())
+    text = "".join(u.text for u in updates)
+    words = [w for u in updates for w in u.words]
+    tokens = [t for u in updates for t in u.tokens]
+    return text, words, tokens, updates

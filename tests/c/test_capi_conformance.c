@@ -2,8 +2,8 @@
  * C-ABI conformance: compiled as C99 against the public header alone and linked only to the
  * shared library. Checks every documented contract of parakeet_capi.h: the ABI version, NULL
  * and bad-argument handling, who frees what, error strings (per context and per thread), that
- * the text and JSON results agree, progress reports and cancellation, and the attention
- * setting.
+ * the text and JSON results agree, progress reports and cancellation, the attention
+ * setting, and the stream family.
  *
  * Usage: test_capi_conformance HYBRID.gguf RNNT.gguf OTHER_ARCH.gguf SCRATCH_DIR
  *   HYBRID.gguf: a hybrid TDT/RNN-T + CTC model; RNNT.gguf: a transducer-only model;
@@ -191,6 +191,18 @@ static void test_null_handles(void) {
     CHECK(parakeet_capi_model_info_json(NULL) == NULL);
     CHECK(parakeet_capi_set_concurrency(NULL, 2, 1) == -1);
     CHECK(parakeet_capi_pool_working_set_bytes(NULL) == -1);
+    int eou = 7;
+    parakeet_stream_event* events = (parakeet_stream_event*)&eou;
+    CHECK(parakeet_capi_stream_begin(NULL) == NULL);
+    CHECK(parakeet_capi_stream_begin_with(NULL, NULL) == NULL);
+    CHECK(parakeet_capi_stream_feed(NULL, s, 4, &eou) == NULL && eou == 0);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_stream_feed_json(NULL, s, 4) == NULL);
+    CHECK(parakeet_capi_stream_finalize(NULL) == NULL);
+    CHECK(parakeet_capi_stream_finalize_json(NULL) == NULL);
+    CHECK(parakeet_capi_stream_drain_events(NULL, &events) == -1 && events == NULL);
+    parakeet_capi_free_events(NULL); /* no-op */
+    parakeet_capi_stream_free(NULL); /* no-op */
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {
@@ -293,6 +305,86 @@ static void test_results(parakeet_ctx* ctx, const char* scratch) {
     char* resampled = parakeet_capi_transcribe_pcm(ctx, s, n, 22050, 0);
     CHECK(resampled != NULL);
     parakeet_capi_free_string(resampled);
+    free(s);
+}
+
+/* Streams: the fed texts add up to the finalized transcript whatever the feed sizes, the JSON
+ * documents carry their keys, bad options and bad audio are errors on the stream's context,
+ * and a finalized stream refuses more audio. */
+static char* stream_text(parakeet_ctx* ctx, const float* s, int n, int block, const char* options) {
+    parakeet_stream* st = parakeet_capi_stream_begin_with(ctx, options);
+    CHECK(st != NULL);
+    if (st == NULL) return NULL;
+    size_t cap = 1, len = 0;
+    char* all = (char*)calloc(1, 1);
+    for (int i = 0; i <= n; i += block) {
+        const int m = i + block <= n ? block : n - i;
+        int eou = -1;
+        char* piece = i < n ? parakeet_capi_stream_feed(st, s + i, m, &eou) : parakeet_capi_stream_finalize(st);
+        CHECK(piece != NULL);
+        if (i < n) CHECK(eou == 0); /* offline models have no <EOU> */
+        if (piece == NULL) break;
+        const size_t k = strlen(piece);
+        if (len + k + 1 > cap) {
+            cap = 2 * (len + k + 1);
+            all = (char*)realloc(all, cap);
+        }
+        memcpy(all + len, piece, k + 1);
+        len += k;
+        parakeet_capi_free_string(piece);
+        if (i >= n) break;
+        if (i + block > n) i = n - block; /* the next round finalizes */
+    }
+    parakeet_stream_event* events = NULL;
+    CHECK(parakeet_capi_stream_drain_events(st, &events) == 0 && events == NULL);
+    parakeet_capi_stream_free(st);
+    return all;
+}
+
+static void test_streams(parakeet_ctx* ctx) {
+    const int n = 16000 * 7 + 321;
+    float* s = make_signal(n);
+    const char* options = "{\"chunk_sec\": 1, \"left_sec\": 2, \"right_sec\": 0.5}";
+    char* whole = stream_text(ctx, s, n, n, options);
+    char* pieces = stream_text(ctx, s, n, 4799, options);
+    char* ctc = stream_text(ctx, s, n, 16000, "{\"chunk_sec\": 1, \"decoder\": 1}");
+    CHECK(whole && pieces && ctc && strcmp(whole, pieces) == 0);
+    free(whole);
+    free(pieces);
+    free(ctc);
+
+    parakeet_stream* st = parakeet_capi_stream_begin(ctx);
+    CHECK(st != NULL);
+    char* doc = parakeet_capi_stream_feed_json(st, s, n);
+    CHECK(doc && contains(doc, "\"partial\":") && contains(doc, "\"words\":[") && contains(doc, "\"events\":[]") &&
+          contains(doc, "\"frame_sec\":0.080000") && contains(doc, "\"finalized\":false"));
+    parakeet_capi_free_string(doc);
+    doc = parakeet_capi_stream_finalize_json(st);
+    CHECK(doc && contains(doc, "\"finalized\":true"));
+    parakeet_capi_free_string(doc);
+    CHECK(parakeet_capi_stream_feed(st, s, 10, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "finalized");
+    CHECK(parakeet_capi_stream_finalize(st) == NULL);
+    parakeet_capi_stream_free(st);
+
+    CHECK(parakeet_capi_stream_begin_with(ctx, "{\"chunk\": 2}") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "unknown key");
+    CHECK(parakeet_capi_stream_begin_with(ctx, "{\"chunk_sec\": 0.01}") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "encoder frame");
+    CHECK(parakeet_capi_stream_begin_with(ctx, "{\"decoder\": 5}") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "decoder");
+    CHECK(parakeet_capi_stream_begin_with(ctx, "{\"chunk_sec\": 2,}") == NULL);
+    CHECK(parakeet_capi_stream_begin_with(ctx, "[1]") == NULL);
+    st = parakeet_capi_stream_begin_with(ctx, "  ");
+    CHECK(st != NULL);
+    s[100] = NAN;
+    CHECK(parakeet_capi_stream_feed(st, s, 200, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "finite");
+    CHECK(parakeet_capi_stream_feed(st, NULL, 5, NULL) == NULL);
+    char* ok = parakeet_capi_stream_feed(st, s, 50, NULL); /* still usable */
+    CHECK(ok != NULL && strcmp(parakeet_capi_last_error(ctx), "") == 0);
+    parakeet_capi_free_string(ok);
+    parakeet_capi_stream_free(st); /* unfinalized: freed all the same */
     free(s);
 }
 
@@ -474,6 +566,7 @@ int main(int argc, char** argv) {
         test_results(ctx, argv[4]);
         test_progress_and_cancel(ctx, argv[4]);
         test_attention_setting(ctx);
+        test_streams(ctx);
         test_concurrency_settings(ctx);
         parakeet_capi_free(ctx);
     }

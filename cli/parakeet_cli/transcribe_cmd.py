@@ -14,6 +14,7 @@ from parakeet_py import Context, ParakeetError, Transcript
 
 from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
 from .progress_bar import progress_wanted, with_progress
+from .stream_cmd import JsonPrinter, TextPrinter, stream_transcribe
 from .subtitles import to_srt, to_vtt
 
 FORMATS = ("text", "json", "srt", "vtt")
@@ -51,8 +52,21 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar per file on standard error (it appears once a file has taken over a "
                    "second). Default: when standard error is a terminal. Never with --format json.")
+@click.option("--stream", "live", is_flag=True,
+              help="Live transcription of one FILE, or of raw 16 kHz mono s16le PCM on standard input with "
+                   "'-': text is printed as it becomes final (json: one update per line). See --chunk.")
+@click.option("--chunk", type=float, default=None,
+              help="--stream: seconds decoded per step [default: 2]. Text is final chunk + right seconds "
+                   "after it is spoken.")
+@click.option("--left", type=float, default=None, help="--stream: seconds of context before a chunk [default: 10].")
+@click.option("--right", type=float, default=None, help="--stream: seconds of context after a chunk [default: 2].")
+@click.option("--partial/--no-partial", default=None,
+              help="--stream: show the partial hypothesis on standard error. Default: when standard error "
+                   "is a terminal (text format only).")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
-               threads: Optional[int], attention: Optional[object], progress: Optional[bool]) -> None:
+               threads: Optional[int], attention: Optional[object], progress: Optional[bool], live: bool,
+               chunk: Optional[float], left: Optional[float], right: Optional[float],
+               partial: Optional[bool]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -68,7 +82,14 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
       parakeet-cli transcribe -m model.gguf talk.flac
       parakeet-cli transcribe -m model.gguf -f srt talk.mp3 > talk.srt
       parakeet-cli transcribe -m model.gguf -c 4 -t 2 -f json *.wav > out.jsonl
+      ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - | parakeet-cli transcribe -m model.gguf --stream -
     """
+    if live:
+        stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, attention, chunk, left, right,
+                     partial)
+        return
+    if chunk is not None or left is not None or right is not None or partial is not None:
+        raise click.UsageError("--chunk, --left, --right and --partial go with --stream")
     if fmt in ("srt", "vtt") and len(files) > 1 and not output_dir:
         raise click.UsageError(f"--format {fmt} with several files needs --output-dir")
     targets: List[Optional[Path]] = [None] * len(files)
@@ -109,3 +130,22 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                 sys.stdout.flush()
     if failed:
         raise click.exceptions.Exit(1)
+
+
+def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
+                 threads: Optional[int], attention: Optional[object], chunk: Optional[float], left: Optional[float],
+                 right: Optional[float], partial: Optional[bool]) -> None:
+    """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
+    if len(files) != 1:
+        raise click.UsageError("--stream takes one FILE (or - for raw PCM on standard input)")
+    if fmt not in ("text", "json") or output_dir or concurrency != 1:
+        raise click.UsageError("--stream prints text or json to standard output (no --output-dir, no -c)")
+    show_partial = fmt == "text" and (sys.stderr.isatty() if partial is None else partial)
+    printer = (TextPrinter(sys.stdout, sys.stderr, show_partial) if fmt == "text" else JsonPrinter(sys.stdout))
+    threads_per_backend(1, threads)
+    with Context(model, attention=attention) as ctx:
+        try:
+            stream_transcribe(ctx, files[0], chunk=2.0 if chunk is None else chunk, left=10.0 if left is None else left,
+                              right=2.0 if right is None else right, decoder=decoder, printer=printer)
+        except ParakeetError as e:
+            raise click.ClickException(file_error(files[0], str(e))) from e

@@ -1,0 +1,108 @@
+"""``parakeet-cli transcribe --stream``: live transcription of a file or of raw PCM on stdin.
+
+Text is printed as it becomes final (``chunk + right`` seconds after it is spoken, NeMo's
+buffered chunked inference). On a terminal the partial hypothesis is shown after it on
+standard error and replaced as it changes. ``-`` reads raw 16 kHz mono s16le PCM from
+standard input as it arrives, so ``ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - |
+parakeet-cli transcribe --stream -m model.gguf -`` transcribes live.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import BinaryIO, Iterator, TextIO, Tuple
+
+import numpy as np
+import soundfile
+
+from parakeet_py import Context, ParakeetError, StreamUpdate
+
+# Raw PCM on standard input: 16 kHz mono signed 16-bit little-endian, read 0.1 s at a time.
+STDIN_RATE = 16000
+STDIN_BLOCK_BYTES = 3200
+# A file is fed 0.5 s at a time, as if it arrived live (the result does not depend on it).
+FILE_BLOCK_SEC = 0.5
+
+# Terminal control: save / restore the cursor, clear to the end of the line.
+_SAVE, _RESTORE, _CLEAR = "\x1b7", "\x1b8", "\x1b[K"
+
+
+def stdin_blocks(stdin: BinaryIO) -> Iterator[np.ndarray]:
+    """int16 blocks of raw s16le PCM as they arrive (an odd trailing byte waits for its pair)."""
+    read = getattr(stdin, "read1", stdin.read)
+    pending = b""
+    while True:
+        data = read(STDIN_BLOCK_BYTES)
+        if not data:
+            return
+        data = pending + data
+        cut = len(data) & ~1
+        pending = data[cut:]
+        if cut:
+            yield np.frombuffer(data[:cut], dtype="<i2")
+
+
+def open_source(source: str) -> Tuple[Iterator[np.ndarray], int]:
+    """(blocks of audio, their sample rate) for a path or ``-``."""
+    if source == "-":
+        return stdin_blocks(sys.stdin.buffer), STDIN_RATE
+    try:
+        f = soundfile.SoundFile(source)
+    except (RuntimeError, OSError, ValueError) as e:  # LibsndfileError is a RuntimeError
+        raise ParakeetError(f"{source}: cannot decode audio: {getattr(e, 'error_string', e)}") from e
+
+    def blocks() -> Iterator[np.ndarray]:
+        with f:
+            frames = max(1, int(f.samplerate * FILE_BLOCK_SEC))
+            for block in f.blocks(blocksize=frames, dtype="float32", always_2d=True):
+                yield block
+
+    return blocks(), int(f.samplerate)
+
+
+class TextPrinter:
+    """Final text to ``out`` as it comes; the partial after it on ``err`` (when asked)."""
+
+    def __init__(self, out: TextIO, err: TextIO, partial: bool) -> None:
+        self.out, self.err, self.partial = out, err, partial
+        self.shown = False
+
+    def __call__(self, update: StreamUpdate) -> None:
+        if self.partial and self.shown:
+            self.err.write(_CLEAR)
+            self.err.flush()
+        if update.text:
+            self.out.write(update.text)
+            self.out.flush()
+        if self.partial and update.partial:
+            self.err.write(f"{_SAVE}\x1b[2m{update.partial}\x1b[0m{_RESTORE}")
+            self.err.flush()
+            self.shown = True
+        if update.finalized:
+            self.out.write("\n")
+            self.out.flush()
+
+
+class JsonPrinter:
+    """One JSON object per line for each update that changed the text or the partial."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last_partial = ""
+
+    def __call__(self, update: StreamUpdate) -> None:
+        if update.text or update.partial != self.last_partial or update.finalized:
+            self.out.write(json.dumps(update.to_dict(), ensure_ascii=False) + "\n")
+            self.out.flush()
+        self.last_partial = update.partial
+
+
+def stream_transcribe(ctx: Context, source: str, *, chunk: float, left: float, right: float, decoder: str,
+                      printer) -> None:  # type: ignore[no-untyped-def]
+    """Feeds ``source`` block by block to a stream on ``ctx``, handing each update to ``printer``."""
+    blocks, rate = open_source(source)
+    with ctx.stream(chunk, left, right, decoder=decoder, sample_rate=rate) as stream:
+        for block in blocks:
+            printer(stream.feed(block))
+        printer(stream.finalize())

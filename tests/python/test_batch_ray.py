@@ -1,0 +1,118 @@
+"""The batch job on Ray Data, in-process Ray with a few CPUs: results equal the local batch,
+the model can come from a URI, resume skips what is written, and an actor killed mid-job is
+retried with no row lost or duplicated."""
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps every Ray listener on 127.0.0.1
+ray = pytest.importorskip("ray")
+
+from batch_fixtures import CLIPS, MODEL, check_rows, write_corpus  # noqa: E402
+from parakeet_py.batch import BatchOptions, read_inputs, read_rows, run_batch, transcribe_dataset  # noqa: E402
+from parakeet_py.batch.ray_job import run_ray_job  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("model-cache")
+    # 4 logical CPUs on 2 cores: actors at 1 CPU each always leave one for reads and writes.
+    ray.init(num_cpus=4, object_store_memory=200 * 2**20, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PARAKEET_CACHE": str(cache)}})
+    try:
+        yield cache
+    finally:
+        ray.shutdown()
+
+
+def _without_order(rows):
+    return sorted(rows, key=lambda r: r["id"])
+
+
+def test_ray_job_equals_local_batch(cluster, tmp_path):
+    manifest = write_corpus(tmp_path)
+    local = tmp_path / "local.parquet"
+    run_batch(str(MODEL), [str(manifest)], str(local), BatchOptions(concurrency=2, threads=1, timestamps=True))
+    out = tmp_path / "ray.parquet"
+    summary = run_ray_job(str(MODEL), [str(manifest)], str(out), BatchOptions(concurrency=2, threads=1,
+                                                                              timestamps=True), batch_size=3)
+    assert (summary["rows"], summary["errors"]) == (len(CLIPS) + 2, 2)
+    assert out.is_dir()
+    assert _without_order(read_rows(str(out))) == _without_order(read_rows(str(local)))
+    check_rows(read_rows(str(out)), manifest, timestamps=True)
+
+
+def test_transcribe_dataset_with_a_model_uri_and_jsonl_out(cluster, tmp_path):
+    manifest = write_corpus(tmp_path)
+    entries = read_inputs([str(manifest)])
+    ds = ray.data.from_items([{"id": e.id, "path": e.path, **e.extra} for e in entries])
+    out = tmp_path / "out.jsonl"
+    transcribe_dataset(ds, MODEL.as_uri(), batch_size=4).write_json(str(out))
+    check_rows(read_rows(str(out)), manifest, timestamps=False)
+    copies = list(Path(cluster).rglob("model.gguf"))  # fetched once into this machine's cache
+    assert len(copies) == 1 and copies[0].read_bytes() == MODEL.read_bytes()
+
+
+def test_resume_transcribes_only_the_missing_ids(cluster, tmp_path):
+    manifest = write_corpus(tmp_path)
+    lines = manifest.read_text().splitlines()
+    half = tmp_path / "half.jsonl"
+    half.write_text("\n".join(lines[::2]) + "\n")
+    out = tmp_path / "out.parquet"
+    first = run_ray_job(str(MODEL), [str(half)], str(out), batch_size=2)
+    second = run_ray_job(str(MODEL), [str(manifest)], str(out), batch_size=2, resume=True)
+    assert first["rows"] + second["rows"] == len(lines)
+    assert second["rows"] == len(lines) - len(lines[::2])
+    check_rows(read_rows(str(out)), manifest, timestamps=False)
+
+
+def _udf_pids():
+    """Pids of Ray's actor processes running the parakeet UDF (Ray names them in their title)."""
+    pids = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"MapBatches(ParakeetUDF)" in f.read():
+                    pids.append(int(pid))
+        except OSError:  # gone meanwhile, or not a process (/proc/dma...)
+            pass
+    return pids
+
+
+def test_an_actor_killed_mid_job_is_retried_without_losing_or_duplicating_rows(cluster, tmp_path):
+    manifest = write_corpus(tmp_path, copies=60)  # 362 rows in 91 batches
+    total = len(manifest.read_text().splitlines())
+    out = tmp_path / "out.parquet"
+    entries = read_inputs([str(manifest)])
+    ds = ray.data.from_items([{"id": e.id, "path": e.path, **e.extra} for e in entries], override_num_blocks=40)
+    failure = []
+
+    def job():
+        try:
+            transcribe_dataset(ds, str(MODEL), batch_size=4, max_task_retries=3).write_parquet(str(out))
+        except BaseException as e:  # reported by the test thread
+            failure.append(e)
+
+    runner = threading.Thread(target=job)
+    runner.start()
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and not (out.is_dir() and os.listdir(out) and _udf_pids()):
+        time.sleep(0.02)  # until the actor has written a first block
+    victims = _udf_pids()
+    assert victims and runner.is_alive(), "the kill must land mid-job"
+    for pid in victims:
+        os.kill(pid, signal.SIGKILL)
+    runner.join(timeout=150)
+    assert not runner.is_alive() and not failure, failure
+    assert all(pid not in _udf_pids() for pid in victims)
+    rows = read_rows(str(out))
+    assert len(rows) == total
+    check_rows(rows, manifest, timestamps=False)

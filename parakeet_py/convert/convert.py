@@ -2,7 +2,7 @@
 
 1. open the tar (:mod:`.nemo_archive`), read ``model_config.yaml``;
 2. index ``model_weights.ckpt`` with the tensor-only unpickler (:mod:`.torch_checkpoint`);
-3. read the SentencePiece pieces (:mod:`.tokenizer`);
+3. read the SentencePiece pieces and their scores (:mod:`.tokenizer`);
 4. validate the config against the engine and the tensor shapes, derive the metadata
    (:mod:`.nemo_config`);
 5. plan each tensor's stored type (:mod:`.quantize`) and stream them into the GGUF
@@ -55,7 +55,7 @@ def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] =
             metadata = [
                 MetaValue("general.name", "str", gguf_name),
                 MetaValue("general.file_type", "u32", int(FILE_TYPES[out_type])),
-            ] + spec.metadata
+            ] + spec.metadata + [tokenizer_scores(pieces)]
             plans = [plan_tensor(n, t, out_type) for n, t in selected]
             size = write_gguf(out_path, metadata, plans)
             ckpt.close()
@@ -71,11 +71,20 @@ def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] =
     )
 
 
+def tokenizer_scores(pieces: List[Piece]) -> MetaValue:
+    """``parakeet.tokenizer.scores`` (index = token id), as parakeet.cpp's converter writes it:
+    the SentencePiece scores that phrase text (hotwords) is segmented with, so the engine
+    tokenises text exactly as SentencePiece's BPE ``encode()`` does."""
+    return MetaValue("parakeet.tokenizer.scores", "f32[]", [float(p.score) for p in pieces])
+
+
 def summarise_metadata(metadata: List[MetaValue]) -> dict:
     out = {}
     for m in metadata:
         if m.key == "parakeet.tokenizer.pieces":
             out[m.key] = f"[{len(m.value)} pieces]"
+        elif m.key == "parakeet.tokenizer.scores":
+            out[m.key] = f"[{len(m.value)} scores]"
         else:
             out[m.key] = m.value
     return out

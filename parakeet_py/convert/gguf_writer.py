@@ -39,7 +39,11 @@ _SCALAR_KINDS = {
     "bool": gguf.GGUFValueType.BOOL,
     "str": gguf.GGUFValueType.STRING,
 }
-_ARRAY_KINDS = {"i32[]": gguf.GGUFValueType.INT32, "str[]": gguf.GGUFValueType.STRING}
+_ARRAY_KINDS = {
+    "i32[]": gguf.GGUFValueType.INT32,
+    "f32[]": gguf.GGUFValueType.FLOAT32,
+    "str[]": gguf.GGUFValueType.STRING,
+}
 
 
 @dataclass
@@ -58,7 +62,7 @@ class TensorPlan:
 
 
 # gguf < 0.11 cannot be told an array's element type; it infers it from the first element
-# (int → INT32, str → STRING), which is right for every array this schema holds.
+# (int → INT32, float → FLOAT32, str → STRING), which is right for every array this schema holds.
 _HAS_SUB_TYPE = "sub_type" in inspect.signature(gguf.GGUFWriter.add_key_value).parameters
 
 

@@ -1,7 +1,8 @@
 """SentencePiece vocabulary (piece strings by id) from a ``.model`` or ``.vocab`` file.
 
-The GGUF stores only the piece strings (``parakeet.tokenizer.pieces``, index = token id,
-``▁`` = space), so we need no SentencePiece runtime: the ``.model`` file is a protobuf
+The GGUF stores the piece strings (``parakeet.tokenizer.pieces``, index = token id,
+``▁`` = space) and their scores (``parakeet.tokenizer.scores``, what the engine segments
+hotword text with), so we need no SentencePiece runtime: the ``.model`` file is a protobuf
 ``ModelProto`` whose repeated field 1 holds the pieces, each a message with
 ``piece`` (field 1, string), ``score`` (field 2, float) and ``type`` (field 3, enum).
 A minimal wire-format reader is enough. The ``<uuid>_tokenizer.vocab`` text file

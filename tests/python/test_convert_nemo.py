@@ -143,6 +143,7 @@ def test_metadata_keys_values_and_types(models, tmp_path, arch):
     if "tdt" in arch:
         expected.update(TDT_KEYS)
     expected["parakeet.tokenizer.pieces"] = (["ARRAY", "STRING"], [p[0] for p in F.default_pieces()])
+    expected["parakeet.tokenizer.scores"] = (["ARRAY", "FLOAT32"], [p[1] for p in F.default_pieces()])
     assert set(fields) == set(expected)
     for key, want in expected.items():
         assert fields[key] == want, key

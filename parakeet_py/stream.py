@@ -144,6 +144,7 @@ class Stream:
                            else soxr.ResampleStream(sample_rate, target, 1, dtype="float32", quality="HQ"))
         self._fed = 0  # input samples so far, to name a bad sample by its position
         self._text: List[str] = []
+        self._chunks = 0
         self._finalized = False
 
     # ---- lifetime --------------------------------------------------------------------------
@@ -168,6 +169,11 @@ class Stream:
     def finalized(self) -> bool:
         """True once :meth:`finalize` succeeded (the stream then takes no more audio)."""
         return self._finalized
+
+    @property
+    def chunks(self) -> int:
+        """Chunks decoded so far."""
+        return self._chunks
 
     @property
     def text(self) -> str:
@@ -232,6 +238,7 @@ class Stream:
             raise ParakeetError(_native.last_error())  # same thread, right after the call
         update = StreamUpdate.from_json(_native.take_string(result))
         self._text.append(update.text)
+        self._chunks = update.chunks
         return update
 
     @contextmanager

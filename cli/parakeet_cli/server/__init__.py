@@ -15,11 +15,33 @@ import click
 from parakeet_py import __version__
 
 from ..common import ATTENTION, ATTENTION_HELP
-from .limits import DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_UPLOAD_MB
+from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
+                     DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
 
 API_KEY_ENV = "PARAKEET_API_KEY"
 MAX_UPLOAD_ENV = "PARAKEET_MAX_UPLOAD_MB"
 MAX_AUDIO_ENV = "PARAKEET_MAX_AUDIO_SECONDS"
+
+
+class WindowType(click.ParamType):
+    """``LEFT,CHUNK,RIGHT`` seconds (NeMo's "10-2-2" order) → a (left, chunk, right) tuple."""
+
+    name = "LEFT,CHUNK,RIGHT"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, tuple):
+            return value
+        try:
+            left, chunk, right = (float(v) for v in str(value).replace("-", ",").split(","))
+        except ValueError:
+            self.fail(f"{value!r}: give LEFT,CHUNK,RIGHT seconds, e.g. 10,2,2", param, ctx)
+        if chunk < 0.08 or left < 0 or right < 0:
+            self.fail(f"{value!r}: CHUNK must be >= 0.08 s, LEFT and RIGHT >= 0", param, ctx)
+        return (left, chunk, right)
+
+
+def _window_text(window: Any) -> str:
+    return ",".join(f"{v:g}" for v in window)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -45,16 +67,32 @@ MAX_AUDIO_ENV = "PARAKEET_MAX_AUDIO_SECONDS"
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @click.option("--max-queue", default=None, type=click.IntRange(min=0),
               help="Requests allowed to wait for a backend before new ones get 503 [default: 2 x concurrency].")
+@click.option("--max-streams", default=DEFAULT_MAX_STREAMS, show_default=True, type=click.IntRange(min=1),
+              help="Live streams (stream=true transcriptions and /v1/realtime sessions) open at once; one more "
+                   "is refused (503, or an error event and close code 1013).")
+@click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,
+              type=WindowType(), help="Seconds of left context, chunk and right context of /v1/realtime sessions "
+                                      "(text is final chunk + right seconds after it is spoken).")
+@click.option("--sse-window", default=_window_text(DEFAULT_SSE_WINDOW), show_default=True, type=WindowType(),
+              help="The same for stream=true transcriptions of uploaded files.")
+@click.option("--stream-idle-timeout", default=DEFAULT_STREAM_IDLE_SECONDS, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a /v1/realtime connection may send nothing before it is closed.")
+@click.option("--max-append-mb", default=DEFAULT_MAX_APPEND_MB, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Largest audio in one input_audio_buffer.append, in MiB (decoded).")
 @click.option("--model-id", default=None,
               help="Model id reported by /v1/models [default: the model file's name].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
-         max_queue: Optional[int], model_id: Optional[str], log_level: str) -> None:
+         max_queue: Optional[int], max_streams: int, realtime_window: Any, sse_window: Any,
+         stream_idle_timeout: float, max_append_mb: float, model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
-    POST /v1/audio/transcriptions, GET /v1/models, GET /health and GET /metrics.
+    POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
+    /v1/realtime?intent=transcription, GET /v1/models, GET /health and GET /metrics.
     """
     # Imported here so that `--help` and `parakeet-cli` stay fast and work without the
     # server's dependencies installed.
@@ -69,6 +107,11 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         max_queue=2 * concurrency if max_queue is None else max_queue,
         max_audio_seconds=max_audio_seconds,
+        max_streams=max_streams,
+        sse_window=sse_window,
+        realtime_window=realtime_window,
+        stream_idle_seconds=stream_idle_timeout,
+        max_append_bytes=int(max_append_mb * 1024 * 1024),
     )
     try:
         context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention)

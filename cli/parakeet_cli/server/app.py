@@ -20,16 +20,19 @@ import soundfile
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import Route, WebSocketRoute
 
 from parakeet_py import Cancelled, ParakeetError, load_audio
 
-from . import formats
+from . import formats, request_fields, sse
 from .errors import SERVER_ERROR, APIError, error_response
-from .limits import DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_UPLOAD_MB
+from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
+                     DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
+from .live import LiveStreams, Window
 from .metrics import Metrics, RequestMetricsMiddleware
 from .queue import Overloaded, TranscriptionQueue
+from .realtime import RealtimeConfig, realtime_endpoint
 from .upload import ClientGone, read_form
 
 log = logging.getLogger("parakeet.server")
@@ -50,12 +53,25 @@ class ServerConfig:
     max_upload_bytes: int = int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
     max_queue: int = 2
     max_audio_seconds: float = DEFAULT_MAX_AUDIO_SECONDS
+    # Live streams (SSE and realtime): how many at once, the (left, chunk, right) seconds of
+    # each kind, how long a realtime connection may stay silent, the largest append.
+    max_streams: int = DEFAULT_MAX_STREAMS
+    sse_window: Window = DEFAULT_SSE_WINDOW
+    realtime_window: Window = DEFAULT_REALTIME_WINDOW
+    stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
+    max_append_bytes: int = int(DEFAULT_MAX_APPEND_MB * 1024 * 1024)
 
     def limits(self) -> dict:
         """The limits a client may want to know before uploading (advertised by /health and
         /v1/models). The duration is checked from the file's header before anything is decoded
         and again after decoding; over either limit is answered 413."""
         return {"max_upload_bytes": self.max_upload_bytes, "max_audio_seconds": self.max_audio_seconds}
+
+    def stream_limits(self) -> dict:
+        """The live-stream limits (advertised by /health under "streams")."""
+        return {"max_streams": self.max_streams, "max_append_bytes": self.max_append_bytes,
+                "idle_seconds": self.stream_idle_seconds, "sse_window": list(self.sse_window),
+                "realtime_window": list(self.realtime_window)}
 
 
 class BadAudio(Exception):
@@ -87,20 +103,13 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
             return
 
 
-def text_field(form, name: str) -> Optional[str]:
-    """A form field that must be text (None when absent)."""
-    value = form.get(name)
-    if value is None or isinstance(value, str):
-        return value
-    raise APIError(400, f"'{name}' must be a text field, not a file", param=name, code="invalid_value")
-
-
 def create_app(context, config: ServerConfig) -> Starlette:
     """The ASGI application serving ``context`` (which the caller keeps and closes)."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
     queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics)
+    live = LiveStreams(context, config.max_streams, metrics)
     try:
         created = int(os.path.getmtime(config.model_path))
     except OSError:
@@ -119,8 +128,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
         if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
-    def transcribe_job(upload, timestamps: bool, gone: threading.Event) -> Any:
-        # Runs on a worker thread: decoding and transcription are both blocking work.
+    def decode_upload(upload) -> Any:
+        # Runs on a worker thread (blocking work).
         try:
             upload.file.seek(0)
             header = soundfile.info(upload.file)
@@ -137,6 +146,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
         check_audio_size(audio.size, sample_rate, 1, config.max_audio_seconds)  # a header may understate it
+        return audio
+
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event) -> Any:
+        # Runs on a worker thread: decoding and transcription are both blocking work.
+        audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
             # The request stops at its next progress report once the client has gone.
@@ -162,33 +176,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
             await form.close()
 
     async def _transcribe_form(request: Request, form) -> Response:
-        response_format = (text_field(form, "response_format") or "json").strip().lower()
-        if response_format not in formats.RESPONSE_FORMATS:
-            raise APIError(400, f"unsupported response_format {response_format!r}; use one of "
-                                f"{', '.join(formats.RESPONSE_FORMATS)}", param="response_format",
-                           code="invalid_value")
-        granularities = [g.strip().lower() for key in ("timestamp_granularities[]", "timestamp_granularities")
-                         for g in form.getlist(key) if isinstance(g, str)]
-        for g in granularities:
-            if g not in formats.GRANULARITIES:
-                raise APIError(400, f"unsupported timestamp granularity {g!r}; use word and/or segment",
-                               param="timestamp_granularities", code="invalid_value")
-        stream = text_field(form, "stream")
-        if stream is not None and stream.strip().lower() in ("true", "1"):
-            raise APIError(400, "streaming transcription is not supported; omit 'stream'", param="stream",
-                           code="unsupported_value")
-        language = (text_field(form, "language") or "").strip() or None
-        # model, prompt and temperature are accepted and ignored (docs/server.md).
-
-        upload = form.get("file")
-        if upload is None:
-            raise APIError(400, "missing the 'file' field (the audio to transcribe)", param="file",
-                           code="missing_file")
-        if isinstance(upload, str) or not hasattr(upload, "file"):
-            raise APIError(400, "'file' must be a file upload (multipart part with a filename)", param="file",
-                           code="invalid_file")
-        if not upload.size:
-            raise APIError(400, "the uploaded file is empty", param="file", code="empty_file")
+        fields = request_fields.parse(form)
+        if fields.stream:
+            return await _stream_form(fields)
+        response_format, granularities, language, upload = (fields.response_format, fields.granularities,
+                                                            fields.language, fields.upload)
 
         gone = threading.Event()
         watcher = asyncio.ensure_future(watch_disconnect(request, gone))
@@ -207,13 +199,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
                                 f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
                            headers={"Retry-After": str(e.retry_after)}) from e
-        except AudioTooLong as e:
-            raise APIError(413, str(e), param="file", code="audio_too_long") from e
-        except BadAudio as e:
-            raise APIError(400, str(e), param="file", code="invalid_audio") from e
-        except ParakeetError as e:
-            log.error("transcription failed: %s", e)
-            raise APIError(500, f"transcription failed: {e}", type=SERVER_ERROR, code="transcription_failed") from e
+        except (BadAudio, ParakeetError) as e:
+            raise audio_error(e) from e
         finally:
             watcher.cancel()
 
@@ -227,6 +214,28 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return PlainTextResponse(formats.srt_body(transcript))
         return PlainTextResponse(formats.vtt_body(transcript), media_type="text/vtt")
 
+    async def _stream_form(fields: request_fields.TranscriptionRequest) -> Response:
+        """stream=true: the file decoded chunk by chunk, answered as Server-Sent Events."""
+        lease = live.admit("sse")
+        if lease is None:
+            raise streams_full()
+        try:
+            audio = await live.run(decode_upload, fields.upload)
+            await live.begin(lease, config.sse_window, sample_rate)
+        except (BadAudio, ParakeetError) as e:
+            live.end(lease)
+            raise audio_error(e) from e
+        except BaseException:
+            live.end(lease)
+            raise
+        piece = max(1, int(config.sse_window[1] * sample_rate))  # one chunk per feed: one delta each
+        return StreamingResponse(sse.transcript_events(live, lease, audio, piece), media_type=sse.MEDIA_TYPE,
+                                 headers=sse.HEADERS)
+
+    def streams_full() -> APIError:
+        return APIError(503, f"the server is at its limit of {config.max_streams} live streams; retry later",
+                        type=SERVER_ERROR, code="too_many_streams", headers={"Retry-After": "1"})
+
     async def list_models(request: Request) -> Response:
         check_api_key(request)
         return JSONResponse({"object": "list", "data": [model_card]})
@@ -239,7 +248,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
         return JSONResponse(model_card)
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "limits": config.limits(), "attention": context.attention})
+        return JSONResponse({"status": "ok", "limits": config.limits(), "attention": context.attention,
+                             "streams": {"open": live.open, **config.stream_limits()}})
 
     async def metrics_endpoint(request: Request) -> Response:
         return Response(metrics.exposition(), media_type=metrics.content_type)
@@ -262,6 +272,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             yield
         finally:
             queue.shutdown()
+            live.shutdown()
 
     app = Starlette(
         routes=[
@@ -270,6 +281,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             Route("/v1/models/{model:path}", get_model, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
+            WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(config), metrics)),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,
@@ -277,7 +289,18 @@ def create_app(context, config: ServerConfig) -> Starlette:
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.state.metrics = metrics
     app.state.queue = queue
+    app.state.live = live
     return app
+
+
+def audio_error(e: Exception) -> APIError:
+    """The answer to a failure decoding or transcribing an upload."""
+    if isinstance(e, AudioTooLong):
+        return APIError(413, str(e), param="file", code="audio_too_long")
+    if isinstance(e, BadAudio):
+        return APIError(400, str(e), param="file", code="invalid_audio")
+    log.error("transcription failed: %s", e)
+    return APIError(500, f"transcription failed: {e}", type=SERVER_ERROR, code="transcription_failed")
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:
@@ -285,5 +308,7 @@ def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str
     import uvicorn
 
     app = create_app(context, config)
+    # A realtime append is base64 JSON: the frame limit is the append limit plus a third and framing.
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level in ("info", "debug"),
-                timeout_graceful_shutdown=30)
+                timeout_graceful_shutdown=30, ws="websockets",
+                ws_max_size=config.max_append_bytes * 4 // 3 + 64 * 1024)

@@ -17,6 +17,8 @@ ROUTES = ("/v1/audio/transcriptions", "/v1/models", "/health", "/metrics")
 
 # Request latencies from a short clip on a free server to a long one behind a queue.
 LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
+# Chunk latencies: a few ms for a small model on a free backend to seconds behind busy ones.
+CHUNK_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0)
 
 
 class Metrics:
@@ -39,6 +41,21 @@ class Metrics:
         self.audio_seconds = Counter("parakeet_audio_seconds", "Seconds of audio transcribed.", registry=r)
         self.cancelled = Counter("parakeet_requests_cancelled",
                                  "Transcriptions stopped because their client disconnected.", registry=r)
+        # Live streams (SSE on /v1/audio/transcriptions and /v1/realtime), by kind "sse" | "realtime".
+        self.live_streams = Gauge("parakeet_live_streams", "Live transcription streams open now, by kind.",
+                                  ["kind"], registry=r)
+        self.max_streams = Gauge("parakeet_max_streams", "Live streams allowed at once (more are refused).",
+                                 registry=r)
+        self.streams = Counter("parakeet_streams", "Live streams begun, by kind.", ["kind"], registry=r)
+        self.streams_refused = Counter("parakeet_streams_refused",
+                                       "Live streams refused because max_streams were open, by kind.", ["kind"],
+                                       registry=r)
+        self.chunk_latency = Histogram("parakeet_stream_chunk_latency_seconds",
+                                       "From audio arriving to the text of the chunks it completed being final "
+                                       "(one observation per feed that decoded chunks), by kind.",
+                                       ["kind"], buckets=CHUNK_BUCKETS, registry=r)
+        self.stream_audio_seconds = Counter("parakeet_stream_audio_seconds", "Seconds of audio fed to live streams.",
+                                            registry=r)
         self.backends.set(backends)
         self.queue_limit.set(queue_limit)
 

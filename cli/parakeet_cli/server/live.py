@@ -1,0 +1,109 @@
+"""Live streams of the server (SSE transcriptions and realtime sessions): admission, the
+threads their feeds run on, and what each feed reports to the metrics.
+
+At most ``max_streams`` streams are open at once; one more is refused at once (the caller
+answers 503 or an error event) rather than queued. A stream holds no backend between feeds
+(the library lends one per chunk), so many more streams than backends stay live; each feed
+runs on one of ``max_streams`` threads, so a feed never waits for a thread, only (inside the
+library) for a backend. A stream's feeds run one after the other: its connection awaits each
+before reading more, so what a client sends beyond that waits in the socket (backpressure),
+not in a queue here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Tuple, TypeVar
+
+import numpy as np
+
+from parakeet_py import Stream, StreamUpdate
+
+from .metrics import Metrics
+
+T = TypeVar("T")
+
+#: (left, chunk, right) seconds, the order NeMo's script names them in ("10-2-2").
+Window = Tuple[float, float, float]
+
+
+@dataclass
+class Lease:
+    """One admitted stream; :meth:`LiveStreams.end` closes its library stream and frees the slot."""
+
+    kind: str
+    stream: Optional[Stream] = None
+    ended: bool = False
+
+
+class LiveStreams:
+    def __init__(self, context: Any, max_streams: int, metrics: Metrics) -> None:
+        self.context = context
+        self.max_streams = max_streams
+        self._metrics = metrics
+        self._open = 0  # touched on the event loop thread only
+        self._executor = ThreadPoolExecutor(max_workers=max(1, max_streams), thread_name_prefix="parakeet-stream")
+        metrics.max_streams.set(max_streams)
+
+    @property
+    def open(self) -> int:
+        return self._open
+
+    def admit(self, kind: str) -> Optional[Lease]:
+        """A lease, or None when ``max_streams`` are open (counted as refused)."""
+        if self._open >= self.max_streams:
+            self._metrics.streams_refused.labels(kind).inc()
+            return None
+        self._open += 1
+        self._metrics.live_streams.labels(kind).inc()
+        self._metrics.streams.labels(kind).inc()
+        return Lease(kind)
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a stream thread (blocking work: decoding, the library)."""
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    async def begin(self, lease: Lease, window: Window, sample_rate: int) -> Stream:
+        """Opens the lease's library stream (replacing one already open)."""
+        left, chunk, right = window
+        stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate))
+        self.close_stream(lease)
+        lease.stream = stream
+        return stream
+
+    async def feed(self, lease: Lease, samples: Optional[np.ndarray]) -> StreamUpdate:
+        """Feeds ``samples`` (None: finalize) and times it from now, when the audio has arrived."""
+        stream = lease.stream
+        assert stream is not None
+        arrived = time.perf_counter()
+        before = stream.chunks
+        if samples is None:
+            update = await self.run(stream.finalize)
+        else:
+            update = await self.run(stream.feed, samples)
+            self._metrics.stream_audio_seconds.inc(samples.shape[0] / stream.sample_rate)
+        if update.chunks > before:
+            self._metrics.chunk_latency.labels(lease.kind).observe(time.perf_counter() - arrived)
+        return update
+
+    def close_stream(self, lease: Lease) -> None:
+        """Frees the lease's library stream once a feed running on it is over (never blocks)."""
+        stream, lease.stream = lease.stream, None
+        if stream is not None:
+            self._executor.submit(stream.close)
+
+    def end(self, lease: Lease) -> None:
+        """Closes the lease's stream and gives its slot back. Idempotent; never blocks (safe in
+        the ``finally`` of a cancelled handler)."""
+        if lease.ended:
+            return
+        lease.ended = True
+        self.close_stream(lease)
+        self._open -= 1
+        self._metrics.live_streams.labels(lease.kind).dec()
+
+    def shutdown(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=False)

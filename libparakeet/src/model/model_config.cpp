@@ -136,6 +136,13 @@ ModelConfig read_model_config(const GgufReader& g) {
     if (static_cast<int>(c.pieces.size()) != c.vocab_size)
         reject(g, "parakeet.tokenizer.pieces has " + std::to_string(c.pieces.size()) +
                       " entries, parakeet.vocab_size is " + std::to_string(c.vocab_size));
+    const std::string scores_key = kPrefix + "tokenizer.scores";
+    if (g.has_key(scores_key)) {
+        c.scores = g.get_f32_array(scores_key);
+        if (c.scores.size() != c.pieces.size())
+            reject(g, "parakeet.tokenizer.scores has " + std::to_string(c.scores.size()) +
+                          " entries, parakeet.tokenizer.pieces has " + std::to_string(c.pieces.size()));
+    }
 
     if (c.has_transducer()) {
         c.pred_hidden = get_int(g, "decoder.pred_hidden", 1, 16384);

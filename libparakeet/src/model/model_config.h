@@ -50,6 +50,9 @@ struct ModelConfig {
     int vocab_size = 0;  // without blank
     int blank_id = 0;    // == vocab_size
     std::vector<std::string> pieces;
+    // SentencePiece scores by token id (parakeet.tokenizer.scores; empty when the file has
+    // none): what phrase text is segmented with (model/text/bpe_encoder.h).
+    std::vector<float> scores;
 
     // Transducer heads (rnnt, tdt, hybrid_*).
     int pred_hidden = 0;

@@ -132,6 +132,27 @@ PARAKEET_API char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx
                                                                int decoder, parakeet_progress_fn fn,
                                                                void* user_data);
 
+/* ---- N-best (beam search) -----------------------------------------------------------------
+ * NeMo's transducer beam search (strategy "beam", default_beam_search) with beam_size beams;
+ * the nbest best hypotheses, best first, as parakeet.cpp's document:
+ *   {"beam_size": B, "score_norm": true|false, "frame_sec": 0.08,
+ *    "hypotheses": [{"text": "...", "score": s, "normalized_score": s / (tokens + 1),
+ *                    "tokens": [{"id": n, "frame": f, "t": s, "duration_frames": d,
+ *                                "duration": s}, ...]}, ...]}
+ * score: the sum of the hypothesis' log-probabilities; score_norm != 0 ranks by
+ * normalized_score (NeMo's default), 0 by score. "frame" is the encoder frame a token was
+ * emitted at, "duration_frames" its TDT duration (RNN-T: 1). TDT heads (tdt, hybrid_tdt_ctc)
+ * and, beyond parakeet.cpp, RNN-T heads are searched; a CTC-only model is an error, as is
+ * anything but beam_size >= nbest >= 1. beam_size 1 is NeMo's beam search with one beam, not
+ * greedy decoding. target_lang is accepted and ignored (monolingual models). Audio, errors and
+ * threading as for the transcribe functions above. */
+PARAKEET_API char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wav_path,
+                                                            int beam_size, int nbest, int score_norm,
+                                                            const char* target_lang);
+PARAKEET_API char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* samples,
+                                                           int n_samples, int sample_rate, int beam_size,
+                                                           int nbest, int score_norm, const char* target_lang);
+
 /* ---- Attention -----------------------------------------------------------------------------
  * The encoder's self-attention over the whole recording (full) costs time and memory growing
  * with the square of its length; local attention (NeMo's rel_pos_local_attn, each frame sees

@@ -1,10 +1,12 @@
 // RequestOptions: what a caller may choose for one transcription request besides the audio —
-// the decoder head, the attention mode, and a progress callback that can cancel.
+// the decoder head, the attention mode, greedy or beam search, and a progress callback that
+// can cancel.
 #pragma once
 
 #include <functional>
 #include <optional>
 
+#include "model/decoder/beam_search.h"
 #include "model/encoder/attention_setting.h"
 
 namespace pk {
@@ -24,6 +26,9 @@ struct RequestOptions {
     // Unset: the model's current setting (Model::set_attention, PARAKEET_ATT_CONTEXT).
     std::optional<AttentionSetting> attention;
     ProgressFn progress;  // may be empty
+    // beam.beam_size 0: greedy decoding; >= 1: NeMo's transducer beam search (beam_search.h),
+    // the best hypothesis as the transcript (Model::transcribe_nbest gives the N-best list).
+    BeamOptions beam;
 };
 
 }  // namespace pk

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/decoder/beam_search.h"
 #include "model/decoder/joint.h"
 #include "model/decoder/prediction_net.h"
 #include "model/decoder/stream_carry.h"
@@ -28,6 +29,12 @@ public:
     // Throws InvalidInput unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
+
+    // NeMo's beam strategy (beam_tdt.h / beam_rnnt.h, defined in transducer_beam.cpp) on the
+    // first enc_len frames: every final hypothesis, best first. Throws InvalidInput unless
+    // 0 <= enc_len <= T and beam.beam_size >= 1.
+    std::vector<BeamHypothesis> decode_beam(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                            int64_t enc_len, const BeamOptions& beam) const;
 
     // A chunked stream's step: greedy decoding of the n_frames frames of enc [n_frames, d_model]
     // continuing from `carry` (updated), with streaming_options(). Token frames are local to

@@ -203,42 +203,64 @@ bool Model::uses_ctc(DecoderChoice decoder) const {
     return use_ctc;
 }
 
-Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
-                      std::vector<float>* release) const {
-    const bool use_ctc = uses_ctc(options.decoder);
-
-    RequestProgress progress(options.progress);
-    const ProgressSpan whole{&progress, 0.0, 1.0};
-    whole.at(0.0);
+Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                            const RequestOptions& options, std::vector<float>* release,
+                                            const ProgressSpan& progress) const {
     Arena& arena = b.arena();
     arena.reset();
     // The encoder output is allocated first, so the resampled audio and the mel features, in a
     // scope above it, are given back once subsampled: the layers reuse their memory.
     const int64_t n16 = resampled_length(samples, n, sample_rate);
-    const int64_t frames = FastConformerEncoder::output_frames(log_mel_->valid_frames(n16));
-    const AttentionSetting attention = options.attention.value_or(this->attention()).resolve(frames);
-    float* enc = frames > 0 ? arena.alloc_array<float>(static_cast<size_t>(frames * config_.enc.d_model)) : nullptr;
+    EncodedRequest e;
+    e.frames = FastConformerEncoder::output_frames(log_mel_->valid_frames(n16));
+    e.attention = options.attention.value_or(this->attention()).resolve(e.frames);
+    e.data = e.frames > 0 ? arena.alloc_array<float>(static_cast<size_t>(e.frames * config_.enc.d_model)) : nullptr;
     {
         ArenaScope scope(arena);
         int64_t got = 0;
         const float* audio = prepare_audio(b, samples, n, sample_rate, &got);
         if (release != nullptr && audio != samples) std::vector<float>().swap(*release);
         const MelFeatures mel = compute_mel(b, audio, got);
-        encoder_->subsample(b.team(), arena, mel.data, mel.valid, enc);
+        encoder_->subsample(b.team(), arena, mel.data, mel.valid, e.data);
     }
-    whole.at(kFrontEndEnd);
-    encoder_->run_layers(b.team(), arena, enc, frames, attention, whole.sub(kFrontEndEnd, kEncoderEnd));
+    progress.at(kFrontEndEnd);
+    encoder_->run_layers(b.team(), arena, e.data, e.frames, e.attention, progress.sub(kFrontEndEnd, kEncoderEnd));
+    return e;
+}
+
+Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
+                      std::vector<float>* release) const {
+    const bool use_ctc = uses_ctc(options.decoder);
+    if (use_ctc && options.beam.beam_size > 0) throw InvalidInput("beam search needs the TDT/RNN-T head, not CTC");
+    RequestProgress progress(options.progress);
+    const ProgressSpan whole{&progress, 0.0, 1.0};
+    whole.at(0.0);
+    const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, release, whole);
     std::vector<TranscriptToken> tokens;
-    if (frames > 0) {
-        tokens = use_ctc ? ctc_->decode(b.team(), arena, enc, frames, frames)
-                         : transducer_->decode(b.team(), arena, enc, frames, frames);
+    if (enc.frames > 0) {
+        tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
+                         : transducer_tokens(b, enc.data, enc.frames, options);
     }
     whole.at(1.0);
     const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
     Transcript t = builder_->build(std::move(tokens), rule);
-    t.attention = attention;
-    arena.release_if_above(kArenaKeepBytes);
+    t.attention = enc.attention;
+    b.arena().release_if_above(kArenaKeepBytes);
     return t;
+}
+
+CtcLogProbs Model::ctc_log_probs(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const {
+    uses_ctc(DecoderChoice::Ctc);
+    const BackendLease lease = lease_backend();
+    Backend& b = lease.backend();
+    const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, nullptr, {});
+    CtcLogProbs out;
+    out.frames = enc.frames;
+    out.classes = ctc_->classes();
+    out.data.resize(static_cast<size_t>(out.frames * out.classes));
+    if (enc.frames > 0) ctc_->log_probs(b.team(), b.arena(), enc.data, enc.frames, out.data.data());
+    b.arena().release_if_above(kArenaKeepBytes);
+    return out;
 }
 
 }  // namespace pk

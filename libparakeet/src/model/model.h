@@ -22,6 +22,7 @@
 #include "model/gguf_reader.h"
 #include "model/model_config.h"
 #include "model/request_options.h"
+#include "model/request_progress.h"
 #include "model/text/tokenizer.h"
 #include "model/transcript.h"
 #include "runtime/backend.h"
@@ -44,6 +45,20 @@ DecoderChoice decoder_from_int(int decoder);
 struct EncoderOutput {
     const float* data = nullptr;  // [frames, d_model], time-major
     int64_t frames = 0;           // every frame is valid (NeMo's enc_len)
+};
+
+// The CTC head's log-softmax output of one request: [frames, classes] row-major, blank last.
+struct CtcLogProbs {
+    std::vector<float> data;
+    int64_t frames = 0;
+    int classes = 0;
+};
+
+// One hypothesis of an N-best list (Model::transcribe_nbest): its transcript and NeMo's scores.
+struct ScoredTranscript {
+    Transcript transcript;
+    double score = 0.0;             // sum of the hypothesis' log-probabilities
+    double normalized_score = 0.0;  // score / (tokens + 1)
 };
 
 // After a request, a backend's arena holding more than this gives its memory back (see
@@ -72,6 +87,16 @@ public:
     // Same, taking the samples over: once they are resampled to the model's rate (inputs at
     // another rate), they are freed, so a long file never exists at two rates at once.
     Transcript transcribe(std::vector<float>&& samples, int sample_rate, const RequestOptions& options) const;
+
+    // NeMo's transducer beam search (options.beam: beam_size >= nbest >= 1) on the same front
+    // end and encoder: the best options.beam.nbest hypotheses, best first (model_beam.cpp).
+    // Throws InvalidInput without a TDT/RNN-T head or for bad beam options.
+    std::vector<ScoredTranscript> transcribe_nbest(const float* samples, int64_t n, int sample_rate,
+                                                   const RequestOptions& options) const;
+
+    // The CTC head's log-probabilities for the audio (what NeMo's ctc_decoder returns), from
+    // the same front end and encoder as transcribe(). Throws InvalidInput without a CTC head.
+    CtcLogProbs ctc_log_probs(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const;
 
     // Same, on a backend the caller already holds (locked).
     Transcript transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
@@ -124,6 +149,20 @@ public:
 private:
     Model(std::string path, GgufReader gguf);
     std::shared_ptr<BackendPool> pool_snapshot() const;
+    // A request's front end and encoder on `b` (arena reset first): the encoder output, in the
+    // arena, and the attention it ran. Frees `release` (the owner of `samples`) once resampled.
+    struct EncodedRequest {
+        float* data = nullptr;  // [frames, d_model]
+        int64_t frames = 0;
+        AttentionSetting attention = AttentionSetting::full();
+    };
+    EncodedRequest encode_request(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                  const RequestOptions& options, std::vector<float>* release,
+                                  const ProgressSpan& progress) const;
+    // The transducer's tokens for an encoded request: greedy, or the best beam hypothesis when
+    // options.beam asks for beam search (model_beam.cpp).
+    std::vector<TranscriptToken> transducer_tokens(Backend& b, const float* enc, int64_t frames,
+                                                   const RequestOptions& options) const;
     // transcribe_on, freeing `release` (the owner of `samples`) once it is no longer read.
     Transcript run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
                    std::vector<float>* release) const;

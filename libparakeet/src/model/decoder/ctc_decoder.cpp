@@ -1,5 +1,7 @@
 #include "model/decoder/ctc_decoder.h"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "common/errors.h"
@@ -24,6 +26,19 @@ std::vector<TranscriptToken> CtcDecoder::decode(ThreadTeam& team, Arena& arena, 
     float* out = arena.alloc_array<float>(static_cast<size_t>(enc_len * classes()));
     logits(team, arena, enc, enc_len, out);
     return greedy_ctc(out, static_cast<int>(enc_len), classes(), confidence_);
+}
+
+void CtcDecoder::log_probs(ThreadTeam& team, Arena& arena, const float* enc, int64_t enc_len, float* out) const {
+    logits(team, arena, enc, enc_len, out);
+    const int n = classes();
+    for (int64_t t = 0; t < enc_len; ++t) {
+        float* row = out + t * n;
+        const float max = *std::max_element(row, row + n);
+        double sum = 0.0;
+        for (int i = 0; i < n; ++i) sum += std::exp(static_cast<double>(row[i] - max));
+        const float log_sum = static_cast<float>(std::log(sum));
+        for (int i = 0; i < n; ++i) row[i] = row[i] - max - log_sum;
+    }
 }
 
 void CtcDecoder::decode_chunk(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, int first_frame,

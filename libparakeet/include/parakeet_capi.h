@@ -273,6 +273,57 @@ PARAKEET_API void parakeet_capi_free_events(parakeet_stream_event* events);
 /* Frees a stream (NULL is a no-op). */
 PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
 
+/* ---- parakeet.cpp's offline calls ---------------------------------------------------------
+ * The rest of parakeet.cpp's offline C API, with its names, signatures and semantics, so that
+ * programs and bindings written for it (its PyPI package, LocalAI) run on this library. Where
+ * parakeet.cpp crashes or does something odd, these return an error instead (noted below). */
+
+/* transcribe_path / transcribe_pcm with a language. `target_lang` (NULL or "" for the default)
+ * is accepted and ignored: Parakeet models are monolingual, as parakeet.cpp ignores it for
+ * them. */
+PARAKEET_API char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
+                                                      const char* target_lang);
+PARAKEET_API char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                     int sample_rate, int decoder, const char* target_lang);
+
+/* Batches. `samples[i]` holds `n_samples[i]` samples of clip i at `sample_rate`. Each clip's
+ * result is exactly the single-clip call's; with a pool (parakeet_capi_set_concurrency) the
+ * clips run concurrently, up to one per backend (on helper threads that live for the call).
+ * n_clips == 0 is an empty batch (parakeet.cpp aborts the process). On error every result is
+ * NULL and nothing is left to free. */
+/* 0 on success with out[i] = clip i's text (free each with parakeet_capi_free_string);
+ * nonzero on error. */
+PARAKEET_API int parakeet_capi_transcribe_pcm_batch(parakeet_ctx* ctx, const float* const* samples,
+                                                    const int* n_samples, int n_clips, int sample_rate,
+                                                    int decoder, char** out);
+PARAKEET_API int parakeet_capi_transcribe_pcm_batch_lang(parakeet_ctx* ctx, const float* const* samples,
+                                                         const int* n_samples, int n_clips, int sample_rate,
+                                                         int decoder, const char* target_lang, char** out);
+/* The clips concatenated in `samples_concat` (sum of n_samples floats); returns a JSON array
+ * of the clips' transcribe_pcm_json documents ("[]" for n_clips == 0), or NULL on error. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_batch_json(parakeet_ctx* ctx, const float* samples_concat,
+                                                           const int* n_samples, int n_clips, int sample_rate,
+                                                           int decoder);
+PARAKEET_API char* parakeet_capi_transcribe_pcm_batch_json_lang(parakeet_ctx* ctx, const float* samples_concat,
+                                                                const int* n_samples, int n_clips,
+                                                                int sample_rate, int decoder,
+                                                                const char* target_lang);
+
+/* The CTC head's log-softmax output (NeMo's ctc log-probs) for the audio, whatever the model's
+ * default head: on success returns 0 with *out_logits a malloc'd [*out_T, *out_vocab_plus_1]
+ * row-major matrix, blank last (free with parakeet_capi_free_logits). A NULL ctx or out
+ * pointer returns nonzero and writes nothing; any other error returns nonzero with *out_logits
+ * NULL and the sizes 0 (a model without a CTC head, bad audio). */
+PARAKEET_API int parakeet_capi_transcribe_pcm_logits(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                     int sample_rate, float** out_logits, int* out_T,
+                                                     int* out_vocab_plus_1);
+PARAKEET_API void parakeet_capi_free_logits(float* logits);
+
+/* Gives back the working memory of the process-wide backend (contexts without a pool). Safe
+ * at any time, also while contexts are alive and requests run (it waits for the backend);
+ * later calls work as before. */
+PARAKEET_API void parakeet_capi_shutdown(void);
+
 /* ---- Errors and strings ------------------------------------------------------------------ */
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it

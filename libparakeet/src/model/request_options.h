@@ -4,9 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "model/decoder/beam_search.h"
+#include "model/decoder/context_graph.h"
 #include "model/encoder/attention_setting.h"
 
 namespace pk {
@@ -29,6 +31,10 @@ struct RequestOptions {
     // beam.beam_size 0: greedy decoding; >= 1: NeMo's transducer beam search (beam_search.h),
     // the best hypothesis as the transcript (Model::transcribe_nbest gives the N-best list).
     BeamOptions beam;
+    // Set: greedy decoding biased towards these phrases (hotwords, context_bias.h); the
+    // transcript then carries the graph's statistics. Shared, immutable, any thread.
+    std::shared_ptr<const ContextGraph> hotwords;
+    int acoustic_top_m = 8;  // acoustic candidates per step with hotwords (<= 0: 8)
 };
 
 }  // namespace pk

@@ -4,13 +4,15 @@
 Small random-weight NeMo models (NeMo's own classes and configs, fixed seeds) are saved as
 tests/data/nemo/<model>/model.nemo, and NeMo's outputs on every test clip are stored as
 tests/data/nemo/<model>/ref_<clip>.gguf; on the long clips (assembled from the committed ones)
-NeMo's decoded results under full and local attention go to longref_<clip>_<setting>.gguf.
+NeMo's decoded results under full and local attention go to longref_<clip>_<setting>.gguf;
+NeMo's chunked streaming of the committed models goes to streamref_<clip>_<L>-<C>-<R>.gguf.
 docs/fixtures.md describes every file and key.
 
 Runs with the optional NeMo venv, never in tests/CI:
     .nemo/bin/python tools/make_nemo_fixtures.py            # everything
     .nemo/bin/python tools/make_nemo_fixtures.py --models ctc --clips speech
     .nemo/bin/python tools/make_nemo_fixtures.py --clips long_3min --attention full,local64x32
+    .nemo/bin/python tools/make_nemo_fixtures.py --stream         # streaming refs only
 Rerunning reproduces the committed files byte for byte (same NeMo/torch/espeak versions).
 """
 import argparse
@@ -20,10 +22,11 @@ import os
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from nemo_fixtures import attention, audio, build, capture, configs, gguf_out, verify  # noqa: E402
+from nemo_fixtures import attention, audio, build, capture, configs, gguf_out, streaming, verify  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SEED = 1234
@@ -148,6 +151,62 @@ def write_long_reference(path: str, name: str, arch, model, clip: str, setting: 
     w.close()
 
 
+def write_stream_reference(path: str, name: str, arch, model, clip: str, wav: str, samples, res, info: dict):
+    """NeMo's chunked streaming result of every head on one clip under one setting (metadata only)."""
+    w = gguf_out.RefWriter(path)
+    n = samples.shape[0]
+    lengths = SimpleNamespace(mel_len=n // 160, enc_len=sum(c.decode_frames for c in res.chunks))
+    _write_model_info(w, name, arch, model, lengths, info, n, {"ref.clip": clip, "ref.clip_file": wav})
+    w.string("ref.stream.setting", res.setting)
+    w.f32s("ref.stream.secs", streaming.SETTINGS[res.setting])
+    w.i32s("ref.stream.frames", res.contexts_frames)
+    w.i32s("ref.stream.samples", res.contexts_samples)
+    w.i32("ref.stream.frame_samples", res.frame_samples)
+    w.boolean("ref.stream.scalar_context_lags", res.scalar_context_lags)
+    for key in ("window_start", "window_end", "left_frames", "decode_frames", "enc_len"):
+        w.i32s("ref.chunk." + key, [getattr(c, key) for c in res.chunks])
+    _write_decoded(w, SimpleNamespace(heads=res.heads, batch={}))
+    for head in res.heads:
+        w.i32s(f"ref.{head}.chunk_tokens", res.chunk_tokens[head])
+        w.i32(f"ref.{head}.offline_changed", res.offline_changed[head])
+        if head in res.script_text:
+            w.string(f"ref.{head}.script_text", res.script_text[head])
+    w.close()
+
+
+def _offline_results(path: str) -> dict:
+    """{head: (ids, frames)} of NeMo's offline greedy_batch (transducers) / greedy (CTC) result
+    in a committed ref_<clip>.gguf."""
+    import gguf
+    fields = gguf.GGUFReader(path).fields
+    out = {}
+    for head in ("tdt", "rnnt", "ctc"):
+        p = f"ref.{head}." + ("" if head == "ctc" else "batch.")
+        if p + "ids" in fields:
+            out[head] = ([int(x) for x in fields[p + "ids"].contents()], [int(x) for x in fields[p + "frames"].contents()])
+    return out
+
+
+def make_stream_references(name: str, arch, out_dir: str, audio_dir: str, clips, settings, info: dict):
+    """NeMo's chunked streaming (tools/nemo_fixtures/streaming.py) of the committed model.nemo on
+    each clip and setting."""
+    model = build.restore_model(os.path.join(out_dir, "model.nemo"))
+    for clip in clips:
+        wav = audio.CLIPS[clip][0]
+        samples = capture.load_audio(os.path.join(audio_dir, wav))
+        offline = _offline_results(os.path.join(out_dir, f"ref_{clip}.gguf"))
+        for setting in settings:
+            t0 = time.time()
+            res = streaming.stream(model, arch, samples, setting, offline)
+            path = os.path.join(out_dir, f"streamref_{clip}_{setting}.gguf")
+            write_stream_reference(path, name, arch, model, clip, wav, samples, res, info)
+            stats = {"chunks": len(res.chunks), "bytes": os.path.getsize(path), "seconds": round(time.time() - t0, 1)}
+            for head, h in res.heads.items():
+                stats[head] = {"tokens": len(h.ids), "offline_changed": res.offline_changed[head],
+                               "text": h.text[:40]}
+            print(f"{name}/{clip}/{setting}: {json.dumps(stats)}", flush=True)
+
+
 def verify_capture(model, arch, res) -> dict:
     """verify.py's first-principles checks on one capture; returns the coverage statistics."""
     sp = model.tokenizer.tokenizer
@@ -224,12 +283,25 @@ def main() -> int:
     ap.add_argument("--clips", default=",".join(all_clips), help="comma list of " + ",".join(all_clips))
     ap.add_argument("--attention", default=",".join(attention.SETTINGS),
                     help="long clips only: comma list of " + ",".join(attention.SETTINGS))
+    ap.add_argument("--stream", action="store_true",
+                    help="only the streaming references, from the committed model.nemo files (--clips default: "
+                         + ",".join(streaming.CLIPS) + ")")
+    ap.add_argument("--stream-settings", default=",".join(streaming.SETTINGS),
+                    help="with --stream: comma list of " + ",".join(streaming.SETTINGS))
     ap.add_argument("--data", default=os.path.join(REPO, "tests", "data"))
     ap.add_argument("--remake-audio", action="store_true",
                     help="resynthesise the clips (espeak-ng/sox output may differ between versions)")
     args = ap.parse_args()
 
     audio_dir = os.path.join(args.data, "audio")
+    if args.stream:
+        info = _versions()
+        clips = streaming.CLIPS if args.clips == ap.get_default("clips") else args.clips.split(",")
+        for name in args.models.split(","):
+            make_stream_references(name, configs.TINY[name], os.path.join(args.data, "nemo", name), audio_dir,
+                                   clips, args.stream_settings.split(","), info)
+        print(json.dumps(info))
+        return 0
     if args.remake_audio or not all(os.path.exists(os.path.join(audio_dir, f)) for f, _, _ in audio.CLIPS.values()):
         audio.make_clips(audio_dir)
     info = _versions()

@@ -324,6 +324,16 @@ PARAKEET_API void parakeet_capi_free_logits(float* logits);
  * later calls work as before. */
 PARAKEET_API void parakeet_capi_shutdown(void);
 
+/* parakeet.cpp's legacy one-shot API (its include/parakeet.h), for programs that still use it.
+ * parakeet_version: this library's version string (static, do not free).
+ * parakeet_transcribe_file: loads `model_path`, transcribes `wav_path` with the default head,
+ * frees the model; 0 with *out_text a new string (free with parakeet_free_string), nonzero on
+ * error (*out_text NULL; the reason in parakeet_capi_thread_last_error()).
+ * parakeet_free_string: the same as parakeet_capi_free_string. */
+PARAKEET_API const char* parakeet_version(void);
+PARAKEET_API int parakeet_transcribe_file(const char* model_path, const char* wav_path, char** out_text);
+PARAKEET_API void parakeet_free_string(char* s);
+
 /* ---- Errors and strings ------------------------------------------------------------------ */
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "model/hotword_decode.h"
 #include "model/layers/q8_at_load.h"
 #include "model/request_progress.h"
 #include "model/tensor_loader.h"
@@ -167,6 +168,11 @@ int Model::set_concurrency(int backends, int threads_each) {
     return backends;
 }
 
+int Model::backends() const {
+    const auto pool = pool_snapshot();
+    return pool ? pool->size() : 1;
+}
+
 size_t Model::pool_working_set_bytes() const {
     const auto pool = pool_snapshot();
     return pool ? pool->working_set_bytes() : 0;
@@ -230,14 +236,17 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
 
 Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
                       std::vector<float>* release) const {
-    const bool use_ctc = uses_ctc(options.decoder);
+    const bool use_ctc = options.hotwords ? hotwords_use_ctc(*this, options) : uses_ctc(options.decoder);
     if (use_ctc && options.beam.beam_size > 0) throw InvalidInput("beam search needs the TDT/RNN-T head, not CTC");
     RequestProgress progress(options.progress);
     const ProgressSpan whole{&progress, 0.0, 1.0};
     whole.at(0.0);
     const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, release, whole);
     std::vector<TranscriptToken> tokens;
-    if (enc.frames > 0) {
+    ContextStats hotword_stats;
+    if (enc.frames > 0 && options.hotwords) {
+        tokens = hotword_tokens(*this, b, enc.data, enc.frames, use_ctc, options, &hotword_stats);
+    } else if (enc.frames > 0) {
         tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
                          : transducer_tokens(b, enc.data, enc.frames, options);
     }
@@ -245,6 +254,7 @@ Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_ra
     const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
     Transcript t = builder_->build(std::move(tokens), rule);
     t.attention = enc.attention;
+    if (options.hotwords) t.context = hotword_stats;
     b.arena().release_if_above(kArenaKeepBytes);
     return t;
 }

@@ -112,6 +112,8 @@ public:
     // runs requests on the process-wide default backend. Requests already running finish on
     // the pool they started on. Returns the number of backends now in use.
     int set_concurrency(int backends, int threads_each);
+    // Backends serving requests at once: the pool's size, 1 without a pool.
+    int backends() const;
     // Sum of the pool's arenas (0 without a pool).
     size_t pool_working_set_bytes() const;
 

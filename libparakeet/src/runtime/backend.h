@@ -40,4 +40,8 @@ private:
 // threads. It lives until the process exits.
 Backend& default_backend();
 
+// Gives back the default backend's arena memory, if the backend exists (waits for a request
+// running on it). Its threads stay: the backend keeps serving later requests.
+void release_default_backend_memory();
+
 }  // namespace pk

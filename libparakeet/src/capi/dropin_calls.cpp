@@ -1,0 +1,212 @@
+// parakeet.cpp's remaining offline entry points (see parakeet_capi.h, "parakeet.cpp's offline
+// calls"): the _lang variants, batches, the CTC log-probabilities and shutdown.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "capi/context.h"
+#include "capi/transcript_json.h"
+#include "common/errors.h"
+#include "parakeet_capi.h"
+#include "runtime/backend.h"
+
+using pk::capi::guarded;
+
+namespace {
+
+void check_ctx(const parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
+}
+
+struct Clip {
+    const float* samples;
+    int n;
+};
+
+// Transcribes every clip with the single-clip pipeline, concurrently on the context's pool
+// (one clip per backend at a time, the caller's thread included). Throws the first failure,
+// naming its clip.
+std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<Clip>& clips, int sample_rate,
+                                           int decoder) {
+    const pk::RequestOptions options(pk::decoder_from_int(decoder));
+    std::vector<pk::Transcript> out(clips.size());
+    std::vector<std::exception_ptr> failed(clips.size());
+    std::atomic<size_t> next{0};
+    const auto work = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < clips.size();) {
+            try {
+                out[i] = ctx->model->transcribe(clips[i].samples, clips[i].n, sample_rate, options);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+        }
+    };
+    const size_t helpers = std::min<size_t>(static_cast<size_t>(ctx->model->backends()), clips.size());
+    std::vector<std::thread> threads;
+    for (size_t t = 1; t < helpers; ++t) threads.emplace_back(work);
+    work();
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < clips.size(); ++i) {
+        if (!failed[i]) continue;
+        try {
+            std::rethrow_exception(failed[i]);
+        } catch (const std::exception& e) {
+            throw pk::InvalidInput("clip " + std::to_string(i) + ": " + e.what());
+        }
+    }
+    return out;
+}
+
+// The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths.
+std::vector<Clip> clips_from_pointers(const float* const* samples, const int* n_samples, int n_clips) {
+    if (n_clips < 0) throw pk::InvalidInput("n_clips is negative (" + std::to_string(n_clips) + ")");
+    if (n_clips > 0 && (samples == nullptr || n_samples == nullptr))
+        throw pk::InvalidInput("the samples or n_samples array is NULL");
+    std::vector<Clip> clips;
+    for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i]});
+    return clips;
+}
+
+std::vector<Clip> clips_from_concat(const float* concat, const int* n_samples, int n_clips) {
+    if (n_clips < 0) throw pk::InvalidInput("n_clips is negative (" + std::to_string(n_clips) + ")");
+    if (n_clips > 0 && n_samples == nullptr) throw pk::InvalidInput("the n_samples array is NULL");
+    std::vector<Clip> clips;
+    int64_t offset = 0;
+    for (int i = 0; i < n_clips; ++i) {
+        if (n_samples[i] < 0)
+            throw pk::InvalidInput("clip " + std::to_string(i) + ": the number of samples is negative");
+        if (n_samples[i] > 0 && concat == nullptr) throw pk::InvalidInput("the sample buffer is NULL");
+        clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i]});
+        offset += n_samples[i];
+    }
+    return clips;
+}
+
+int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samples, int n_clips, int sample_rate,
+               int decoder, char** out) {
+    if (out != nullptr)
+        for (int i = 0; i < n_clips; ++i) out[i] = nullptr;
+    return guarded<int>(ctx, 1, [&] {
+        check_ctx(ctx);
+        if (out == nullptr && n_clips > 0) throw pk::InvalidInput("out is NULL");
+        const auto results = transcribe_all(ctx, clips_from_pointers(samples, n_samples, n_clips), sample_rate, decoder);
+        std::vector<char*> texts;
+        try {
+            for (const auto& r : results) texts.push_back(pk::capi::to_c_string(r.text));
+        } catch (...) {
+            for (char* t : texts) std::free(t);
+            throw;
+        }
+        std::copy(texts.begin(), texts.end(), out);
+        return 0;
+    });
+}
+
+char* batch_json(parakeet_ctx* ctx, const float* concat, const int* n_samples, int n_clips, int sample_rate,
+                 int decoder) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        check_ctx(ctx);
+        const std::vector<Clip> clips = clips_from_concat(concat, n_samples, n_clips);
+        const auto results = transcribe_all(ctx, clips, sample_rate, decoder);
+        std::string doc = "[";
+        for (size_t i = 0; i < results.size(); ++i) {
+            if (i > 0) doc += ',';
+            doc += pk::capi::transcript_to_json(results[i], static_cast<double>(clips[i].n) / sample_rate);
+        }
+        doc += ']';
+        return pk::capi::to_c_string(doc);
+    });
+}
+
+}  // namespace
+
+extern "C" {
+
+char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
+                                         const char* /*target_lang*/) {
+    return parakeet_capi_transcribe_path(ctx, wav_path, decoder);
+}
+
+char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
+                                        int decoder, const char* /*target_lang*/) {
+    return parakeet_capi_transcribe_pcm(ctx, samples, n_samples, sample_rate, decoder);
+}
+
+int parakeet_capi_transcribe_pcm_batch(parakeet_ctx* ctx, const float* const* samples, const int* n_samples,
+                                       int n_clips, int sample_rate, int decoder, char** out) {
+    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, out);
+}
+
+int parakeet_capi_transcribe_pcm_batch_lang(parakeet_ctx* ctx, const float* const* samples, const int* n_samples,
+                                            int n_clips, int sample_rate, int decoder, const char* /*target_lang*/,
+                                            char** out) {
+    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, out);
+}
+
+char* parakeet_capi_transcribe_pcm_batch_json(parakeet_ctx* ctx, const float* samples_concat, const int* n_samples,
+                                              int n_clips, int sample_rate, int decoder) {
+    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder);
+}
+
+char* parakeet_capi_transcribe_pcm_batch_json_lang(parakeet_ctx* ctx, const float* samples_concat,
+                                                   const int* n_samples, int n_clips, int sample_rate, int decoder,
+                                                   const char* /*target_lang*/) {
+    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder);
+}
+
+int parakeet_capi_transcribe_pcm_logits(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
+                                        float** out_logits, int* out_T, int* out_vocab_plus_1) {
+    if (ctx == nullptr || out_logits == nullptr || out_T == nullptr || out_vocab_plus_1 == nullptr) {
+        pk::capi::set_error(ctx, "the context or an output pointer is NULL");
+        return 1;
+    }
+    *out_logits = nullptr;
+    *out_T = 0;
+    *out_vocab_plus_1 = 0;
+    return guarded<int>(ctx, 1, [&] {
+        const pk::CtcLogProbs lp = ctx->model->ctc_log_probs(samples, n_samples, sample_rate, pk::RequestOptions{});
+        const size_t bytes = std::max<size_t>(1, lp.data.size()) * sizeof(float);
+        auto* m = static_cast<float*>(std::malloc(bytes));
+        if (m == nullptr) throw std::bad_alloc();
+        if (!lp.data.empty()) std::memcpy(m, lp.data.data(), lp.data.size() * sizeof(float));
+        *out_logits = m;
+        *out_T = static_cast<int>(lp.frames);
+        *out_vocab_plus_1 = lp.classes;
+        return 0;
+    });
+}
+
+void parakeet_capi_free_logits(float* logits) { std::free(logits); }
+
+void parakeet_capi_shutdown(void) { pk::release_default_backend_memory(); }
+
+}  // extern "C"
+
+extern "C" {
+
+const char* parakeet_version(void) { return PARAKEET_VERSION_STRING; }
+
+int parakeet_transcribe_file(const char* model_path, const char* wav_path, char** out_text) {
+    if (out_text == nullptr) {
+        pk::capi::set_error(nullptr, "out_text is NULL");
+        return 1;
+    }
+    *out_text = nullptr;
+    parakeet_ctx* ctx = parakeet_capi_load(model_path);
+    if (ctx == nullptr) {
+        pk::capi::set_error(nullptr, parakeet_capi_load_error());
+        return 1;
+    }
+    *out_text = parakeet_capi_transcribe_path(ctx, wav_path, PARAKEET_DECODER_DEFAULT);  // sets the error
+    parakeet_capi_free(ctx);
+    return *out_text != nullptr ? 0 : 1;
+}
+
+void parakeet_free_string(char* s) { parakeet_capi_free_string(s); }
+
+}  // extern "C"

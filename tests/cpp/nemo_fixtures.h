@@ -116,4 +116,14 @@ inline std::vector<float> tensor(const pk::GgufReader& ref, const std::string& n
     return std::vector<float>(p, p + t->n_elements);
 }
 
+// The 16 kHz samples NeMo ran on for a ref_<clip>.gguf: its "audio" tensor when it has one (a
+// clip NeMo resampled or mixed down), else the committed WAV file.
+inline std::vector<float> clip_samples(const pk::GgufReader& ref) {
+    std::vector<float> audio = tensor(ref, "audio");
+    if (!audio.empty()) return audio;
+    std::string file = ref.get_string("ref.clip_file");
+    if (file.find('/') == std::string::npos) file = data_dir() + "/audio/" + file;
+    return pk::read_wav_file(file, 0).samples;
+}
+
 }  // namespace nemo_fixtures

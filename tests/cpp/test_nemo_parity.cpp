@@ -38,14 +38,6 @@ double max_abs(const float* a, size_t n) {
     return m;
 }
 
-std::vector<float> clip_samples(const pk::GgufReader& ref) {
-    std::vector<float> audio = nemo_fixtures::tensor(ref, "audio");
-    if (!audio.empty()) return audio;
-    std::string file = ref.get_string("ref.clip_file");
-    if (file.find('/') == std::string::npos) file = nemo_fixtures::data_dir() + "/audio/" + file;
-    return pk::read_wav_file(file, 0).samples;
-}
-
 const pk::Model& model_for(const Fixture& f) {
     static std::map<std::string, std::unique_ptr<pk::Model>> cache;
     auto& m = cache[f.model_dir];
@@ -95,7 +87,7 @@ void run_fixture(const Fixture& f) {
     SCOPED_TRACE(f.ref_path);
     const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
     const pk::Model& model = model_for(f);
-    const std::vector<float> samples = clip_samples(ref);
+    const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
     ASSERT_EQ(static_cast<int64_t>(samples.size()), ref.get_i64("ref.n_samples"));
 
     StageReport report;
@@ -168,7 +160,7 @@ TEST(NemoParity, ResultsDoNotDependOnThreadCount) {
         SCOPED_TRACE(f.ref_path);
         const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
         const pk::Model& model = model_for(f);
-        const std::vector<float> samples = clip_samples(ref);
+        const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
         for (auto decoder : {pk::DecoderChoice::Ctc, pk::DecoderChoice::Transducer}) {
             if ((decoder == pk::DecoderChoice::Ctc) ? !model.ctc() : !model.transducer()) continue;
             std::vector<pk::Transcript> results;

@@ -70,6 +70,16 @@ TEST(Q8AtLoad, RulePicksQ8_0FilesAndTheRemainingMatmulWeights) {
                           "ctc_decoder.decoder_layers.0.weight", "decoder.decoder_layers.0.weight",
                           "decoder.prediction.dec_rnn.lstm.weight_ih_l0", "decoder.prediction.embed.weight"})
         EXPECT_FALSE(pk::quantised_at_load(n)) << n;
+    // The subsampling's pointwise convolutions only on request.
+    setenv("PARAKEET_Q8_SUBSAMPLING", "1", 1);
+    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"));
+    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.6.weight"));
+    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.0.weight"));
+    setenv("PARAKEET_Q8_SUBSAMPLING", "0", 1);
+    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"));
+    setenv("PARAKEET_Q8_SUBSAMPLING", "on", 1);
+    EXPECT_THROW(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"), pk::InvalidInput);
+    unsetenv("PARAKEET_Q8_SUBSAMPLING");
 }
 
 size_t packed_bytes_with(const std::string& path, const char* q8_all) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/layers/linear.h"
@@ -48,9 +49,18 @@ private:
     int64_t channels_;
     std::vector<float> conv0_w_, conv0_b_;          // packed [9, C]
     std::vector<float> dw1_w_, dw1_b_, dw2_w_, dw2_b_;  // packed [9, C]
-    std::vector<float> pw1_w_, pw2_w_;              // pointwise panels
-    const float* pw1_b_ = nullptr;
-    const float* pw2_b_ = nullptr;
+    // A 1x1 conv + ReLU over a [P, C] channels-last map: the f32 kernel's panels, or (q8_0
+    // models) a Linear quantised at load.
+    struct Pointwise {
+        std::vector<float> f32;  // empty when q8 is used
+        const float* bias = nullptr;
+        int64_t channels = 0;
+        Linear q8;
+
+        static Pointwise load(const TensorLoader& t, const std::string& name, int64_t C);
+        void forward_relu(ThreadTeam& team, Arena& arena, const float* x, int64_t P, float* y) const;
+    };
+    Pointwise pw1_, pw2_;
     Linear out_;
 };
 

@@ -17,6 +17,16 @@ bool q8_all_from_environment() {
                        "them at load), not \"" + s + "\"");
 }
 
+bool q8_subsampling_from_environment() {
+    const char* v = std::getenv("PARAKEET_Q8_SUBSAMPLING");
+    if (v == nullptr || *v == '\0') return false;
+    const std::string s(v);
+    if (s == "0") return false;
+    if (s == "1") return true;
+    throw InvalidInput("PARAKEET_Q8_SUBSAMPLING must be 0 (keep the subsampling's pointwise convolutions F32) or 1 "
+                       "(quantise them at load in a q8_0 model), not \"" + s + "\"");
+}
+
 bool is_q8_0_model(const GgufReader& gguf) {
     const GgufTensor* t = gguf.find_tensor("encoder.layers.0.feed_forward1.linear1.weight");
     return t != nullptr && t->type == GgmlType::Q8_0;
@@ -26,7 +36,9 @@ bool quantised_at_load(const std::string& name) {
     static const std::regex kNames(
         "encoder\\.layers\\.\\d+\\.conv\\.pointwise_conv[12]\\.weight"
         "|encoder\\.pre_encode\\.out\\.weight");
-    return std::regex_match(name, kNames);
+    static const std::regex kSubsamplingNames("encoder\\.pre_encode\\.conv\\.[36]\\.weight");
+    return std::regex_match(name, kNames) ||
+           (std::regex_match(name, kSubsamplingNames) && q8_subsampling_from_environment());
 }
 
 }  // namespace pk

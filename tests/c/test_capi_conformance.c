@@ -547,6 +547,90 @@ static void test_attention_setting(parakeet_ctx* ctx) {
     parakeet_capi_free_string(info);
 }
 
+/* tests/data/nemo/ctc/model.gguf, from HYBRID's path tests/data/nemo/<model>/model.gguf. */
+static const char* ctc_fixture_next_to(const char* model) {
+    static char path[1024];
+    snprintf(path, sizeof path, "%s", model);
+    char* slash = strrchr(path, '/');
+    if (slash) *slash = '\0';
+    slash = strrchr(path, '/');
+    if (slash) *slash = '\0';
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/ctc/model.gguf");
+    return path;
+}
+
+/* N-best (beam search): the document's keys, path == pcm, nbest a prefix of a longer list,
+ * target_lang ignored, repeatable bytes, RNN-T searched too, and clear errors for bad beam
+ * options, NULL arguments and a CTC-only model (ctc_model: the ctc fixture next to HYBRID). */
+static int count_of(const char* haystack, const char* needle) {
+    int n = 0;
+    for (const char* p = haystack ? strstr(haystack, needle) : NULL; p; p = strstr(p + 1, needle)) ++n;
+    return n;
+}
+
+static void test_nbest(parakeet_ctx* ctx, const char* rnnt_model, const char* ctc_model, const char* scratch) {
+    const int n = 16000;
+    float* s = make_signal(n);
+    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/nbest.wav", scratch);
+    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+
+    char* four = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 4, 4, 1, NULL);
+    CHECK(four != NULL);
+    CHECK(contains(four, "{\"beam_size\":4,\"score_norm\":true,\"frame_sec\":0.080000,"));
+    CHECK(contains(four, "\"hypotheses\":[{\"text\":"));
+    CHECK(count_of(four, "\"normalized_score\":") >= 1 && count_of(four, "\"normalized_score\":") <= 4);
+    char* from_path = parakeet_capi_transcribe_path_nbest_json(ctx, path, 4, 4, 1, "xx");
+    CHECK(four && from_path && strcmp(four, from_path) == 0);
+    char* again = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 4, 4, 1, "en");
+    CHECK(four && again && strcmp(four, again) == 0);
+    char* one = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 4, 1, 1, NULL);
+    CHECK(one && count_of(one, "\"normalized_score\":") == 1);
+    if (one && four) {
+        /* the best hypothesis is the same, so its text is too */
+        const char* h1 = strstr(one, "\"hypotheses\":");
+        const char* h4 = strstr(four, "\"hypotheses\":");
+        const char* end = h1 ? strstr(h1, "\"words\":") : NULL;
+        CHECK(h1 && h4 && end && strncmp(h1, h4, (size_t)(end - h1)) == 0);
+    }
+    char* raw = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 2, 2, 0, NULL);
+    CHECK(raw && contains(raw, "\"score_norm\":false") && contains(raw, "\"duration_frames\":"));
+
+    CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 2, 3, 1, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "beam_size >= nbest >= 1");
+    CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 0, 0, 1, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "beam_size >= nbest >= 1");
+    CHECK(parakeet_capi_transcribe_path_nbest_json(ctx, path, 1, 0, 1, NULL) == NULL);
+    CHECK(parakeet_capi_transcribe_path_nbest_json(ctx, NULL, 2, 1, 1, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "NULL");
+    CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctx, NULL, n, 16000, 2, 1, 1, NULL) == NULL);
+    CHECK(parakeet_capi_transcribe_pcm_nbest_json(NULL, s, n, 16000, 2, 1, 1, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "context is NULL");
+
+    parakeet_ctx* rnnt = parakeet_capi_load(rnnt_model);
+    CHECK(rnnt != NULL);
+    if (rnnt) {
+        char* r = parakeet_capi_transcribe_pcm_nbest_json(rnnt, s, n, 16000, 2, 2, 1, NULL);
+        CHECK(r && contains(r, "\"hypotheses\":[{"));
+        parakeet_capi_free_string(r);
+        parakeet_capi_free(rnnt);
+    }
+    parakeet_ctx* ctc = parakeet_capi_load(ctc_model);
+    CHECK(ctc != NULL);
+    if (ctc) {
+        CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctc, s, n, 16000, 2, 1, 1, NULL) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctc), "requires a TDT or RNN-T head");
+        parakeet_capi_free(ctc);
+    }
+    parakeet_capi_free_string(four);
+    parakeet_capi_free_string(from_path);
+    parakeet_capi_free_string(again);
+    parakeet_capi_free_string(one);
+    parakeet_capi_free_string(raw);
+    free(s);
+}
+
 int main(int argc, char** argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: %s HYBRID.gguf RNNT.gguf OTHER_ARCH.gguf SCRATCH_DIR\n", argv[0]);
@@ -568,6 +652,7 @@ int main(int argc, char** argv) {
         test_attention_setting(ctx);
         test_streams(ctx);
         test_concurrency_settings(ctx);
+        test_nbest(ctx, argv[2], ctc_fixture_next_to(argv[1]), argv[4]);
         parakeet_capi_free(ctx);
     }
     test_missing_head(argv[2]);

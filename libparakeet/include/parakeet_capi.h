@@ -26,6 +26,8 @@
 #ifndef PARAKEET_CAPI_H
 #define PARAKEET_CAPI_H
 
+#include <stdint.h> /* int32_t (hotword token ids) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -333,6 +335,58 @@ PARAKEET_API void parakeet_capi_shutdown(void);
 PARAKEET_API const char* parakeet_version(void);
 PARAKEET_API int parakeet_transcribe_file(const char* model_path, const char* wav_path, char** out_text);
 PARAKEET_API void parakeet_free_string(char* s);
+
+/* ---- Hotwords (context biasing) -------------------------------------------------------------
+ * parakeet.cpp's hotword API. A phrase graph (a token trie of the phrases) is compiled once
+ * and then biases greedy decoding: at each TDT step (CTC frame) the candidates are the
+ * acoustic top-M labels, the graph's continuations and the blank, each scored by its logit
+ * plus the graph's bonus; every matched token earns score x weight, and breaking off a
+ * partial match gives back what it earned. A graph is immutable and reference-counted: use
+ * it from any number of threads and calls at once; it stays valid after its ctx is freed.
+ * Phrase text is tokenised as SentencePiece BPE would (from the model file's pieces and
+ * parakeet.tokenizer.scores; without scores, by longest match). Typical scores: about 1.5 for
+ * a TDT model, about 8 for a CTC one. Beam search does not take hotwords. */
+
+typedef struct parakeet_context_graph parakeet_context_graph;
+
+/* Compiles n_phrases UTF-8 phrases (weights: one per phrase, > 0; NULL: all 1) with the global
+ * bias `score` (finite; <= 0 effectively disables biasing). Returns NULL on error, with the
+ * reason in last_error(ctx): "phrases is NULL" (phrases NULL or n_phrases <= 0), "phrase i is
+ * NULL", "parakeet: phrase is empty", "parakeet: phrase '…' contains a character this model's
+ * tokenizer cannot represent", "context phrase i: weight must be positive", "context graph:
+ * alpha must be finite". Free with parakeet_capi_context_free(). Thread-safe. */
+PARAKEET_API parakeet_context_graph* parakeet_capi_context_create_text(parakeet_ctx* ctx, const char** phrases,
+                                                                       const float* weights, int n_phrases,
+                                                                       float score);
+
+/* The same from token ids: phrase i is ids[i][0, lens[i]). Ids must lie in [0, vocab_size]
+ * ("context phrase i: has a token id outside the vocabulary"); an empty phrase is refused. */
+PARAKEET_API parakeet_context_graph* parakeet_capi_context_create_tokens(parakeet_ctx* ctx, const int32_t** ids,
+                                                                         const int* lens, const float* weights,
+                                                                         int n_phrases, float score);
+
+/* Releases a graph (calls still using it keep their own reference). Safe on NULL. */
+PARAKEET_API void parakeet_capi_context_free(parakeet_context_graph* graph);
+
+/* The graph's size: states (the root plus one per distinct phrase prefix), arcs, phrases
+ * (as given, duplicates included) and the compile time in ms. Any output pointer may be NULL;
+ * a NULL graph leaves the outputs untouched. */
+PARAKEET_API void parakeet_capi_context_info(const parakeet_context_graph* graph, int* n_states, int* n_arcs,
+                                             int* n_phrases, double* build_ms);
+
+/* Greedy decoding biased by `graph`, as a JSON document: transcribe_path_json's, plus
+ * "context": {"transitions", "candidate_checks", "completed_phrases", "failed_prefixes",
+ * "final_rollback"}. The head is the TDT one when the model has it (hybrids too), else CTC;
+ * an RNN-T-only model is refused ("parakeet: contextual decoding needs a TDT or CTC head (arch
+ * 'rnnt')"). acoustic_top_m <= 0 means 8. lang is ignored (monolingual models). A NULL graph
+ * gives "context graph is NULL". Free the result with parakeet_capi_free_string(). */
+PARAKEET_API char* parakeet_capi_transcribe_path_contextual_json(parakeet_ctx* ctx, const char* wav_path,
+                                                                 const parakeet_context_graph* graph,
+                                                                 int acoustic_top_m, const char* lang);
+PARAKEET_API char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ctx, const float* samples,
+                                                                int n_samples, int sample_rate,
+                                                                const parakeet_context_graph* graph,
+                                                                int acoustic_top_m, const char* lang);
 
 /* ---- Errors and strings ------------------------------------------------------------------ */
 

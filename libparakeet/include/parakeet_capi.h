@@ -38,10 +38,14 @@ extern "C" {
 #define PARAKEET_API __attribute__((visibility("default")))
 #endif
 
-/* Version of this ABI: incremented whenever a function's signature or meaning changes or a
- * function is added. It counts this library's own versions (it is unrelated to the version
- * numbers of the parakeet.cpp API). */
-#define PARAKEET_CAPI_ABI_VERSION 3
+/* Version of this ABI, on parakeet.cpp's scale: 6 says that every function of parakeet.cpp's
+ * ABI 6 (its 0.2.2 release: _lang variants, batches, stream JSON and events, hotwords, N-best,
+ * CTC log-probs) is here with its signature and meaning, so a program that checks
+ * `parakeet_capi_abi_version() >= 6` accepts this library. Higher parakeet.cpp versions add
+ * diarization, sound events and speaker models, which this library does not have, so it does
+ * not claim them. This library's own additions (thread_last_error, progress, attention,
+ * set_concurrency, stream_begin_with, model_info_json, …) are additive: probe them by symbol. */
+#define PARAKEET_CAPI_ABI_VERSION 6
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */

@@ -51,6 +51,12 @@ char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char*
                                                   int decoder, parakeet_progress_fn fn,
                                                   void* user_data);
 
+char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wav_path, int beam_size,
+                                               int nbest, int score_norm, const char* target_lang);
+char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                              int sample_rate, int beam_size, int nbest, int score_norm,
+                                              const char* target_lang);
+
 int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);

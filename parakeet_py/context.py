@@ -22,9 +22,10 @@ from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tupl
 
 import numpy as np
 
-from . import _native
+from . import _native, nbest as _nbest
 from .audio import AudioSource, prepare_audio
 from .errors import Cancelled, ParakeetError
+from .nbest import Hypothesis
 from .stream import Stream, begin as begin_stream, stream_options
 from .transcript import Attention, Transcript, attention_from_json
 
@@ -250,7 +251,7 @@ class Context:
     # ---- transcription ---------------------------------------------------------------------
     def transcribe(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                    decoder: Optional[str] = None, timestamps: bool = True,
-                   progress: Optional[ProgressCallback] = None) -> Transcript:
+                   progress: Optional[ProgressCallback] = None, beam: Optional[int] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -261,6 +262,9 @@ class Context:
         "ctc", or "tdt"/"rnnt"/"transducer". ``timestamps=False`` returns the text only
         (``tokens`` and ``words`` empty, ``attention`` None unless ``progress`` is given),
         which skips building the JSON document.
+        ``beam``: ``None`` decodes greedily; an int N >= 1 runs NeMo's transducer beam search
+        with N beams (TDT and RNN-T heads; ``beam=1`` is that search with one beam, not greedy)
+        and returns the best hypothesis (see :meth:`transcribe_nbest`; no ``progress`` then).
         ``progress``: called on this thread with the fraction done (0..1, never decreasing,
         1.0 at the end); returning ``False`` cancels the request, which then raises
         :class:`Cancelled`. An exception raised by the callback cancels the request too and is
@@ -273,6 +277,12 @@ class Context:
         if self._ptr is None:  # checked again under the lock below; this one saves decoding audio
             raise ParakeetError("the context is closed")
         code = decoder_code(decoder)
+        if beam is not None:
+            if code == _native.DECODER_CTC or progress is not None:
+                raise ParakeetError("beam search runs on the transducer head, without a progress callback")
+            best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1)[0].transcript
+            return best if timestamps else Transcript(text=best.text, duration=best.duration,
+                                                      frame_sec=best.frame_sec)
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
@@ -293,6 +303,26 @@ class Context:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
+
+    def transcribe_nbest(self, audio: AudioSource, *, sample_rate: Optional[int] = None, beam: int = 4,
+                         nbest: Optional[int] = None, score_norm: bool = True) -> List[Hypothesis]:
+        """NeMo's transducer beam search (strategy ``beam``) with ``beam`` beams: the ``nbest``
+        best hypotheses (default: ``beam``; NeMo may end with fewer), best first, each a
+        :class:`~parakeet_py.nbest.Hypothesis` with its transcript and scores. ``score_norm``
+        ranks by score / (tokens + 1) (NeMo's default), otherwise by score. TDT and RNN-T heads
+        (hybrids use their transducer); a CTC-only model raises :class:`ParakeetError`.
+        """
+        if self._ptr is None:
+            raise ParakeetError("the context is closed")
+        nbest = beam if nbest is None else nbest
+        _nbest.check_beam(beam, nbest)
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
+        if samples.size > _INT_MAX:
+            raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
+        ffi, _ = _native.load()
+        with self._using() as ptr:
+            buf = ffi.from_buffer("float[]", samples)
+            return _nbest.transcribe_nbest(ptr, buf, int(samples.size), self.sample_rate, beam, nbest, score_norm)
 
     # ---- streaming -------------------------------------------------------------------------
     def stream(self, chunk: float = 2.0, left: float = 10.0, right: float = 2.0, *,

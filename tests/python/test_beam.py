@@ -1,0 +1,96 @@
+"""Beam search from Python: Context.transcribe(beam=N) and Context.transcribe_nbest against
+NeMo's N-best lists (tests/data/nemo/<model>/beamref_<clip>.gguf, tools/nemo_fixtures/beam.py),
+against the C N-best document, ordering under score_norm, threads, and errors."""
+
+import json
+import threading
+from pathlib import Path
+
+import gguf
+import pytest
+
+from parakeet_py import Context, ParakeetError, _native
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+NEMO = DATA / "nemo"
+SHORT = DATA / "audio" / "short_1s_16k.wav"
+
+pytestmark = pytest.mark.skipif(not (NEMO / "tdt" / "model.gguf").exists(), reason="fixture models not converted")
+
+
+def nemo_nbest(model: str, clip: str, beam: int):
+    """NeMo's N-best list (score_norm order): [(ids, score)]."""
+    f = gguf.GGUFReader(str(NEMO / model / f"beamref_{clip}.gguf")).fields
+    n = int(f[f"ref.beam{beam}.n_hyps"].contents())
+    return [([int(x) for x in f[f"ref.beam{beam}.hyp{i}.ids"].contents()],
+             float(f[f"ref.beam{beam}.hyp{i}.score"].contents())) for i in range(n)]
+
+
+@pytest.fixture(scope="module")
+def tdt():
+    with Context(NEMO / "tdt" / "model.gguf") as c:
+        yield c
+
+
+@pytest.mark.parametrize("model", ["tdt", "hybrid_tdt_ctc", "rnnt", "hybrid_rnnt_ctc"])
+@pytest.mark.parametrize("beam", [1, 2, 4])
+def test_nbest_equals_nemo(model, beam):
+    if not (NEMO / model / "beamref_short_1s.gguf").exists():
+        pytest.skip(f"no beam reference for {model}")
+    want = nemo_nbest(model, "short_1s", beam)
+    with Context(NEMO / model / "model.gguf") as c:
+        got = c.transcribe_nbest(SHORT, beam=beam)
+        assert len(got) == min(beam, len(want))
+        for h, (ids, score) in zip(got, want):
+            assert [t.id for t in h.transcript.tokens] == ids
+            assert h.score == pytest.approx(score, abs=1e-3)
+            assert h.normalized_score == pytest.approx(score / (len(ids) + 1), abs=1e-3)
+        best = c.transcribe(SHORT, beam=beam)
+        assert best == got[0].transcript
+        assert c.transcribe(SHORT, beam=beam, timestamps=False).text == best.text
+
+
+def test_matches_the_c_document_and_orders(tdt):
+    hyps = tdt.transcribe_nbest(SHORT, beam=4)
+    ffi, lib = _native.load()
+    ptr = lib.parakeet_capi_transcribe_path_nbest_json(tdt._ptr, str(SHORT).encode(), 4, 4, 1, ffi.NULL)
+    assert ptr != ffi.NULL, _native.last_error()
+    doc = json.loads(_native.take_string(ptr))
+    assert doc["beam_size"] == 4 and doc["score_norm"] is True
+    assert [h["text"] for h in doc["hypotheses"]] == [h.transcript.text for h in hyps]
+    assert [h["id"] for h in doc["hypotheses"][0]["tokens"]] == [t.id for t in hyps[0].transcript.tokens]
+    norm = [h.normalized_score for h in hyps]
+    assert norm == sorted(norm, reverse=True)
+    raw = tdt.transcribe_nbest(SHORT, beam=4, score_norm=False)
+    scores = [h.score for h in raw]
+    assert scores == sorted(scores, reverse=True)
+    assert len(tdt.transcribe_nbest(SHORT, beam=4, nbest=2)) == 2
+
+
+def test_same_result_from_threads_on_a_pool():
+    with Context(NEMO / "hybrid_tdt_ctc" / "model.gguf", concurrency=2) as c:
+        alone = c.transcribe_nbest(DATA / "audio" / "speech_16k.wav", beam=2)
+        out = [None] * 4
+
+        def run(i):
+            out[i] = c.transcribe_nbest(DATA / "audio" / "speech_16k.wav", beam=2)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert all(o == alone for o in out)
+
+
+def test_errors(tdt):
+    for kwargs in ({"beam": 0}, {"beam": 2, "nbest": 3}, {"beam": True}):
+        with pytest.raises(ParakeetError, match="beam|nbest"):
+            tdt.transcribe_nbest(SHORT, **kwargs)
+    with pytest.raises(ParakeetError, match="transducer"):
+        tdt.transcribe(SHORT, beam=2, decoder="ctc")
+    with pytest.raises(ParakeetError, match="progress"):
+        tdt.transcribe(SHORT, beam=2, progress=lambda f: True)
+    with Context(NEMO / "ctc" / "model.gguf") as c:
+        with pytest.raises(ParakeetError, match="requires a TDT or RNN-T head"):
+            c.transcribe_nbest(SHORT, beam=2)

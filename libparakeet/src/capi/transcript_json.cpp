@@ -42,6 +42,16 @@ std::string transcript_to_json(const Transcript& t, double audio_seconds) {
     write_tokens(j, t.tokens, t.frame_sec);
     j.key("attention");
     write_attention(j, t.attention);
+    if (t.context) {
+        // parakeet.cpp's contextual documents: its keys, in its order.
+        j.key("context").begin_object();
+        j.key("transitions").value(static_cast<int64_t>(t.context->transitions));
+        j.key("candidate_checks").value(static_cast<int64_t>(t.context->candidate_checks));
+        j.key("completed_phrases").value(static_cast<int64_t>(t.context->completed_phrases));
+        j.key("failed_prefixes").value(static_cast<int64_t>(t.context->failed_prefixes));
+        j.key("final_rollback").value(t.context->final_rollback, 4);
+        j.end_object();
+    }
     j.end_object();
     return j.str();
 }

@@ -4,9 +4,11 @@
 //       "tokens": [{"id", "t", "conf", "dur"}]}.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "model/decoder/context_graph.h"
 #include "model/encoder/attention_setting.h"
 
 namespace pk {
@@ -35,6 +37,8 @@ struct Transcript {
     std::vector<TranscriptWord> words;
     // The attention the encoder ran (Full or Local, never Auto).
     AttentionSetting attention = AttentionSetting::full();
+    // With hotwords (RequestOptions::hotwords): what the phrase graph did.
+    std::optional<ContextStats> context;
 
     double token_seconds(const TranscriptToken& t) const { return t.frame * frame_sec; }
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/decoder/context_bias.h"
 #include "model/decoder/greedy_ctc.h"
 
 namespace pk {
@@ -19,13 +20,28 @@ CtcDecoder CtcDecoder::load(const TensorLoader& t, const ModelConfig& cfg) {
 
 std::vector<TranscriptToken> CtcDecoder::decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                                 int64_t enc_len) const {
+    return decode_greedy(team, arena, enc, T, enc_len, nullptr, 0, nullptr);
+}
+
+std::vector<TranscriptToken> CtcDecoder::decode_biased(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                                       int64_t enc_len, const ContextGraph& graph, int top_m,
+                                                       ContextStats* stats) const {
+    if (stats != nullptr) *stats = ContextStats{};
+    return decode_greedy(team, arena, enc, T, enc_len, &graph, top_m, stats);
+}
+
+std::vector<TranscriptToken> CtcDecoder::decode_greedy(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                                       int64_t enc_len, const ContextGraph* graph, int top_m,
+                                                       ContextStats* stats) const {
     if (enc_len < 0 || enc_len > T)
         throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
     if (enc_len == 0) return {};
     ArenaScope scope(arena);
     float* out = arena.alloc_array<float>(static_cast<size_t>(enc_len * classes()));
     logits(team, arena, enc, enc_len, out);
-    return greedy_ctc(out, static_cast<int>(enc_len), classes(), confidence_);
+    const int n = static_cast<int>(enc_len);
+    if (graph != nullptr) return greedy_ctc_biased(out, n, classes(), confidence_, *graph, top_m, stats);
+    return greedy_ctc(out, n, classes(), confidence_);
 }
 
 void CtcDecoder::log_probs(ThreadTeam& team, Arena& arena, const float* enc, int64_t enc_len, float* out) const {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/decoder/confidence.h"
+#include "model/decoder/context_graph.h"
 #include "model/decoder/stream_carry.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
@@ -31,6 +32,11 @@ public:
     // unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
+    // The same biased towards hotwords (context_bias.h); `stats` (may be null) receives what
+    // the graph did.
+    std::vector<TranscriptToken> decode_biased(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                               int64_t enc_len, const ContextGraph& graph, int top_m,
+                                               ContextStats* stats) const;
 
     // A chunked stream's step: greedy decoding of the n_frames frames of enc [n_frames, d_model]
     // continuing from `carry` (updated), appending to `tokens` with frames numbered from
@@ -45,6 +51,11 @@ public:
     size_t packed_bytes() const { return head_.packed_bytes(); }
 
 private:
+    // decode() (graph null) and decode_biased().
+    std::vector<TranscriptToken> decode_greedy(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                               int64_t enc_len, const ContextGraph* graph, int top_m,
+                                               ContextStats* stats) const;
+
     Linear head_;
     ConfidenceOptions confidence_;
 };

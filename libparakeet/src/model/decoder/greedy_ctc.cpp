@@ -1,29 +1,23 @@
 #include "model/decoder/greedy_ctc.h"
 
-#include <algorithm>
-
 #include "model/decoder/argmax.h"
+#include "model/decoder/greedy_ctc_search.h"
 
 namespace pk {
+namespace {
+
+struct ArgmaxPolicy {
+    int n_classes;
+    int choose(const float* row, int) const { return argmax(row, n_classes); }
+    void emitted(int) const {}
+};
+
+}  // namespace
 
 void greedy_ctc_append(const float* logits, int n_frames, int n_classes, const ConfidenceOptions& confidence,
                        int first_frame, int& previous, std::vector<TranscriptToken>& tokens) {
-    const int blank = n_classes - 1;
-    for (int t = 0; t < n_frames; ++t) {
-        const float* row = logits + static_cast<int64_t>(t) * n_classes;
-        const int label = argmax(row, n_classes);
-        if (label != blank) {
-            const float conf = max_prob_confidence(row, n_classes, confidence);
-            if (label != previous) {
-                tokens.push_back({label, first_frame + t, 1, conf});
-            } else if (!tokens.empty() && tokens.back().id == label) {
-                TranscriptToken& run = tokens.back();
-                run.duration += 1;
-                run.confidence = std::min(run.confidence, conf);
-            }
-        }
-        previous = label;
-    }
+    ArgmaxPolicy policy{n_classes};
+    greedy_ctc_search(logits, n_frames, n_classes, confidence, first_frame, previous, tokens, policy);
 }
 
 std::vector<TranscriptToken> greedy_ctc(const float* logits, int n_frames, int n_classes,

@@ -1,45 +1,22 @@
 #include "model/decoder/greedy_tdt.h"
 
-#include "model/decoder/argmax.h"
+#include "model/decoder/greedy_tdt_search.h"
 
 namespace pk {
+namespace {
+
+struct ArgmaxPolicy {
+    int n_tokens;
+    int choose(const float* logits) const { return argmax(logits, n_tokens); }
+    void emitted(int) const {}
+};
+
+}  // namespace
 
 std::vector<TranscriptToken> greedy_tdt(TransducerSteps& net, int n_frames, const GreedyOptions& o, int first_frame,
                                         int* end_frame) {
-    const int n_tokens = o.blank_id + 1;
-    const int n_durations = static_cast<int>(o.durations.size());
-    const bool capped = o.max_symbols > 0;
-    std::vector<TranscriptToken> out;
-
-    int t = first_frame;
-    while (t < n_frames) {
-        int symbols = 0;
-        for (;;) {
-            if (capped && symbols == o.max_symbols) {  // the visit ran out of symbols
-                t += 1;
-                break;
-            }
-            const float* logits = net.joint(t);
-            const int token = argmax(logits, n_tokens);
-            const int duration = o.durations[static_cast<size_t>(argmax(logits + n_tokens, n_durations))];
-            if (token == o.blank_id && duration == 0) {  // see the header: NeMo's repeats end here
-                t += 1;
-                break;
-            }
-            if (token != o.blank_id) {
-                out.push_back({token, t, duration, max_prob_confidence(logits, n_tokens, o.confidence)});
-                net.emit(token);
-            }
-            ++symbols;
-            t += duration;
-            if (duration != 0) {
-                if (capped && symbols == o.max_symbols && o.tdt_loop == TdtLoop::Greedy) t += 1;
-                break;
-            }
-        }
-    }
-    if (end_frame != nullptr) *end_frame = t;
-    return out;
+    ArgmaxPolicy policy{o.blank_id + 1};
+    return greedy_tdt_search(net, n_frames, o, first_frame, end_frame, policy);
 }
 
 }  // namespace pk

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/decoder/context_bias.h"
 #include "model/decoder/greedy_rnnt.h"
 #include "model/decoder/greedy_tdt.h"
 
@@ -130,6 +131,20 @@ TransducerDecoder TransducerDecoder::load(const TensorLoader& t, const ModelConf
 
 std::vector<TranscriptToken> TransducerDecoder::decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                                        int64_t enc_len) const {
+    return decode_greedy(team, arena, enc, T, enc_len, nullptr, 0, nullptr);
+}
+
+std::vector<TranscriptToken> TransducerDecoder::decode_biased(ThreadTeam& team, Arena& arena, const float* enc,
+                                                              int64_t T, int64_t enc_len, const ContextGraph& graph,
+                                                              int top_m, ContextStats* stats) const {
+    if (!is_tdt()) throw InvalidInput("hotword biasing needs a TDT or CTC head, not RNN-T");
+    if (stats != nullptr) *stats = ContextStats{};
+    return decode_greedy(team, arena, enc, T, enc_len, &graph, top_m, stats);
+}
+
+std::vector<TranscriptToken> TransducerDecoder::decode_greedy(ThreadTeam& team, Arena& arena, const float* enc,
+                                                              int64_t T, int64_t enc_len, const ContextGraph* graph,
+                                                              int top_m, ContextStats* stats) const {
     if (enc_len < 0 || enc_len > T)
         throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
     if (enc_len == 0) return {};
@@ -138,6 +153,7 @@ std::vector<TranscriptToken> TransducerDecoder::decode(ThreadTeam& team, Arena& 
     joint_.project_encoder(team, arena, enc, enc_len, enc_proj);
     ArenaSteps steps(team, arena, prediction_, joint_, enc_proj, options_.blank_id);
     const int n = static_cast<int>(enc_len);
+    if (graph != nullptr) return greedy_tdt_biased(steps, n, options_, *graph, top_m, stats);
     return is_tdt() ? greedy_tdt(steps, n, options_) : greedy_rnnt(steps, n, options_);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "model/decoder/beam_search.h"
+#include "model/decoder/context_graph.h"
 #include "model/decoder/joint.h"
 #include "model/decoder/prediction_net.h"
 #include "model/decoder/stream_carry.h"
@@ -29,6 +30,11 @@ public:
     // Throws InvalidInput unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
+    // The same biased towards hotwords (context_bias.h; TDT only: throws InvalidInput for an
+    // RNN-T head); `stats` (may be null) receives what the graph did.
+    std::vector<TranscriptToken> decode_biased(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                               int64_t enc_len, const ContextGraph& graph, int top_m,
+                                               ContextStats* stats) const;
 
     // NeMo's beam strategy (beam_tdt.h / beam_rnnt.h, defined in transducer_beam.cpp) on the
     // first enc_len frames: every final hypothesis, best first. Throws InvalidInput unless
@@ -58,6 +64,11 @@ public:
     size_t packed_bytes() const { return prediction_.packed_bytes() + joint_.packed_bytes(); }
 
 private:
+    // decode() (graph null) and decode_biased().
+    std::vector<TranscriptToken> decode_greedy(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
+                                               int64_t enc_len, const ContextGraph* graph, int top_m,
+                                               ContextStats* stats) const;
+
     PredictionNet prediction_;
     Joint joint_;
     GreedyOptions options_;

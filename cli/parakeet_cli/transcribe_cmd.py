@@ -49,6 +49,9 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
               help="Compute threads: of the one backend, or of each backend when --concurrency > 1. "
                    "Default: all physical cores ($PARAKEET_THREADS), divided among the backends.")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@click.option("--beam", type=click.IntRange(min=1), default=None,
+              help="Beam search with N beams (NeMo's transducer `beam` strategy; TDT and RNN-T heads) "
+                   "instead of greedy decoding; prints the best hypothesis. No progress bars.")
 @click.option("--progress/--no-progress", default=None,
               help="A progress bar per file on standard error (it appears once a file has taken over a "
                    "second). Default: when standard error is a terminal. Never with --format json.")
@@ -66,7 +69,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
-               partial: Optional[bool]) -> None:
+               partial: Optional[bool], beam: Optional[int]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -84,6 +87,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
       parakeet-cli transcribe -m model.gguf -c 4 -t 2 -f json *.wav > out.jsonl
       ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - | parakeet-cli transcribe -m model.gguf --stream -
     """
+    if live and beam is not None:
+        raise click.UsageError("--beam does not go with --stream")
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, attention, chunk, left, right,
                      partial)
@@ -102,14 +107,14 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
-    bars = progress_wanted(progress, fmt, sys.stderr)
+    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None  # beam search reports no progress
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
                  attention=attention) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
             def run(i: int, path: str):  # type: ignore[no-untyped-def]
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
-                return call(path, decoder=decoder, timestamps=fmt != "text")
+                return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
             for path, target, future in zip(files, targets, futures):  # input order, as each is ready

@@ -94,3 +94,14 @@ def test_errors(tdt):
     with Context(NEMO / "ctc" / "model.gguf") as c:
         with pytest.raises(ParakeetError, match="requires a TDT or RNN-T head"):
             c.transcribe_nbest(SHORT, beam=2)
+
+
+def test_cli_beam(tdt):
+    from click.testing import CliRunner
+    from parakeet_cli.main import cli
+    model = str(NEMO / "tdt" / "model.gguf")
+    out = CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "4", "-f", "json", str(SHORT)])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.stdout)["text"] == tdt.transcribe(SHORT, beam=4).text
+    assert CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "0", str(SHORT)]).exit_code == 2
+    assert CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "2", "--stream", str(SHORT)]).exit_code == 2

@@ -105,3 +105,22 @@ def test_cli_beam(tdt):
     assert json.loads(out.stdout)["text"] == tdt.transcribe(SHORT, beam=4).text
     assert CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "0", str(SHORT)]).exit_code == 2
     assert CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "2", "--stream", str(SHORT)]).exit_code == 2
+
+
+def test_server_beam_size(tdt, tmp_path):
+    import httpx
+    from server_harness import ServerProcess
+    model = NEMO / "tdt" / "model.gguf"
+    with ServerProcess([], tmp_path, model=model) as srv:
+        def post(**data):
+            return httpx.post(srv.url + "/v1/audio/transcriptions", timeout=60, data=data,
+                              files={"file": (SHORT.name, SHORT.read_bytes(), "audio/wav")})
+        r = post(beam_size="4")
+        assert r.status_code == 200, r.text
+        assert r.json()["text"] == tdt.transcribe(SHORT, beam=4).text
+        assert post().json()["text"] == tdt.transcribe(SHORT).text  # greedy without the field
+        for bad in ("0", "17", "two", "1.5"):
+            r = post(beam_size=bad)
+            assert r.status_code == 400 and r.json()["error"]["param"] == "beam_size", r.text
+        r = post(beam_size="2", stream="true")
+        assert r.status_code == 400 and r.json()["error"]["param"] == "beam_size", r.text

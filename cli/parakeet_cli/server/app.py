@@ -148,14 +148,15 @@ def create_app(context, config: ServerConfig) -> Starlette:
         check_audio_size(audio.size, sample_rate, 1, config.max_audio_seconds)  # a header may understate it
         return audio
 
-    def transcribe_job(upload, timestamps: bool, gone: threading.Event) -> Any:
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
-            # The request stops at its next progress report once the client has gone.
-            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps,
-                                            progress=lambda _fraction: not gone.is_set())
+            # The request stops at its next progress report once the client has gone (a beam
+            # search request has no progress reports: it runs to the end).
+            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
+                                            progress=None if beam else lambda _fraction: not gone.is_set())
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -188,7 +189,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # json and text need no word/token times (the transcript's JSON is still built, for
             # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone))
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size))
         except Cancelled as e:
             metrics.cancelled.inc()
             log.info("request cancelled: the client disconnected")

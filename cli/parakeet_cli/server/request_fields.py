@@ -22,10 +22,12 @@ from .errors import APIError
 # Fields of the endpoint (the openai client sends lists as "name[]" and objects as
 # "name[key]"); "file" is checked by the handler.
 KNOWN = ("file", "model", "language", "prompt", "response_format", "temperature", "timestamp_granularities",
-         "stream", "include", "chunking_strategy")
+         "stream", "include", "chunking_strategy", "beam_size")
 # Newer OpenAI fields for other models (diarization, keyword boosting): understood, not offered.
 UNSUPPORTED = ("keywords", "languages", "known_speaker_names", "known_speaker_references")
 MAX_MODEL_CHARS = 256
+# beam_size (ours, not OpenAI's): NeMo's transducer beam search; its cost grows with the beam.
+MAX_BEAM_SIZE = 16
 STREAMABLE_FORMATS = ("json", "text")
 _LANGUAGE = re.compile(r"^[A-Za-z]{2}$")  # ISO-639-1
 _VAD_KEYS = {"type", "prefix_padding_ms", "silence_duration_ms", "threshold"}
@@ -38,6 +40,7 @@ class TranscriptionRequest:
     stream: bool = False
     language: Optional[str] = None
     model: Optional[str] = None
+    beam_size: Optional[int] = None  # None: greedy decoding
     upload: Any = None  # the file part (starlette UploadFile)
 
 
@@ -166,6 +169,7 @@ def parse(form: Any) -> TranscriptionRequest:
                        code="unsupported_value")
         raise _bad("include", f"unsupported include[] value {item!r}; the only one OpenAI defines is logprobs")
 
+    beam_size = _beam_size(_one(form, "beam_size"), stream)
     _chunking_strategy(form)
     upload = _upload(form)
 
@@ -176,7 +180,19 @@ def parse(form: Any) -> TranscriptionRequest:
         if name not in KNOWN:
             raise _bad(name, f"unrecognized request field {key!r}", code="unknown_parameter")
     return TranscriptionRequest(response_format=response_format, granularities=granularities, stream=stream,
-                                language=language or None, model=model, upload=upload)
+                                language=language or None, model=model, beam_size=beam_size, upload=upload)
+
+
+def _beam_size(text: Optional[str], stream: bool) -> Optional[int]:
+    """``beam_size``: an int in 1..MAX_BEAM_SIZE (beam search, the best hypothesis), absent or
+    empty for greedy decoding; not with stream=true (streams decode greedily)."""
+    if text is None or not text.strip():
+        return None
+    if not re.fullmatch(r"\s*\d+\s*", text) or not 1 <= int(text) <= MAX_BEAM_SIZE:
+        raise _bad("beam_size", f"'beam_size' must be an integer from 1 to {MAX_BEAM_SIZE}, not {text!r}")
+    if stream:
+        raise _bad("beam_size", "beam_size cannot be used with stream=true", code="unsupported_value")
+    return int(text)
 
 
 def _upload(form: Any) -> Any:

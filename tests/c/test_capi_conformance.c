@@ -15,23 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "c_checks.h"
 #include "parakeet_capi.h"
-
-static int g_failures = 0;
-static int g_checks = 0;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        ++g_checks;                                                                  \
-        if (!(cond)) {                                                               \
-            ++g_failures;                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
-
-static int contains(const char* haystack, const char* needle) {
-    return haystack != NULL && strstr(haystack, needle) != NULL;
-}
 
 #define CHECK_ERROR_MENTIONS(msg, needle)                                                \
     do {                                                                                 \
@@ -656,6 +641,5 @@ int main(int argc, char** argv) {
         parakeet_capi_free(ctx);
     }
     test_missing_head(argv[2]);
-    printf("%d passed, %d failed\n", g_checks - g_failures, g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return report_checks();
 }

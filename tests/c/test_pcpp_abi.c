@@ -65,15 +65,7 @@ int parakeet_transcribe_file(const char* model_path, const char* wav_path, char*
 void parakeet_free_string(char* s);
 /* ---- end of parakeet.cpp's declarations ---- */
 
-static int g_failures = 0, g_checks = 0;
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        ++g_checks;                                                                  \
-        if (!(cond)) {                                                               \
-            ++g_failures;                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-        }                                                                            \
-    } while (0)
+#include "c_checks.h"
 
 /* Reads a 16-bit PCM mono WAV file (the fixture clips) as floats in [-1, 1). */
 static float* read_wav16(const char* path, int* n_out) {
@@ -96,8 +88,6 @@ static float* read_wav16(const char* path, int* n_out) {
     *n_out = n;
     return s;
 }
-
-static int contains(const char* s, const char* needle) { return s && strstr(s, needle) != NULL; }
 
 static void test_capi(parakeet_ctx* ctx, const char* wav, const float* s, int n) {
     for (int decoder = 0; decoder <= 2; ++decoder) {
@@ -215,6 +205,5 @@ int main(int argc, char** argv) {
     parakeet_capi_free(ctx);
     parakeet_capi_shutdown();
     free(s);
-    printf("%d passed, %d failed\n", g_checks - g_failures, g_failures);
-    return g_failures == 0 ? 0 : 1;
+    return report_checks();
 }

@@ -24,9 +24,6 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 SPEECH = DATA / "audio" / "speech_16k.wav"
 MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("hybrid_tdt_ctc", "rnnt", "ctc")}
 
-pytest.importorskip("parakeet", reason="parakeet-cpp-cuda (the test extra) is not installed")
-
-
 def run_package(script: str) -> dict:
     """Runs `script` with the package imported against our library; returns what it prints."""
     prelude = textwrap.dedent("""

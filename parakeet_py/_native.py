@@ -57,6 +57,16 @@ char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* sa
                                               int sample_rate, int beam_size, int nbest, int score_norm,
                                               const char* target_lang);
 
+typedef struct parakeet_context_graph parakeet_context_graph;
+parakeet_context_graph* parakeet_capi_context_create_text(parakeet_ctx* ctx, const char** phrases,
+                                                          const float* weights, int n_phrases, float score);
+void parakeet_capi_context_free(parakeet_context_graph* graph);
+void parakeet_capi_context_info(const parakeet_context_graph* graph, int* n_states, int* n_arcs,
+                                int* n_phrases, double* build_ms);
+char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                   int sample_rate, const parakeet_context_graph* graph,
+                                                   int acoustic_top_m, const char* lang);
+
 int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);

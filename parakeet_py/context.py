@@ -18,11 +18,12 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native, nbest as _nbest
+from . import _native, hotwords as _hotwords, nbest as _nbest
+from .hotwords import Hotwords
 from .audio import AudioSource, prepare_audio
 from .errors import Cancelled, ParakeetError
 from .nbest import Hypothesis
@@ -251,7 +252,8 @@ class Context:
     # ---- transcription ---------------------------------------------------------------------
     def transcribe(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                    decoder: Optional[str] = None, timestamps: bool = True,
-                   progress: Optional[ProgressCallback] = None, beam: Optional[int] = None) -> Transcript:
+                   progress: Optional[ProgressCallback] = None, beam: Optional[int] = None,
+                   hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -265,6 +267,9 @@ class Context:
         ``beam``: ``None`` decodes greedily; an int N >= 1 runs NeMo's transducer beam search
         with N beams (TDT and RNN-T heads; ``beam=1`` is that search with one beam, not greedy)
         and returns the best hypothesis (see :meth:`transcribe_nbest`; no ``progress`` then).
+        ``hotwords``: a :class:`~parakeet_py.hotwords.Hotwords` from :meth:`hotwords`: greedy
+        decoding biased towards its phrases (the TDT head, else CTC; no ``decoder``, ``beam``
+        or ``progress`` then); ``acoustic_top_m`` acoustic candidates per step (<= 0: 8).
         ``progress``: called on this thread with the fraction done (0..1, never decreasing,
         1.0 at the end); returning ``False`` cancels the request, which then raises
         :class:`Cancelled`. An exception raised by the callback cancels the request too and is
@@ -283,10 +288,18 @@ class Context:
             best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1)[0].transcript
             return best if timestamps else Transcript(text=best.text, duration=best.duration,
                                                       frame_sec=best.frame_sec)
+        if hotwords is not None and (code != _native.DECODER_DEFAULT or progress is not None):
+            raise ParakeetError("hotwords choose their head (TDT, else CTC) and take no decoder or progress")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
+        if hotwords is not None:
+            with self._using() as ptr:
+                buf = ffi.from_buffer("float[]", samples)
+                t = _hotwords.transcribe_with_hotwords(ptr, buf, int(samples.size), self.sample_rate, hotwords,
+                                                       acoustic_top_m)
+            return t if timestamps else Transcript(text=t.text, duration=t.duration, frame_sec=t.frame_sec)
         if progress is not None and not callable(progress):
             raise ParakeetError(f"progress must be callable, not a {type(progress).__name__}")
         with self._using() as ptr:
@@ -303,6 +316,16 @@ class Context:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
+
+    def hotwords(self, phrases: Sequence[str], *, score: float = 1.0,
+                 weights: Optional[Sequence[float]] = None) -> Hotwords:
+        """Compile phrases into a :class:`~parakeet_py.hotwords.Hotwords` graph for
+        :meth:`transcribe` (tokenised as the model's SentencePiece tokenizer would). ``score``:
+        the bias per matched token (about 1.5 for TDT, 8 for CTC); ``weights``: one factor > 0
+        per phrase. Raises :class:`ParakeetError` for a phrase the tokenizer cannot represent.
+        """
+        with self._using() as ptr:
+            return _hotwords.compile_hotwords(ptr, phrases, score, weights)
 
     def transcribe_nbest(self, audio: AudioSource, *, sample_rate: Optional[int] = None, beam: int = 4,
                          nbest: Optional[int] = None, score_norm: bool = True) -> List[Hypothesis]:

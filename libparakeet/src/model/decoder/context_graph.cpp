@@ -82,9 +82,11 @@ std::shared_ptr<const ContextGraph> ContextGraph::build(const std::vector<Contex
                 }
             }
             child.fail = via != nullptr ? via->target : kRoot;
+            if (child.fail != kRoot) ++g->n_arcs_;
             queue.push_back(a->target);
         }
     }
+    g->n_arcs_ += static_cast<int>(g->arcs_.size());
     g->build_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return g;
 }

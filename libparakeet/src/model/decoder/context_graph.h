@@ -63,7 +63,8 @@ public:
     const ContextArc* arcs_end(int state) const { return arcs_begin(state) + states_[static_cast<size_t>(state)].n; }
 
     int n_states() const { return static_cast<int>(states_.size()); }
-    int n_arcs() const { return static_cast<int>(arcs_.size()); }
+    // Trie arcs plus failure links to a state other than the root (parakeet.cpp counts both).
+    int n_arcs() const { return n_arcs_; }
     int n_phrases() const { return n_phrases_; }
     double build_ms() const { return build_ms_; }
 
@@ -79,6 +80,7 @@ private:
     std::vector<State> states_;
     std::vector<ContextArc> arcs_;
     int n_phrases_ = 0;
+    int n_arcs_ = 0;
     double build_ms_ = 0;
 };
 

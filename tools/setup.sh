@@ -24,6 +24,10 @@ PYTHON=${PYTHON:-python3}
 # A regular (non-editable) install: builds libparakeet and puts it inside the package.
 .venv/bin/pip install -q ".[test]"
 
+# parakeet.cpp's wheel with its CUDA libraries stubbed (.cache/pcpp): the differential hotword
+# test and the peer benchmarks run its own library on the CPU.
+bash bench/setup_parakeet_cpp.sh
+
 # First check: the installed library loads and the command-line programs start.
 .venv/bin/parakeet-cli --version
 echo "setup done: activate with 'source .venv/bin/activate'; run every test with 'bash tools/test.sh'"

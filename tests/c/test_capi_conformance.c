@@ -373,6 +373,77 @@ static void test_streams(parakeet_ctx* ctx) {
     free(s);
 }
 
+/* Hotwords: compiling, the graph's size, score 0 = plain greedy, the JSON's "context" object,
+ * path == pcm, the refusals, and a graph outliving its context. */
+static void test_hotwords(parakeet_ctx* ctx, const char* scratch, const char* rnnt_model) {
+    const int n = 16000 * 2;
+    float* s = make_signal(n);
+    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/hotwords.wav", scratch);
+    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+
+    const char* phrases[2] = {"garden", "garden gate"};
+    parakeet_context_graph* zero = parakeet_capi_context_create_text(ctx, phrases, NULL, 2, 0.0f);
+    CHECK(zero != NULL);
+    int states = -1, arcs = -1, count = -1;
+    double ms = -1;
+    parakeet_capi_context_info(zero, &states, &arcs, &count, &ms);
+    CHECK(count == 2 && states > 1 && arcs >= states - 1 && ms >= 0);
+    parakeet_capi_context_info(NULL, &states, NULL, NULL, NULL); /* NULL graph: untouched */
+    CHECK(count == 2);
+
+    char* plain = parakeet_capi_transcribe_pcm_json(ctx, s, n, 16000, PARAKEET_DECODER_DEFAULT);
+    char* biased0 = parakeet_capi_transcribe_pcm_contextual_json(ctx, s, n, 16000, zero, 0, NULL);
+    char* from_path = parakeet_capi_transcribe_path_contextual_json(ctx, path, zero, 8, "en");
+    CHECK(plain && biased0 && from_path);
+    if (plain && biased0 && from_path) {
+        char* t_plain = json_text(plain);
+        char* t_zero = json_text(biased0);
+        CHECK(t_plain && t_zero && strcmp(t_plain, t_zero) == 0);
+        CHECK(contains(biased0, "\"context\":{") && contains(biased0, "\"completed_phrases\":"));
+        CHECK(strcmp(biased0, from_path) == 0);
+        free(t_plain);
+        free(t_zero);
+    }
+    parakeet_capi_free_string(plain);
+    parakeet_capi_free_string(biased0);
+    parakeet_capi_free_string(from_path);
+
+    const char* empty[1] = {""};
+    CHECK(parakeet_capi_context_create_text(ctx, empty, NULL, 1, 1.0f) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "empty");
+    CHECK(parakeet_capi_context_create_text(ctx, NULL, NULL, 0, 1.0f) == NULL);
+    const float bad_weight[2] = {1.0f, -1.0f};
+    CHECK(parakeet_capi_context_create_text(ctx, phrases, bad_weight, 2, 1.0f) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "weight");
+    CHECK(parakeet_capi_context_create_text(ctx, phrases, NULL, 2, NAN) == NULL);
+    const int32_t ids0[2] = {1, 2}, huge[1] = {1 << 30};
+    const int32_t* ids[2] = {ids0, huge};
+    const int lens[2] = {2, 1};
+    parakeet_context_graph* by_ids = parakeet_capi_context_create_tokens(ctx, ids, lens, NULL, 1, 1.0f);
+    CHECK(by_ids != NULL);
+    CHECK(parakeet_capi_context_create_tokens(ctx, ids, lens, NULL, 2, 1.0f) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "outside the vocabulary");
+    CHECK(parakeet_capi_transcribe_pcm_contextual_json(ctx, s, n, 16000, NULL, 8, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "NULL");
+
+    /* An RNN-T-only model is refused; the graph outlives the context it was built on. */
+    parakeet_ctx* rnnt = parakeet_capi_load(rnnt_model);
+    CHECK(rnnt != NULL);
+    parakeet_context_graph* from_rnnt = rnnt ? parakeet_capi_context_create_text(rnnt, phrases, NULL, 1, 1.0f) : NULL;
+    CHECK(parakeet_capi_transcribe_pcm_contextual_json(rnnt, s, n, 16000, by_ids, 8, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(rnnt), "TDT or CTC");
+    parakeet_capi_free(rnnt);
+    parakeet_capi_context_info(from_rnnt, &states, NULL, &count, NULL);
+    CHECK(count == 1);
+    parakeet_capi_context_free(from_rnnt);
+    parakeet_capi_context_free(by_ids);
+    parakeet_capi_context_free(zero);
+    parakeet_capi_context_free(NULL);
+    free(s);
+}
+
 static void test_model_info(parakeet_ctx* ctx) {
     char* info = parakeet_capi_model_info_json(ctx);
     CHECK(info != NULL);
@@ -636,6 +707,7 @@ int main(int argc, char** argv) {
         test_progress_and_cancel(ctx, argv[4]);
         test_attention_setting(ctx);
         test_streams(ctx);
+        test_hotwords(ctx, argv[4], argv[2]);
         test_concurrency_settings(ctx);
         test_nbest(ctx, argv[2], ctc_fixture_next_to(argv[1]), argv[4]);
         parakeet_capi_free(ctx);

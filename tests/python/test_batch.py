@@ -1,7 +1,6 @@
 """The local batch job and `parakeet-cli batch`: rows equal Context.transcribe file by file,
 bad files become error rows, a SIGKILLed run is completed by --resume with every id once."""
 
-import json
 import os
 import signal
 import subprocess
@@ -26,7 +25,8 @@ pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not bee
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 @pytest.mark.parametrize("timestamps", [False, True])
 def test_rows_equal_context_transcribe_and_bad_files_are_error_rows(tmp_path, suffix, timestamps):
-    pytest.importorskip("pyarrow") if suffix == ".parquet" else None
+    if suffix == ".parquet":
+        pytest.importorskip("pyarrow")
     manifest = write_corpus(tmp_path, copies=2)
     out = tmp_path / f"out{suffix}"
     stats = run_batch(str(MODEL), [str(manifest)], str(out),
@@ -124,7 +124,7 @@ def test_sigkill_mid_run_then_resume_completes_with_every_id_once(tmp_path, suff
         f.write(b'{"id": "c0')  # a line torn by the crash: resume must drop it
     done = subprocess.run(command + ["--resume"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert f"already done" in done.stderr
+    assert "already done" in done.stderr
     rows = read_rows(str(out))
     assert len(rows) == total
     check_rows(rows, manifest, timestamps=False)

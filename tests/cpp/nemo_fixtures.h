@@ -12,12 +12,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "audio/wav_reader.h"
 #include "model/gguf_reader.h"
+#include "model/model.h"
 
 namespace nemo_fixtures {
 
@@ -114,6 +117,15 @@ inline std::vector<float> tensor(const pk::GgufReader& ref, const std::string& n
     if (!t) return {};
     const float* p = reinterpret_cast<const float*>(t->data);
     return std::vector<float>(p, p + t->n_elements);
+}
+
+// The model of a fixture folder (tests/data/nemo/<model>/model.gguf), loaded once per test
+// program. Not thread-safe: call it from the test's main thread.
+inline pk::Model& cached_model(const std::string& model_dir) {
+    static std::map<std::string, std::unique_ptr<pk::Model>> cache;
+    auto& m = cache[model_dir];
+    if (!m) m = pk::Model::load(model_dir + "/model.gguf");
+    return *m;
 }
 
 // The 16 kHz samples NeMo ran on for a ref_<clip>.gguf: its "audio" tensor when it has one (a

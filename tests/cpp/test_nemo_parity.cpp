@@ -38,13 +38,6 @@ double max_abs(const float* a, size_t n) {
     return m;
 }
 
-const pk::Model& model_for(const Fixture& f) {
-    static std::map<std::string, std::unique_ptr<pk::Model>> cache;
-    auto& m = cache[f.model_dir];
-    if (!m) m = pk::Model::load(f.model_dir + "/model.gguf");
-    return *m;
-}
-
 struct StageReport {
     std::string fixture;
     double mel = -1, pre_encode = -1, layers = -1, enc = -1;
@@ -86,7 +79,7 @@ void check_digital_silence(const pk::Model& model, const std::vector<float>& sam
 void run_fixture(const Fixture& f) {
     SCOPED_TRACE(f.ref_path);
     const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
-    const pk::Model& model = model_for(f);
+    const pk::Model& model = nemo_fixtures::cached_model(f.model_dir);
     const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
     ASSERT_EQ(static_cast<int64_t>(samples.size()), ref.get_i64("ref.n_samples"));
 
@@ -159,7 +152,7 @@ TEST(NemoParity, ResultsDoNotDependOnThreadCount) {
     for (const auto& f : fixtures) {
         SCOPED_TRACE(f.ref_path);
         const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
-        const pk::Model& model = model_for(f);
+        const pk::Model& model = nemo_fixtures::cached_model(f.model_dir);
         const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
         for (auto decoder : {pk::DecoderChoice::Ctc, pk::DecoderChoice::Transducer}) {
             if ((decoder == pk::DecoderChoice::Ctc) ? !model.ctc() : !model.transducer()) continue;

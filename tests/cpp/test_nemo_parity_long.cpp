@@ -60,13 +60,6 @@ const std::vector<Case>& cases() {
     return c;
 }
 
-const pk::Model& model_for(const std::string& model_dir) {
-    static std::map<std::string, std::unique_ptr<pk::Model>> cache;
-    auto& m = cache[model_dir];
-    if (!m) m = pk::Model::load(model_dir + "/model.gguf");
-    return *m;
-}
-
 // The long clip of a reference, rebuilt once per clip name.
 const std::vector<float>& clip_for(const pk::GgufReader& ref) {
     static std::map<std::string, std::vector<float>> cache;
@@ -124,7 +117,7 @@ class LongClip : public ::testing::TestWithParam<Case> {};
 TEST_P(LongClip, MatchesNeMo) {
     const Case& c = GetParam();
     const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-    const pk::Model& model = model_for(c.model_dir);
+    const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
     const std::vector<float>& samples = clip_for(ref);
     pk::RequestOptions opts(decoder_of(c.head));
     opts.attention = attention_of(ref);
@@ -145,7 +138,7 @@ TEST(NemoParityLong, EncoderOutputMatchesNeMo) {
         const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
         if (!ref.get_bool("ref.has_enc")) continue;
         SCOPED_TRACE(c.ref_path);
-        const pk::Model& model = model_for(c.model_dir);
+        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
         const std::vector<float>& samples = clip_for(ref);
         pk::Backend b(2);
         b.arena().reset();
@@ -176,7 +169,7 @@ TEST(NemoParityLong, AutoModeChoosesLocal128) {
         SCOPED_TRACE(c.model_name + " " + c.head);
         const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
         ASSERT_GT(ref.get_i64("ref.enc_len"), pk::kAutoFullMaxFrames);
-        const pk::Model& model = model_for(c.model_dir);
+        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
         const std::vector<float>& samples = clip_for(ref);
         pk::RequestOptions opts(decoder_of(c.head));
         opts.attention = pk::AttentionSetting::automatic();
@@ -197,7 +190,7 @@ TEST(NemoParityLong, LocalAttentionDoesNotDependOnThreadCount) {
         if (c.model_name != "hybrid_tdt_ctc" || c.setting != "local64x32") continue;
         SCOPED_TRACE(c.head);
         const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-        const pk::Model& model = model_for(c.model_dir);
+        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
         const std::vector<float>& samples = clip_for(ref);
         pk::RequestOptions opts(decoder_of(c.head));
         opts.attention = attention_of(ref);

@@ -60,13 +60,6 @@ const std::vector<Case>& cases() {
     return c;
 }
 
-pk::Model& model_for(const std::string& model_dir) {
-    static std::map<std::string, std::unique_ptr<pk::Model>> cache;
-    auto& m = cache[model_dir];
-    if (!m) m = pk::Model::load(model_dir + "/model.gguf");
-    return *m;
-}
-
 const std::vector<float>& clip_samples(const pk::GgufReader& ref) {
     static std::map<std::string, std::vector<float>> cache;
     const std::string file = ref.get_string("ref.clip_file");
@@ -200,7 +193,7 @@ class Stream : public ::testing::TestWithParam<Case> {};
 TEST_P(Stream, MatchesNeMo) {
     const Case& c = GetParam();
     const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-    pk::Model& model = model_for(c.model_dir);
+    pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
     const std::vector<float>& samples = clip_samples(ref);
     ASSERT_EQ(static_cast<int64_t>(samples.size()), ref.get_i64("ref.n_samples"));
     const pk::StreamSettings settings = settings_of(ref, c.head);

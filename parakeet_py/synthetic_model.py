@@ -27,11 +27,13 @@ from typing import Callable, Dict, List, Optional, Tuple
 import numpy as np
 
 from .convert import quantize
+from .convert.convert import tokenizer_scores
 from .convert.gguf_writer import FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
 from .convert.nemo_config import MetaValue, NemoConfig, build_model_spec
+from .convert.tokenizer import Piece
 
 # Bump when the generated file changes for the same arguments (it is part of the cache name).
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 DEFAULT_SEED = 20240611
 BLANK_BIAS = 6.0
 
@@ -247,11 +249,14 @@ def write_synthetic_model(path: "os.PathLike[str] | str", arch: SyntheticArch = 
                           seed: int = DEFAULT_SEED) -> int:
     """Write the random-weight model of ``arch`` to ``path`` (f32, f16 or q8_0); returns its size."""
     layout = state_dict_layout(arch)
-    spec = build_model_spec(NemoConfig(nemo_config(arch)), {n: s for n, s, _ in layout}, pieces(arch.vocab))
+    vocab = pieces(arch.vocab)
+    spec = build_model_spec(NemoConfig(nemo_config(arch)), {n: s for n, s, _ in layout}, vocab)
+    # BPE-like scores: earlier pieces merge first, as in a trained SentencePiece model.
+    scores = tokenizer_scores([Piece(p, -float(i)) for i, p in enumerate(vocab)])
     metadata = [
         MetaValue("general.name", "str", f"synthetic-{arch.name}-random-weights"),
         MetaValue("general.file_type", "u32", int(FILE_TYPES[out_type])),
-    ] + spec.metadata
+    ] + spec.metadata + [scores]
 
     def plan(index: int, name: str, shape: Tuple[int, ...], init: _Init) -> TensorPlan:
         kind = quantize.storage_type(name, shape, out_type)

@@ -79,7 +79,7 @@ def check_enc(ref_path: str, res) -> None:
     assert np.array_equal(committed.reshape(res.enc.shape), res.enc), f"{ref_path}: enc differs from this run"
 
 
-def write_beam_reference(path: str, name: str, arch, clip: str, res, results: dict, info: dict):
+def write_beam_reference(path: str, name: str, arch, clip: str, res, blank_id: int, results: dict, info: dict):
     w = gguf_out.RefWriter(path)
     w.string("ref.model", name)
     w.string("ref.arch", arch.kind)
@@ -90,7 +90,7 @@ def write_beam_reference(path: str, name: str, arch, clip: str, res, results: di
     w.string("ref.torch_version", info["torch"])
     w.string("ref.head", "tdt" if arch.is_tdt else "rnnt")
     w.i32("ref.enc_len", res.enc_len)
-    w.i32("ref.blank_id", model_blank(res))
+    w.i32("ref.blank_id", blank_id)
     if arch.is_tdt:
         w.i32s("ref.tdt_durations", arch.durations)
     w.i32s("ref.beam_sizes", sorted(results))
@@ -107,10 +107,6 @@ def write_beam_reference(path: str, name: str, arch, clip: str, res, results: di
     w.close()
 
 
-def model_blank(res) -> int:
-    return int(res.blank_id)
-
-
 def make_beam_references(name: str, data_dir: str, clips, info: dict):
     arch = configs.TINY[name]
     out_dir = os.path.join(data_dir, "nemo", name)
@@ -119,7 +115,6 @@ def make_beam_references(name: str, data_dir: str, clips, info: dict):
         t0 = time.time()
         samples = capture.load_audio(os.path.join(data_dir, "audio", audio.CLIPS[clip][0]))
         res = capture.run_manual(model, arch, samples)
-        res.blank_id = model.decoder.blank_idx
         check_enc(os.path.join(out_dir, f"ref_{clip}.gguf"), res)
         results, stats = {}, {}
         for b in BEAM_SIZES:
@@ -131,7 +126,7 @@ def make_beam_references(name: str, data_dir: str, clips, info: dict):
             results[b] = (norm, [index[_key(h)] for h in raw])
             stats[b] = {"hyps": len(norm), "best_tokens": len(norm[0]["ids"]), "best": norm[0]["text"][:30]}
         path = os.path.join(out_dir, f"beamref_{clip}.gguf")
-        write_beam_reference(path, name, arch, clip, res, results, info)
+        write_beam_reference(path, name, arch, clip, res, int(model.decoder.blank_idx), results, info)
         print(f"{name}/{clip}: {json.dumps(stats)} {os.path.getsize(path)} bytes, {time.time() - t0:.1f} s", flush=True)
 
 

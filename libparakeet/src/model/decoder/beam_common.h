@@ -2,6 +2,7 @@
 // log-softmax and top-k they take of a joint output, and the final hypotheses.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "model/decoder/beam_search.h"
@@ -48,6 +49,29 @@ size_t first_max(const std::vector<Hyp>& hyps) {
     for (size_t i = 1; i < hyps.size(); ++i)
         if (hyps[i].score > hyps[best].score) best = i;
     return best;
+}
+
+// NeMo's frame-end rule: when at least `beam` waiting hypotheses (`kept`) score above
+// `best_left`, the best score still to expand at this frame, those alone go on, worst first
+// (Python's sorted()), and the frame ends (returns true).
+template <class Hyp, class Score>
+bool end_frame_if_beaten(std::vector<Hyp>& kept, Score best_left, int beam) {
+    std::vector<Hyp> most;
+    for (const Hyp& h : kept)
+        if (h.score > best_left) most.push_back(h);
+    if (static_cast<int>(most.size()) < beam) return false;
+    std::stable_sort(most.begin(), most.end(), [](const Hyp& a, const Hyp& b) { return a.score < b.score; });
+    kept.swap(most);
+    return true;
+}
+
+// The search's final hypotheses, sorted by sort_nbest.
+template <class Hyp>
+std::vector<BeamHypothesis> final_hypotheses(const std::vector<Hyp>& kept, const TokenTrail& trail, bool score_norm) {
+    std::vector<BeamHypothesis> out;
+    for (const Hyp& h : kept) out.push_back(make_hypothesis(trail, h.trail, h.score));
+    sort_nbest(out, score_norm);
+    return out;
 }
 
 }  // namespace pk

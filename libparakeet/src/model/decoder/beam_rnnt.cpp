@@ -72,22 +72,11 @@ std::vector<BeamHypothesis> beam_rnnt(PredictionCache& net, int n_frames, const 
             kept.push_back({max_hyp.score + static_cast<double>(logp[static_cast<size_t>(V)]), max_hyp.node,
                             max_hyp.trail});
 
-            const double hyps_max = hyps[first_max(hyps)].score;
-            std::vector<Hyp> most;
-            for (const Hyp& h : kept)
-                if (h.score > hyps_max) most.push_back(h);
-            if (static_cast<int>(most.size()) >= beam) {
-                std::stable_sort(most.begin(), most.end(), [](const Hyp& a, const Hyp& b) { return a.score < b.score; });
-                kept.swap(most);
-                break;
-            }
+            if (end_frame_if_beaten(kept, hyps[first_max(hyps)].score, beam)) break;
         }
     }
 
-    std::vector<BeamHypothesis> out;
-    for (const Hyp& h : kept) out.push_back(make_hypothesis(trail, h.trail, h.score));
-    sort_nbest(out, o.score_norm);
-    return out;
+    return final_hypotheses(kept, trail, o.score_norm);
 }
 
 }  // namespace pk

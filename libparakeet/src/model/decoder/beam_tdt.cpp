@@ -104,15 +104,7 @@ std::vector<BeamHypothesis> beam_tdt(PredictionCache& net, int n_frames, const B
             kept = merge_duplicates(std::move(kept));
 
             if (!hyps.empty()) {
-                const float hyps_max = hyps[first_max(hyps)].score;
-                std::vector<Hyp> most;
-                for (const Hyp& h : kept)
-                    if (h.score > hyps_max) most.push_back(h);
-                if (static_cast<int>(most.size()) >= beam) {
-                    std::stable_sort(most.begin(), most.end(), [](const Hyp& a, const Hyp& b) { return a.score < b.score; });
-                    kept.swap(most);
-                    break;
-                }
+                if (end_frame_if_beaten(kept, hyps[first_max(hyps)].score, beam)) break;
             } else {
                 std::stable_sort(kept.begin(), kept.end(), [](const Hyp& a, const Hyp& b) { return a.score > b.score; });
                 if (static_cast<int>(kept.size()) > beam) kept.resize(static_cast<size_t>(beam));
@@ -120,10 +112,7 @@ std::vector<BeamHypothesis> beam_tdt(PredictionCache& net, int n_frames, const B
         }
     }
 
-    std::vector<BeamHypothesis> out;
-    for (const Hyp& h : kept) out.push_back(make_hypothesis(trail, h.trail, h.score));
-    sort_nbest(out, o.score_norm);
-    return out;
+    return final_hypotheses(kept, trail, o.score_norm);
 }
 
 }  // namespace pk

@@ -14,9 +14,12 @@ See docs/python.md.
 from .audio import load_audio
 from .context import Context
 from .errors import Cancelled, ParakeetError
+from .hotwords import Hotwords
+from .nbest import Hypothesis
 from .stream import Stream, StreamEvent, StreamUpdate
 from .transcript import Token, Transcript, Word
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "ParakeetError", "Cancelled", "load_audio", "__version__"]
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords",
+           "ParakeetError", "Cancelled", "load_audio", "__version__"]

@@ -51,6 +51,7 @@ StreamUpdate ChunkedStream::finalize() {
 }
 
 StreamUpdate ChunkedStream::run_ready(bool final) {
+    const int64_t chunks_before = schedule_.chunks_run();
     while (const auto w = schedule_.next(received_, final)) {
         run_chunk(*w);
         schedule_.advance(*w);
@@ -69,10 +70,15 @@ StreamUpdate ChunkedStream::run_ready(bool final) {
             audio_start_ += drop;
         }
     }
-    commit_words(final, u);
-    std::vector<TranscriptToken> open(tokens_.begin() + static_cast<std::ptrdiff_t>(committed_), tokens_.end());
-    open.insert(open.end(), tentative_.begin(), tentative_.end());
-    u.partial = model_.transcript_builder().build(std::move(open), rule()).text;
+    // Words and the partial text change only when a chunk was decoded (or at the end): most
+    // feeds of a live stream (0.1 s each) decode none and skip this.
+    if (final || schedule_.chunks_run() != chunks_before) {
+        commit_words(final, u);
+        std::vector<TranscriptToken> open(tokens_.begin() + static_cast<std::ptrdiff_t>(committed_), tokens_.end());
+        open.insert(open.end(), tentative_.begin(), tentative_.end());
+        partial_ = model_.transcript_builder().build(std::move(open), rule()).text;
+    }
+    u.partial = partial_;
     u.events = std::move(pending_events_);
     pending_events_.clear();
     u.chunks = schedule_.chunks_run();

@@ -97,6 +97,7 @@ private:
                                   // the rest is the open tail
     std::string committed_text_;  // the text of tokens_[0, committed_)
     std::vector<TranscriptToken> tentative_;  // decoded from the last right context
+    std::string partial_;         // text of the open tail and tentative_, as of the last chunk
     std::vector<StreamEvent> pending_events_;
 };
 

@@ -155,6 +155,18 @@ def last_error() -> str:
     return ffi.string(lib.parakeet_capi_thread_last_error()).decode("utf-8", "replace")
 
 
+def free_in_finalizer(ptr: Any, free_function: str) -> None:
+    """From a ``__del__``: free a library handle the object still holds (NULL/None is a no-op).
+    At interpreter shutdown the library may already be gone; that error is swallowed, as a
+    finalizer must not raise."""
+    if ptr is None:
+        return
+    try:
+        getattr(load()[1], free_function)(ptr)
+    except Exception:
+        pass
+
+
 def take_string(ptr: Any) -> str:
     """Copy a library-owned ``char*`` into a ``str`` and free it. ``ptr`` must not be NULL."""
     ffi, lib = load()

@@ -159,12 +159,7 @@ class Context:
         return self._ptr is None
 
     def __del__(self) -> None:
-        ptr = getattr(self, "_ptr", None)
-        if ptr is not None:
-            try:
-                _native.load()[1].parakeet_capi_free(ptr)
-            except Exception:  # interpreter shutdown: the library may already be gone
-                pass
+        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
 
     @contextmanager
     def _using(self) -> Iterator[Any]:

@@ -56,10 +56,7 @@ class Hotwords:
         self.close()
 
     def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
+        _native.free_in_finalizer(getattr(self, "_handle", None), "parakeet_capi_context_free")
 
     def __repr__(self) -> str:
         state = "closed" if self._handle is None else f"{len(self.phrases)} phrases"

@@ -181,12 +181,7 @@ class Stream:
         return "".join(self._text)
 
     def __del__(self) -> None:
-        ptr = getattr(self, "_ptr", None)
-        if ptr is not None:
-            try:
-                _native.load()[1].parakeet_capi_stream_free(ptr)
-            except Exception:  # interpreter shutdown: the library may already be gone
-                pass
+        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_stream_free")
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("finalized" if self._finalized else "open")

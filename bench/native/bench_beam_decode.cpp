@@ -20,13 +20,8 @@
 #include "model/model.h"
 #include "runtime/backend.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-}  // namespace
+using bench::Clock;
+using bench::ms_since;
 
 int main(int argc, char** argv) {
     if (argc < 3) {

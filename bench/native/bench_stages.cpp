@@ -17,25 +17,12 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "bench_timing.h"
 #include "model/model.h"
 #include "runtime/backend.h"
 
-namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double ms_since(Clock::time_point t0) {
-    return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0.0;
-    std::sort(v.begin(), v.end());
-    const size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-}  // namespace
+using bench::Clock;
+using bench::ms_since;
 
 int main(int argc, char** argv) {
     if (argc < 3) {
@@ -106,7 +93,7 @@ int main(int argc, char** argv) {
             (void)tr;
         }
 
-        const double total = median(ms["total"]);
+        const double total = bench::median_of(ms["total"]);
         std::printf("{\n  \"model\": \"%s\",\n  \"clip\": \"%s\",\n  \"audio_seconds\": %.3f,\n", argv[1], argv[2], audio_s);
         std::printf("  \"threads\": %d,\n  \"reps\": %d,\n  \"load_ms\": %.1f,\n", n_threads, reps, load_ms);
         std::printf("  \"encoder_frames\": %lld,\n  \"tokens\": %zu,\n", static_cast<long long>(enc_frames), n_tokens);
@@ -115,12 +102,12 @@ int main(int argc, char** argv) {
         const char* order[] = {"prepare_audio", "mel", "subsampling", "encoder_layers", "encoder_rest",
                                "encoder", "decode", "transcript", "total"};
         for (const char* stage : order)
-            std::printf("    \"%s\": %.3f,\n", stage, median(ms[stage]));
-        std::printf("    \"per_layer\": %.3f\n  },\n", median(layer_ms));
+            std::printf("    \"%s\": %.3f,\n", stage, bench::median_of(ms[stage]));
+        std::printf("    \"per_layer\": %.3f\n  },\n", bench::median_of(layer_ms));
         std::printf("  \"share_of_total\": {\"mel\": %.3f, \"subsampling\": %.3f, \"encoder_layers\": %.3f, "
                     "\"decode\": %.3f}\n}\n",
-                    median(ms["mel"]) / total, median(ms["subsampling"]) / total,
-                    median(ms["encoder_layers"]) / total, median(ms["decode"]) / total);
+                    bench::median_of(ms["mel"]) / total, bench::median_of(ms["subsampling"]) / total,
+                    bench::median_of(ms["encoder_layers"]) / total, bench::median_of(ms["decode"]) / total);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "error: %s\n", e.what());
         return 1;

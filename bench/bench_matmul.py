@@ -3,7 +3,9 @@
 
 For every shape, interleaved in one run: numpy (OpenBLAS, one thread) computing x @ W.T in
 float32, then our f32 / f16 / q8_0 kernels with 1 and 2 threads at each ISA level of --levels
-the CPU has (PARAKEET_CPU=<level>; avx2 and avx512 by default). The whole sequence is repeated
+the CPU has (PARAKEET_CPU=<level>; avx2 and avx512 by default), plus the opt-in bf16 kernels
+(PARAKEET_BF16's vdpbf16ps products, F32 weights rounded at packing) at the avx512 level where
+the CPU has AVX512_BF16. The whole sequence is repeated
 --rounds times and each number is the median over rounds of per-round medians (GFLOP/s =
 2 M N K / time). Prints a table per level and checks the targets of the issues:
 
@@ -67,8 +69,8 @@ def run_bench(bench, level, configs, reps, min_time):
     return [json.loads(line) for line in out.splitlines()]
 
 
-def time_ours(bench, level, M, K, N, reps, min_time):
-    configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in TYPES]
+def time_ours(bench, level, types, M, K, N, reps, min_time):
+    configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in types]
     return {(r["type"], r["threads"]): r
             for r in run_bench(bench, level, configs, reps, min_time)}
 
@@ -77,6 +79,17 @@ def available_levels(bench, wanted):
     """The levels of `wanted` this CPU runs (a level it lacks runs as a lower one)."""
     return [lv for lv in wanted
             if run_bench(bench, lv, ["f32:1:32:16:1"], 1, 0.0)[0]["isa"] == lv]
+
+
+def level_types(bench, level):
+    """TYPES, plus bf16 at the avx512 level when the CPU runs it (bench_matmul fails otherwise)."""
+    if level != "avx512":
+        return TYPES
+    try:
+        run_bench(bench, level, ["bf16:1:32:16:1"], 1, 0.0)
+    except subprocess.CalledProcessError:
+        return TYPES
+    return TYPES + ("bf16",)
 
 
 def main():
@@ -110,9 +123,10 @@ def main():
     if not levels:
         sys.exit("none of the levels %s runs on this CPU" % " ".join(args.levels))
     print("levels: %s" % " ".join(levels))
+    types = {lv: level_types(bench, lv) for lv in levels}
 
     # "<level>_<type>_1t" uses the chosen clock; the speed-up compares wall times ("_wall").
-    keys = ["numpy"] + ["%s_%s_%s" % (lv, t, k) for lv in levels for t in TYPES
+    keys = ["numpy"] + ["%s_%s_%s" % (lv, t, k) for lv in levels for t in types[lv]
                         for k in ("1t", "1t_wall", "2t_wall")]
     samples = {s: {k: [] for k in keys} for s in shapes}
     for _ in range(args.rounds):
@@ -120,7 +134,7 @@ def main():
             M, K, N = s
             samples[s]["numpy"].append(time_numpy(M, K, N, args.reps, args.min_time, args.clock))
             for lv in levels:
-                ours = time_ours(bench, lv, M, K, N, args.reps, args.min_time)
+                ours = time_ours(bench, lv, types[lv], M, K, N, args.reps, args.min_time)
                 for (t, th), r in ours.items():
                     samples[s]["%s_%s_%dt_wall" % (lv, t, th)].append(r["gflops"])
                     if th == 1:
@@ -155,6 +169,11 @@ def main():
                 "%.1f" % g["q8_0"], "%.2f" % (g["q8_0"] / g["f32"]),
                 "%.2f" % speedup(r, lv, "f32"), "%.2f" % speedup(r, lv, "f16"),
                 "%.2f" % speedup(r, lv, "q8_0")])
+            if "bf16" in types[lv]:
+                b = r["%s_bf16_1t" % lv]
+                rows[-1] += ["%.1f" % b, "%.2f" % (b / g["f32"]), "%.2f" % speedup(r, lv, "bf16")]
+        if "bf16" in types[lv]:
+            header += ["bf16", "bf16/f32", "bf16 2T/1T"]
         print_table("%s: GFLOP/s (1 thread, %s clock; medians of %d rounds); 2T/1T in wall time"
                     % (lv, args.clock, args.rounds), header, rows)
     if "avx2" in levels and "avx512" in levels:

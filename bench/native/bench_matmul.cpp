@@ -41,15 +41,19 @@ bool parse_config(const char* s, Config& c) {
     int t;
     if (std::sscanf(s, "%15[^:]:%lld:%lld:%lld:%d", type, &m, &k, &n, &t) != 5) return false;
     c = Config{type, m, k, n, t};
-    return (c.type == "f32" || c.type == "f16" || c.type == "q8_0") && m >= 1 && k >= 1 &&
+    return (c.type == "f32" || c.type == "f16" || c.type == "q8_0" || c.type == "bf16") && m >= 1 && k >= 1 &&
            n >= 1 && t >= 1;
+}
+
+// The type of the raw weights a GGUF file would hold (bf16 is made at load from F32).
+WeightType type_of(const std::string& s) {
+    return s == "f32" || s == "bf16" ? WeightType::F32 : s == "f16" ? WeightType::F16 : WeightType::Q8_0;
 }
 
 // Random raw weights of the given type, as a GGUF file would hold them.
 std::vector<uint8_t> random_weights(const Config& c, std::mt19937& rng) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    const WeightType type = c.type == "f32" ? WeightType::F32
-                            : c.type == "f16" ? WeightType::F16 : WeightType::Q8_0;
+    const WeightType type = type_of(c.type);
     std::vector<uint8_t> raw(pk::kernels::weight_row_bytes(type, c.K) * c.N);
     if (type == WeightType::F32) {
         for (size_t i = 0; i < raw.size() / 4; ++i) {
@@ -74,10 +78,6 @@ std::vector<uint8_t> random_weights(const Config& c, std::mt19937& rng) {
     return raw;
 }
 
-WeightType type_of(const std::string& s) {
-    return s == "f32" ? WeightType::F32 : s == "f16" ? WeightType::F16 : WeightType::Q8_0;
-}
-
 using bench::cpu_seconds;
 using bench::median_of;
 
@@ -97,7 +97,8 @@ int main(int argc, char** argv) {
             if (!parse_config(argv[i], c)) {
                 std::fprintf(stderr,
                              "usage: %s [--reps N] [--min-time SECONDS] TYPE:M:K:N:THREADS...\n"
-                             "  TYPE = f32 | f16 | q8_0 (q8_0 needs K %% 32 == 0)\n",
+                             "  TYPE = f32 | f16 | q8_0 (q8_0 needs K %% 32 == 0) | bf16 (opt-in\n"
+                             "  kernels, F32 weights rounded at packing; needs AVX512_BF16)\n",
                              argv[0]);
                 return 2;
             }
@@ -121,7 +122,9 @@ int main(int argc, char** argv) {
         auto& team = teams[c.threads];
         if (!team) team = std::make_unique<pk::ThreadTeam>(c.threads);
         const std::vector<uint8_t> raw = random_weights(c, rng);
-        const PackedWeights w(type_of(c.type), raw.data(), c.N, c.K);
+        const PackedWeights w = c.type == "bf16"
+                                    ? PackedWeights::to_bf16(WeightType::F32, raw.data(), c.N, c.K)
+                                    : PackedWeights(type_of(c.type), raw.data(), c.N, c.K);
         std::vector<float> x(static_cast<size_t>(c.M * c.K)), y(static_cast<size_t>(c.M * c.N));
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         for (auto& v : x) v = dist(rng);

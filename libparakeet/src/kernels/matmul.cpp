@@ -24,6 +24,9 @@ constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
 constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8 and of kRowsQ8Vnni
+// BF16: a K slice of 256 pairs (512 k) of one panel is 16 KiB, an A block 240 rows x 1 KiB.
+constexpr int64_t kKcBf16Pairs = 256;
+constexpr int64_t kMcBf16 = 240;     // multiple of kRowsBf16
 
 // Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
 // (and a weight slice be copied for) 4-6 rows to use 1-4.
@@ -104,7 +107,7 @@ struct GemmShape {
 // memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
-    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni});
+    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16});
     alignas(64) float edge[kMaxRows * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
     for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
@@ -293,6 +296,36 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     });
 }
 
+// BF16 weights: activations rounded to bf16 pairs K slice by K slice (as gemm_float packs
+// floats), tiles reading the packed weights as they are (the prefetch of gemm_share brings
+// the next panel's slice).
+void gemm_bf16(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
+               int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
+               int64_t ldy) {
+    const int64_t mr = kRowsBf16;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t pairs = (K + 1) / 2;
+    uint32_t* a = scratch.alloc_array<uint32_t>(static_cast<size_t>(row_panels * mr * pairs));
+    auto a_at = [&](int64_t ir, int64_t pc, int64_t kc) { return a + (pc * row_panels + ir * kc) * mr; };
+    pack_slices(team, row_panels, mr, K, pairs, kKcBf16Pairs, [&](int64_t i, int64_t pc, int64_t kc) {
+        kern.pack_rows_bf16(x + i * mr * K + 2 * pc, std::min(mr, M - i * mr), K, kc,
+                            std::min(2 * kc, K - 2 * pc), a_at(i, pc, kc));
+    });
+
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
+    const GemmShape shape{M, w.n(), mr, pairs, kKcBf16Pairs, kMcBf16 / mr, &w, kBf16PairBytes, bias, y, ldy};
+    run_chunks(team, split.chunks, [&](int i) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
+            return reinterpret_cast<const uint16_t*>(w.panel(jr) + pc * kBf16PairBytes);
+        };
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint16_t* b,
+                        float* c, int64_t ldc, const float* bj, bool acc) {
+            kern.tile_bf16(rows, kc, a_at(ir, pc, kc), b, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
 // Few rows (decoder steps, M == 1): one streaming pass over the weights, each row by the
 // matrix-vector kernel, split by panels once there is enough of them. All rows of a panel are
 // done while the panel is in cache, so the weights are read from memory once.
@@ -310,6 +343,12 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
     int8_t* xq8 = nullptr;
     float* xs = nullptr;
     int32_t* xc = nullptr;
+    const int64_t pairs = (K + 1) / 2;
+    uint32_t* xp = nullptr;
+    if (w.type() == WeightType::BF16) {
+        xp = scratch.alloc_array<uint32_t>(static_cast<size_t>(M * pairs));
+        for (int64_t m = 0; m < M; ++m) kern.row_to_bf16(x + m * K, K, xp + m * pairs);
+    }
     if (w.type() == WeightType::Q8_0) {
         xs = scratch.alloc_array<float>(static_cast<size_t>(M * nblocks));
         if (vnni) {
@@ -350,6 +389,10 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                             kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
                         }
                         break;
+                    case WeightType::BF16:
+                        kern.matvec_bf16(xp + m * pairs, pairs,
+                                         reinterpret_cast<const uint16_t*>(w.panel(p)), out);
+                        break;
                 }
                 float* ym = y + m * ldy + col0;
                 for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
@@ -389,6 +432,8 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
         gemm_q8_vnni(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0) {
         gemm_q8(kern, team, scratch, x, M, K, w, bias, y, ldy);
+    } else if (w.type() == WeightType::BF16) {
+        gemm_bf16(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else {
         gemm_float(kern, team, scratch, x, M, K, w, bias, y, ldy);
     }

@@ -23,6 +23,9 @@ enum class WeightType : uint8_t {
     F32,   // float
     F16,   // IEEE half
     Q8_0,  // GGUF Q8_0: blocks of 32 weights along K, each a half scale d and 32 int8 q, w = d*q
+    BF16,  // bfloat16 (opt-in, made at load from F32 / F16: PackedWeights::to_bf16); needs a
+           // CPU with AVX512_BF16 at the avx512 level, and the activations are rounded to
+           // bfloat16 too (products accumulate in f32)
 };
 
 // Bytes of one row of K raw weights of this type (Q8_0: K / 32 blocks of 34 bytes).
@@ -37,6 +40,14 @@ public:
     // compare the code paths in one process; a level above cpu_features().level throws.
     PackedWeights(WeightType type, const void* data, int64_t n, int64_t k);
     PackedWeights(WeightType type, const void* data, int64_t n, int64_t k, IsaLevel level);
+
+    // F32 or F16 weights (`source`, raw rows as above) rounded to bfloat16 (nearest even) and
+    // packed as BF16. Throws std::invalid_argument for other sources, or where BF16 weights
+    // cannot run (bf16_available() is false).
+    static PackedWeights to_bf16(WeightType source, const void* data, int64_t n, int64_t k);
+    // Whether BF16 weights can be packed and run here: the level in use is avx512 and the CPU
+    // has AVX512_BF16.
+    static bool bf16_available();
 
     PackedWeights(const PackedWeights&) = delete;
     PackedWeights& operator=(const PackedWeights&) = delete;
@@ -67,6 +78,8 @@ private:
 // K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
 // Q8_0 weights: each row of x is quantised per block of 32 to int8 (scale max|x| / 127,
 // round to nearest even) and the products are exact integer sums scaled per block.
+// BF16 weights: each row of x is rounded to bfloat16 (nearest even) and the products of
+// pairs are accumulated in f32.
 // The kernels are those of w.level(); levels give bitwise identical Q8_0 results.
 // Scratch space comes from `scratch` and is given back before returning. The caller owns the
 // team (one job at a time). Throws std::invalid_argument on mismatched sizes.

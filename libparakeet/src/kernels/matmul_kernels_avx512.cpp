@@ -9,13 +9,14 @@
 // per block acc = fma(float(isum), w_scale * x_scale, acc), so every level gives the same bits.
 //
 // f32 / F16 keep the AVX2 kernels: Zen 4 runs zmm FMAs at half rate, so a zmm tile has the
-// same peak; see docs/performance.md.
+// same peak; see docs/performance.md. The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
 #include <immintrin.h>
 
 #include <cstdint>
 #include <cstring>
 
 #include "kernels/matmul_layout.h"
+#include "kernels/matmul_store_avx512.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers).
@@ -36,15 +37,6 @@ inline __m512i broadcast_quad(const int8_t* p) {
 // acc += w_scale * x_scale * isum, for 16 outputs (the order of scale_add in the AVX2 file).
 inline __m512 scale_add(__m512i isum, __m512 w_scale, __m512 x_scale, __m512 acc) {
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(w_scale, x_scale), acc);
-}
-
-inline void store_row(float* c, __m512 acc, const float* bias, bool accumulate) {
-    if (accumulate) {
-        acc = _mm512_add_ps(_mm512_loadu_ps(c), acc);
-    } else if (bias) {
-        acc = _mm512_add_ps(acc, _mm512_loadu_ps(bias));
-    }
-    _mm512_storeu_ps(c, acc);
 }
 
 // Q8_0 tile of R <= 8 rows: the 8 weight vectors of a block are loaded once and used by every
@@ -79,7 +71,7 @@ void tile_q8_vnni_rows(int64_t nblocks, const int8_t* a, const float* a_scale,
         b += kQ8PanelBlockBytes;
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) store_row(c + r * ldc, f[r], bias, accumulate);
+    for (int r = 0; r < R; ++r) store_row_avx512(c + r * ldc, f[r], bias, accumulate);
 }
 
 void tile_q8_vnni(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
@@ -157,6 +149,7 @@ const MatmulKernels& avx512_matmul_kernels() {
         t.tile_q8_vnni = tile_q8_vnni;
         t.quantize_q8_vnni = quantize_q8_vnni;
         t.matvec_q8_vnni = matvec_q8_vnni;
+        add_bf16_matmul_kernels(t);
         return t;
     }();
     return k;

@@ -183,7 +183,8 @@ const MatmulKernels& scalar_matmul_kernels() {
     static const MatmulKernels k{tile_f32,          tile_q8,    widen_q8,   f16_to_f32_n,
                                  pack_rows_f32,     quantize_row_q8,       quantize_panel_q8,
                                  matvec_f32,        matvec_f16, matvec_q8,
-                                 nullptr,           nullptr,    nullptr};  // no VNNI
+                                 nullptr,           nullptr,    nullptr,   // no VNNI
+                                 nullptr,           nullptr,    nullptr,    nullptr};  // no BF16
     return k;
 }
 

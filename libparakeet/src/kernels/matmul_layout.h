@@ -34,6 +34,14 @@
 //     (each row's block contiguous, so quad t is the 32-bit word at 4 t), float scale[b MR + r]
 //     as above, and int32 corr[b MR + r] = -128 * (sum of that block's q), which cancels the
 //     +128 of the quad weights exactly. Missing rows are zero. Matrix-vector rows: MR = 1.
+//
+// BF16 (opt-in, made at load from F32 or F16 weights; only where the CPU has AVX512_BF16):
+//   weights:      K2 = ceil(K / 2) pairs of k; panel[32 t + 2 j + h] = bf16 of W[16 p + j][2 t + h]
+//                 (zero past K and past N): one zmm per pair of k, what vdpbf16ps multiplies.
+//   activations:  pairs too, one 32-bit word per row and pair of k (low half the even k):
+//                 GEMM (MR = kRowsBf16), K slices counted in pairs as F32 counts floats:
+//                   uint32 a[t MR + r] = (bf16 x[MR i + r][k0 + 2 t], bf16 x[..][k0 + 2 t + 1])
+//                 matrix-vector rows: the K2 words of one row.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +61,8 @@ constexpr size_t kQ8PanelBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block
 constexpr size_t kQ8WideBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block * 2;  // 1088
 constexpr int64_t kQ8QuadsPerBlock = kQ8Block / 4;
 constexpr int32_t kQ8QuadBias = 128;
+constexpr int64_t kRowsBf16 = 8;
+constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
 
 // Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels).
 static inline bool q8_uses_quads(IsaLevel level) { return level >= IsaLevel::Avx512; }
@@ -119,12 +129,29 @@ struct MatmulKernels {
     // out[0..16) for one quad-layout panel and one row quantised with mr = 1.
     void (*matvec_q8_vnni)(const int8_t* xq, const float* x_scale, const int32_t* x_corr,
                            int64_t nblocks, const uint8_t* panel, float* out);
+
+    // BF16 weights with vdpbf16ps (opt-in); null in the tables below the avx512 level, and
+    // reached only through BF16 weights, which are packed only where the CPU has AVX512_BF16.
+    // Tile of kRowsBf16 rows over kc pairs of k: a = one slice of a row panel, b = the panel's
+    // kc pairs.
+    void (*tile_bf16)(int64_t rows, int64_t kc, const uint32_t* a, const uint16_t* b, float* c,
+                      int64_t ldc, const float* bias, bool accumulate);
+    // Packs columns [0, k_valid) of rows [0, rows) of x (row stride ldx) into one row panel
+    // slice of kc >= k_valid / 2 pairs (kRowsBf16 rows; columns past k_valid and missing rows
+    // are zero).
+    void (*pack_rows_bf16)(const float* x, int64_t rows, int64_t ldx, int64_t kc, int64_t k_valid,
+                           uint32_t* a);
+    // One row of K floats as ceil(K / 2) pairs; out[0..16) = that row times one BF16 panel.
+    void (*row_to_bf16)(const float* x, int64_t K, uint32_t* pairs);
+    void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
 };
 
 const MatmulKernels& scalar_matmul_kernels();
 #if defined(PARAKEET_HAVE_X86)
 const MatmulKernels& avx2_matmul_kernels();
 const MatmulKernels& avx512_matmul_kernels();
+// Fills the bf16 entries (matmul_kernels_bf16_avx512.cpp).
+void add_bf16_matmul_kernels(MatmulKernels& table);
 #endif
 // The table of a level (weights packed for that level run on it); `level` must not exceed
 // cpu_features().level.

@@ -4,7 +4,9 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <vector>
 
+#include "kernels/bf16.h"
 #include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_layout.h"
@@ -22,6 +24,7 @@ size_t panel_bytes(WeightType type, int64_t k) {
         case WeightType::F32: return static_cast<size_t>(k) * kPanel * sizeof(float);
         case WeightType::F16: return static_cast<size_t>(k) * kPanel * sizeof(uint16_t);
         case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8PanelBlockBytes;
+        case WeightType::BF16: return static_cast<size_t>((k + 1) / 2) * kBf16PairBytes;
     }
     return 0;
 }
@@ -36,6 +39,19 @@ void pack_plain(const T* w, int64_t n, int64_t k, T* out) {
             if (row >= n) continue;  // padding stays zero
             const T* src = w + row * k;
             for (int64_t kk = 0; kk < k; ++kk) dst[kk * kPanel + j] = src[kk];
+        }
+    }
+}
+
+// The BF16 pair layout; padding rows and the k past an odd K stay zero.
+void pack_bf16_pairs(const uint16_t* w, int64_t n, int64_t k, uint16_t* out) {
+    const int64_t panels = (n + kPanel - 1) / kPanel;
+    const int64_t pairs = (k + 1) / 2;
+    for (int64_t p = 0; p < panels; ++p) {
+        uint16_t* dst = out + p * pairs * 2 * kPanel;
+        for (int64_t j = 0; j < kPanel && p * kPanel + j < n; ++j) {
+            const uint16_t* src = w + (p * kPanel + j) * k;
+            for (int64_t kk = 0; kk < k; ++kk) dst[(kk / 2) * 2 * kPanel + 2 * j + kk % 2] = src[kk];
         }
     }
 }
@@ -93,6 +109,7 @@ size_t weight_row_bytes(WeightType type, int64_t k) {
         case WeightType::F32: return static_cast<size_t>(k) * sizeof(float);
         case WeightType::F16: return static_cast<size_t>(k) * sizeof(uint16_t);
         case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8RawBlockBytes;
+        case WeightType::BF16: return static_cast<size_t>(k) * sizeof(uint16_t);
     }
     return 0;
 }
@@ -109,6 +126,9 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
     if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
         throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");
+    }
+    if (type == WeightType::BF16 && (level < IsaLevel::Avx512 || !bf16_available())) {
+        throw std::invalid_argument("PackedWeights: BF16 weights need AVX512_BF16 at the avx512 level");
     }
     if (data == nullptr) throw std::invalid_argument("PackedWeights: null data");
     bytes_ = static_cast<size_t>(n_panels()) * panel_bytes(type, k);
@@ -129,7 +149,30 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
             pack_q8_0(static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem),
                       q8_uses_quads(level) ? put_quads : put_pairs);
             break;
+        case WeightType::BF16:
+            pack_bf16_pairs(static_cast<const uint16_t*>(data), n, k, reinterpret_cast<uint16_t*>(mem));
+            break;
     }
+}
+
+bool PackedWeights::bf16_available() { return cpu_features().has_avx512_bf16(); }
+
+PackedWeights PackedWeights::to_bf16(WeightType source, const void* data, int64_t n, int64_t k) {
+    if (source != WeightType::F32 && source != WeightType::F16) {
+        throw std::invalid_argument("PackedWeights::to_bf16: the source must be F32 or F16");
+    }
+    if (!bf16_available()) {
+        throw std::invalid_argument("PackedWeights: BF16 weights need AVX512_BF16 at the avx512 level");
+    }
+    if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
+    if (data == nullptr) throw std::invalid_argument("PackedWeights: null data");
+    std::vector<uint16_t> rounded(static_cast<size_t>(n * k));
+    for (size_t i = 0; i < rounded.size(); ++i) {
+        const float v = source == WeightType::F32 ? static_cast<const float*>(data)[i]
+                                                  : f16_to_f32(static_cast<const uint16_t*>(data)[i]);
+        rounded[i] = f32_to_bf16(v);
+    }
+    return PackedWeights(WeightType::BF16, rounded.data(), n, k, IsaLevel::Avx512);
 }
 
 int64_t PackedWeights::n_panels() const { return (n_ + kPanel - 1) / kPanel; }

@@ -2,7 +2,9 @@
 // prints the encoder's relative max |diff| and the token agreement (1 - edit distance / f32
 // token count) per head, and bounds the encoder drift. q8_0 runs twice: as stored
 // (PARAKEET_Q8_ALL=0, type "q8_0") and with the remaining F32 matrices quantised at load
-// (PARAKEET_Q8_ALL=1, "q8all"). The figures are reported, not hidden:
+// (PARAKEET_Q8_ALL=1, "q8all"). "bf16" is the f32 model itself loaded with PARAKEET_BF16=1
+// (where the CPU has AVX512_BF16); its encoder must also be the same bits on 1 and 3
+// threads. The figures are reported, not hidden:
 // random-weight fixture models amplify small numeric differences far more than trained ones.
 #include <gtest/gtest.h>
 
@@ -12,6 +14,7 @@
 #include <map>
 
 #include "audio/wav_reader.h"
+#include "kernels/matmul.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
 
@@ -36,8 +39,8 @@ std::vector<int> ids(const pk::Transcript& t) {
 }
 
 // Encoder output of `model` on `samples`, copied out of the backend's arena.
-std::vector<float> encode(const pk::Model& model, const std::vector<float>& samples) {
-    pk::Backend b(2);
+std::vector<float> encode(const pk::Model& model, const std::vector<float>& samples, int threads = 2) {
+    pk::Backend b(threads);
     b.arena().reset();
     const auto mel = model.compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));
     const auto enc = model.encode(b, mel);
@@ -45,13 +48,17 @@ std::vector<float> encode(const pk::Model& model, const std::vector<float>& samp
 }
 
 // Bounds on the encoder's max |diff| relative to its max |value|, against f32.
-const std::map<std::string, double> kEncoderBound = {{"f16", 2e-2}, {"q8_0", 1e-1}, {"q8all", 1e-1}};
+const std::map<std::string, double> kEncoderBound = {
+    {"f16", 2e-2}, {"q8_0", 1e-1}, {"q8all", 1e-1}, {"bf16", 5e-2}};
 
-// The file each type is read from, and the PARAKEET_Q8_ALL it is loaded with.
+// The file each type is read from (model<suffix>.gguf), and the switch it is loaded with.
 struct Variant {
-    std::string type, file, q8_all;
+    std::string type, suffix, env, value;
 };
-const Variant kVariants[] = {{"f16", "f16", "0"}, {"q8_0", "q8_0", "0"}, {"q8all", "q8_0", "1"}};
+const Variant kVariants[] = {{"f16", "-f16", "PARAKEET_Q8_ALL", "0"},
+                             {"q8_0", "-q8_0", "PARAKEET_Q8_ALL", "0"},
+                             {"q8all", "-q8_0", "PARAKEET_Q8_ALL", "1"},
+                             {"bf16", "", "PARAKEET_BF16", "1"}};
 
 TEST(QuantizedAgreement, F16AndQ8_0AgainstF32) {
     const auto fixtures = nemo_fixtures::all();
@@ -70,15 +77,19 @@ TEST(QuantizedAgreement, F16AndQ8_0AgainstF32) {
         for (float v : enc32) scale = std::max(scale, double(std::fabs(v)));
         for (const Variant& v : kVariants) {
             const std::string& type = v.type;
-            const std::string path = f.model_dir + "/model-" + v.file + ".gguf";
+            const std::string path = f.model_dir + "/model" + v.suffix + ".gguf";
             if (FILE* probe = std::fopen(path.c_str(), "rb")) std::fclose(probe);
             else continue;
+            if (type == "bf16" && !pk::kernels::PackedWeights::bf16_available()) continue;
             SCOPED_TRACE(path + " (" + type + ") on " + f.ref_path);
-            setenv("PARAKEET_Q8_ALL", v.q8_all.c_str(), 1);
+            setenv(v.env.c_str(), v.value.c_str(), 1);
             const auto q = pk::Model::load(path);
-            unsetenv("PARAKEET_Q8_ALL");
+            unsetenv(v.env.c_str());
+            EXPECT_EQ(q->bf16_encoder(), type == "bf16");
             const auto encq = encode(*q, samples);
             ASSERT_EQ(encq.size(), enc32.size());
+            if (type == "bf16") EXPECT_EQ(encode(*q, samples, 1), encq) << "bf16: 1 thread differs from 2";
+            if (type == "bf16") EXPECT_EQ(encode(*q, samples, 3), encq) << "bf16: 3 threads differ from 2";
             double diff = 0;
             for (size_t i = 0; i < enc32.size(); ++i) diff = std::max(diff, double(std::fabs(enc32[i] - encq[i])));
             EXPECT_LT(diff / scale, kEncoderBound.at(type));

@@ -5,6 +5,7 @@
 
 #include "common/errors.h"
 #include "model/hotword_decode.h"
+#include "model/layers/bf16_at_load.h"
 #include "model/layers/q8_at_load.h"
 #include "model/request_progress.h"
 #include "model/tensor_loader.h"
@@ -48,7 +49,8 @@ std::unique_ptr<Model> Model::load(const std::string& path) {
     std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
     m->attention_ = attention_from_environment();
     m->config_ = read_model_config(m->gguf_);
-    const TensorLoader tensors(m->gguf_, is_q8_0_model(m->gguf_) && q8_all_from_environment());
+    m->bf16_ = bf16_from_environment();
+    const TensorLoader tensors(m->gguf_, {is_q8_0_model(m->gguf_) && q8_all_from_environment(), m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {

@@ -107,6 +107,10 @@ public:
     void set_attention(const AttentionSetting& a);
     AttentionSetting attention() const;
 
+    // Whether the encoder's F32/F16 matrices were rounded to bfloat16 at load (PARAKEET_BF16=1,
+    // model/layers/bf16_at_load.h).
+    bool bf16_encoder() const { return bf16_; }
+
     // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the default
     // thread budget divided among them, at least 1 each); backends <= 1 removes the pool and
     // runs requests on the process-wide default backend. Requests already running finish on
@@ -187,6 +191,7 @@ private:
 
     mutable std::mutex attention_mu_;
     AttentionSetting attention_;
+    bool bf16_ = false;
 
     // Resamplers by input rate, built on first use (their filter tables are shared).
     mutable std::mutex resamplers_mu_;

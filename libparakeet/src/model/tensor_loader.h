@@ -16,12 +16,19 @@
 
 namespace pk {
 
+// What Linear::load may do to a stored F32/F16 matrix.
+struct WeightConversions {
+    bool q8_at_load = false;  // quantise those of model/layers/q8_at_load.h to Q8_0
+    bool bf16 = false;        // round those of model/layers/bf16_at_load.h to bfloat16
+};
+
 class TensorLoader {
 public:
-    // q8_at_load: quantise the F32 matrices of model/layers/q8_at_load.h to Q8_0 (Linear::load).
-    explicit TensorLoader(const GgufReader& gguf, bool q8_at_load = false) : gguf_(gguf), q8_at_load_(q8_at_load) {}
+    explicit TensorLoader(const GgufReader& gguf, WeightConversions conversions = {})
+        : gguf_(gguf), conversions_(conversions) {}
 
-    bool q8_at_load() const { return q8_at_load_; }
+    bool q8_at_load() const { return conversions_.q8_at_load; }
+    bool bf16() const { return conversions_.bf16; }
 
     bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }
 
@@ -39,7 +46,7 @@ public:
 
 private:
     const GgufReader& gguf_;
-    bool q8_at_load_;
+    WeightConversions conversions_;
 };
 
 }  // namespace pk

@@ -31,7 +31,7 @@ from parakeet_py import Context, ParakeetError, Transcript, load_audio
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, attention_label, file_error,
-                     threads_per_backend)
+                     kernels_label, threads_per_backend)
 from .wer import word_errors
 
 DEFAULT_MANIFEST = Path(parakeet_py.__file__).resolve().parent / "data" / "bench_manifest.tsv"
@@ -218,7 +218,7 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
 
     \b
     JSON (--json): {model, random_weights, decoder, threads, attention (the setting), isa (kernel
-      level), load_ms,
+      level, "+bf16" with PARAKEET_BF16=1), load_ms,
       files: [{path, audio_sec, proc_ms, rtfx, attention (what ran), text, [reference, wer]}],
       total_audio_sec, total_proc_ms, rtfx,
       [concurrency, wall_ms, aggregate_rtfx]   (with --concurrency > 1)
@@ -252,6 +252,6 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
                 raise click.ClickException(f"manifest line {entry.line}: {file_error(entry.path, str(e))}") from e
         results, wall_ms = run_bench(ctx, audio, decoder, progress)
         report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms,
-                              attention_label(ctx.attention), ctx.info["isa"], entries, audio,
+                              attention_label(ctx.attention), kernels_label(ctx.info), entries, audio,
                               ctx.sample_rate, results, wall_ms)
     click.echo(json.dumps(report, indent=2, ensure_ascii=False) if as_json else format_table(report))

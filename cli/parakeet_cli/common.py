@@ -49,6 +49,13 @@ def attention_label(attention: "Attention | Dict[str, Any] | None") -> str:
         return f"local[{attention[0]},{attention[1]}]"
     return str(attention)
 
+
+def kernels_label(info: Dict[str, Any]) -> str:
+    """The kernel level a loaded model runs ("avx512"), plus "+bf16" when PARAKEET_BF16=1 gave
+    it a bfloat16 encoder."""
+    return str(info.get("isa", "")) + ("+bf16" if info.get("bf16_encoder") else "")
+
+
 MODEL_PATH = click.Path(exists=True, dir_okay=False, readable=True)
 
 

@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from parakeet_py import Context
 
-from .common import MODEL_PATH, attention_label
+from .common import MODEL_PATH, attention_label, kernels_label
 
 # info fields in display order, with their labels.
 _INFO_ROWS = (
@@ -47,7 +47,7 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
         rows.append(("attention", f"{attention_label(info['attention'])} (auto: full up to "
                                   f"{info['auto_full_max_frames']} encoder frames, local above)"))
     if "isa" in info:
-        rows.append(("kernels", info["isa"]))
+        rows.append(("kernels", kernels_label(info)))
     return rows
 
 

@@ -67,6 +67,29 @@ def test_info_reports_attention_and_kernels():
     assert doc["attention"] == {"mode": "auto"} and doc["auto_full_max_frames"] > 0
 
 
+def test_info_reports_a_bf16_encoder(monkeypatch):
+    """PARAKEET_BF16=1 shows as "+bf16" in info and bench; where the CPU cannot run it, the load
+    fails with a message that says why."""
+    monkeypatch.setenv("PARAKEET_BF16", "1")
+    table = run("info", "-m", MODEL)
+    if table.exit_code != 0:
+        assert "AVX512_BF16" in table.stderr, table.stderr
+        return
+    assert any(line.startswith("kernels") and line.split()[-1] == "avx512+bf16"
+               for line in table.stdout.splitlines()), table.stdout
+    assert json.loads(run("info", "-m", MODEL, "--json").stdout)["bf16_encoder"] is True
+    report = json.loads(run("bench", "-m", MODEL, "--json", "--no-progress").stdout)
+    assert report["isa"] == "avx512+bf16" and report["files"][0]["text"] is not None
+    monkeypatch.setenv("PARAKEET_BF16", "0")
+    assert json.loads(run("info", "-m", MODEL, "--json").stdout)["bf16_encoder"] is False
+
+
+def test_a_bad_bf16_switch_is_an_error(monkeypatch):
+    monkeypatch.setenv("PARAKEET_BF16", "yes")
+    result = run("info", "-m", MODEL)
+    assert result.exit_code != 0 and 'PARAKEET_BF16 must be 0' in result.stderr, result.stderr
+
+
 def test_bench_reports_attention_and_kernels():
     result = run("bench", "-m", MODEL, "--attention", "full", "--json", "--no-progress")
     assert result.exit_code == 0, result.output

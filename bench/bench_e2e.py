@@ -22,6 +22,9 @@ Engines (the whole pipeline per request, from float samples to token ids/text):
           worker with PARAKEET_CPU=L (scalar | avx2 | avx512); a plain ours-W in --engines
           becomes one engine per --levels entry. The worker reads back the level that ran
           (model info "isa") and the run stops if it is not the one asked for.
+  ours-W+bf16[@avx512] (optional) W = f32 | f16 loaded with PARAKEET_BF16=1: the encoder's
+          matrices rounded to bfloat16 at load, products on vdpbf16ps (needs AVX512_BF16;
+          only the avx512 level has it). Not an f32 engine for the targets below.
   ours-base-W  the same on --lib-base (a libparakeet built from an older commit, e.g. the
           issue's base 67e3060); its own dispatch (that commit has no avx512 level to pick).
   nemo    torch.set_num_threads(T), model.eval(), torch.no_grad(): model.preprocessor ->
@@ -55,7 +58,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 ENGINES = ("ours-f32", "ours-f16", "ours-q8_0", "nemo", "ort", "ort-int8", "onnx-asr", "onnx-asr-int8")
-OPTIONAL_ENGINES = ("nemo-transcribe", "ours-base-W (with --lib-base)", "pcpp-W", "ours-W@L")
+OPTIONAL_ENGINES = ("nemo-transcribe", "ours-base-W (with --lib-base)", "pcpp-W", "ours-W@L", "ours-W+bf16")
 LEVELS = ("scalar", "avx2", "avx512")
 PCPP_DIR = os.path.join(bl.REPO, ".cache", "pcpp")
 
@@ -64,9 +67,15 @@ PCPP_DIR = os.path.join(bl.REPO, ".cache", "pcpp")
 
 class OursEngine:
     def __init__(self, model_dir, wtype, threads, lib):
+        wtype, _, conversion = wtype.partition("+")
         self.pk = bl.Parakeet(os.path.join(model_dir, f"model-{wtype}.gguf"), lib)
         self.pk.set_threads(threads)
-        self.isa = self.pk.info().get("isa")  # None from a library older than the field
+        info = self.pk.info()
+        self.isa = info.get("isa")  # None from a library older than the field
+        if conversion == "bf16":
+            if not info.get("bf16_encoder"):
+                raise RuntimeError("PARAKEET_BF16=1 did not give a bfloat16 encoder")
+            self.isa += "+bf16"
 
     def run(self, audio):
         t0 = time.perf_counter()
@@ -395,6 +404,9 @@ def worker_argv(args, engine):
 def worker_env(args, engine):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     env.pop("PARAKEET_CPU", None)
+    env.pop("PARAKEET_BF16", None)
+    if "+bf16" in engine:
+        env["PARAKEET_BF16"] = "1"
     if "@" in engine:
         env["PARAKEET_CPU"] = engine.split("@")[1]
     if engine.startswith("pcpp-"):
@@ -422,7 +434,9 @@ def expand_engines(names, levels):
     out = []
     for e in names:
         if e.startswith("ours-") and not e.startswith("ours-base-") and "@" not in e:
-            out += [e if lv == "auto" else f"{e}@{lv}" for lv in levels]
+            # bfloat16 products exist only at the avx512 level.
+            lv_e = [lv for lv in levels if lv in ("auto", "avx512")] if "+bf16" in e else levels
+            out += [e if lv == "auto" else f"{e}@{lv}" for lv in lv_e]
         else:
             out.append(e)
     for e in out:
@@ -519,7 +533,7 @@ def main():
             workers[e] = bl.Worker(e, worker_argv(args, e), worker_env(args, e))
         ready = {e: w.call("ready") for e, w in workers.items()}
         for e in engines:  # a run must prove which instruction set each libparakeet used
-            if "@" in e and ready[e]["isa"] != e.split("@")[1]:
+            if "@" in e and ready[e]["isa"].split("+")[0] != e.split("@")[1]:
                 raise RuntimeError(f"{e}: the library ran {ready[e]['isa']!r}")
         for e, w in workers.items():  # warm-up
             w.call("run")

@@ -18,7 +18,8 @@ DEADLINE_SEC = 30
 
 @pytest.fixture(scope="module")
 def long_wav():
-    # Long enough (seconds of compute on the fixture model) for requests to overlap surely.
+    # About 70 ms of compute on the fixture model: the tests that use it wait until it runs or
+    # accept that it has finished; those that need requests to overlap use very_long_wav.
     return long_wav_bytes(120)
 
 
@@ -53,8 +54,12 @@ def test_parallel_requests_equal_sequential_ones(tmp_path):
         assert srv.metric("parakeet_requests_total", {"status": "503"}) == 0
 
 
-def test_k_backends_run_at_once(tmp_path, long_wav):
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2"], tmp_path) as srv:
+def test_k_backends_run_at_once(tmp_path, very_long_wav):
+    # Seconds of compute per request, so that the 10 ms sampler cannot miss the overlap (with
+    # the 120 s clip a request took ~70 ms, and the check failed on a loaded machine).
+    long_wav = very_long_wav
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2", "--attention", "full"],
+                       tmp_path) as srv:
         peak = {"in_use": 0.0, "depth": 0.0}
         done = threading.Event()
 
@@ -113,8 +118,9 @@ def test_full_queue_answers_503_with_retry_after(tmp_path, very_long_wav):
         assert srv.metric("parakeet_requests_total", {"route": URL_PATH, "status": "503"}) == 3
 
 
-def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, long_wav):
-    with ServerProcess(["--concurrency", "1", "--max-queue", "0"], tmp_path) as srv:
+def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, very_long_wav):
+    long_wav = very_long_wav  # the first request must still run when the others arrive
+    with ServerProcess(["--concurrency", "1", "--max-queue", "0", "--attention", "full"], tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=6) as pool:
             results = list(pool.map(lambda i: transcribe(srv, f"{i}.wav", long_wav), range(6)))
         codes = sorted(r.status_code for r in results)

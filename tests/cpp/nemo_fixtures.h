@@ -48,25 +48,19 @@ inline std::vector<std::string> list(const std::string& dir, const std::string& 
 struct Fixture {
     std::string model_dir;  // tests/data/nemo/<model>
     std::string model_name;
-    std::string ref_path;   // .../ref_<clip>.gguf
+    std::string ref_path;   // .../<prefix><clip...>.gguf
 };
 
-// Every (model, clip) pair that has a reference file.
-inline std::vector<Fixture> all() {
+// Every reference file named <prefix>*.gguf in every model folder, by model then file name:
+// "ref_" (one clip, the default), "longref_", "streamref_", "beamref_".
+inline std::vector<Fixture> all(const std::string& prefix = "ref_") {
     std::vector<Fixture> out;
     const std::string root = data_dir() + "/nemo";
     for (const auto& model : list(root, "", "")) {
         if (model[0] == '.') continue;
         const std::string dir = root + "/" + model;
-        for (const auto& ref : list(dir, "ref_", ".gguf")) out.push_back({dir, model, dir + "/" + ref});
+        for (const auto& ref : list(dir, prefix, ".gguf")) out.push_back({dir, model, dir + "/" + ref});
     }
-    return out;
-}
-
-// Every long-clip reference of one model folder (tests/data/nemo/<model>/longref_*.gguf).
-inline std::vector<std::string> long_refs(const std::string& model_dir) {
-    std::vector<std::string> out;
-    for (const auto& ref : list(model_dir, "longref_", ".gguf")) out.push_back(model_dir + "/" + ref);
     return out;
 }
 

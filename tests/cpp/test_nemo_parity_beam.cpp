@@ -29,22 +29,8 @@
 
 namespace {
 
-struct BeamFixture {
-    std::string model_dir;
-    std::string model_name;
-    std::string ref_path;  // .../beamref_<clip>.gguf
-};
-
-std::vector<BeamFixture> beam_fixtures() {
-    std::vector<BeamFixture> out;
-    const std::string root = nemo_fixtures::data_dir() + "/nemo";
-    for (const auto& model : nemo_fixtures::list(root, "", "")) {
-        if (model[0] == '.') continue;
-        const std::string dir = root + "/" + model;
-        for (const auto& ref : nemo_fixtures::list(dir, "beamref_", ".gguf")) out.push_back({dir, model, dir + "/" + ref});
-    }
-    return out;
-}
+// A beamref_<clip>.gguf and its model folder.
+using BeamFixture = nemo_fixtures::Fixture;
 
 std::vector<int> ints(const pk::GgufReader& r, const std::string& key) {
     std::vector<int> out;
@@ -218,7 +204,7 @@ TEST_P(NemoBeam, ModelNBestEqualsNeMoAndIsTheSameInAPool) {
 }  // namespace
 
 namespace {
-INSTANTIATE_TEST_SUITE_P(Fixtures, NemoBeam, ::testing::ValuesIn(beam_fixtures()), fixture_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, NemoBeam, ::testing::ValuesIn(nemo_fixtures::all("beamref_")), fixture_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(NemoBeam);
 
 }  // namespace

@@ -41,16 +41,11 @@ std::string setting_name(const std::string& ref_path) {
 // Every (model, long reference, head) there is.
 std::vector<Case> all_cases() {
     std::vector<Case> out;
-    const std::string root = nemo_fixtures::data_dir() + "/nemo";
-    for (const auto& model : nemo_fixtures::list(root, "", "")) {
-        if (model[0] == '.') continue;
-        const std::string dir = root + "/" + model;
-        for (const auto& path : nemo_fixtures::long_refs(dir)) {
-            const pk::GgufReader ref = pk::GgufReader::open(path);
-            for (const char* head : {"tdt", "rnnt", "ctc"})
-                if (ref.has_key(std::string("ref.") + head + ".ids"))
-                    out.push_back({dir, model, path, setting_name(path), head});
-        }
+    for (const auto& f : nemo_fixtures::all("longref_")) {
+        const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
+        for (const char* head : {"tdt", "rnnt", "ctc"})
+            if (ref.has_key(std::string("ref.") + head + ".ids"))
+                out.push_back({f.model_dir, f.model_name, f.ref_path, setting_name(f.ref_path), head});
     }
     return out;
 }

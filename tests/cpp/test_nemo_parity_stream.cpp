@@ -40,17 +40,12 @@ std::pair<std::string, std::string> clip_and_setting(const std::string& file) {
 
 std::vector<Case> all_cases() {
     std::vector<Case> out;
-    const std::string root = nemo_fixtures::data_dir() + "/nemo";
-    for (const auto& model : nemo_fixtures::list(root, "", "")) {
-        if (model[0] == '.') continue;
-        const std::string dir = root + "/" + model;
-        for (const auto& file : nemo_fixtures::list(dir, "streamref_", ".gguf")) {
-            const pk::GgufReader ref = pk::GgufReader::open(dir + "/" + file);
-            const auto [clip, setting] = clip_and_setting(file);
-            for (const char* head : {"tdt", "rnnt", "ctc"})
-                if (ref.has_key(std::string("ref.") + head + ".ids"))
-                    out.push_back({dir, model, dir + "/" + file, clip, setting, head});
-        }
+    for (const auto& f : nemo_fixtures::all("streamref_")) {
+        const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
+        const auto [clip, setting] = clip_and_setting(f.ref_path.substr(f.model_dir.size() + 1));
+        for (const char* head : {"tdt", "rnnt", "ctc"})
+            if (ref.has_key(std::string("ref.") + head + ".ids"))
+                out.push_back({f.model_dir, f.model_name, f.ref_path, clip, setting, head});
     }
     return out;
 }

@@ -74,6 +74,16 @@ static int write_wav(const char* path, unsigned format, unsigned bits, unsigned 
     return 0;
 }
 
+/* make_signal(n) quantised to 16 bits and written to <scratch>/<name> (mono, 16 kHz, PCM16),
+ * whose path goes to `path`: the WAV file and the returned buffer hold the same samples. */
+static float* make_wav_signal(int n, const char* scratch, const char* name, char* path, size_t path_size) {
+    float* s = make_signal(n);
+    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
+    snprintf(path, path_size, "%s/%s", scratch, name);
+    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+    return s;
+}
+
 /* The value of "text" in a transcript JSON document (no escapes in our test outputs). */
 static char* json_text(const char* json) {
     const char* p = strstr(json, "\"text\":\"");
@@ -248,12 +258,8 @@ static void test_success_clears_errors(parakeet_ctx* ctx) {
 
 static void test_results(parakeet_ctx* ctx, const char* scratch) {
     const int n = 16000 * 2;
-    float* s = make_signal(n);
-    /* Quantise to 16-bit so the WAV file and the PCM buffer hold the same samples. */
-    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
     char path[1024];
-    snprintf(path, sizeof path, "%s/signal.wav", scratch);
-    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+    float* s = make_wav_signal(n, scratch, "signal.wav", path, sizeof path);
 
     for (int decoder = 0; decoder <= 2; ++decoder) {
         char* text = parakeet_capi_transcribe_pcm(ctx, s, n, 16000, decoder);
@@ -377,11 +383,8 @@ static void test_streams(parakeet_ctx* ctx) {
  * path == pcm, the refusals, and a graph outliving its context. */
 static void test_hotwords(parakeet_ctx* ctx, const char* scratch, const char* rnnt_model) {
     const int n = 16000 * 2;
-    float* s = make_signal(n);
-    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
     char path[1024];
-    snprintf(path, sizeof path, "%s/hotwords.wav", scratch);
-    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+    float* s = make_wav_signal(n, scratch, "hotwords.wav", path, sizeof path);
 
     const char* phrases[2] = {"garden", "garden gate"};
     parakeet_context_graph* zero = parakeet_capi_context_create_text(ctx, phrases, NULL, 2, 0.0f);
@@ -491,11 +494,8 @@ static void test_missing_head(const char* rnnt_model) {
 
 static void test_progress_and_cancel(parakeet_ctx* ctx, const char* scratch) {
     const int n = 16000 * 3;
-    float* s = make_signal(n);
-    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
     char path[1024];
-    snprintf(path, sizeof path, "%s/progress.wav", scratch);
-    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+    float* s = make_wav_signal(n, scratch, "progress.wav", path, sizeof path);
     char* plain = parakeet_capi_transcribe_pcm_json(ctx, s, n, 16000, 0);
     CHECK(plain != NULL);
 
@@ -626,11 +626,8 @@ static int count_of(const char* haystack, const char* needle) {
 
 static void test_nbest(parakeet_ctx* ctx, const char* rnnt_model, const char* ctc_model, const char* scratch) {
     const int n = 16000;
-    float* s = make_signal(n);
-    for (int i = 0; i < n; ++i) s[i] = (float)lrint(s[i] * 32767.0) / 32768.0f;
     char path[1024];
-    snprintf(path, sizeof path, "%s/nbest.wav", scratch);
-    CHECK(write_wav(path, 1, 16, 16000, s, n) == 0);
+    float* s = make_wav_signal(n, scratch, "nbest.wav", path, sizeof path);
 
     char* four = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 4, 4, 1, NULL);
     CHECK(four != NULL);

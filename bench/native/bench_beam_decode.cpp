@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "bench_model_clip.h"
 #include "bench_timing.h"
 #include "model/model.h"
 #include "runtime/backend.h"
@@ -24,18 +25,15 @@ using bench::Clock;
 using bench::ms_since;
 
 int main(int argc, char** argv) {
-    if (argc < 3) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf CLIP.wav [threads=2] [reps=7]\n", argv[0]);
-        return 2;
-    }
-    const int n_threads = argc > 3 ? std::atoi(argv[3]) : 2;
-    const int reps = argc > 4 ? std::atoi(argv[4]) : 7;
+    bench::ModelClipArgs args;
+    if (!bench::parse_model_clip_args(argc, argv, args)) return 2;
+    const int n_threads = args.threads;
+    const int reps = args.reps;
     try {
-        const auto model = pk::Model::load(argv[1]);
-        const pk::WavAudio wav = pk::read_wav_file(argv[2], 0);
+        const auto model = pk::Model::load(args.model);
+        const pk::WavAudio wav = pk::read_wav_file(args.clip, 0);
         const double audio_s = static_cast<double>(wav.samples.size()) / wav.sample_rate;
-        const pk::TransducerDecoder* dec = model->transducer();
-        if (dec == nullptr) throw std::runtime_error("the model has no transducer head");
+        const pk::TransducerDecoder* dec = &bench::transducer_of(*model);
         pk::Backend backend(n_threads);
         std::lock_guard<std::mutex> lock(backend.mutex());
 
@@ -77,7 +75,7 @@ int main(int argc, char** argv) {
         const double greedy_med = bench::median_of(ms[0]);
         std::printf("{\n  \"model\": \"%s\",\n  \"clip\": \"%s\",\n  \"audio_seconds\": %.3f,\n  \"threads\": %d,\n"
                     "  \"reps\": %d,\n  \"encoder_frames\": %lld,\n  \"encoder_ms\": %.2f,\n  \"decoders\": [\n",
-                    argv[1], argv[2], audio_s, n_threads, reps, static_cast<long long>(frames), enc_med);
+                    args.model, args.clip, audio_s, n_threads, reps, static_cast<long long>(frames), enc_med);
         for (size_t i = 0; i < beams.size(); ++i) {
             const double d = bench::median_of(ms[i]);
             std::printf("    {\"config\": \"%s\", \"decode_ms\": %.2f, \"decode_vs_greedy\": %.2f, \"tokens\": %zu, "

@@ -54,13 +54,10 @@ std::string nbest_json(const std::vector<pk::ScoredTranscript>& hyps, const pk::
         j.key("tokens").begin_array();
         for (const pk::TranscriptToken& t : h.transcript.tokens) {
             j.begin_object();
-            j.key("id").value(t.id);
-            j.key("frame").value(t.frame);
-            j.key("t").value(t.frame * frame_sec, 3);
+            pk::capi::write_token_fields(j, t, frame_sec);
+            j.key("frame").value(t.frame);  // parakeet.cpp's keys beyond the transcript's
             j.key("duration_frames").value(t.duration);
             j.key("duration").value(t.duration * frame_sec, 3);
-            j.key("conf").value(static_cast<double>(t.confidence), 4);
-            j.key("dur").value(t.duration);
             j.end_object();
         }
         j.end_array();

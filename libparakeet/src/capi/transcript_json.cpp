@@ -17,14 +17,18 @@ void write_words(JsonWriter& j, const std::vector<TranscriptWord>& words) {
     j.end_array();
 }
 
+void write_token_fields(JsonWriter& j, const TranscriptToken& token, double frame_sec) {
+    j.key("id").value(token.id);
+    j.key("t").value(token.frame * frame_sec, 3);
+    j.key("conf").value(static_cast<double>(token.confidence), 4);
+    j.key("dur").value(token.duration);
+}
+
 void write_tokens(JsonWriter& j, const std::vector<TranscriptToken>& tokens, double frame_sec) {
     j.begin_array();
     for (const auto& tok : tokens) {
         j.begin_object();
-        j.key("id").value(tok.id);
-        j.key("t").value(tok.frame * frame_sec, 3);
-        j.key("conf").value(static_cast<double>(tok.confidence), 4);
-        j.key("dur").value(tok.duration);
+        write_token_fields(j, tok, frame_sec);
         j.end_object();
     }
     j.end_array();

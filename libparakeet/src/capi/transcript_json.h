@@ -17,5 +17,7 @@ std::string transcript_to_json(const Transcript& t, double audio_seconds);
 // The "words" and "tokens" arrays of that document (also in the stream documents).
 void write_words(JsonWriter& j, const std::vector<TranscriptWord>& words);
 void write_tokens(JsonWriter& j, const std::vector<TranscriptToken>& tokens, double frame_sec);
+// One token's keys of the transcript document ("id", "t", "conf", "dur") into an open object.
+void write_token_fields(JsonWriter& j, const TranscriptToken& token, double frame_sec);
 
 }  // namespace pk::capi

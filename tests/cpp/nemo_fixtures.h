@@ -105,6 +105,29 @@ inline std::string clip_checksum(const std::vector<float>& samples) {
     return hex;
 }
 
+// An int64 array of a reference file's metadata as ints (token ids, frames, durations).
+inline std::vector<int> ints(const pk::GgufReader& ref, const std::string& key) {
+    std::vector<int> out;
+    for (int64_t v : ref.get_i64_array(key)) out.push_back(static_cast<int>(v));
+    return out;
+}
+
+// What the decoder tests take from a fixture model without loading its weights as a Model:
+// the file (for the decoders' own loaders), its config, tokenizer and transcript builder.
+struct ModelParts {
+    pk::GgufReader gguf;
+    pk::ModelConfig cfg;
+    pk::Tokenizer tokenizer;
+    pk::TranscriptBuilder builder;
+
+    explicit ModelParts(const std::string& path)
+        : gguf(pk::GgufReader::open(path)),
+          cfg(pk::read_model_config(gguf)),
+          tokenizer(cfg.pieces),
+          builder(tokenizer, static_cast<double>(cfg.pre.hop_length) / cfg.pre.sample_rate,
+                  cfg.enc.subsampling_factor) {}
+};
+
 // A reference tensor as a flat float vector (empty when absent).
 inline std::vector<float> tensor(const pk::GgufReader& ref, const std::string& name) {
     const pk::GgufTensor* t = ref.find_tensor(name);

@@ -27,25 +27,7 @@ namespace {
 
 bool file_exists(const std::string& path) { return std::ifstream(path).good(); }
 
-struct ModelUnderTest {
-    pk::GgufReader gguf;
-    pk::ModelConfig cfg;
-    pk::Tokenizer tokenizer;
-    pk::TranscriptBuilder builder;
-
-    explicit ModelUnderTest(const std::string& path)
-        : gguf(pk::GgufReader::open(path)),
-          cfg(pk::read_model_config(gguf)),
-          tokenizer(cfg.pieces),
-          builder(tokenizer, static_cast<double>(cfg.pre.hop_length) / cfg.pre.sample_rate,
-                  cfg.enc.subsampling_factor) {}
-};
-
-std::vector<int> ints(const pk::GgufReader& r, const std::string& key) {
-    std::vector<int> out;
-    for (int64_t v : r.get_i64_array(key)) out.push_back(static_cast<int>(v));
-    return out;
-}
+using nemo_fixtures::ints;
 
 // Compares one head's decode with NeMo's record under `ref.<head>.`.
 void expect_matches_nemo(const pk::GgufReader& ref, const std::string& head, const pk::Transcript& tr,
@@ -90,7 +72,7 @@ TEST_P(NemoDecoders, DecodeNeMoEncoderOutputLikeNeMo) {
     const nemo_fixtures::Fixture& fx = GetParam();
     const std::string model_path = fx.model_dir + "/model.gguf";
     if (!file_exists(model_path)) GTEST_SKIP() << model_path << " is missing (convert model.nemo first)";
-    ModelUnderTest m(model_path);
+    nemo_fixtures::ModelParts m(model_path);
     const pk::GgufReader ref = pk::GgufReader::open(fx.ref_path);
     const int64_t enc_len = ref.get_i64("ref.enc_len");
     const std::vector<float> enc = nemo_fixtures::tensor(ref, "enc");
@@ -141,7 +123,7 @@ TEST_P(NemoDecoders, FirstPredictionAndJointStepAndCtcLogitsMatch) {
     const nemo_fixtures::Fixture& fx = GetParam();
     const std::string model_path = fx.model_dir + "/model.gguf";
     if (!file_exists(model_path)) GTEST_SKIP() << model_path << " is missing (convert model.nemo first)";
-    ModelUnderTest m(model_path);
+    nemo_fixtures::ModelParts m(model_path);
     const pk::GgufReader ref = pk::GgufReader::open(fx.ref_path);
     const int64_t enc_len = ref.get_i64("ref.enc_len");
     if (enc_len == 0) GTEST_SKIP() << "no encoder frames";

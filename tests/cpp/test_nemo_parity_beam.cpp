@@ -32,28 +32,12 @@ namespace {
 // A beamref_<clip>.gguf and its model folder.
 using BeamFixture = nemo_fixtures::Fixture;
 
-std::vector<int> ints(const pk::GgufReader& r, const std::string& key) {
-    std::vector<int> out;
-    for (int64_t v : r.get_i64_array(key)) out.push_back(static_cast<int>(v));
-    return out;
-}
+using nemo_fixtures::ints;
 
 // NeMo's scores are sums of a few hundred float32 log-probabilities; ours come from logits that
 // differ from PyTorch's in the last bits.
 constexpr double kScoreTolerance = 1e-4;
 
-struct Loaded {
-    pk::GgufReader gguf;
-    pk::ModelConfig cfg;
-    pk::Tokenizer tokenizer;
-    pk::TranscriptBuilder builder;
-    explicit Loaded(const std::string& path)
-        : gguf(pk::GgufReader::open(path)),
-          cfg(pk::read_model_config(gguf)),
-          tokenizer(cfg.pieces),
-          builder(tokenizer, static_cast<double>(cfg.pre.hop_length) / cfg.pre.sample_rate,
-                  cfg.enc.subsampling_factor) {}
-};
 
 bool bitwise_equal(const std::vector<pk::BeamHypothesis>& a, const std::vector<pk::BeamHypothesis>& b) {
     if (a.size() != b.size()) return false;
@@ -74,7 +58,7 @@ TEST_P(NemoBeam, NBestListEqualsNeMo) {
     const BeamFixture& fx = GetParam();
     const std::string model_path = fx.model_dir + "/model.gguf";
     if (!std::ifstream(model_path).good()) GTEST_SKIP() << model_path << " is missing (convert model.nemo first)";
-    Loaded m(model_path);
+    nemo_fixtures::ModelParts m(model_path);
     const pk::GgufReader ref = pk::GgufReader::open(fx.ref_path);
     const pk::GgufReader enc_ref = pk::GgufReader::open(fx.model_dir + "/" + ref.get_string("ref.enc_source"));
     const int64_t enc_len = ref.get_i64("ref.enc_len");

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
+import pytest
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("tdt", "rnnt", "ctc", "hybrid_tdt_ctc")}
@@ -17,6 +18,8 @@ LONG = DATA / "audio" / "long_30s_16k.wav"
 
 # Small windows so that the fixture clips span many chunks (0.4 s chunks, 1.2 s left, 0.4 s right).
 SMALL = {"chunk": 0.4, "left": 1.2, "right": 0.4}
+# The same window as the server's --realtime-window / --sse-window value ("left,chunk,right").
+SMALL_WINDOW = f"{SMALL['left']},{SMALL['chunk']},{SMALL['right']}"
 
 
 @contextlib.contextmanager
@@ -33,6 +36,16 @@ def time_limit(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def per_test_limit(seconds: float):  # type: ignore[no-untyped-def]
+    """An autouse fixture bounding every test of the module that assigns it
+    (``_bounded = per_test_limit(120)``) with time_limit."""
+    @pytest.fixture(autouse=True)
+    def _bounded():  # type: ignore[no-untyped-def]
+        with time_limit(seconds):
+            yield
+    return _bounded
 
 
 def cuts(n: int, sizes: Sequence[int]) -> Iterator[Tuple[int, int]]:

@@ -14,7 +14,7 @@ import soundfile
 import soxr
 
 from parakeet_py import Context, load_audio
-from stream_testlib import MODELS, SMALL, SPEECH, run_stream, time_limit
+from stream_testlib import MODELS, SMALL, SPEECH, per_test_limit, run_stream
 
 ROOT = Path(__file__).resolve().parents[2]
 MODEL = MODELS["tdt"]
@@ -24,10 +24,7 @@ RUN_SEC = 120
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason="fixture model missing")
 
 
-@pytest.fixture(autouse=True)
-def _bounded():
-    with time_limit(RUN_SEC + 30):
-        yield
+_bounded = per_test_limit(RUN_SEC + 30)
 
 
 @pytest.fixture(scope="module")

@@ -19,25 +19,21 @@ from websockets.sync.client import connect
 
 from parakeet_py import Context, load_audio
 from server_harness import ServerProcess
-from stream_testlib import LONG, MODELS, SMALL, SPEECH, run_stream, time_limit
+from stream_testlib import LONG, MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
-WINDOW = f"{SMALL['left']},{SMALL['chunk']},{SMALL['right']}"
 WAIT_SEC = 60
 APPEND_BYTES = 4800  # 0.1 s of 24 kHz PCM16
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason="fixture model missing")
 
 
-@pytest.fixture(autouse=True)
-def _bounded():
-    with time_limit(240):
-        yield
+_bounded = per_test_limit(240)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--realtime-window", WINDOW, "--max-streams", "8",
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--realtime-window", SMALL_WINDOW, "--max-streams", "8",
                         "--max-append-mb", "0.25"], tmp_path_factory.mktemp("realtime"), model=MODEL) as srv:
         yield srv
 
@@ -231,8 +227,8 @@ def test_a_vanished_client_frees_its_stream(server, clips):
 
 
 def test_wrong_intent_and_idle_and_full_servers_close_cleanly(tmp_path, clips):
-    with ServerProcess(["--realtime-window", WINDOW, "--max-streams", "1", "--stream-idle-timeout", "1"], tmp_path,
-                       model=MODEL) as srv:
+    with ServerProcess(["--realtime-window", SMALL_WINDOW, "--max-streams", "1", "--stream-idle-timeout", "1"],
+                       tmp_path, model=MODEL) as srv:
         with connect(ws_url(srv, ""), open_timeout=WAIT_SEC) as ws:
             assert recv(ws)["error"]["code"] == "unsupported_intent"
             with pytest.raises(ConnectionClosed) as closed:

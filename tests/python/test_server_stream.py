@@ -13,10 +13,9 @@ import pytest
 
 from parakeet_py import Context, load_audio
 from server_harness import AUDIO, ServerProcess, long_wav_bytes
-from stream_testlib import MODELS, SMALL, SPEECH, run_stream, time_limit
+from stream_testlib import MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
-WINDOW = f"{SMALL['left']},{SMALL['chunk']},{SMALL['right']}"
 CLIPS = [SPEECH, AUDIO / "short_1s_16k.wav", AUDIO / "speech_44k_stereo.wav", AUDIO / "long_30s_16k.wav"]
 URL = "/v1/audio/transcriptions"
 WAIT_SEC = 60
@@ -24,15 +23,12 @@ WAIT_SEC = 60
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason="fixture model missing")
 
 
-@pytest.fixture(autouse=True)
-def _bounded():
-    with time_limit(240):
-        yield
+_bounded = per_test_limit(240)
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--sse-window", WINDOW, "--max-streams", "8"],
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--sse-window", SMALL_WINDOW, "--max-streams", "8"],
                        tmp_path_factory.mktemp("sse"), model=MODEL) as srv:
         yield srv
 
@@ -123,7 +119,7 @@ def test_a_client_vanishing_mid_stream_frees_its_stream(server, expected):
 def test_a_full_server_refuses_streams_cleanly(tmp_path):
     from websockets.sync.client import connect
 
-    with ServerProcess(["--sse-window", WINDOW, "--max-streams", "1"], tmp_path, model=MODEL) as srv:
+    with ServerProcess(["--sse-window", SMALL_WINDOW, "--max-streams", "1"], tmp_path, model=MODEL) as srv:
         with httpx.Client(timeout=WAIT_SEC) as http:
             # An open realtime session holds the one slot for as long as it stays connected.
             with connect(srv.url.replace("http", "ws") + "/v1/realtime?intent=transcription",

@@ -8,15 +8,12 @@ import pytest
 import soxr
 
 from parakeet_py import Context, ParakeetError, Stream, StreamUpdate, _native, load_audio
-from stream_testlib import LONG, MODELS, SMALL, SPEECH, run_stream, time_limit
+from stream_testlib import LONG, MODELS, SMALL, SPEECH, per_test_limit, run_stream
 
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in MODELS.values()), reason="fixture models missing")
 
 
-@pytest.fixture(autouse=True)
-def _bounded():
-    with time_limit(120):
-        yield
+_bounded = per_test_limit(120)
 
 
 @pytest.fixture(scope="module")

@@ -8,17 +8,14 @@ import numpy as np
 import pytest
 
 from parakeet_py import Context, ParakeetError, load_audio
-from stream_testlib import LONG, MODELS, SMALL, run_stream, time_limit
+from stream_testlib import LONG, MODELS, SMALL, per_test_limit, run_stream
 
 pytestmark = pytest.mark.skipif(not MODELS["tdt"].exists(), reason="fixture model missing")
 
 JOIN_SEC = 90
 
 
-@pytest.fixture(autouse=True)
-def _bounded():
-    with time_limit(150):
-        yield
+_bounded = per_test_limit(150)
 
 
 @pytest.fixture(scope="module")

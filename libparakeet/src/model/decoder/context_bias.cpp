@@ -11,7 +11,7 @@ ContextBiasPolicy::ContextBiasPolicy(const ContextGraph& graph, int top_m, int n
     : graph_(graph),
       top_m_(std::min(top_m > 0 ? top_m : kDefaultAcousticTopM, n_classes)),
       n_classes_(n_classes),
-      order_(static_cast<size_t>(n_classes)),
+      top_(static_cast<size_t>(std::max(top_m_, 1))),
       seen_(static_cast<size_t>(n_classes), 0) {}
 
 int ContextBiasPolicy::choose(const float* logits, int previous) {
@@ -30,12 +30,18 @@ int ContextBiasPolicy::choose(const float* logits, int previous) {
         if (label != blank && label != previous) score += graph_.transition(state_, label).delta;
         if (best < 0 || score > best_score) best = label, best_score = score;
     };
-    // The acoustic top-M, best first (ties: the lower label, as argmax takes it).
-    for (int i = 0; i < n_classes_; ++i) order_[static_cast<size_t>(i)] = i;
-    std::partial_sort(order_.begin(), order_.begin() + top_m_, order_.end(), [logits](int a, int b) {
-        return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-    });
-    for (int i = 0; i < top_m_; ++i) consider(order_[static_cast<size_t>(i)]);
+    // The acoustic top-M, best first (ties: the lower label, as argmax takes it), in one scan:
+    // a label enters only when it beats the M-th so far, and moves up past strictly smaller ones.
+    int* top = top_.data();
+    int n_top = 0;
+    for (int label = 0; label < n_classes_; ++label) {
+        const float v = logits[label];
+        if (n_top == top_m_ && !(v > logits[top[n_top - 1]])) continue;
+        int i = n_top < top_m_ ? n_top++ : top_m_ - 1;
+        for (; i > 0 && v > logits[top[i - 1]]; --i) top[i] = top[i - 1];
+        top[i] = label;
+    }
+    for (int i = 0; i < n_top; ++i) consider(top[i]);
     for (const ContextArc* a = graph_.arcs_begin(state_); a != graph_.arcs_end(state_); ++a) consider(a->token);
     consider(blank);
     return best;

@@ -38,7 +38,7 @@ private:
     int n_classes_;
     int state_ = ContextGraph::kRoot;
     ContextStats stats_;
-    std::vector<int> order_;         // label indices, for the top-M selection
+    std::vector<int> top_;           // the step's acoustic top-M labels, best first
     std::vector<unsigned> seen_;     // generation marks: a candidate is scored once per step
     unsigned generation_ = 0;
 };

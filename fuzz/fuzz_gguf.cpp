@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 #include "model/model.h"
 
 namespace nemo_fixtures {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 #include "model/transcript.h"
 
 namespace nemo_fixtures {

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 #include "model/model_config.h"
 #include "model/text/bpe_encoder.h"
 #include "nemo_fixtures.h"

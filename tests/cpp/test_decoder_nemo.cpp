@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/decoder/word_timestamps.h"
-#include "model/gguf_reader.h"
 #include "model/model_config.h"
 #include "model/tensor_loader.h"
 #include "model/text/tokenizer.h"

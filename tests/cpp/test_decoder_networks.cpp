@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "gguf/gguf_reader.h"
 #include "gguf_test_builder.h"
 #include "kernels/f16.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
-#include "model/gguf_reader.h"
 #include "model/tensor_loader.h"
 
 namespace {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "gguf_test_builder.h"
-#include "model/gguf_reader.h"
 
 namespace {
 

@@ -17,10 +17,10 @@
 #include <thread>
 #include <vector>
 
+#include "audio/wav_reader.h"
+#include "gguf/gguf_reader.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/decoder/word_timestamps.h"
-#include "audio/wav_reader.h"
-#include "model/gguf_reader.h"
 #include "model/model.h"
 #include "model/model_config.h"
 #include "model/tensor_loader.h"

@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "common/errors.h"
-#include "model/mapped_file.h"
+#include "gguf/mapped_file.h"
 
 namespace pk {
 namespace {

@@ -13,13 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/decoder/word_timestamps.h"
 #include "model/encoder/encoder.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
-#include "model/gguf_reader.h"
 #include "model/model_config.h"
 #include "model/request_options.h"
 #include "model/request_progress.h"

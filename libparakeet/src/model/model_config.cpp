@@ -1,7 +1,7 @@
 #include "model/model_config.h"
 
 #include "common/errors.h"
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 namespace pk {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 namespace pk {
 

@@ -13,7 +13,7 @@
 
 #include <string>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 namespace pk {
 

@@ -33,8 +33,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/gguf_types.h"
-#include "model/mapped_file.h"
+#include "gguf/gguf_types.h"
+#include "gguf/mapped_file.h"
 
 namespace pk {
 

@@ -1,4 +1,4 @@
-#include "model/gguf_types.h"
+#include "gguf/gguf_types.h"
 
 namespace pk {
 

@@ -1,4 +1,4 @@
-#include "model/gguf_parser.h"
+#include "gguf/gguf_parser.h"
 
 #include <cstring>
 #include <limits>

@@ -1,6 +1,7 @@
 // MappedFile: a whole file mapped read-only into memory (mmap, MAP_PRIVATE), unmapped when the
-// object dies. Model weights are used straight from the mapping, so loading a model costs no
-// copy and pages are shared by every process that maps the same file.
+// object dies. What a GGUF file holds (model weights) and WAV samples are used straight from
+// the mapping, so loading costs no copy and pages are shared by every process that maps the
+// same file.
 //
 // The mapping is only as stable as the file: if another process truncates the file while it is
 // mapped, touching the lost pages raises SIGBUS. Nothing in user space can prevent that; replace

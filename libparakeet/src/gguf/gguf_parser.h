@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 namespace pk {
 

@@ -1,4 +1,4 @@
-#include "model/mapped_file.h"
+#include "gguf/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

@@ -12,8 +12,8 @@ namespace pk {
 
 // Every failure to read a GGUF file or one of its values. what() always starts with the
 // file's name (its path, or the name given to GgufReader::from_buffer) followed by ": " and
-// says what is wrong, e.g. "model.gguf: key parakeet.encoder.d_model has type string,
-// expected an integer". It is a ModelError: to the C ABI, a problem of the model file.
+// says what is wrong, e.g. "model.gguf: key general.alignment has type string, expected an
+// integer". It is a ModelError: to the C ABI, a problem of the model file.
 class GgufError : public ModelError {
 public:
     using ModelError::ModelError;

@@ -1,4 +1,4 @@
-#include "model/gguf_reader.h"
+#include "gguf/gguf_reader.h"
 
 #include <cfloat>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "model/gguf_parser.h"
+#include "gguf/gguf_parser.h"
 
 namespace pk {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace nemo_fixtures {
 

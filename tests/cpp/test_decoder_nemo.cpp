@@ -17,10 +17,10 @@
 #include "gguf/gguf_reader.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
-#include "model/decoder/word_timestamps.h"
 #include "model/model_config.h"
 #include "model/tensor_loader.h"
 #include "model/text/tokenizer.h"
+#include "model/transcript/word_timestamps.h"
 #include "nemo_fixtures.h"
 
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "model/decoder/punctuation.h"
-#include "model/decoder/word_timestamps.h"
 #include "model/text/tokenizer.h"
+#include "model/transcript/punctuation.h"
+#include "model/transcript/word_timestamps.h"
 
 namespace {
 

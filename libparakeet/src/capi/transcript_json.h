@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "common/json_writer.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk::capi {
 

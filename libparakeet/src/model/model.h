@@ -16,7 +16,6 @@
 #include "gguf/gguf_reader.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
-#include "model/decoder/word_timestamps.h"
 #include "model/encoder/encoder.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
@@ -24,7 +23,8 @@
 #include "model/request_options.h"
 #include "model/request_progress.h"
 #include "model/text/tokenizer.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
+#include "model/transcript/word_timestamps.h"
 #include "runtime/backend.h"
 #include "runtime/backend_pool.h"
 

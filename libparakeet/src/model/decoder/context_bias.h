@@ -11,7 +11,7 @@
 
 #include "model/decoder/context_graph.h"
 #include "model/decoder/transducer_steps.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 

@@ -29,15 +29,6 @@ struct ContextArc {
     float bonus = 0.f;
 };
 
-// What a decode did with the graph: the JSON "context" object.
-struct ContextStats {
-    long transitions = 0;        // tokens emitted (each moves the graph)
-    long candidate_checks = 0;   // candidates scored
-    long completed_phrases = 0;  // phrase ends reached
-    long failed_prefixes = 0;    // partial matches broken off (a bonus given back)
-    double final_rollback = 0;   // finalize() of the last state (<= 0)
-};
-
 class ContextGraph {
 public:
     static constexpr int kRoot = 0;

@@ -11,7 +11,7 @@
 #include "model/decoder/stream_carry.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 
@@ -45,8 +45,6 @@ public:
                       CtcCarry& carry, std::vector<TranscriptToken>& tokens) const;
 
     int classes() const { return static_cast<int>(head_.out()); }
-    // Confidence settings (NeMo max_prob alpha); not thread-safe against running decodes.
-    void set_confidence(const ConfidenceOptions& c) { confidence_ = c; }
 
     size_t packed_bytes() const { return head_.packed_bytes(); }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "model/decoder/confidence.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 

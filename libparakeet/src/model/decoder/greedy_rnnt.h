@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "model/decoder/transducer_steps.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 

@@ -9,7 +9,7 @@
 
 #include "model/decoder/argmax.h"
 #include "model/decoder/transducer_steps.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 

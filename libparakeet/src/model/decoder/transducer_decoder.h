@@ -15,8 +15,7 @@
 #include "model/decoder/prediction_net.h"
 #include "model/decoder/stream_carry.h"
 #include "model/decoder/transducer_steps.h"
-#include "model/decoder/word_timestamps.h"
-#include "model/transcript.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
 
@@ -56,9 +55,7 @@ public:
     bool is_tdt() const { return !options_.durations.empty(); }
     TimestampRule timestamp_rule() const { return is_tdt() ? TimestampRule::Tdt : TimestampRule::Rnnt; }
     const GreedyOptions& options() const { return options_; }
-    // Confidence settings (NeMo max_prob alpha) and which NeMo greedy TDT loop to follow;
-    // not thread-safe against running decodes.
-    void set_confidence(const ConfidenceOptions& c) { options_.confidence = c; }
+    // Which NeMo greedy TDT loop to follow; not thread-safe against running decodes.
     void set_tdt_loop(TdtLoop loop) { options_.tdt_loop = loop; }
 
     size_t packed_bytes() const { return prediction_.packed_bytes() + joint_.packed_bytes(); }

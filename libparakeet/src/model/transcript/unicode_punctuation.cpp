@@ -4,7 +4,7 @@
 // Regenerate with:
 //   python3 -c 'import sys,unicodedata as u; print([c for c in range(sys.maxunicode+1)
 //               if u.category(chr(c)).startswith("P")])'   (then merge into ranges)
-#include "model/decoder/punctuation.h"
+#include "model/transcript/punctuation.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -8,10 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "model/decoder/context_graph.h"
 #include "model/encoder/attention_setting.h"
 
 namespace pk {
+
+// How a decoder's token frames become times (transcript/word_timestamps.h): each decoder says
+// which rule its tokens follow.
+enum class TimestampRule { Tdt, Rnnt, Ctc };
 
 struct TranscriptToken {
     int id = 0;              // token id, never the blank
@@ -28,6 +31,16 @@ struct TranscriptWord {
     float confidence = 0.f;  // minimum over the word's tokens (NeMo aggregation "min")
     int first_token = 0;     // the word is tokens[first_token, first_token + n_tokens)
     int n_tokens = 0;
+};
+
+// What a hotword decode did with its phrase graph (decoder/context_graph.h): the JSON
+// "context" object.
+struct ContextStats {
+    long transitions = 0;        // tokens emitted (each moves the graph)
+    long candidate_checks = 0;   // candidates scored
+    long completed_phrases = 0;  // phrase ends reached
+    long failed_prefixes = 0;    // partial matches broken off (a bonus given back)
+    double final_rollback = 0;   // finalize() of the last state (<= 0)
 };
 
 struct Transcript {

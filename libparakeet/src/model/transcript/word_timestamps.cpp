@@ -1,4 +1,4 @@
-#include "model/decoder/word_timestamps.h"
+#include "model/transcript/word_timestamps.h"
 
 #include <algorithm>
 #include <string>

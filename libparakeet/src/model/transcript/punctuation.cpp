@@ -1,4 +1,4 @@
-#include "model/decoder/punctuation.h"
+#include "model/transcript/punctuation.h"
 
 #include <algorithm>
 

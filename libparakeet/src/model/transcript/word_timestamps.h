@@ -27,13 +27,11 @@
 #include <string>
 #include <vector>
 
-#include "model/decoder/punctuation.h"
 #include "model/text/tokenizer.h"
-#include "model/transcript.h"
+#include "model/transcript/punctuation.h"
+#include "model/transcript/transcript.h"
 
 namespace pk {
-
-enum class TimestampRule { Tdt, Rnnt, Ctc };
 
 class TranscriptBuilder {
 public:

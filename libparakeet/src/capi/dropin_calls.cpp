@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "capi/context.h"
+#include "capi/decoder_number.h"
 #include "capi/transcript_json.h"
 #include "common/errors.h"
 #include "parakeet_capi.h"
@@ -33,7 +34,7 @@ struct Clip {
 // naming its clip.
 std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<Clip>& clips, int sample_rate,
                                            int decoder) {
-    const pk::RequestOptions options(pk::decoder_from_int(decoder));
+    const pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
     std::vector<pk::Transcript> out(clips.size());
     std::vector<std::exception_ptr> failed(clips.size());
     std::atomic<size_t> next{0};

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "capi/decoder_number.h"
 #include "common/errors.h"
-#include "model/model.h"
 
 namespace pk::capi {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "audio/wav_reader.h"
 #include "capi/context.h"
+#include "capi/decoder_number.h"
 #include "capi/transcript_json.h"
 #include "common/errors.h"
 #include "parakeet_capi.h"
@@ -22,7 +23,7 @@ void check_ctx(const parakeet_ctx* ctx) {
 
 // The request options of a call: the decoder, and the caller's progress callback when given.
 pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
-    pk::RequestOptions options(pk::decoder_from_int(decoder));
+    pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
     if (fn != nullptr)
         options.progress = [fn, user_data](double fraction) { return fn(static_cast<float>(fraction), user_data) == 0; };
     return options;

@@ -144,12 +144,6 @@ AttentionSetting Model::attention() const {
 
 namespace pk {
 
-DecoderChoice decoder_from_int(int decoder) {
-    if (decoder < 0 || decoder > 2)
-        throw InvalidInput("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
-    return static_cast<DecoderChoice>(decoder);
-}
-
 std::shared_ptr<BackendPool> Model::pool_snapshot() const {
     std::lock_guard<std::mutex> lock(pool_mu_);
     return pool_;

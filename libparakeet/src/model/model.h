@@ -37,10 +37,6 @@ struct MelFeatures {
     int64_t valid = 0;            // frames that count (NeMo's mel_len)
 };
 
-// The C ABI's decoder number (PARAKEET_DECODER_*) as a DecoderChoice; throws InvalidInput for
-// any other value. The one place that validates it.
-DecoderChoice decoder_from_int(int decoder);
-
 // Encoder output of one request, in the backend's arena.
 struct EncoderOutput {
     const float* data = nullptr;  // [frames, d_model], time-major

@@ -234,39 +234,35 @@ Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_ra
                       std::vector<float>* release) const {
     const bool use_ctc = options.hotwords ? hotwords_use_ctc(*this, options) : uses_ctc(options.decoder);
     if (use_ctc && options.beam.beam_size > 0) throw InvalidInput("beam search needs the TDT/RNN-T head, not CTC");
-    RequestProgress progress(options.progress);
-    const ProgressSpan whole{&progress, 0.0, 1.0};
-    whole.at(0.0);
-    const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, release, whole);
-    std::vector<TranscriptToken> tokens;
-    ContextStats hotword_stats;
-    if (enc.frames > 0 && options.hotwords) {
-        tokens = hotword_tokens(*this, b, enc.data, enc.frames, use_ctc, options, &hotword_stats);
-    } else if (enc.frames > 0) {
-        tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
-                         : transducer_tokens(b, enc.data, enc.frames, options);
-    }
-    whole.at(1.0);
-    const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
-    Transcript t = builder_->build(std::move(tokens), rule);
-    t.attention = enc.attention;
-    if (options.hotwords) t.context = hotword_stats;
-    b.arena().release_if_above(kArenaKeepBytes);
-    return t;
+    return with_encoded_request(b, samples, n, sample_rate, options, release, [&](const EncodedRequest& enc) {
+        std::vector<TranscriptToken> tokens;
+        ContextStats hotword_stats;
+        if (enc.frames > 0 && options.hotwords) {
+            tokens = hotword_tokens(*this, b, enc.data, enc.frames, use_ctc, options, &hotword_stats);
+        } else if (enc.frames > 0) {
+            tokens = use_ctc ? ctc_->decode(b.team(), b.arena(), enc.data, enc.frames, enc.frames)
+                             : transducer_tokens(b, enc.data, enc.frames, options);
+        }
+        const TimestampRule rule = use_ctc ? TimestampRule::Ctc : transducer_->timestamp_rule();
+        Transcript t = builder_->build(std::move(tokens), rule);
+        t.attention = enc.attention;
+        if (options.hotwords) t.context = hotword_stats;
+        return t;
+    });
 }
 
 CtcLogProbs Model::ctc_log_probs(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const {
     uses_ctc(DecoderChoice::Ctc);
     const BackendLease lease = lease_backend();
     Backend& b = lease.backend();
-    const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, nullptr, {});
-    CtcLogProbs out;
-    out.frames = enc.frames;
-    out.classes = ctc_->classes();
-    out.data.resize(static_cast<size_t>(out.frames * out.classes));
-    if (enc.frames > 0) ctc_->log_probs(b.team(), b.arena(), enc.data, enc.frames, out.data.data());
-    b.arena().release_if_above(kArenaKeepBytes);
-    return out;
+    return with_encoded_request(b, samples, n, sample_rate, options, nullptr, [&](const EncodedRequest& enc) {
+        CtcLogProbs out;
+        out.frames = enc.frames;
+        out.classes = ctc_->classes();
+        out.data.resize(static_cast<size_t>(out.frames * out.classes));
+        if (enc.frames > 0) ctc_->log_probs(b.team(), b.arena(), enc.data, enc.frames, out.data.data());
+        return out;
+    });
 }
 
 }  // namespace pk

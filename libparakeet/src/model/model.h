@@ -161,6 +161,14 @@ private:
     EncodedRequest encode_request(Backend& b, const float* samples, int64_t n, int sample_rate,
                                   const RequestOptions& options, std::vector<float>* release,
                                   const ProgressSpan& progress) const;
+    // The request-decoding step every offline request shares (run, transcribe_nbest,
+    // ctc_log_probs), on `b`: the front end and encoder (encode_request, reporting progress to
+    // options.progress), then `decode(const EncodedRequest&)`, which decodes and builds the
+    // result, then progress 1; last, the arena gives back its memory above kArenaKeepBytes.
+    // Returns what `decode` returned.
+    template <class Decode>
+    auto with_encoded_request(Backend& b, const float* samples, int64_t n, int sample_rate,
+                              const RequestOptions& options, std::vector<float>* release, Decode&& decode) const;
     // The transducer's tokens for an encoded request: greedy, or the best beam hypothesis when
     // options.beam asks for beam search (model_beam.cpp).
     std::vector<TranscriptToken> transducer_tokens(Backend& b, const float* enc, int64_t frames,
@@ -193,5 +201,18 @@ private:
     mutable std::mutex resamplers_mu_;
     mutable std::map<int, std::unique_ptr<Resampler>> resamplers_;
 };
+
+template <class Decode>
+auto Model::with_encoded_request(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                 const RequestOptions& options, std::vector<float>* release,
+                                 Decode&& decode) const {
+    RequestProgress progress(options.progress);
+    const ProgressSpan whole{&progress, 0.0, 1.0};
+    whole.at(0.0);
+    auto result = decode(encode_request(b, samples, n, sample_rate, options, release, whole));
+    whole.at(1.0);
+    b.arena().release_if_above(kArenaKeepBytes);
+    return result;
+}
 
 }  // namespace pk

@@ -32,25 +32,22 @@ std::vector<ScoredTranscript> Model::transcribe_nbest(const float* samples, int6
     check_beam(options.beam);
     const BackendLease lease = lease_backend();
     Backend& b = lease.backend();
-    RequestProgress progress(options.progress);
-    const ProgressSpan whole{&progress, 0.0, 1.0};
-    whole.at(0.0);
-    const EncodedRequest enc = encode_request(b, samples, n, sample_rate, options, nullptr, whole);
-    std::vector<BeamHypothesis> hyps =
-        transducer_->decode_beam(b.team(), b.arena(), enc.data, enc.frames, enc.frames, options.beam);
-    whole.at(1.0);
-    if (hyps.size() > static_cast<size_t>(options.beam.nbest)) hyps.resize(static_cast<size_t>(options.beam.nbest));
-    std::vector<ScoredTranscript> out;
-    for (BeamHypothesis& h : hyps) {
-        ScoredTranscript s;
-        s.transcript = builder_->build(std::move(h.tokens), transducer_->timestamp_rule());
-        s.transcript.attention = enc.attention;
-        s.score = h.score;
-        s.normalized_score = h.normalized_score;
-        out.push_back(std::move(s));
-    }
-    b.arena().release_if_above(kArenaKeepBytes);
-    return out;
+    return with_encoded_request(b, samples, n, sample_rate, options, nullptr, [&](const EncodedRequest& enc) {
+        std::vector<BeamHypothesis> hyps =
+            transducer_->decode_beam(b.team(), b.arena(), enc.data, enc.frames, enc.frames, options.beam);
+        const auto nbest = static_cast<size_t>(options.beam.nbest);
+        if (hyps.size() > nbest) hyps.resize(nbest);
+        std::vector<ScoredTranscript> out;
+        for (BeamHypothesis& h : hyps) {
+            ScoredTranscript s;
+            s.transcript = builder_->build(std::move(h.tokens), transducer_->timestamp_rule());
+            s.transcript.attention = enc.attention;
+            s.score = h.score;
+            s.normalized_score = h.normalized_score;
+            out.push_back(std::move(s));
+        }
+        return out;
+    });
 }
 
 }  // namespace pk

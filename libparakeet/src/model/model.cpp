@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "model/gguf_schema.h"
 #include "model/hotword_decode.h"
 #include "model/layers/bf16_at_load.h"
 #include "model/layers/q8_at_load.h"
@@ -31,8 +32,8 @@ LogMelConfig log_mel_config(const PreprocessorConfig& p) {
 
 std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorConfig& p) {
     const int64_t bins = p.n_fft / 2 + 1;
-    const float* window = t.f32("preprocessor.featurizer.window", {p.win_length});
-    const float* fb = t.f32("preprocessor.featurizer.fb", {1, p.n_mels, bins});
+    const float* window = t.f32(schema::kMelWindow, {p.win_length});
+    const float* fb = t.f32(schema::kMelFilterbank, {1, p.n_mels, bins});
     return std::make_unique<LogMel>(log_mel_config(p), std::vector<float>(window, window + p.win_length),
                                     std::vector<float>(fb, fb + p.n_mels * bins));
 }

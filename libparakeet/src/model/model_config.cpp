@@ -2,11 +2,10 @@
 
 #include "common/errors.h"
 #include "gguf/gguf_reader.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 namespace {
-
-const std::string kPrefix = "parakeet.";
 
 [[noreturn]] void reject(const GgufReader& g, const std::string& what) {
     throw ModelError(g.name() + ": " + what);
@@ -18,13 +17,12 @@ Arch parse_arch(const GgufReader& g, const std::string& s) {
     if (s == "tdt") return Arch::Tdt;
     if (s == "hybrid_rnnt_ctc") return Arch::HybridRnntCtc;
     if (s == "hybrid_tdt_ctc") return Arch::HybridTdtCtc;
-    reject(g, "parakeet.arch '" + s +
+    reject(g, std::string(schema::kArch) + " '" + s +
                   "' is not supported (expected ctc, rnnt, tdt, hybrid_rnnt_ctc or hybrid_tdt_ctc)");
 }
 
-// Reads parakeet.<key> as an int in [lo, hi]; a missing key takes `fallback` when given.
-int get_int(const GgufReader& g, const std::string& key, int lo, int hi, const int* fallback = nullptr) {
-    const std::string full = kPrefix + key;
+// Reads `full` as an int in [lo, hi]; a missing key takes `fallback` when given.
+int get_int(const GgufReader& g, const std::string& full, int lo, int hi, const int* fallback = nullptr) {
     if (!g.has_key(full)) {
         if (fallback) return *fallback;
         reject(g, "missing key " + full);
@@ -36,13 +34,11 @@ int get_int(const GgufReader& g, const std::string& key, int lo, int hi, const i
     return static_cast<int>(v);
 }
 
-float get_float(const GgufReader& g, const std::string& key, float fallback) {
-    const std::string full = kPrefix + key;
+float get_float(const GgufReader& g, const std::string& full, float fallback) {
     return g.has_key(full) ? g.get_f32(full) : fallback;
 }
 
-bool get_flag(const GgufReader& g, const std::string& key, bool fallback) {
-    const std::string full = kPrefix + key;
+bool get_flag(const GgufReader& g, const std::string& full, bool fallback) {
     if (!g.has_key(full)) return fallback;
     const GgufKeyInfo* k = g.find_key(full);
     if (k->type == GgufValueType::Bool) return g.get_bool(full);
@@ -51,51 +47,54 @@ bool get_flag(const GgufReader& g, const std::string& key, bool fallback) {
 
 PreprocessorConfig read_preprocessor(const GgufReader& g) {
     PreprocessorConfig p;
-    p.sample_rate = get_int(g, "preprocessor.sample_rate", 8000, 48000, &p.sample_rate);
-    p.n_mels = get_int(g, "preprocessor.n_mels", 1, 512, &p.n_mels);
-    p.n_fft = get_int(g, "preprocessor.n_fft", 64, 4096, &p.n_fft);
-    p.win_length = get_int(g, "preprocessor.win_length", 1, p.n_fft, &p.win_length);
-    p.hop_length = get_int(g, "preprocessor.hop_length", 1, p.n_fft, &p.hop_length);
-    p.preemph = get_float(g, "preprocessor.preemph", p.preemph);
-    p.mag_power = get_float(g, "preprocessor.mag_power", p.mag_power);
-    p.log_zero_guard = get_float(g, "preprocessor.log_zero_guard", p.log_zero_guard);
-    const std::string norm_key = kPrefix + "preprocessor.normalize";
+    p.sample_rate = get_int(g, schema::kPreprocessorSampleRate, 8000, 48000, &p.sample_rate);
+    p.n_mels = get_int(g, schema::kPreprocessorNMels, 1, 512, &p.n_mels);
+    p.n_fft = get_int(g, schema::kPreprocessorNFft, 64, 4096, &p.n_fft);
+    p.win_length = get_int(g, schema::kPreprocessorWinLength, 1, p.n_fft, &p.win_length);
+    p.hop_length = get_int(g, schema::kPreprocessorHopLength, 1, p.n_fft, &p.hop_length);
+    p.preemph = get_float(g, schema::kPreprocessorPreemph, p.preemph);
+    p.mag_power = get_float(g, schema::kPreprocessorMagPower, p.mag_power);
+    p.log_zero_guard = get_float(g, schema::kPreprocessorLogZeroGuard, p.log_zero_guard);
+    const std::string norm_key = schema::kPreprocessorNormalize;
     if (g.has_key(norm_key)) {
         const std::string norm = g.get_string(norm_key);
         if (norm != "per_feature")
             reject(g, norm_key + " '" + norm + "' is not supported (only per_feature)");
     }
-    if ((p.n_fft & (p.n_fft - 1)) != 0) reject(g, "preprocessor.n_fft must be a power of two");
+    if ((p.n_fft & (p.n_fft - 1)) != 0)
+        reject(g, schema::short_key(schema::kPreprocessorNFft) + " must be a power of two");
     if (p.mag_power != 2.0f && p.mag_power != 1.0f)
-        reject(g, "preprocessor.mag_power must be 1 or 2");
+        reject(g, schema::short_key(schema::kPreprocessorMagPower) + " must be 1 or 2");
     return p;
 }
 
 EncoderConfig read_encoder(const GgufReader& g) {
     EncoderConfig e;
-    e.feat_in = get_int(g, "encoder.feat_in", 1, 512);
-    e.d_model = get_int(g, "encoder.d_model", 8, 8192);
-    e.n_layers = get_int(g, "encoder.n_layers", 1, 256);
-    e.n_heads = get_int(g, "encoder.n_heads", 1, 256);
-    e.ff_dim = get_int(g, "encoder.ff_dim", 1, 65536);
-    e.conv_kernel = get_int(g, "encoder.conv_kernel", 1, 255);
-    e.subsampling_factor = get_int(g, "encoder.subsampling_factor", 1, 64);
-    e.subsampling_channels = get_int(g, "encoder.subsampling_conv_channels", 1, 4096);
+    e.feat_in = get_int(g, schema::kEncoderFeatIn, 1, 512);
+    e.d_model = get_int(g, schema::kEncoderDModel, 8, 8192);
+    e.n_layers = get_int(g, schema::kEncoderNLayers, 1, 256);
+    e.n_heads = get_int(g, schema::kEncoderNHeads, 1, 256);
+    e.ff_dim = get_int(g, schema::kEncoderFfDim, 1, 65536);
+    e.conv_kernel = get_int(g, schema::kEncoderConvKernel, 1, 255);
+    e.subsampling_factor = get_int(g, schema::kEncoderSubsamplingFactor, 1, 64);
+    e.subsampling_channels = get_int(g, schema::kEncoderSubsamplingConvChannels, 1, 4096);
     const int default_pos_len = 5000;
-    e.pos_emb_max_len = get_int(g, "encoder.pos_emb_max_len", 1, 1 << 20, &default_pos_len);
-    e.xscaling = get_flag(g, "encoder.xscaling", true);
-    e.use_bias = get_flag(g, "encoder.use_bias", true);
-    const std::string norm_key = kPrefix + "encoder.conv_norm_type";
+    e.pos_emb_max_len = get_int(g, schema::kEncoderPosEmbMaxLen, 1, 1 << 20, &default_pos_len);
+    e.xscaling = get_flag(g, schema::kEncoderXscaling, true);
+    e.use_bias = get_flag(g, schema::kEncoderUseBias, true);
+    const std::string norm_key = schema::kEncoderConvNormType;
     if (g.has_key(norm_key)) {
         const std::string norm = g.get_string(norm_key);
         if (norm == "batch_norm") e.conv_norm_is_batch_norm = true;
         else if (norm == "layer_norm") e.conv_norm_is_batch_norm = false;
         else reject(g, norm_key + " '" + norm + "' is not supported (batch_norm or layer_norm)");
     }
-    if (e.d_model % e.n_heads != 0) reject(g, "encoder.d_model must be a multiple of encoder.n_heads");
-    if (e.conv_kernel % 2 == 0) reject(g, "encoder.conv_kernel must be odd");
+    if (e.d_model % e.n_heads != 0)
+        reject(g, schema::short_key(schema::kEncoderDModel) + " must be a multiple of " +
+                      schema::short_key(schema::kEncoderNHeads));
+    if (e.conv_kernel % 2 == 0) reject(g, schema::short_key(schema::kEncoderConvKernel) + " must be odd");
     if (e.subsampling_factor != 8)
-        reject(g, "encoder.subsampling_factor " + std::to_string(e.subsampling_factor) +
+        reject(g, schema::short_key(schema::kEncoderSubsamplingFactor) + " " + std::to_string(e.subsampling_factor) +
                       " is not supported (dw_striding with factor 8 only)");
     return e;
 }
@@ -114,47 +113,48 @@ const char* arch_name(Arch a) {
 }
 
 ModelConfig read_model_config(const GgufReader& g) {
-    if (!g.has_key("general.architecture"))
-        reject(g, "not a model file (no general.architecture key)");
-    const std::string general_arch = g.get_string("general.architecture");
-    if (general_arch != "parakeet")
-        reject(g, "general.architecture is '" + general_arch + "', expected 'parakeet'");
-    if (!g.has_key(kPrefix + "arch")) reject(g, "missing key parakeet.arch");
+    if (!g.has_key(schema::kGeneralArchitecture))
+        reject(g, std::string("not a model file (no ") + schema::kGeneralArchitecture + " key)");
+    const std::string general_arch = g.get_string(schema::kGeneralArchitecture);
+    if (general_arch != schema::kArchitecture)
+        reject(g, std::string(schema::kGeneralArchitecture) + " is '" + general_arch + "', expected '" +
+                      schema::kArchitecture + "'");
+    if (!g.has_key(schema::kArch)) reject(g, std::string("missing key ") + schema::kArch);
 
     ModelConfig c;
-    c.arch = parse_arch(g, g.get_string(kPrefix + "arch"));
+    c.arch = parse_arch(g, g.get_string(schema::kArch));
     c.pre = read_preprocessor(g);
     c.enc = read_encoder(g);
     if (c.enc.feat_in != c.pre.n_mels)
-        reject(g, "encoder.feat_in (" + std::to_string(c.enc.feat_in) +
-                      ") differs from preprocessor.n_mels (" + std::to_string(c.pre.n_mels) + ")");
-    c.vocab_size = get_int(g, "vocab_size", 1, 1 << 20);
-    c.blank_id = get_int(g, "blank_id", 0, 1 << 20, &c.vocab_size);
+        reject(g, schema::short_key(schema::kEncoderFeatIn) + " (" + std::to_string(c.enc.feat_in) + ") differs from " +
+                      schema::short_key(schema::kPreprocessorNMels) + " (" + std::to_string(c.pre.n_mels) + ")");
+    c.vocab_size = get_int(g, schema::kVocabSize, 1, 1 << 20);
+    c.blank_id = get_int(g, schema::kBlankId, 0, 1 << 20, &c.vocab_size);
     if (c.blank_id != c.vocab_size)
-        reject(g, "parakeet.blank_id must equal parakeet.vocab_size (blank is the last class)");
-    c.pieces = g.get_string_array(kPrefix + "tokenizer.pieces");
+        reject(g, std::string(schema::kBlankId) + " must equal " + schema::kVocabSize + " (blank is the last class)");
+    c.pieces = g.get_string_array(schema::kTokenizerPieces);
     if (static_cast<int>(c.pieces.size()) != c.vocab_size)
-        reject(g, "parakeet.tokenizer.pieces has " + std::to_string(c.pieces.size()) +
-                      " entries, parakeet.vocab_size is " + std::to_string(c.vocab_size));
-    const std::string scores_key = kPrefix + "tokenizer.scores";
+        reject(g, std::string(schema::kTokenizerPieces) + " has " + std::to_string(c.pieces.size()) + " entries, " +
+                      schema::kVocabSize + " is " + std::to_string(c.vocab_size));
+    const std::string scores_key = schema::kTokenizerScores;
     if (g.has_key(scores_key)) {
         c.scores = g.get_f32_array(scores_key);
         if (c.scores.size() != c.pieces.size())
-            reject(g, "parakeet.tokenizer.scores has " + std::to_string(c.scores.size()) +
-                          " entries, parakeet.tokenizer.pieces has " + std::to_string(c.pieces.size()));
+            reject(g, std::string(schema::kTokenizerScores) + " has " + std::to_string(c.scores.size()) + " entries, " +
+                          schema::kTokenizerPieces + " has " + std::to_string(c.pieces.size()));
     }
 
     if (c.has_transducer()) {
-        c.pred_hidden = get_int(g, "decoder.pred_hidden", 1, 16384);
-        c.pred_rnn_layers = get_int(g, "decoder.pred_rnn_layers", 1, 16);
-        c.joint_hidden = get_int(g, "joint.joint_hidden", 1, 16384);
-        c.max_symbols = get_int(g, "decoding.max_symbols", 1, 1000, &c.max_symbols);
-        const std::string act_key = kPrefix + "joint.activation";
+        c.pred_hidden = get_int(g, schema::kDecoderPredHidden, 1, 16384);
+        c.pred_rnn_layers = get_int(g, schema::kDecoderPredRnnLayers, 1, 16);
+        c.joint_hidden = get_int(g, schema::kJointJointHidden, 1, 16384);
+        c.max_symbols = get_int(g, schema::kDecodingMaxSymbols, 1, 1000, &c.max_symbols);
+        const std::string act_key = schema::kJointActivation;
         if (g.has_key(act_key) && g.get_string(act_key) != "relu")
             reject(g, act_key + " '" + g.get_string(act_key) + "' is not supported (relu only)");
     }
     if (c.is_tdt()) {
-        const std::string key = kPrefix + "tdt.durations";
+        const std::string key = schema::kTdtDurations;
         if (!g.has_key(key)) reject(g, "missing key " + key);
         for (int64_t d : g.get_i64_array(key)) {
             if (d < 0 || d > 1000) reject(g, key + " holds an out-of-range duration");

@@ -7,12 +7,13 @@
 #include "common/errors.h"
 #include "model/decoder/context_bias.h"
 #include "model/decoder/greedy_ctc.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 
 CtcDecoder CtcDecoder::load(const TensorLoader& t, const ModelConfig& cfg) {
     if (!cfg.has_ctc()) t.fail(std::string("a ") + arch_name(cfg.arch) + " model has no CTC head");
-    const std::string prefix = cfg.arch == Arch::Ctc ? "decoder.decoder_layers.0" : "ctc_decoder.decoder_layers.0";
+    const char* prefix = cfg.arch == Arch::Ctc ? schema::kCtcHead : schema::kHybridCtcHead;
     CtcDecoder d;
     d.head_ = Linear::load(t, prefix, cfg.vocab_size + 1, cfg.enc.d_model, true);
     return d;

@@ -1,13 +1,15 @@
 #include "model/decoder/joint.h"
 
+#include "model/gguf_schema.h"
+
 namespace pk {
 
 Joint Joint::load(const TensorLoader& t, const ModelConfig& cfg) {
     Joint j;
     const int64_t outputs = cfg.vocab_size + 1 + static_cast<int64_t>(cfg.durations.size());
-    j.enc_ = Linear::load(t, "joint.enc", cfg.joint_hidden, cfg.enc.d_model, true);
-    j.pred_ = Linear::load(t, "joint.pred", cfg.joint_hidden, cfg.pred_hidden, true);
-    j.out_ = Linear::load(t, "joint.joint_net.2", outputs, cfg.joint_hidden, true);
+    j.enc_ = Linear::load(t, schema::kJointEnc, cfg.joint_hidden, cfg.enc.d_model, true);
+    j.pred_ = Linear::load(t, schema::kJointPred, cfg.joint_hidden, cfg.pred_hidden, true);
+    j.out_ = Linear::load(t, schema::kJointOut, outputs, cfg.joint_hidden, true);
     return j;
 }
 

@@ -5,18 +5,16 @@
 #include <string>
 
 #include "model/decoder/decoder_weights.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 namespace {
 
-const std::string kLstm = "decoder.prediction.dec_rnn.lstm.";
-
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 std::vector<float> summed_bias(const TensorLoader& t, int layer, int64_t gates) {
-    const std::string l = std::to_string(layer);
-    const float* b_ih = t.f32(kLstm + "bias_ih_l" + l, {gates});
-    const float* b_hh = t.f32(kLstm + "bias_hh_l" + l, {gates});
+    const float* b_ih = t.f32(schema::lstm_param("bias_ih", layer), {gates});
+    const float* b_hh = t.f32(schema::lstm_param("bias_hh", layer), {gates});
     std::vector<float> b(static_cast<size_t>(gates));
     for (int64_t i = 0; i < gates; ++i) b[static_cast<size_t>(i)] = b_ih[i] + b_hh[i];
     return b;
@@ -36,11 +34,10 @@ PredictionNet PredictionNet::load(const TensorLoader& t, const ModelConfig& cfg,
     net.hidden_ = static_cast<int>(hidden);
 
     for (int l = 0; l < cfg.pred_rnn_layers; ++l) {
-        const std::string s = std::to_string(l);
         Layer layer;
-        layer.w_hh = load_packed_weights(t, kLstm + "weight_hh_l" + s, gates, hidden);
+        layer.w_hh = load_packed_weights(t, schema::lstm_param("weight_hh", l), gates, hidden);
         if (l > 0) {
-            layer.w_ih = load_packed_weights(t, kLstm + "weight_ih_l" + s, gates, hidden);
+            layer.w_ih = load_packed_weights(t, schema::lstm_param("weight_ih", l), gates, hidden);
             layer.bias = summed_bias(t, l, gates);
         }
         net.layers_.push_back(std::move(layer));
@@ -48,8 +45,8 @@ PredictionNet PredictionNet::load(const TensorLoader& t, const ModelConfig& cfg,
 
     // The first layer's input table: embed · W_ih0ᵀ + b for every token, the bias alone for
     // the blank (NeMo's start-of-sequence input is zeros, not the embedding row).
-    const std::vector<float> embed = load_f32_copy(t, "decoder.prediction.embed.weight", rows, embed_dim);
-    const auto w_ih0 = load_packed_weights(t, kLstm + "weight_ih_l0", gates, embed_dim);
+    const std::vector<float> embed = load_f32_copy(t, schema::weight(schema::kPredictionEmbed), rows, embed_dim);
+    const auto w_ih0 = load_packed_weights(t, schema::lstm_param("weight_ih", 0), gates, embed_dim);
     const std::vector<float> b0 = summed_bias(t, 0, gates);
     net.input_table_.resize(static_cast<size_t>(rows * gates));
     {

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
 #include "kernels/conv_depthwise1d.h"
@@ -10,6 +9,7 @@
 #include "kernels/ops_activation.h"
 #include "kernels/ops_elementwise.h"
 #include "kernels/ops_layer_norm.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 namespace {
@@ -20,7 +20,7 @@ constexpr float kBatchNormEps = 1e-5f;
 }  // namespace
 
 LayerNormWeights LayerNormWeights::load(const TensorLoader& t, const std::string& prefix, int64_t dim) {
-    return {t.f32(prefix + ".weight", {dim}), t.f32(prefix + ".bias", {dim})};
+    return {t.f32(schema::weight(prefix), {dim}), t.f32(schema::bias(prefix), {dim})};
 }
 
 ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, int index)
@@ -29,49 +29,49 @@ ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, 
       ff_dim_(cfg.ff_dim),
       kernel_(cfg.conv_kernel),
       conv_layer_norm_(!cfg.conv_norm_is_batch_norm) {
-    const std::string p = "encoder.layers." + std::to_string(index) + ".";
+    const auto p = [index](const char* module) { return schema::layer_module(index, module); };
     const int64_t d = d_model_, ff = ff_dim_, dk = cfg.head_dim();
     const bool bias = cfg.use_bias;
 
-    norm_ff1_ = LayerNormWeights::load(t, p + "norm_feed_forward1", d);
-    ff1_linear1_ = Linear::load(t, p + "feed_forward1.linear1", ff, d, bias);
-    ff1_linear2_ = Linear::load(t, p + "feed_forward1.linear2", d, ff, bias);
+    norm_ff1_ = LayerNormWeights::load(t, p(schema::kNormFeedForward1), d);
+    ff1_linear1_ = Linear::load(t, p(schema::kFeedForward1Linear1), ff, d, bias);
+    ff1_linear2_ = Linear::load(t, p(schema::kFeedForward1Linear2), d, ff, bias);
 
-    norm_att_ = LayerNormWeights::load(t, p + "norm_self_att", d);
-    q_ = Linear::load(t, p + "self_attn.linear_q", d, d, bias);
-    k_ = Linear::load(t, p + "self_attn.linear_k", d, d, bias);
-    v_ = Linear::load(t, p + "self_attn.linear_v", d, d, bias);
-    out_ = Linear::load(t, p + "self_attn.linear_out", d, d, bias);
-    pos_ = Linear::load(t, p + "self_attn.linear_pos", d, d, false);
-    pos_bias_u_ = t.f32(p + "self_attn.pos_bias_u", {n_heads_, dk});
-    pos_bias_v_ = t.f32(p + "self_attn.pos_bias_v", {n_heads_, dk});
+    norm_att_ = LayerNormWeights::load(t, p(schema::kNormSelfAtt), d);
+    q_ = Linear::load(t, p(schema::kSelfAttnLinearQ), d, d, bias);
+    k_ = Linear::load(t, p(schema::kSelfAttnLinearK), d, d, bias);
+    v_ = Linear::load(t, p(schema::kSelfAttnLinearV), d, d, bias);
+    out_ = Linear::load(t, p(schema::kSelfAttnLinearOut), d, d, bias);
+    pos_ = Linear::load(t, p(schema::kSelfAttnLinearPos), d, d, false);
+    pos_bias_u_ = t.f32(p(schema::kSelfAttnPosBiasU), {n_heads_, dk});
+    pos_bias_v_ = t.f32(p(schema::kSelfAttnPosBiasV), {n_heads_, dk});
 
-    norm_conv_ = LayerNormWeights::load(t, p + "norm_conv", d);
-    pointwise1_ = Linear::load(t, p + "conv.pointwise_conv1", 2 * d, d, bias);
-    pointwise2_ = Linear::load(t, p + "conv.pointwise_conv2", d, d, bias);
+    norm_conv_ = LayerNormWeights::load(t, p(schema::kNormConv), d);
+    pointwise1_ = Linear::load(t, p(schema::kConvPointwise1), 2 * d, d, bias);
+    pointwise2_ = Linear::load(t, p(schema::kConvPointwise2), d, d, bias);
     // Depthwise weights are folded with the BatchNorm (eval: a per-channel affine map), then
     // packed tap-major for the kernel. Done once here.
-    const float* dw = t.f32(p + "conv.depthwise_conv.weight", {d, 1, kernel_});
+    const float* dw = t.f32(schema::weight(p(schema::kConvDepthwise)), {d, 1, kernel_});
     std::vector<float> w(dw, dw + d * kernel_);
     depthwise_b_.assign(static_cast<size_t>(d), 0.0f);
-    if (const float* b = t.optional_f32(p + "conv.depthwise_conv.bias", {d}))
+    if (const float* b = t.optional_f32(schema::bias(p(schema::kConvDepthwise)), {d}))
         depthwise_b_.assign(b, b + d);
-    const std::string bn = p + "conv.batch_norm.";
+    const std::string bn = p(schema::kConvNorm);
     if (conv_layer_norm_) {
-        conv_norm_ = LayerNormWeights::load(t, p + "conv.batch_norm", d);
+        conv_norm_ = LayerNormWeights::load(t, bn, d);
     } else {
         kernels::fold_batchnorm_into_depthwise(w.data(), depthwise_b_.data(), d, kernel_,
-                                               t.f32(bn + "weight", {d}), t.f32(bn + "bias", {d}),
-                                               t.f32(bn + "running_mean", {d}),
-                                               t.f32(bn + "running_var", {d}), kBatchNormEps);
+                                               t.f32(schema::weight(bn), {d}), t.f32(schema::bias(bn), {d}),
+                                               t.f32(schema::running_mean(bn), {d}),
+                                               t.f32(schema::running_var(bn), {d}), kBatchNormEps);
     }
     depthwise_w_.resize(w.size());
     kernels::pack_depthwise_weight(w.data(), d, kernel_, depthwise_w_.data());
 
-    norm_ff2_ = LayerNormWeights::load(t, p + "norm_feed_forward2", d);
-    ff2_linear1_ = Linear::load(t, p + "feed_forward2.linear1", ff, d, bias);
-    ff2_linear2_ = Linear::load(t, p + "feed_forward2.linear2", d, ff, bias);
-    norm_out_ = LayerNormWeights::load(t, p + "norm_out", d);
+    norm_ff2_ = LayerNormWeights::load(t, p(schema::kNormFeedForward2), d);
+    ff2_linear1_ = Linear::load(t, p(schema::kFeedForward2Linear1), ff, d, bias);
+    ff2_linear2_ = Linear::load(t, p(schema::kFeedForward2Linear2), d, ff, bias);
+    norm_out_ = LayerNormWeights::load(t, p(schema::kNormOut), d);
 }
 
 size_t ConformerLayer::packed_bytes() const {

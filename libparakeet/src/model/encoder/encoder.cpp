@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/ops_elementwise.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 
@@ -11,8 +12,8 @@ FastConformerEncoder::FastConformerEncoder(const TensorLoader& t, const EncoderC
     : cfg_(cfg), subsampling_(t, cfg), positions_(cfg.d_model) {
     layers_.reserve(static_cast<size_t>(cfg.n_layers));
     for (int i = 0; i < cfg.n_layers; ++i) layers_.emplace_back(t, cfg, i);
-    if (t.has("encoder.layers." + std::to_string(cfg.n_layers) + ".norm_out.weight"))
-        t.fail("the file has more encoder layers than parakeet.encoder.n_layers says");
+    if (t.has(schema::weight(schema::layer_module(cfg.n_layers, schema::kNormOut))))
+        t.fail(std::string("the file has more encoder layers than ") + schema::kEncoderNLayers + " says");
 }
 
 size_t FastConformerEncoder::packed_bytes() const {

@@ -7,6 +7,7 @@
 #include "kernels/conv_subsampling.h"
 #include "kernels/ops_activation.h"
 #include "kernels/quantize_q8_0.h"
+#include "model/gguf_schema.h"
 #include "model/layers/q8_at_load.h"
 
 namespace pk {
@@ -14,15 +15,14 @@ namespace {
 
 using kernels::conv3x3_s2_output_size;
 
-const std::string kPrefix = "encoder.pre_encode.";
-
 // A 3×3 kernel with one input channel per output channel ([C, 1, 3, 3]), packed tap-major.
 void load_3x3(const TensorLoader& t, const std::string& name, int64_t C, std::vector<float>& w,
               std::vector<float>& b) {
-    const float* raw = t.f32(kPrefix + name + ".weight", {C, 1, 3, 3});
+    const std::string path = schema::subsampling_module(name);
+    const float* raw = t.f32(schema::weight(path), {C, 1, 3, 3});
     w.resize(static_cast<size_t>(9 * C));
     kernels::pack_depthwise_weight(raw, C, 9, w.data());
-    const float* bias = t.f32(kPrefix + name + ".bias", {C});
+    const float* bias = t.f32(schema::bias(path), {C});
     b.assign(bias, bias + C);
 }
 
@@ -33,14 +33,15 @@ void load_3x3(const TensorLoader& t, const std::string& name, int64_t C, std::ve
 DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const TensorLoader& t, const std::string& name,
                                                                         int64_t C) {
     Pointwise p;
-    if (t.q8_at_load() && quantised_at_load(kPrefix + name + ".weight") && C % kernels::kQ8_0BlockValues == 0) {
-        p.q8 = Linear::load(t, kPrefix + name, C, C, true);
+    const std::string path = schema::subsampling_module(name);
+    if (t.q8_at_load() && quantised_at_load(schema::weight(path)) && C % kernels::kQ8_0BlockValues == 0) {
+        p.q8 = Linear::load(t, path, C, C, true);
         return p;
     }
-    const float* raw = t.f32(kPrefix + name + ".weight", {C, C, 1, 1});
+    const float* raw = t.f32(schema::weight(path), {C, C, 1, 1});
     p.f32.resize(static_cast<size_t>(kernels::pointwise_conv_packed_size(C, C)));
     kernels::pointwise_conv_pack_weight(raw, C, C, p.f32.data());
-    p.bias = t.f32(kPrefix + name + ".bias", {C});
+    p.bias = t.f32(schema::bias(path), {C});
     p.channels = C;
     return p;
 }
@@ -58,14 +59,14 @@ void DwStridingSubsampling::Pointwise::forward_relu(ThreadTeam& team, Arena& are
 DwStridingSubsampling::DwStridingSubsampling(const TensorLoader& t, const EncoderConfig& cfg)
     : n_mels_(cfg.feat_in), channels_(cfg.subsampling_channels) {
     const int64_t C = channels_;
-    load_3x3(t, "conv.0", C, conv0_w_, conv0_b_);
-    load_3x3(t, "conv.2", C, dw1_w_, dw1_b_);
-    pw1_ = Pointwise::load(t, "conv.3", C);
-    load_3x3(t, "conv.5", C, dw2_w_, dw2_b_);
-    pw2_ = Pointwise::load(t, "conv.6", C);
+    load_3x3(t, schema::kSubsamplingConv0, C, conv0_w_, conv0_b_);
+    load_3x3(t, schema::kSubsamplingDepthwise1, C, dw1_w_, dw1_b_);
+    pw1_ = Pointwise::load(t, schema::kSubsamplingPointwise1, C);
+    load_3x3(t, schema::kSubsamplingDepthwise2, C, dw2_w_, dw2_b_);
+    pw2_ = Pointwise::load(t, schema::kSubsamplingPointwise2, C);
     int64_t f = n_mels_;
     for (int i = 0; i < 3; ++i) f = conv3x3_s2_output_size(f);
-    out_ = Linear::load(t, kPrefix + "out", cfg.d_model, C * f, true);
+    out_ = Linear::load(t, schema::subsampling_module(schema::kSubsamplingOut), cfg.d_model, C * f, true);
 }
 
 int64_t DwStridingSubsampling::output_frames(int64_t mel_frames) {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "kernels/quantize_q8_0.h"
+#include "model/gguf_schema.h"
 #include "model/layers/bf16_at_load.h"
 #include "model/layers/q8_at_load.h"
 
@@ -23,7 +24,7 @@ kernels::WeightType weight_type(const TensorLoader& t, const GgufTensor& tensor)
 Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t out, int64_t in,
                     bool bias_required) {
     Linear l;
-    const GgufTensor& w = t.get(prefix + ".weight", {out, in});
+    const GgufTensor& w = t.get(schema::weight(prefix), {out, in});
     // A q8_0 model quantises its remaining F32 matmul weights here (q8_at_load.h); a row
     // length that is no whole number of Q8_0 blocks keeps F32. With PARAKEET_BF16=1 the
     // encoder's other F32/F16 weights become bfloat16 (bf16_at_load.h).
@@ -38,7 +39,8 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     } else {
         l.weights_ = std::make_shared<const kernels::PackedWeights>(weight_type(t, w), w.data, out, in);
     }
-    l.bias_ = bias_required ? t.f32(prefix + ".bias", {out}) : t.optional_f32(prefix + ".bias", {out});
+    const std::string bias = schema::bias(prefix);
+    l.bias_ = bias_required ? t.f32(bias, {out}) : t.optional_f32(bias, {out});
     l.in_ = in;
     l.out_ = out;
     return l;

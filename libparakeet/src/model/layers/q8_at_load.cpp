@@ -3,6 +3,7 @@
 #include <regex>
 
 #include "common/env_switch.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 
@@ -23,10 +24,8 @@ bool is_q8_0_model(const GgufReader& gguf) {
 }
 
 bool quantised_at_load(const std::string& name) {
-    static const std::regex kNames(
-        "encoder\\.layers\\.\\d+\\.conv\\.pointwise_conv[12]\\.weight"
-        "|encoder\\.pre_encode\\.out\\.weight");
-    static const std::regex kSubsamplingNames("encoder\\.pre_encode\\.conv\\.[36]\\.weight");
+    static const std::regex kNames(schema::kQuantisedAtLoad);
+    static const std::regex kSubsamplingNames(schema::kQuantisedAtLoadSubsampling);
     return std::regex_match(name, kNames) ||
            (std::regex_match(name, kSubsamplingNames) && q8_subsampling_from_environment());
 }

@@ -1,0 +1,162 @@
+// The Parakeet ASR schema of a GGUF file: every metadata key and tensor name the loaders read,
+// in one table (docs/gguf.md describes each). It is the schema of the published parakeet.cpp
+// files, plus `parakeet.tokenizer.scores`; the converter (parakeet_py/convert/gguf_schema.py)
+// writes the same names, and tests/python/test_gguf_schema.py checks the two agree, so a
+// name is spelt here once for C++.
+//
+// Model knowledge, so it lives in model/: gguf/ reads any GGUF file and knows none of these.
+// Other model kinds (cache-aware streaming, Silero VAD, Sortformer) add their own sections.
+//
+// Tensor names are NeMo's state_dict keys verbatim: a module's path (`encoder.layers.3.
+// self_attn.linear_q`) and its parameter (`.weight`, `.bias`, BatchNorm's running stats).
+#pragma once
+
+#include <string>
+
+namespace pk::schema {
+
+// ---- general.* ----------------------------------------------------------------------------
+inline constexpr char kGeneralArchitecture[] = "general.architecture";
+inline constexpr char kArchitecture[] = "parakeet";  // its value in every Parakeet file
+// Written by the converters, not read by the engine.
+inline constexpr char kGeneralName[] = "general.name";
+inline constexpr char kGeneralFileType[] = "general.file_type";
+
+// ---- parakeet.*: the model ------------------------------------------------------------------
+// Every parakeet.* key starts with this.
+inline constexpr char kPrefix[] = "parakeet.";
+inline constexpr char kArch[] = "parakeet.arch";  // ctc, rnnt, tdt, hybrid_rnnt_ctc, hybrid_tdt_ctc
+
+// Front end (NeMo's AudioToMelSpectrogramPreprocessor).
+inline constexpr char kPreprocessorSampleRate[] = "parakeet.preprocessor.sample_rate";
+inline constexpr char kPreprocessorNMels[] = "parakeet.preprocessor.n_mels";
+inline constexpr char kPreprocessorNFft[] = "parakeet.preprocessor.n_fft";
+inline constexpr char kPreprocessorWinLength[] = "parakeet.preprocessor.win_length";
+inline constexpr char kPreprocessorHopLength[] = "parakeet.preprocessor.hop_length";
+inline constexpr char kPreprocessorPreemph[] = "parakeet.preprocessor.preemph";
+inline constexpr char kPreprocessorMagPower[] = "parakeet.preprocessor.mag_power";
+inline constexpr char kPreprocessorNormalize[] = "parakeet.preprocessor.normalize";
+inline constexpr char kPreprocessorLogZeroGuard[] = "parakeet.preprocessor.log_zero_guard";
+
+// Encoder (NeMo's ConformerEncoder).
+inline constexpr char kEncoderFeatIn[] = "parakeet.encoder.feat_in";
+inline constexpr char kEncoderDModel[] = "parakeet.encoder.d_model";
+inline constexpr char kEncoderNLayers[] = "parakeet.encoder.n_layers";
+inline constexpr char kEncoderNHeads[] = "parakeet.encoder.n_heads";
+inline constexpr char kEncoderFfDim[] = "parakeet.encoder.ff_dim";
+inline constexpr char kEncoderConvKernel[] = "parakeet.encoder.conv_kernel";
+inline constexpr char kEncoderConvNormType[] = "parakeet.encoder.conv_norm_type";
+inline constexpr char kEncoderSubsamplingFactor[] = "parakeet.encoder.subsampling_factor";
+inline constexpr char kEncoderSubsamplingConvChannels[] = "parakeet.encoder.subsampling_conv_channels";
+inline constexpr char kEncoderXscaling[] = "parakeet.encoder.xscaling";
+inline constexpr char kEncoderPosEmbMaxLen[] = "parakeet.encoder.pos_emb_max_len";
+inline constexpr char kEncoderUseBias[] = "parakeet.encoder.use_bias";
+
+// Vocabulary.
+inline constexpr char kVocabSize[] = "parakeet.vocab_size";
+inline constexpr char kBlankId[] = "parakeet.blank_id";
+inline constexpr char kTokenizerPieces[] = "parakeet.tokenizer.pieces";
+inline constexpr char kTokenizerScores[] = "parakeet.tokenizer.scores";
+
+// Transducer heads (rnnt, tdt, hybrid_*).
+inline constexpr char kDecoderPredHidden[] = "parakeet.decoder.pred_hidden";
+inline constexpr char kDecoderPredRnnLayers[] = "parakeet.decoder.pred_rnn_layers";
+inline constexpr char kJointJointHidden[] = "parakeet.joint.joint_hidden";
+inline constexpr char kJointActivation[] = "parakeet.joint.activation";
+inline constexpr char kDecodingMaxSymbols[] = "parakeet.decoding.max_symbols";
+inline constexpr char kTdtDurations[] = "parakeet.tdt.durations";
+
+// A key without its "parakeet." prefix ("encoder.d_model"), as error messages name it.
+inline std::string short_key(const char* key) {
+    const std::string k(key);
+    const std::string prefix(kPrefix);
+    return k.compare(0, prefix.size(), prefix) == 0 ? k.substr(prefix.size()) : k;
+}
+
+// ---- tensor names ---------------------------------------------------------------------------
+// A module's parameters.
+inline std::string weight(const std::string& module) { return module + ".weight"; }
+inline std::string bias(const std::string& module) { return module + ".bias"; }
+inline std::string running_mean(const std::string& module) { return module + ".running_mean"; }
+inline std::string running_var(const std::string& module) { return module + ".running_var"; }
+
+// Front end: the Hann window and the mel filterbank (the only preprocessor.* tensors kept).
+inline constexpr char kMelWindow[] = "preprocessor.featurizer.window";
+inline constexpr char kMelFilterbank[] = "preprocessor.featurizer.fb";
+
+// Every encoder tensor starts with this.
+inline constexpr char kEncoderTensorPrefix[] = "encoder.";
+
+// The dw_striding subsampling: "encoder.pre_encode." + one of these modules.
+inline constexpr char kSubsamplingPrefix[] = "encoder.pre_encode.";
+inline constexpr char kSubsamplingConv0[] = "conv.0";       // 3x3, 1 -> C channels, stride 2
+inline constexpr char kSubsamplingDepthwise1[] = "conv.2";  // 3x3 depthwise, stride 2
+inline constexpr char kSubsamplingPointwise1[] = "conv.3";  // 1x1
+inline constexpr char kSubsamplingDepthwise2[] = "conv.5";  // 3x3 depthwise, stride 2
+inline constexpr char kSubsamplingPointwise2[] = "conv.6";  // 1x1
+inline constexpr char kSubsamplingOut[] = "out";            // Linear C * F/8 -> d_model
+inline std::string subsampling_module(const std::string& module) { return kSubsamplingPrefix + module; }
+
+// Conformer layer i: "encoder.layers.<i>." + one of these modules.
+inline constexpr char kLayerPrefix[] = "encoder.layers.";
+inline constexpr char kNormFeedForward1[] = "norm_feed_forward1";
+inline constexpr char kFeedForward1Linear1[] = "feed_forward1.linear1";
+inline constexpr char kFeedForward1Linear2[] = "feed_forward1.linear2";
+inline constexpr char kNormSelfAtt[] = "norm_self_att";
+inline constexpr char kSelfAttnLinearQ[] = "self_attn.linear_q";
+inline constexpr char kSelfAttnLinearK[] = "self_attn.linear_k";
+inline constexpr char kSelfAttnLinearV[] = "self_attn.linear_v";
+inline constexpr char kSelfAttnLinearOut[] = "self_attn.linear_out";
+inline constexpr char kSelfAttnLinearPos[] = "self_attn.linear_pos";
+inline constexpr char kSelfAttnPosBiasU[] = "self_attn.pos_bias_u";  // a tensor, not a module
+inline constexpr char kSelfAttnPosBiasV[] = "self_attn.pos_bias_v";  // a tensor, not a module
+inline constexpr char kNormConv[] = "norm_conv";
+inline constexpr char kConvPointwise1[] = "conv.pointwise_conv1";
+inline constexpr char kConvDepthwise[] = "conv.depthwise_conv";
+// NeMo's attribute name for the conv module's norm, BatchNorm (with running stats) or
+// LayerNorm (conv_norm_type).
+inline constexpr char kConvNorm[] = "conv.batch_norm";
+inline constexpr char kConvPointwise2[] = "conv.pointwise_conv2";
+inline constexpr char kNormFeedForward2[] = "norm_feed_forward2";
+inline constexpr char kFeedForward2Linear1[] = "feed_forward2.linear1";
+inline constexpr char kFeedForward2Linear2[] = "feed_forward2.linear2";
+inline constexpr char kNormOut[] = "norm_out";
+inline std::string layer_module(int layer, const std::string& module) {
+    return kLayerPrefix + std::to_string(layer) + "." + module;
+}
+
+// The CTC head, a 1x1 Conv1d d_model -> V+1: the decoder of a ctc model, the auxiliary
+// decoder of a hybrid one.
+inline constexpr char kCtcHead[] = "decoder.decoder_layers.0";
+inline constexpr char kHybridCtcHead[] = "ctc_decoder.decoder_layers.0";
+
+// The prediction net: the embedding (V+1 rows, blank last) and the LSTM, whose parameters are
+// "<kPredictionLstm>.<param>_l<layer>" with param weight_ih, weight_hh, bias_ih or bias_hh.
+inline constexpr char kPredictionEmbed[] = "decoder.prediction.embed";
+inline constexpr char kPredictionLstm[] = "decoder.prediction.dec_rnn.lstm";
+inline std::string lstm_param(const char* param, int layer) {
+    return kPredictionLstm + std::string(".") + param + "_l" + std::to_string(layer);
+}
+
+// The joint: encoder and prediction projections, then ReLU and the output layer
+// (V+1 token logits, then the TDT duration logits).
+inline constexpr char kJointEnc[] = "joint.enc";
+inline constexpr char kJointPred[] = "joint.pred";
+inline constexpr char kJointOut[] = "joint.joint_net.2";
+
+// ---- name patterns (ECMAScript regular expressions, matched against the whole name) --------
+// The matrix weights a converter may store as f16 or q8_0 (when 2-D, both dimensions >= 32
+// and the row length a whole number of blocks), as parakeet.cpp's converter and ours do:
+// the FFNs, the attention projections, the subsampling output and the joint's projections.
+inline constexpr char kQuantisableWeights[] =
+    R"(encoder\.layers\.\d+\.feed_forward[12]\.linear[12]\.weight)"
+    R"(|encoder\.layers\.\d+\.self_attn\.linear_(?:q|k|v|out|pos)\.weight)"
+    R"(|encoder\.pre_encode\.out\.weight|joint\.(?:enc|pred)\.weight)";
+// What a q8_0 model also quantises at load when stored F32 (model/layers/q8_at_load.h): the
+// conv modules' pointwise convolutions and the subsampling output ...
+inline constexpr char kQuantisedAtLoad[] =
+    R"(encoder\.layers\.\d+\.conv\.pointwise_conv[12]\.weight|encoder\.pre_encode\.out\.weight)";
+// ... and, opt-in (PARAKEET_Q8_SUBSAMPLING=1), the subsampling's pointwise convolutions.
+inline constexpr char kQuantisedAtLoadSubsampling[] = R"(encoder\.pre_encode\.conv\.[36]\.weight)";
+
+}  // namespace pk::schema

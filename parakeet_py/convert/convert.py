@@ -20,6 +20,7 @@ from typing import List, Optional, Tuple
 
 import numpy as np
 
+from . import gguf_schema as schema
 from . import quantize
 from .errors import ConversionError, TokenizerError, UnsupportedModelError
 from .gguf_writer import FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
@@ -29,7 +30,7 @@ from .report import ConversionReport
 from .tokenizer import Piece, pieces_from_model_proto, pieces_from_vocab_text
 from .torch_checkpoint import TensorRef, TorchCheckpoint
 
-KEPT_PREPROCESSOR_TENSORS = ("preprocessor.featurizer.fb", "preprocessor.featurizer.window")
+KEPT_PREPROCESSOR_TENSORS = (schema.MEL_FILTERBANK, schema.MEL_WINDOW)
 
 
 def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] = None) -> ConversionReport:
@@ -53,8 +54,8 @@ def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] =
             spec = build_model_spec(cfg, {n: t.shape for n, t in selected}, [p.text for p in pieces])
             gguf_name = name or in_path.stem
             metadata = [
-                MetaValue("general.name", "str", gguf_name),
-                MetaValue("general.file_type", "u32", int(FILE_TYPES[out_type])),
+                MetaValue(schema.GENERAL_NAME, "str", gguf_name),
+                MetaValue(schema.GENERAL_FILE_TYPE, "u32", int(FILE_TYPES[out_type])),
             ] + spec.metadata + [tokenizer_scores(pieces)]
             plans = [plan_tensor(n, t, out_type) for n, t in selected]
             size = write_gguf(out_path, metadata, plans)
@@ -75,15 +76,15 @@ def tokenizer_scores(pieces: List[Piece]) -> MetaValue:
     """``parakeet.tokenizer.scores`` (index = token id), as parakeet.cpp's converter writes it:
     the SentencePiece scores that phrase text (hotwords) is segmented with, so the engine
     tokenises text exactly as SentencePiece's BPE ``encode()`` does."""
-    return MetaValue("parakeet.tokenizer.scores", "f32[]", [float(p.score) for p in pieces])
+    return MetaValue(schema.TOKENIZER_SCORES, "f32[]", [float(p.score) for p in pieces])
 
 
 def summarise_metadata(metadata: List[MetaValue]) -> dict:
     out = {}
     for m in metadata:
-        if m.key == "parakeet.tokenizer.pieces":
+        if m.key == schema.TOKENIZER_PIECES:
             out[m.key] = f"[{len(m.value)} pieces]"
-        elif m.key == "parakeet.tokenizer.scores":
+        elif m.key == schema.TOKENIZER_SCORES:
             out[m.key] = f"[{len(m.value)} scores]"
         else:
             out[m.key] = m.value

@@ -16,10 +16,11 @@ from typing import Callable, Iterable, List, Sequence, Tuple
 import gguf
 import numpy as np
 
+from . import gguf_schema as schema
 from .errors import ConversionError
 from .nemo_config import MetaValue
 
-ARCHITECTURE = "parakeet"
+ARCHITECTURE = schema.ARCHITECTURE
 
 GGML_TYPES = {
     "f32": gguf.GGMLQuantizationType.F32,

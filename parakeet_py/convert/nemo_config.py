@@ -20,6 +20,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 import yaml
 
+from . import gguf_schema as schema
 from .errors import ConversionError, UnsupportedModelError
 
 # What the engine implements; widen these together with the engine.
@@ -250,26 +251,26 @@ def build_model_spec(
     enc = _encoder(r, check)
     d_model = enc["d_model"]
 
-    meta: List[MetaValue] = [MetaValue("parakeet.arch", "str", arch)]
-    meta += [MetaValue(f"parakeet.encoder.{k}", kind, enc[k]) for k, kind in _ENCODER_KEYS]
-    meta += [MetaValue(f"parakeet.preprocessor.{k}", kind, pre[k]) for k, kind in _PREPROCESSOR_KEYS]
+    meta: List[MetaValue] = [MetaValue(schema.ARCH, "str", arch)]
+    meta += [MetaValue(key, kind, enc[k]) for k, key, kind in _ENCODER_KEYS]
+    meta += [MetaValue(key, kind, pre[k]) for k, key, kind in _PREPROCESSOR_KEYS]
     meta += [
-        MetaValue("parakeet.vocab_size", "u32", V),
-        MetaValue("parakeet.blank_id", "u32", V),
-        MetaValue("parakeet.tokenizer.pieces", "str[]", list(pieces)),
+        MetaValue(schema.VOCAB_SIZE, "u32", V),
+        MetaValue(schema.BLANK_ID, "u32", V),
+        MetaValue(schema.TOKENIZER_PIECES, "str[]", list(pieces)),
     ]
 
     if arch != "ctc":
         tr = _transducer(r, check, V, d_model, len(durations))
         meta += [
-            MetaValue("parakeet.decoder.pred_hidden", "u32", tr["pred_hidden"]),
-            MetaValue("parakeet.decoder.pred_rnn_layers", "u32", tr["pred_rnn_layers"]),
-            MetaValue("parakeet.joint.joint_hidden", "u32", tr["joint_hidden"]),
-            MetaValue("parakeet.joint.activation", "str", tr["activation"]),
-            MetaValue("parakeet.decoding.max_symbols", "u32", tr["max_symbols"]),
+            MetaValue(schema.DECODER_PRED_HIDDEN, "u32", tr["pred_hidden"]),
+            MetaValue(schema.DECODER_PRED_RNN_LAYERS, "u32", tr["pred_rnn_layers"]),
+            MetaValue(schema.JOINT_JOINT_HIDDEN, "u32", tr["joint_hidden"]),
+            MetaValue(schema.JOINT_ACTIVATION, "str", tr["activation"]),
+            MetaValue(schema.DECODING_MAX_SYMBOLS, "u32", tr["max_symbols"]),
         ]
     if durations:
-        meta.append(MetaValue("parakeet.tdt.durations", "i32[]", list(durations)))
+        meta.append(MetaValue(schema.TDT_DURATIONS, "i32[]", list(durations)))
     if arch in ("ctc", "hybrid_rnnt_ctc", "hybrid_tdt_ctc"):
         _ctc_head(r, check, V, d_model, hybrid=arch != "ctc")
 
@@ -281,14 +282,31 @@ def build_model_spec(
     return ModelSpec(arch=arch, vocab_size=V, metadata=meta, warnings=r.warnings)
 
 
+# (field of _encoder() / _preprocessor()'s result, GGUF key, type), in the order written.
 _ENCODER_KEYS = (
-    ("feat_in", "u32"), ("d_model", "u32"), ("n_layers", "u32"), ("n_heads", "u32"), ("ff_dim", "u32"),
-    ("conv_kernel", "u32"), ("conv_norm_type", "str"), ("subsampling_factor", "u32"),
-    ("subsampling_conv_channels", "u32"), ("xscaling", "bool"), ("pos_emb_max_len", "u32"), ("use_bias", "bool"),
+    ("feat_in", schema.ENCODER_FEAT_IN, "u32"),
+    ("d_model", schema.ENCODER_D_MODEL, "u32"),
+    ("n_layers", schema.ENCODER_N_LAYERS, "u32"),
+    ("n_heads", schema.ENCODER_N_HEADS, "u32"),
+    ("ff_dim", schema.ENCODER_FF_DIM, "u32"),
+    ("conv_kernel", schema.ENCODER_CONV_KERNEL, "u32"),
+    ("conv_norm_type", schema.ENCODER_CONV_NORM_TYPE, "str"),
+    ("subsampling_factor", schema.ENCODER_SUBSAMPLING_FACTOR, "u32"),
+    ("subsampling_conv_channels", schema.ENCODER_SUBSAMPLING_CONV_CHANNELS, "u32"),
+    ("xscaling", schema.ENCODER_XSCALING, "bool"),
+    ("pos_emb_max_len", schema.ENCODER_POS_EMB_MAX_LEN, "u32"),
+    ("use_bias", schema.ENCODER_USE_BIAS, "bool"),
 )
 _PREPROCESSOR_KEYS = (
-    ("sample_rate", "u32"), ("n_mels", "u32"), ("n_fft", "u32"), ("win_length", "u32"), ("hop_length", "u32"),
-    ("preemph", "f32"), ("mag_power", "f32"), ("normalize", "str"), ("log_zero_guard", "f32"),
+    ("sample_rate", schema.PREPROCESSOR_SAMPLE_RATE, "u32"),
+    ("n_mels", schema.PREPROCESSOR_N_MELS, "u32"),
+    ("n_fft", schema.PREPROCESSOR_N_FFT, "u32"),
+    ("win_length", schema.PREPROCESSOR_WIN_LENGTH, "u32"),
+    ("hop_length", schema.PREPROCESSOR_HOP_LENGTH, "u32"),
+    ("preemph", schema.PREPROCESSOR_PREEMPH, "f32"),
+    ("mag_power", schema.PREPROCESSOR_MAG_POWER, "f32"),
+    ("normalize", schema.PREPROCESSOR_NORMALIZE, "str"),
+    ("log_zero_guard", schema.PREPROCESSOR_LOG_ZERO_GUARD, "f32"),
 )
 
 
@@ -333,7 +351,8 @@ def _detect_arch(r: _Reader, shapes: Dict[str, Tuple[int, ...]]) -> Tuple[str, L
         r.problem(f"model class {target} is not supported (supported: {supported})")
 
     has_joint = isinstance(r.raw("joint", None), dict)
-    has_ctc_tensors = any(n.startswith("ctc_decoder.") for n in shapes)
+    hybrid_ctc_module = schema.HYBRID_CTC_HEAD.split(".", 1)[0] + "."  # "ctc_decoder."
+    has_ctc_tensors = any(n.startswith(hybrid_ctc_module) for n in shapes)
     durations = _durations(r) if has_joint else []
 
     if has_joint:
@@ -374,7 +393,7 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     """Effective ``FilterbankFeatures`` settings (NeMo defaults for absent keys)."""
     if not isinstance(r.raw("preprocessor", None), dict):
         r.problem("the config has no 'preprocessor' section")
-        return {k: (0 if kind == "u32" else 0.0 if kind == "f32" else "") for k, kind in _PREPROCESSOR_KEYS}
+        return {k: (0 if kind == "u32" else 0.0 if kind == "f32" else "") for k, _, kind in _PREPROCESSOR_KEYS}
     r.target("preprocessor", "AudioToMelSpectrogramPreprocessor")
     sr = r.get_int("preprocessor.sample_rate", 16000, minimum=1)
     win = _window_samples(r, sr, "window_size", "n_window_size", 0.02)
@@ -419,9 +438,9 @@ def _preprocessor(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         r.problem(f"preprocessor mag_power={mag_power:g} is not supported (only 1 or 2)")
 
     if n_fft > 0:
-        check.need("preprocessor.featurizer.fb", (1, n_mels, n_fft // 2 + 1))
+        check.need(schema.MEL_FILTERBANK, (1, n_mels, n_fft // 2 + 1))
     if win > 0:
-        check.need("preprocessor.featurizer.window", (win,))
+        check.need(schema.MEL_WINDOW, (win,))
     return dict(sample_rate=sr, n_mels=n_mels, n_fft=n_fft, win_length=win, hop_length=hop,
                 preemph=float(preemph), mag_power=mag_power, normalize=normalize or "", log_zero_guard=float(guard))
 
@@ -494,42 +513,48 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
 
 def _encoder_tensors(check: _ShapeCheck, n_layers: int, d: int, h: int, ff: int, k: int, c: int, feat_in: int,
                      use_bias: bool, conv_norm: str) -> None:
-    p = "encoder.pre_encode"
+    p = schema.SUBSAMPLING_PREFIX
     for i, shape in ((0, (c, 1, 3, 3)), (2, (c, 1, 3, 3)), (3, (c, c, 1, 1)), (5, (c, 1, 3, 3)), (6, (c, c, 1, 1))):
-        check.need(f"{p}.conv.{i}.weight", shape)
-        check.need(f"{p}.conv.{i}.bias", (c,))
+        check.need(f"{p}conv.{i}.weight", shape)
+        check.need(f"{p}conv.{i}.bias", (c,))
     f8 = _conv_out(_conv_out(_conv_out(feat_in)))
-    check.need(f"{p}.out.weight", (d, c * f8))
-    check.need(f"{p}.out.bias", (d,))
+    check.need(f"{p}{schema.SUBSAMPLING_OUT}.weight", (d, c * f8))
+    check.need(f"{p}{schema.SUBSAMPLING_OUT}.bias", (d,))
 
     def linear(name: str, rows: int, cols: int, bias: Optional[bool] = None) -> None:
         check.need(f"{name}.weight", (rows, cols))
         check.maybe(f"{name}.bias", (rows,), use_bias if bias is None else bias)
 
     for i in range(n_layers):
-        L = f"encoder.layers.{i}"
-        for norm in ("norm_feed_forward1", "norm_self_att", "norm_conv", "norm_feed_forward2", "norm_out"):
-            check.need(f"{L}.{norm}.weight", (d,))
-            check.need(f"{L}.{norm}.bias", (d,))
-        for ffn in ("feed_forward1", "feed_forward2"):
-            linear(f"{L}.{ffn}.linear1", ff, d)
-            linear(f"{L}.{ffn}.linear2", d, ff)
-        for proj in ("linear_q", "linear_k", "linear_v", "linear_out"):
-            linear(f"{L}.self_attn.{proj}", d, d)
-        linear(f"{L}.self_attn.linear_pos", d, d, bias=False)
-        check.need(f"{L}.self_attn.pos_bias_u", (h, d // h))
-        check.need(f"{L}.self_attn.pos_bias_v", (h, d // h))
-        check.need(f"{L}.conv.pointwise_conv1.weight", (2 * d, d, 1))
-        check.maybe(f"{L}.conv.pointwise_conv1.bias", (2 * d,), use_bias)
-        check.need(f"{L}.conv.depthwise_conv.weight", (d, 1, k))
-        check.maybe(f"{L}.conv.depthwise_conv.bias", (d,), use_bias)
+        def m(module: str) -> str:
+            return schema.layer_module(i, module)
+
+        for norm in (schema.NORM_FEED_FORWARD1, schema.NORM_SELF_ATT, schema.NORM_CONV, schema.NORM_FEED_FORWARD2,
+                     schema.NORM_OUT):
+            check.need(f"{m(norm)}.weight", (d,))
+            check.need(f"{m(norm)}.bias", (d,))
+        for linear1, linear2 in ((schema.FEED_FORWARD1_LINEAR1, schema.FEED_FORWARD1_LINEAR2),
+                                 (schema.FEED_FORWARD2_LINEAR1, schema.FEED_FORWARD2_LINEAR2)):
+            linear(m(linear1), ff, d)
+            linear(m(linear2), d, ff)
+        for proj in (schema.SELF_ATTN_LINEAR_Q, schema.SELF_ATTN_LINEAR_K, schema.SELF_ATTN_LINEAR_V,
+                     schema.SELF_ATTN_LINEAR_OUT):
+            linear(m(proj), d, d)
+        linear(m(schema.SELF_ATTN_LINEAR_POS), d, d, bias=False)
+        check.need(m(schema.SELF_ATTN_POS_BIAS_U), (h, d // h))
+        check.need(m(schema.SELF_ATTN_POS_BIAS_V), (h, d // h))
+        check.need(f"{m(schema.CONV_POINTWISE1)}.weight", (2 * d, d, 1))
+        check.maybe(f"{m(schema.CONV_POINTWISE1)}.bias", (2 * d,), use_bias)
+        check.need(f"{m(schema.CONV_DEPTHWISE)}.weight", (d, 1, k))
+        check.maybe(f"{m(schema.CONV_DEPTHWISE)}.bias", (d,), use_bias)
         # A layer_norm conv module keeps NeMo's attribute name, batch_norm, without running stats.
         stats = ("weight", "bias", "running_mean", "running_var") if conv_norm == "batch_norm" else ("weight", "bias")
         for s in stats:
-            check.need(f"{L}.conv.batch_norm.{s}", (d,))
-        check.need(f"{L}.conv.pointwise_conv2.weight", (d, d, 1))
-        check.maybe(f"{L}.conv.pointwise_conv2.bias", (d,), use_bias)
-    extra = sorted({n.split(".")[2] for n in check.shapes if n.startswith("encoder.layers.")} - {str(i) for i in range(n_layers)})
+            check.need(f"{m(schema.CONV_NORM)}.{s}", (d,))
+        check.need(f"{m(schema.CONV_POINTWISE2)}.weight", (d, d, 1))
+        check.maybe(f"{m(schema.CONV_POINTWISE2)}.bias", (d,), use_bias)
+    layers = {n[len(schema.LAYER_PREFIX):].split(".")[0] for n in check.shapes if n.startswith(schema.LAYER_PREFIX)}
+    extra = sorted(layers - {str(i) for i in range(n_layers)})
     if extra:
         check.problems.append(f"the checkpoint has encoder layers {extra} beyond n_layers={n_layers}")
 
@@ -566,30 +591,29 @@ def _transducer(r: _Reader, check: _ShapeCheck, V: int, d_model: int, n_duration
         greedy_max = 10
 
     if not r.problems:
-        check.need("decoder.prediction.embed.weight", (V + 1, H))
+        check.need(f"{schema.PREDICTION_EMBED}.weight", (V + 1, H))
         for j in range(layers):
-            lstm = "decoder.prediction.dec_rnn.lstm"
-            check.need(f"{lstm}.weight_ih_l{j}", (4 * H, H))
-            check.need(f"{lstm}.weight_hh_l{j}", (4 * H, H))
-            check.need(f"{lstm}.bias_ih_l{j}", (4 * H,))
-            check.need(f"{lstm}.bias_hh_l{j}", (4 * H,))
-        check.need("joint.enc.weight", (J, d_model))
-        check.need("joint.enc.bias", (J,))
-        check.need("joint.pred.weight", (J, H))
-        check.need("joint.pred.bias", (J,))
-        check.need("joint.joint_net.2.weight", (V + 1 + n_durations, J))
-        check.need("joint.joint_net.2.bias", (V + 1 + n_durations,))
+            check.need(schema.lstm_param("weight_ih", j), (4 * H, H))
+            check.need(schema.lstm_param("weight_hh", j), (4 * H, H))
+            check.need(schema.lstm_param("bias_ih", j), (4 * H,))
+            check.need(schema.lstm_param("bias_hh", j), (4 * H,))
+        check.need(f"{schema.JOINT_ENC}.weight", (J, d_model))
+        check.need(f"{schema.JOINT_ENC}.bias", (J,))
+        check.need(f"{schema.JOINT_PRED}.weight", (J, H))
+        check.need(f"{schema.JOINT_PRED}.bias", (J,))
+        check.need(f"{schema.JOINT_OUT}.weight", (V + 1 + n_durations, J))
+        check.need(f"{schema.JOINT_OUT}.bias", (V + 1 + n_durations,))
     return dict(pred_hidden=H, pred_rnn_layers=layers, joint_hidden=J, activation=activation or "",
                 max_symbols=greedy_max)
 
 
 def _ctc_head(r: _Reader, check: _ShapeCheck, V: int, d_model: int, hybrid: bool) -> None:
     section = "aux_ctc.decoder" if hybrid else "decoder"
-    prefix = "ctc_decoder" if hybrid else "decoder"
+    head = schema.HYBRID_CTC_HEAD if hybrid else schema.CTC_HEAD
     r.target(section, "ConvASRDecoder")
     if not r.problems:
-        check.need(f"{prefix}.decoder_layers.0.weight", (V + 1, d_model, 1))
-        check.need(f"{prefix}.decoder_layers.0.bias", (V + 1,))
+        check.need(f"{head}.weight", (V + 1, d_model, 1))
+        check.need(f"{head}.bias", (V + 1,))
 
 
 def _check_vocab_keys(r: _Reader, arch: str, V: int) -> None:

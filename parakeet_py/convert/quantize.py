@@ -18,6 +18,7 @@ from typing import Tuple
 
 import numpy as np
 
+from . import gguf_schema as schema
 from .errors import ConversionError
 
 OUT_TYPES = ("f32", "f16", "q8_0")
@@ -27,19 +28,12 @@ MIN_DIM = 32
 
 _Q8_0_BLOCK = np.dtype([("d", "<f2"), ("qs", "i1", (QK8_0,))])
 
-_MATMUL_WEIGHTS = re.compile(
-    r"^(?:"
-    r"encoder\.layers\.\d+\.feed_forward[12]\.linear[12]\.weight"
-    r"|encoder\.layers\.\d+\.self_attn\.linear_(?:q|k|v|out|pos)\.weight"
-    r"|encoder\.pre_encode\.out\.weight"
-    r"|joint\.(?:enc|pred)\.weight"
-    r")$"
-)
+_MATMUL_WEIGHTS = re.compile(schema.QUANTISABLE_WEIGHTS)
 
 
 def is_matmul_weight(name: str) -> bool:
     """True for the weights on the quantisation allowlist (by name only)."""
-    return _MATMUL_WEIGHTS.match(name) is not None
+    return _MATMUL_WEIGHTS.fullmatch(name) is not None
 
 
 def storage_type(name: str, shape: Tuple[int, ...], out_type: str) -> str:

@@ -13,6 +13,7 @@ from typing import Any, List
 import gguf
 import numpy as np
 
+from . import gguf_schema as schema
 from . import quantize
 from .errors import ConversionError
 from .gguf_writer import ARCHITECTURE, FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
@@ -23,7 +24,7 @@ from .report import ConversionReport
 _T = gguf.GGMLQuantizationType
 _SHRINKS = {("f32", _T.F16), ("f32", _T.Q8_0), ("f16", _T.Q8_0)}  # (source kind, target type)
 # Written by the writer itself (architecture), or meaningless once the file is rewritten.
-_NOT_COPIED = {"general.architecture", "general.alignment", "general.file_type"}
+_NOT_COPIED = {schema.GENERAL_ARCHITECTURE, "general.alignment", schema.GENERAL_FILE_TYPE}
 
 
 def _field_value(field) -> Any:
@@ -52,12 +53,12 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
         reader = gguf.GGUFReader(in_path)
     except (OSError, ValueError) as e:
         raise ConversionError(f"{in_path} is not a readable GGUF file: {e}") from e
-    arch_field = reader.get_field("general.architecture")
+    arch_field = reader.get_field(schema.GENERAL_ARCHITECTURE)
     arch_name = _field_value(arch_field) if arch_field is not None else None
     if arch_name != ARCHITECTURE:
         raise ConversionError(f"{in_path} is not a parakeet GGUF file (general.architecture = {arch_name!r})")
 
-    metadata: List[MetaValue] = [MetaValue("general.file_type", "u32", int(FILE_TYPES[out_type]))]
+    metadata: List[MetaValue] = [MetaValue(schema.GENERAL_FILE_TYPE, "u32", int(FILE_TYPES[out_type]))]
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key in _NOT_COPIED:
             continue
@@ -69,8 +70,8 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
     counts: dict = {}
     for p in plans:
         counts[p.ggml_type.name] = counts.get(p.ggml_type.name, 0) + 1
-    arch_value = next((m.value[0] for m in metadata if m.key == "parakeet.arch"), "")
-    name_value = next((m.value[0] for m in metadata if m.key == "general.name"), "")
+    arch_value = next((m.value[0] for m in metadata if m.key == schema.ARCH), "")
+    name_value = next((m.value[0] for m in metadata if m.key == schema.GENERAL_NAME), "")
     summary = summarise_metadata([MetaValue(m.key, m.kind, m.value[0] if m.kind == "raw" else m.value) for m in metadata])
     return ConversionReport(
         input=str(in_path), output=str(out_path), out_type=out_type, arch=arch_value, name=name_value,

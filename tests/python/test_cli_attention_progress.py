@@ -4,7 +4,6 @@ never for JSON) and that they only ever go to standard error."""
 
 import io
 import json
-from pathlib import Path
 
 import click
 import pytest
@@ -15,9 +14,7 @@ from parakeet_cli.main import cli
 from parakeet_cli.progress_bar import FileProgress, progress_wanted
 from parakeet_py import _native
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-SPEECH = DATA / "audio" / "speech_16k.wav"
+from data_helpers import MODEL, SPEECH
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 

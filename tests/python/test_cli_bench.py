@@ -20,10 +20,9 @@ from parakeet_cli.wer import edit_distance, normalize, wer, word_errors
 from parakeet_py import Context, _native
 from parakeet_py.synthetic_model import ARCH_TINY, ensure_synthetic_model, synthetic_model_path, write_synthetic_model
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-AUDIO = DATA / "audio"
-FIXTURE = DATA / "nemo" / "hybrid_tdt_ctc"
-MODEL = FIXTURE / "model.gguf"
+from data_helpers import AUDIO, MODEL
+
+FIXTURE = MODEL.parent
 
 
 def run(*args, env=None):

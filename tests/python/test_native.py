@@ -1,11 +1,10 @@
 """The Python package finds and loads libparakeet, and the binding matches the C header."""
 
 import re
-from pathlib import Path
 
 from parakeet_py import _native
 
-HEADER = Path(__file__).resolve().parents[2] / "libparakeet" / "include" / "parakeet_capi.h"
+from data_helpers import HEADER
 
 
 def test_library_loads_and_reports_the_expected_abi_version():

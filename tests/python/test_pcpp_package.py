@@ -13,16 +13,15 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from parakeet_py import Context, _native
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SPEECH = DATA / "audio" / "speech_16k.wav"
-MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("hybrid_tdt_ctc", "rnnt", "ctc")}
+from data_helpers import MODELS as _ALL_MODELS, SPEECH
+
+MODELS = {name: _ALL_MODELS[name] for name in ("hybrid_tdt_ctc", "rnnt", "ctc")}
 
 def run_package(script: str) -> dict:
     """Runs `script` with the package imported against our library; returns what it prints."""

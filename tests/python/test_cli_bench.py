@@ -14,10 +14,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from parakeet_cli.bench import DEFAULT_MANIFEST, ManifestError, parse_manifest, read_manifest
+from parakeet_cli.bench import DEFAULT_MANIFEST, read_manifest
 from parakeet_cli.main import cli
 from parakeet_cli.wer import edit_distance, normalize, wer, word_errors
-from parakeet_py import Context, _native
+from parakeet_py import Context, InvalidArgument, _native
+from parakeet_py.batch.manifest import ManifestError, parse_list as parse_manifest
 from parakeet_py.synthetic_model import ARCH_TINY, ensure_synthetic_model, synthetic_model_path, write_synthetic_model
 
 from data_helpers import AUDIO, MODEL
@@ -74,6 +75,16 @@ def test_manifest_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(ManifestError, match="cannot read"):
         read_manifest(binary)
+    # One error class for the batch job's inputs and the bench manifest: a caller's mistake.
+    assert issubclass(ManifestError, InvalidArgument) and issubclass(ManifestError, ValueError)
+
+
+def test_a_jsonl_manifest_gives_its_text_column_as_the_reference(tmp_path):
+    clip = AUDIO / "short_1s_16k.wav"
+    (tmp_path / "m.jsonl").write_text(json.dumps({"audio_filepath": str(clip), "text": "a reference"}) + "\n"
+                                      + json.dumps({"path": str(clip)}) + "\n")
+    entries = read_manifest(tmp_path / "m.jsonl")
+    assert [(e.path, e.reference, e.line) for e in entries] == [(str(clip), "a reference", 1), (str(clip), None, 2)]
 
 
 def test_the_shipped_manifest_lists_the_shipped_clips():

@@ -62,6 +62,7 @@ PARAKEET_API int parakeet_capi_abi_version(void);
 
 /* Loads a GGUF model (the parakeet.cpp schema: general.architecture "parakeet"; weights F32,
  * F16 or Q8_0). The file is memory-mapped and must not be modified while loaded.
+ * Same as parakeet_capi_load_with(gguf_path, NULL): the environment's defaults.
  * Returns a new context, or NULL with the reason in parakeet_capi_load_error(): missing or
  * unreadable file, corrupt or truncated GGUF, another architecture, a missing tensor or a
  * tensor of the wrong shape, an unsupported setting. gguf_path NULL is an error.
@@ -113,7 +114,8 @@ PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
  * ["durations"], "tensor_types": {"f32": n, ...}, "file_bytes", "packed_bytes",
  * "attention": {"mode": "auto"|"full"} or {"mode": "local", "left": L, "right": R} (the
  * context's current setting), "auto_full_max_frames": the longest encoder sequence (frames)
- * auto runs with full attention, "isa": the kernel level in use ("scalar", "avx2", "avx512")}.
+ * auto runs with full attention, "isa": the context's kernel level, chosen at load ("scalar",
+ * "avx2", "avx512"), "bf16_encoder": whether the encoder's matrices were rounded to bfloat16}.
  * Returns NULL on error (ctx NULL). Free with parakeet_capi_free_string(). Thread-safe. */
 PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
 
@@ -202,8 +204,8 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, co
  *   (-1, -1) always full;
  *   (L, R)   with L > 0 and R > 0: always local [L, R].
  * Any other pair, and ctx NULL, is an error (non-zero return, the reason in the last-error
- * functions). At load the setting comes from PARAKEET_ATT_CONTEXT (W > 0: local [W, W]; 0:
- * full; unset: auto). It applies to requests that start after the call; running ones keep
+ * functions). At load the setting comes from the load option "attention" (or
+ * PARAKEET_ATT_CONTEXT: W > 0 local [W, W], 0 full; unset: auto). It applies to requests that start after the call; running ones keep
  * the setting they started with. Returns 0 on success. Thread-safe. */
 PARAKEET_API int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 

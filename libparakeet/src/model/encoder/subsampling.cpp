@@ -33,7 +33,7 @@ void load_3x3(const TensorLoader& t, const std::string& name, int64_t C, std::ve
 DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const TensorLoader& t, const std::string& name,
                                                                         int64_t C) {
     Pointwise p;
-    if (t.q8_at_load() && quantised_at_load(kPrefix + name + ".weight") && C % kernels::kQ8_0BlockValues == 0) {
+    if (t.q8_at_load() && quantised_at_load(kPrefix + name + ".weight", t.q8_subsampling()) && C % kernels::kQ8_0BlockValues == 0) {
         p.q8 = Linear::load(t, kPrefix + name, C, C, true);
         return p;
     }

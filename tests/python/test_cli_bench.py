@@ -9,7 +9,6 @@ import os
 import random
 from pathlib import Path
 
-import gguf
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -21,6 +20,7 @@ from parakeet_py import Context, InvalidArgument, _native
 from parakeet_py.batch.manifest import ManifestError, parse_list as parse_manifest
 from parakeet_py.synthetic_model import ARCH_TINY, ensure_synthetic_model, synthetic_model_path, write_synthetic_model
 
+from convert_helpers import read_gguf
 from data_helpers import AUDIO, MODEL
 
 FIXTURE = MODEL.parent
@@ -215,22 +215,9 @@ def test_bench_bad_audio_in_manifest_is_a_runtime_error(tmp_path):
 
 # ---- the generated default model ------------------------------------------------------------
 def _read(path):
-    reader = gguf.GGUFReader(path)
-    fields = {}
-    for key, f in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue
-        types = [t.name for t in f.types]
-        if types[0] == "ARRAY":
-            value = ([bytes(f.parts[i]).decode() for i in f.data] if types[1] == "STRING"
-                     else [f.parts[i].tolist()[0] for i in f.data])
-        elif types[0] == "STRING":
-            value = bytes(f.parts[f.data[0]]).decode()
-        else:
-            value = f.parts[f.data[0]].tolist()[0]
-        fields[key] = (types, value)
-    tensors = [(t.name, t.tensor_type.name, [int(n) for n in t.shape]) for t in reader.tensors]
-    return fields, tensors
+    """(fields, [(tensor name, type, shape)] in file order), by the converter tests' reader."""
+    fields, tensors = read_gguf(path)
+    return fields, [(name, kind, shape) for name, (kind, shape, _) in tensors.items()]
 
 
 @pytest.mark.skipif(not MODEL.exists(), reason="no NeMo fixture model")
@@ -259,7 +246,7 @@ def test_generated_model_has_the_schema_nemo_and_the_converter_produce(tmp_path,
 
 
 def _tensor(path, name):
-    return np.array(next(t for t in gguf.GGUFReader(path).tensors if t.name == name).data)
+    return read_gguf(path)[1][name][2]
 
 
 def test_generated_model_loads_runs_and_is_reproducible(tmp_path):

@@ -1,4 +1,4 @@
-// Access to the NeMo reference fixtures in tests/data/nemo (made by tools/make_nemo_fixtures.py,
+// Access to the NeMo reference fixtures in tests/data/nemo (made by tools/fixtures/make_nemo_fixtures.py,
 // described in docs/fixtures.md): one folder per model with model.gguf (our converter's output)
 // and one ref_<clip>.gguf per clip holding NeMo's tensors (F32) and decoded results (metadata),
 // plus longref_<clip>_<setting>.gguf: NeMo's decoded results on a long clip assembled from the
@@ -65,7 +65,7 @@ inline std::vector<Fixture> all(const std::string& prefix = "ref_") {
 }
 
 // Rebuilds a long clip from the recipe in its reference file, as
-// tools/nemo_fixtures/audio.py:assemble_long_clip does: for each segment i, the samples of
+// tools/fixtures/nemo_fixtures/audio.py:assemble_long_clip does: for each segment i, the samples of
 // ref.clip_recipe[i] (a clip in tests/data/audio) from ref.clip_first[i] to the end, each
 // int16 / 32768 (the WAV reader's conversion) times ref.clip_gain[i] in float32, concatenated
 // and cut to ref.n_samples. The gains are short binary fractions, so every product is exact

@@ -14,7 +14,7 @@ DecoderChoice decoder_from_int(int decoder) {
         case PARAKEET_DECODER_TRANSDUCER: return DecoderChoice::Transducer;
         default: break;
     }
-    throw InvalidInput("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
+    throw InvalidArgument("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
 }
 
 }  // namespace pk::capi

@@ -6,7 +6,7 @@
 
 namespace pk::capi {
 
-// PARAKEET_DECODER_DEFAULT / _CTC / _TRANSDUCER as a DecoderChoice; throws InvalidInput for
+// PARAKEET_DECODER_DEFAULT / _CTC / _TRANSDUCER as a DecoderChoice; throws InvalidArgument for
 // any other value.
 DecoderChoice decoder_from_int(int decoder);
 

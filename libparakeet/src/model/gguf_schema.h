@@ -18,6 +18,11 @@ namespace pk::schema {
 // ---- general.* ----------------------------------------------------------------------------
 inline constexpr char kGeneralArchitecture[] = "general.architecture";
 inline constexpr char kArchitecture[] = "parakeet";  // its value in every Parakeet file
+// general.architecture of the other model kinds parakeet.cpp loads (model/model_kind.h); a
+// diarization model is a "parakeet" file whose parakeet.arch is kArchDiarization.
+inline constexpr char kArchitectureSileroVad[] = "silero_vad";
+inline constexpr char kArchitectureCed[] = "ced";
+inline constexpr char kArchitectureVoicedetect[] = "voicedetect";
 // Written by the converters, not read by the engine.
 inline constexpr char kGeneralName[] = "general.name";
 inline constexpr char kGeneralFileType[] = "general.file_type";
@@ -26,6 +31,7 @@ inline constexpr char kGeneralFileType[] = "general.file_type";
 // Every parakeet.* key starts with this.
 inline constexpr char kPrefix[] = "parakeet.";
 inline constexpr char kArch[] = "parakeet.arch";  // ctc, rnnt, tdt, hybrid_rnnt_ctc, hybrid_tdt_ctc
+inline constexpr char kArchDiarization[] = "diarization";  // its value in a Sortformer file
 
 // Front end (NeMo's AudioToMelSpectrogramPreprocessor).
 inline constexpr char kPreprocessorSampleRate[] = "parakeet.preprocessor.sample_rate";

@@ -19,6 +19,7 @@ namespace pk {
 // What Linear::load may do to a stored F32/F16 matrix.
 struct WeightConversions {
     bool q8_at_load = false;  // quantise those of model/layers/q8_at_load.h to Q8_0
+    bool q8_subsampling = false;  // ... the subsampling's pointwise convolutions included
     bool bf16 = false;        // round those of model/layers/bf16_at_load.h to bfloat16
 };
 
@@ -28,6 +29,7 @@ public:
         : gguf_(gguf), conversions_(conversions) {}
 
     bool q8_at_load() const { return conversions_.q8_at_load; }
+    bool q8_subsampling() const { return conversions_.q8_subsampling; }
     bool bf16() const { return conversions_.bf16; }
 
     bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }

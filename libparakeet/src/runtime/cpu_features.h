@@ -5,6 +5,9 @@
 // cpu_features().level.
 #pragma once
 
+#include <optional>
+#include <string>
+
 namespace pk {
 
 enum class IsaLevel {
@@ -15,6 +18,8 @@ enum class IsaLevel {
 
 // "scalar", "avx2" or "avx512".
 const char* isa_level_name(IsaLevel level);
+// The level of that name; nullopt for any other string.
+std::optional<IsaLevel> isa_level_from_name(const std::string& name);
 
 struct CpuFeatures {
     // What the CPU (and the OS, which must save the wider registers) supports.
@@ -29,11 +34,8 @@ struct CpuFeatures {
 
     // The highest level the CPU supports.
     IsaLevel detected = IsaLevel::Scalar;
-    // The level the kernels use: `detected`, or lower when PARAKEET_CPU asks for it.
+    // The level the kernels use unless a model was loaded with a lower one: `detected`.
     IsaLevel level = IsaLevel::Scalar;
-    // Set when PARAKEET_CPU names an unknown level or one above `detected` (then `level`
-    // stays at `detected`); check_requested_isa() turns it into an error at load.
-    const char* request_error = nullptr;
 
     // The switches kernels test.
     bool has_avx2_fma_f16c() const { return level >= IsaLevel::Avx2; }
@@ -42,14 +44,8 @@ struct CpuFeatures {
     bool has_avx512_bf16() const { return has_avx512() && avx512bf16; }
 };
 
-// Features of the running CPU, detected once (thread-safe). The environment variable
-// PARAKEET_CPU=scalar|avx2|avx512, read at the first call, lowers the level (tests use it to
-// check every path on one machine); it can never raise it.
+// Features of the running CPU, detected once (thread-safe). A model may run a lower level
+// (LoadOptions::isa), never a higher one.
 const CpuFeatures& cpu_features();
-
-// Throws InvalidInput when PARAKEET_CPU asked for a level this CPU does not have or for an
-// unknown one. Model loading calls it, so the request fails loudly instead of silently
-// running another level.
-void check_requested_isa();
 
 }  // namespace pk

@@ -34,7 +34,7 @@ DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const Te
                                                                         int64_t C) {
     Pointwise p;
     const std::string path = schema::subsampling_module(name);
-    if (t.q8_at_load() && quantised_at_load(schema::weight(path)) && C % kernels::kQ8_0BlockValues == 0) {
+    if (t.q8_at_load() && quantised_at_load(schema::weight(path), t.q8_subsampling()) && C % kernels::kQ8_0BlockValues == 0) {
         p.q8 = Linear::load(t, path, C, C, true);
         return p;
     }

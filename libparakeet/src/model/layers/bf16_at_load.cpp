@@ -1,6 +1,7 @@
 #include "model/layers/bf16_at_load.h"
 
 #include "common/errors.h"
+#include "model/gguf_schema.h"
 
 namespace pk {
 
@@ -11,6 +12,6 @@ void check_bf16_available(IsaLevel level) {
                       isa_level_name(level) + (cpu.avx512bf16 ? "" : " on a CPU without AVX512_BF16"));
 }
 
-bool bf16_at_load(const std::string& name) { return name.rfind("encoder.", 0) == 0; }
+bool bf16_at_load(const std::string& name) { return name.rfind(schema::kEncoderTensorPrefix, 0) == 0; }
 
 }  // namespace pk

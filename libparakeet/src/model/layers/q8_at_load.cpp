@@ -7,7 +7,7 @@
 namespace pk {
 
 bool is_q8_0_model(const GgufReader& gguf) {
-    const GgufTensor* t = gguf.find_tensor("encoder.layers.0.feed_forward1.linear1.weight");
+    const GgufTensor* t = gguf.find_tensor(schema::weight(schema::layer_module(0, schema::kFeedForward1Linear1)));
     return t != nullptr && t->type == GgmlType::Q8_0;
 }
 

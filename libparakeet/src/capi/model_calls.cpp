@@ -51,7 +51,7 @@ std::string describe(const pk::Model& m) {
     j.key("attention");
     pk::capi::write_attention(j, m.attention());
     j.key("auto_full_max_frames").value(pk::kAutoFullMaxFrames);
-    j.key("isa").value(pk::isa_level_name(pk::cpu_features().level));
+    j.key("isa").value(pk::isa_level_name(m.isa()));
     j.key("bf16_encoder").value(m.bf16_encoder());
     j.end_object();
     return j.str();

@@ -34,7 +34,16 @@ std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorCo
     const float* window = t.f32("preprocessor.featurizer.window", {p.win_length});
     const float* fb = t.f32("preprocessor.featurizer.fb", {1, p.n_mels, bins});
     return std::make_unique<LogMel>(log_mel_config(p), std::vector<float>(window, window + p.win_length),
-                                    std::vector<float>(fb, fb + p.n_mels * bins));
+                                    std::vector<float>(fb, fb + p.n_mels * bins), t.kernels());
+}
+
+// INTERIM, until the caller's LoadOptions::isa (model/load_options.h) chooses the level: the
+// level a model loads at when nobody says, i.e. the CPU's highest, or the lower one that
+// PARAKEET_CPU asks for (an impossible request throws). The one place below capi/ that reads
+// cpu_features().level; everything after load uses the model's own level.
+IsaLevel isa_level_from_environment() {
+    check_requested_isa();
+    return cpu_features().level;
 }
 
 constexpr int kMinSampleRate = 1000;
@@ -44,13 +53,18 @@ constexpr int kMaxSampleRate = 384000;
 
 Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(std::move(gguf)) {}
 
-std::unique_ptr<Model> Model::load(const std::string& path) {
-    check_requested_isa();
+std::unique_ptr<Model> Model::load(const std::string& path) { return load(path, isa_level_from_environment()); }
+
+std::unique_ptr<Model> Model::load(const std::string& path, IsaLevel isa) {
+    if (!cpu_features().supports(isa))
+        throw InvalidInput(std::string("the ") + isa_level_name(isa) + " level is not available on this CPU (" +
+                           isa_level_name(cpu_features().detected) + " is its highest)");
     std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
+    m->isa_ = isa;
     m->attention_ = attention_from_environment();
     m->config_ = read_model_config(m->gguf_);
-    m->bf16_ = bf16_from_environment();
-    const TensorLoader tensors(m->gguf_, {is_q8_0_model(m->gguf_) && q8_all_from_environment(), m->bf16_});
+    m->bf16_ = bf16_from_environment(isa);
+    const TensorLoader tensors(m->gguf_, isa, {is_q8_0_model(m->gguf_) && q8_all_from_environment(), m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {

@@ -27,6 +27,7 @@
 #include "model/transcript.h"
 #include "runtime/backend.h"
 #include "runtime/backend_pool.h"
+#include "runtime/cpu_features.h"
 
 namespace pk {
 
@@ -68,13 +69,20 @@ constexpr size_t kArenaKeepBytes = size_t{256} << 20;
 
 class Model {
 public:
-    // Maps and validates the file, reads the configuration and builds every component.
-    // Throws GgufError (not a readable GGUF) or ModelError (not a model this engine runs).
+    // Maps and validates the file, reads the configuration and builds every component, whose
+    // kernels run at ISA level `isa` from then on (weights packed for it; kernels/kernel_table.h).
+    // Throws GgufError (not a readable GGUF), ModelError (not a model this engine runs) or
+    // InvalidInput (a level this CPU does not have).
+    static std::unique_ptr<Model> load(const std::string& path, IsaLevel isa);
+    // INTERIM (until LoadOptions): at the level the environment gives (the CPU's highest, or
+    // PARAKEET_CPU's lower one).
     static std::unique_ptr<Model> load(const std::string& path);
 
     const ModelConfig& config() const { return config_; }
     const GgufReader& gguf() const { return gguf_; }
     const std::string& path() const { return path_; }
+    // The ISA level every kernel of this model runs at, chosen at load.
+    IsaLevel isa() const { return isa_; }
     // Bytes of weights repacked at load (beyond the mapped file).
     size_t packed_bytes() const { return encoder_->packed_bytes(); }
 
@@ -191,6 +199,7 @@ private:
 
     mutable std::mutex attention_mu_;
     AttentionSetting attention_;
+    IsaLevel isa_ = IsaLevel::Scalar;
     bool bf16_ = false;
 
     // Resamplers by input rate, built on first use (their filter tables are shared).

@@ -14,12 +14,14 @@
 
 #include <string>
 
+#include "runtime/cpu_features.h"
+
 namespace pk {
 
 // PARAKEET_BF16: "1" rounds the encoder's F32/F16 matrices to bfloat16 at load, "0", unset or
-// empty keeps them. Throws InvalidInput for other values, and for "1" where the CPU (or the
-// level PARAKEET_CPU chose) cannot run BF16 products: AVX512_BF16 at the avx512 level.
-bool bf16_from_environment();
+// empty keeps them. Throws InvalidInput for other values, and for "1" where the model's ISA
+// `level` cannot run BF16 products: AVX512_BF16 at the avx512 level.
+bool bf16_from_environment(IsaLevel level);
 
 // Whether the F32/F16 weight tensor `name` becomes bfloat16 when the switch is on.
 bool bf16_at_load(const std::string& name);

@@ -18,15 +18,16 @@ targets as PASS/FAIL lines (a benchmark's printout, not a test).
 
 Engines (the whole pipeline per request, from float samples to token ids/text):
   ours-W[@L]  W = f32 | f16 | q8_0: parakeet_capi_transcribe_pcm (mel, encoder, greedy TDT,
-          detokenisation) on model-W.gguf after parakeet_capi_set_threads(T). "@L" runs the
-          worker with PARAKEET_CPU=L (scalar | avx2 | avx512); a plain ours-W in --engines
+          detokenisation) on model-W.gguf after parakeet_capi_set_threads(T). "@L" loads it
+          with the load option {"isa": L} (scalar | avx2 | avx512); a plain ours-W in --engines
           becomes one engine per --levels entry. The worker reads back the level that ran
           (model info "isa") and the run stops if it is not the one asked for.
-  ours-W+bf16[@avx512] (optional) W = f32 | f16 loaded with PARAKEET_BF16=1: the encoder's
+  ours-W+bf16[@avx512] (optional) W = f32 | f16 loaded with {"bf16": true}: the encoder's
           matrices rounded to bfloat16 at load, products on vdpbf16ps (needs AVX512_BF16;
           only the avx512 level has it). Not an f32 engine for the targets below.
   ours-base-W  the same on --lib-base (a libparakeet built from an older commit, e.g. the
           issue's base 67e3060); its own dispatch (that commit has no avx512 level to pick).
+          An older library has no load options: "@L" reaches it as PARAKEET_CPU=L.
   nemo    torch.set_num_threads(T), model.eval(), torch.no_grad(): model.preprocessor ->
           model.encoder -> model.decoding.rnnt_decoder_predictions_tensor (the calls
           transcribe() makes, without its dataloader). Strategy: the model's "greedy"
@@ -66,15 +67,17 @@ PCPP_DIR = os.path.join(bl.REPO, ".cache", "pcpp")
 # ------------------------------------------------------------------------------------ workers
 
 class OursEngine:
-    def __init__(self, model_dir, wtype, threads, lib):
+    def __init__(self, model_dir, wtype, threads, lib, options=None):
         wtype, _, conversion = wtype.partition("+")
-        self.pk = bl.Parakeet(os.path.join(model_dir, f"model-{wtype}.gguf"), lib)
+        if conversion == "bf16":
+            options = dict(options or {}, bf16=True)
+        self.pk = bl.Parakeet(os.path.join(model_dir, f"model-{wtype}.gguf"), lib, options)
         self.pk.set_threads(threads)
         info = self.pk.info()
         self.isa = info.get("isa")  # None from a library older than the field
         if conversion == "bf16":
             if not info.get("bf16_encoder"):
-                raise RuntimeError("PARAKEET_BF16=1 did not give a bfloat16 encoder")
+                raise RuntimeError("the bf16 load option did not give a bfloat16 encoder")
             self.isa += "+bf16"
 
     def run(self, audio):
@@ -281,7 +284,9 @@ class OnnxAsrEngine:
 class PcppEngine:
     """parakeet.cpp's libparakeet.so from the parakeet-cpp-cuda wheel. Its C calls for
     loading and transcribing have our signatures; the thread count is the library's C++
-    pk::set_num_threads (exported, no C wrapper)."""
+    pk::set_num_threads (exported, no C wrapper). This is another library than ours (its
+    context is opaque here, plus its C++ and ggml symbols), so it has its own small
+    declaration; ours comes from parakeet_py._native.CDEF through benchlib."""
 
     CDEF = """
         void* parakeet_capi_load(const char* gguf_path);
@@ -340,11 +345,12 @@ class PcppEngine:
 
 
 def make_engine(args):
-    name = args.worker.split("@")[0]
-    if name.startswith("ours-base-"):
+    name, _, level = args.worker.partition("@")
+    if name.startswith("ours-base-"):  # an older library: the level came as PARAKEET_CPU (worker_env)
         return OursEngine(args.model_dir, name[len("ours-base-"):], args.threads, args.lib_base)
     if name.startswith("ours-"):
-        return OursEngine(args.model_dir, name[len("ours-"):], args.threads, args.lib)
+        return OursEngine(args.model_dir, name[len("ours-"):], args.threads, args.lib,
+                          {"isa": level} if level else None)
     if name.startswith("pcpp-"):
         return PcppEngine(args.model_dir, name[len("pcpp-"):], args.threads, args.pcpp_lib, args.clip_path)
     if name in ("nemo", "nemo-transcribe"):
@@ -403,11 +409,11 @@ def worker_argv(args, engine):
 
 def worker_env(args, engine):
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    # Our library takes the level and bf16 as load options (make_engine); only an older base
+    # library reads them from the environment.
     env.pop("PARAKEET_CPU", None)
     env.pop("PARAKEET_BF16", None)
-    if "+bf16" in engine:
-        env["PARAKEET_BF16"] = "1"
-    if "@" in engine:
+    if engine.startswith("ours-base-") and "@" in engine:
         env["PARAKEET_CPU"] = engine.split("@")[1]
     if engine.startswith("pcpp-"):
         stub = os.path.join(PCPP_DIR, "stub")
@@ -430,7 +436,7 @@ def machine_levels():
 
 def expand_engines(names, levels):
     """A plain ours-W becomes ours-W@L for every level; "auto" keeps it as is (the library's
-    own choice, no PARAKEET_CPU)."""
+    own choice, no isa option)."""
     out = []
     for e in names:
         if e.startswith("ours-") and not e.startswith("ours-base-") and "@" not in e:
@@ -490,7 +496,7 @@ def main():
                     ", plus ours-base-q8_0 with --lib-base and pcpp-q8_0 when bench/setup_parakeet_cpp.sh has run")
     ap.add_argument("--levels", default=None,
                     help="ISA levels for each plain ours-W engine, comma list of " + ", ".join(LEVELS) +
-                    " or auto (no PARAKEET_CPU); default: the levels this CPU has")
+                    " or auto (no isa load option); default: the levels this CPU has")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=7, help="timed rounds (median reported)")
     ap.add_argument("--settle", type=float, default=0.5,

@@ -2,7 +2,9 @@
 memory and load readings, and the worker protocol that runs each engine in its own process.
 
 The scripts drive libparakeet through its C ABI directly (cffi, ABI mode), so they measure the
-library itself and do not depend on the Python binding.
+library itself, not the Python binding's audio handling; they take the binding's one cffi
+declaration, loader and error checks (``parakeet_py._native``), imported when a worker loads
+the library, so the NeMo and onnxruntime workers never need the package.
 """
 import json
 import os
@@ -19,50 +21,49 @@ CACHE = os.path.join(REPO, ".cache", "bench")
 DEFAULT_LIB = os.path.join(REPO, "build-bench", "libparakeet", "libparakeet.so")
 NEMO_PYTHON = os.path.join(REPO, ".nemo", "bin", "python")
 
-# The part of parakeet_capi.h the benchmarks call.
-CDEF = """
-typedef struct parakeet_ctx parakeet_ctx;
-int parakeet_capi_abi_version(void);
-parakeet_ctx* parakeet_capi_load(const char* gguf_path);
-const char* parakeet_capi_load_error(void);
-void parakeet_capi_free(parakeet_ctx* ctx);
-char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
-char* parakeet_capi_transcribe_pcm(parakeet_ctx* ctx, const float* samples, int n_samples,
-                                   int sample_rate, int decoder);
-char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
-                                        int sample_rate, int decoder);
-int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
-long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
-int parakeet_capi_set_threads(int n_threads);
-const char* parakeet_capi_thread_last_error(void);
-void parakeet_capi_free_string(char* s);
-"""
-
-
 def library_path(path=None):
     return path or os.environ.get("PARAKEET_LIBRARY") or DEFAULT_LIB
 
 
+_bound_path = None
+
+
+def binding(lib_path=None):
+    """``parakeet_py._native`` (the binding's one cffi declaration, loader and error checks) on
+    the libparakeet at ``lib_path`` (default: $PARAKEET_LIBRARY, else build-bench). A process
+    loads one library: each engine runs in its own worker process."""
+    global _bound_path
+    path = os.path.abspath(library_path(lib_path))
+    if _bound_path not in (None, path):
+        raise RuntimeError(f"this process already loaded {_bound_path}; {path} needs a process of its own")
+    os.environ["PARAKEET_LIBRARY"] = path
+    if REPO not in sys.path:
+        sys.path.insert(0, REPO)
+    from parakeet_py import _native
+    _native.load()
+    _bound_path = path
+    return _native
+
+
 class Parakeet:
     """One loaded model behind the C ABI. cffi releases the GIL during C calls, so Python
-    threads calling transcribe() at once really run concurrently in the library."""
+    threads calling transcribe() at once really run concurrently in the library.
 
-    def __init__(self, gguf_path, lib_path=None):
-        import cffi
-        self.ffi = cffi.FFI()
-        self.ffi.cdef(CDEF)
-        self.lib = self.ffi.dlopen(library_path(lib_path))
-        self.ctx = self.lib.parakeet_capi_load(gguf_path.encode())
+    ``options``: the load options (``parakeet_capi_load_with``'s JSON keys: isa, bf16, ...);
+    None loads with ``parakeet_capi_load``, which a library older than load_with also has."""
+
+    def __init__(self, gguf_path, lib_path=None, options=None):
+        self.native = binding(lib_path)
+        self.ffi, self.lib = self.native.load()
+        if options is None:
+            self.ctx = self.lib.parakeet_capi_load(gguf_path.encode())
+        else:
+            self.ctx = self.lib.parakeet_capi_load_with(gguf_path.encode(), json.dumps(options).encode())
         if self.ctx == self.ffi.NULL:
             raise RuntimeError(self.ffi.string(self.lib.parakeet_capi_load_error()).decode())
 
     def _take(self, s):
-        if s == self.ffi.NULL:
-            raise RuntimeError(self.ffi.string(self.lib.parakeet_capi_thread_last_error()).decode())
-        try:
-            return self.ffi.string(s).decode()
-        finally:
-            self.lib.parakeet_capi_free_string(s)
+        return self.native.string_result(s)
 
     def pcm(self, samples):
         """A cffi view of a float32 numpy array (no copy); keep `samples` alive while used."""

@@ -1,6 +1,6 @@
 // libFuzzer target for the WAV reader (the C ABI's *_path entry points parse untrusted files
 // with it): any input must either decode — to exactly the frames the file holds, every sample
-// readable — or be rejected with pk::InvalidInput. Any other exception, crash or out-of-bounds
+// readable — or be rejected with pk::InvalidArgument. Any other exception, crash or out-of-bounds
 // read (AddressSanitizer) is a finding.
 #include <cmath>
 #include <cstddef>
@@ -28,7 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         }
         volatile uint32_t keep = sink;
         (void)keep;
-    } catch (const pk::InvalidInput&) {
+    } catch (const pk::InvalidArgument&) {
         // a clean rejection
     }
     return 0;

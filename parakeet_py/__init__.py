@@ -13,7 +13,8 @@ See docs/python.md.
 
 from .audio import load_audio
 from .context import Context
-from .errors import Cancelled, ParakeetError
+from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, InvalidAudio, OutOfMemory, ParakeetError,
+                     Unsupported)
 from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .stream import Stream, StreamEvent, StreamUpdate
@@ -22,4 +23,5 @@ from .transcript import Token, Transcript, Word
 __version__ = "0.1.0"
 
 __all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords",
-           "ParakeetError", "Cancelled", "load_audio", "__version__"]
+           "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
+           "InternalError", "load_audio", "__version__"]

@@ -1,12 +1,20 @@
 """Locating and loading ``libparakeet`` through cffi (ABI mode, no compiler needed).
 
-Besides loading, this module holds the two rules every call into the library follows:
+Besides loading, this module holds the rules every call into the library follows, in one
+place:
 
 * a ``char*`` result is copied into a Python ``str`` and released with
   ``parakeet_capi_free_string`` at once (:func:`take_string`);
-* a failed call's reason is read from ``parakeet_capi_thread_last_error()`` right after the
-  call, on the same thread, before anything else touches the library (:func:`last_error`).
-  That message is exact for the calling thread even when other threads fail at the same time.
+* a failed call (NULL, a non-zero status, a negative count) raises at once, on the same thread,
+  before anything else touches the library: :func:`raise_last_error` reads
+  ``parakeet_capi_thread_last_error()`` and ``parakeet_capi_thread_last_error_code()`` and raises
+  the :class:`~parakeet_py.errors.ParakeetError` subclass of that code. The message and code are
+  exact for the calling thread even when other threads fail at the same time. The checks
+  (:func:`string_result`, :func:`check_pointer`, :func:`check_status`, :func:`check_count`) are
+  the only places that do it.
+
+``CDEF`` is the one cffi declaration of the C ABI in this repository (the benchmarks use it
+too); tests/python/test_native.py checks every signature and constant against the header.
 
 cffi releases the GIL around every C call, so long transcriptions do not block other Python
 threads (tests/python/test_context_threads.py checks it); a progress callback re-acquires it
@@ -18,20 +26,22 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Optional, Tuple
+from typing import Any, NoReturn, Optional, Tuple
 
 import cffi
 
-from .errors import ParakeetError
+from .errors import InternalError, error_for_code
 
-# Declarations of the C ABI used from Python; they mirror libparakeet/include/parakeet_capi.h
-# (tests/python/test_native.py checks that every function declared here exists there).
+# Declarations of the C ABI used from Python, copied from libparakeet/include/parakeet_capi.h
+# (tests/python/test_native.py checks that each signature here is the header's).
 CDEF = """
 typedef struct parakeet_ctx parakeet_ctx;
 
 int parakeet_capi_abi_version(void);
 
 parakeet_ctx* parakeet_capi_load(const char* gguf_path);
+parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
+int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 const char* parakeet_capi_load_error(void);
 void parakeet_capi_free(parakeet_ctx* ctx);
 char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
@@ -67,6 +77,11 @@ char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ctx, const floa
                                                    int sample_rate, const parakeet_context_graph* graph,
                                                    int acoustic_top_m, const char* lang);
 
+int parakeet_capi_transcribe_pcm_logits(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                        int sample_rate, float** out_logits, int* out_T,
+                                        int* out_vocab_plus_1);
+void parakeet_capi_free_logits(float* logits);
+
 int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
@@ -93,6 +108,8 @@ void parakeet_capi_stream_free(parakeet_stream* s);
 
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
+int parakeet_capi_last_error_code(parakeet_ctx* ctx);
+int parakeet_capi_thread_last_error_code(void);
 void parakeet_capi_free_string(char* s);
 """
 
@@ -103,6 +120,14 @@ EXPECTED_ABI_VERSION = 6
 DECODER_DEFAULT = 0
 DECODER_CTC = 1
 DECODER_TRANSDUCER = 2
+
+# What a context holds (PARAKEET_MODEL_KIND_*).
+MODEL_KIND_NONE = 0
+MODEL_KIND_ASR = 1
+MODEL_KIND_DIARIZATION = 2
+MODEL_KIND_SOUND = 3
+MODEL_KIND_SPEAKER = 4
+MODEL_KIND_VAD = 5
 
 _LIB_ENV = "PARAKEET_LIBRARY"
 _lock = threading.Lock()
@@ -142,17 +167,54 @@ def load() -> Tuple[Any, Any]:
 
 
 def load_or_raise() -> Tuple[Any, Any]:
-    """Like :func:`load`, but a missing or mismatched library is a :class:`ParakeetError`."""
+    """Like :func:`load`, but a missing or mismatched library is an
+    :class:`~parakeet_py.errors.InternalError` (a :class:`~parakeet_py.errors.ParakeetError`)."""
     try:
         return load()
     except OSError as e:
-        raise ParakeetError(str(e)) from e
+        raise InternalError(str(e)) from e
 
 
 def last_error() -> str:
     """The calling thread's last error message (call it right after the failing call)."""
     ffi, lib = load()
     return ffi.string(lib.parakeet_capi_thread_last_error()).decode("utf-8", "replace")
+
+
+def raise_last_error(message: Optional[str] = None) -> NoReturn:
+    """Raise the calling thread's last error (call it right after the failing call): the
+    :class:`~parakeet_py.errors.ParakeetError` subclass of its code, with the library's message
+    (or ``message`` when the caller has a better one, e.g. ``parakeet_capi_load_error()``'s)."""
+    _, lib = load()
+    code = int(lib.parakeet_capi_thread_last_error_code())
+    raise error_for_code(code, last_error() if message is None else message)
+
+
+def string_result(ptr: Any) -> str:
+    """A ``char*`` result: NULL raises the thread's last error; otherwise its text (freed)."""
+    if ptr == load()[0].NULL:
+        raise_last_error()
+    return take_string(ptr)
+
+
+def check_pointer(ptr: Any) -> Any:
+    """A handle result (a context, stream or graph): NULL raises the thread's last error."""
+    if ptr == load()[0].NULL:
+        raise_last_error()
+    return ptr
+
+
+def check_status(status: int) -> None:
+    """A status result: non-zero raises the thread's last error."""
+    if status != 0:
+        raise_last_error()
+
+
+def check_count(count: int) -> int:
+    """A count result: negative raises the thread's last error; otherwise the count."""
+    if count < 0:
+        raise_last_error()
+    return int(count)
 
 
 def free_in_finalizer(ptr: Any, free_function: str) -> None:

@@ -10,7 +10,10 @@ Everything ends up as float32 mono samples at the model's rate, which is what th
 * several channels ([frames, channels]) are averaged to mono;
 * other sample rates are resampled with soxr (high quality) in Python.
 
-Every problem is a :class:`ParakeetError` whose message names the input.
+Every problem is a :class:`~parakeet_py.errors.ParakeetError` whose message names the input:
+:class:`~parakeet_py.errors.InvalidAudio` for the audio itself (missing, unreadable, corrupt,
+NaN/Inf, a bad rate or shape), :class:`~parakeet_py.errors.InvalidArgument` for a misused
+``sample_rate``.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import numpy as np
 import soundfile
 import soxr
 
-from .errors import ParakeetError
+from .errors import InvalidArgument, InvalidAudio
 
 # Anything accepted as an audio source by load_audio / Context.transcribe.
 AudioSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO, np.ndarray]
@@ -53,13 +56,13 @@ def _open_file(source: Any) -> soundfile.SoundFile:
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
-            raise ParakeetError(f"{path}: no such file")
+            raise InvalidAudio(f"{path}: no such file")
         if os.path.isdir(path):
-            raise ParakeetError(f"{path}: is a directory, not an audio file")
+            raise InvalidAudio(f"{path}: is a directory, not an audio file")
     elif isinstance(source, (bytes, bytearray, memoryview)):
         source = io.BytesIO(source)
     elif not hasattr(source, "read"):
-        raise ParakeetError(
+        raise InvalidAudio(
             f"cannot read audio from a {type(source).__name__}: pass a path, bytes, a binary file "
             "object or a numpy array"
         )
@@ -69,13 +72,13 @@ def _open_file(source: Any) -> soundfile.SoundFile:
 
 @contextlib.contextmanager
 def _decode_errors(name: str) -> Iterator[None]:
-    """Turn what soundfile raises for a bad file into a ParakeetError naming the input."""
+    """Turn what soundfile raises for a bad file into an InvalidAudio naming the input."""
     try:
         yield
     except soundfile.LibsndfileError as e:
-        raise ParakeetError(f"{name}: cannot decode audio: {e.error_string}") from e
+        raise InvalidAudio(f"{name}: cannot decode audio: {e.error_string}") from e
     except (RuntimeError, OSError, ValueError, TypeError, EOFError) as e:
-        raise ParakeetError(f"{name}: cannot decode audio: {e}") from e
+        raise InvalidAudio(f"{name}: cannot decode audio: {e}") from e
 
 
 def _file_blocks(f: "soundfile.SoundFile", name: str) -> Iterator[np.ndarray]:
@@ -106,17 +109,17 @@ def _as_float(array: np.ndarray) -> np.ndarray:
 def _check_array(array: np.ndarray, name: str) -> None:
     """Arrays must be real, 1-D or 2-D [frames, channels] with a plausible channel count."""
     if array.ndim == 0:
-        raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not a scalar")
+        raise InvalidAudio(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not a scalar")
     if array.dtype.kind not in "fiu":
-        raise ParakeetError(f"{name}: audio arrays must hold real numbers (float or int), not {array.dtype}")
+        raise InvalidAudio(f"{name}: audio arrays must hold real numbers (float or int), not {array.dtype}")
     if array.ndim > 2:
-        raise ParakeetError(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not {array.ndim}-D")
+        raise InvalidAudio(f"{name}: audio arrays must be 1-D (mono) or 2-D [frames, channels], not {array.ndim}-D")
     if array.ndim == 2:
         channels = array.shape[1]
         if channels == 0:
-            raise ParakeetError(f"{name}: audio array has 0 channels")
+            raise InvalidAudio(f"{name}: audio array has 0 channels")
         if channels > MAX_CHANNELS:
-            raise ParakeetError(
+            raise InvalidAudio(
                 f"{name}: audio array of shape {array.shape} would have {channels} channels; arrays are "
                 "[frames, channels] (transpose a [channels, frames] array with .T)"
             )
@@ -138,12 +141,12 @@ def _mono(block: np.ndarray) -> np.ndarray:
 def _check_finite(samples: np.ndarray, name: str, offset: int = 0) -> None:
     bad = np.flatnonzero(~np.isfinite(samples))
     if bad.size:
-        raise ParakeetError(f"{name}: sample {offset + int(bad[0])} is not a finite number (NaN or Inf)")
+        raise InvalidAudio(f"{name}: sample {offset + int(bad[0])} is not a finite number (NaN or Inf)")
 
 
 def _check_rate(rate: Any, name: str) -> int:
     if isinstance(rate, bool) or not isinstance(rate, (int, np.integer)) or rate <= 0:
-        raise ParakeetError(f"{name}: sample rate must be a positive integer, not {rate!r}")
+        raise InvalidAudio(f"{name}: sample rate must be a positive integer, not {rate!r}")
     return int(rate)
 
 
@@ -207,7 +210,7 @@ def prepare_audio(
     name = _describe(source) if not isinstance(source, np.ndarray) else "audio array"
     if isinstance(source, np.ndarray):
         if sample_rate is None:
-            raise ParakeetError(f"{name}: sample_rate is required for audio arrays")
+            raise InvalidArgument(f"{name}: sample_rate is required for audio arrays")
         rate = _check_rate(sample_rate, name)
         _check_array(source, name)
         check = check_finite or rate != target_rate
@@ -221,7 +224,7 @@ def prepare_audio(
             out.add(_mono(block))
         return out.finish()
     if sample_rate is not None:
-        raise ParakeetError(f"{name}: sample_rate is only for audio arrays; files carry their own rate")
+        raise InvalidArgument(f"{name}: sample_rate is only for audio arrays; files carry their own rate")
     with _open_file(source) as f:
         rate = int(f.samplerate)
         frames = f.frames if f.seekable() else 0

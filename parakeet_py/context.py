@@ -7,7 +7,11 @@ run K requests at once (each on its own backend of the library's pool, against o
 the weights). Requests beyond K wait inside the library, first come first served.
 
 Closing waits for the requests already running on the context, then frees it; any later
-call raises :class:`ParakeetError`.
+call raises :class:`~parakeet_py.errors.InvalidArgument`.
+
+Every failure raises the :class:`~parakeet_py.errors.ParakeetError` subclass of its error code
+(``parakeet_py.errors``): through :mod:`._native`'s checks for the library's failures, directly
+for the ones found here.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ import numpy as np
 from . import _native, hotwords as _hotwords, nbest as _nbest
 from .hotwords import Hotwords
 from .audio import AudioSource, prepare_audio
-from .errors import Cancelled, ParakeetError
+from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
 from .stream import Stream, begin as begin_stream, stream_options
 from .transcript import Attention, Transcript, attention_from_json
@@ -55,7 +59,7 @@ def attention_pair(attention: Attention) -> Tuple[int, int]:
     if isinstance(attention, (tuple, list)) and len(attention) == 2 and all(
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in attention):
         return (int(attention[0]), int(attention[1]))
-    raise ParakeetError(f"attention must be 'auto', 'full' or (left, right) with both > 0, not {attention!r}")
+    raise InvalidArgument(f"attention must be 'auto', 'full' or (left, right) with both > 0, not {attention!r}")
 
 
 def decoder_code(decoder: Optional[str]) -> int:
@@ -67,13 +71,38 @@ def decoder_code(decoder: Optional[str]) -> int:
         return _native.DECODER_DEFAULT
     if isinstance(decoder, str) and decoder.lower() in DECODERS:
         return DECODERS[decoder.lower()]
-    raise ParakeetError(f"unknown decoder {decoder!r} (choose from {', '.join(DECODERS)})")
+    raise InvalidArgument(f"unknown decoder {decoder!r} (choose from {', '.join(DECODERS)})")
 
 
 def _positive_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParakeetError(f"{what} must be a positive integer, not {value!r}")
+        raise InvalidArgument(f"{what} must be a positive integer, not {value!r}")
     return int(value)
+
+
+#: The kernel levels a context may be asked for (``isa``), lowest first.
+ISA_LEVELS = ("scalar", "avx2", "avx512")
+
+
+def load_options(*, attention: Optional[Attention] = None, isa: Optional[str] = None, bf16: Optional[bool] = None,
+                 q8_all: Optional[bool] = None, q8_subsampling: Optional[bool] = None) -> Dict[str, Any]:
+    """The options object of ``parakeet_capi_load_with``: only the keys given (``None`` leaves the
+    library's default, which its environment variable sets). A value of the wrong type or an
+    unknown level raises :class:`~parakeet_py.errors.InvalidArgument` before anything loads."""
+    options: Dict[str, Any] = {}
+    if isa is not None:
+        if not isinstance(isa, str) or isa.lower() not in ISA_LEVELS:
+            raise InvalidArgument(f"isa must be one of {', '.join(ISA_LEVELS)}, not {isa!r}")
+        options["isa"] = isa.lower()
+    if attention is not None:
+        pair = attention_pair(attention)
+        options["attention"] = attention if isinstance(attention, str) else list(pair)
+    for key, value in (("q8_all", q8_all), ("q8_subsampling", q8_subsampling), ("bf16", bf16)):
+        if value is not None:
+            if not isinstance(value, (bool, np.bool_)):
+                raise InvalidArgument(f"{key} must be True or False, not {value!r}")
+            options[key] = bool(value)
+    return options
 
 
 class Context:
@@ -87,14 +116,26 @@ class Context:
     ``$PARAKEET_THREADS``, divided by K). Results never depend on either setting.
     ``attention``: "auto" (full attention up to ``info["auto_full_max_frames"]`` encoder frames,
     local [128, 128] above), "full", or ``(left, right)`` for local attention with that context
-    (both > 0); ``None`` keeps the library's setting at load (``$PARAKEET_ATT_CONTEXT``, else
-    auto). Change it later with :attr:`attention`.
+    (both > 0); ``None`` keeps the library's default (``$PARAKEET_ATT_CONTEXT``, else auto).
+    Change it later with :attr:`attention`.
 
-    Raises :class:`ParakeetError` when the file cannot be loaded (the library's message).
+    Load options (``parakeet_capi_load_with``; ``None``, the default, leaves each to the library,
+    whose environment variable in parentheses sets it; docs/python.md):
+    ``isa``: "scalar", "avx2" or "avx512", the kernel level (at most the CPU's; ``$PARAKEET_CPU``);
+    ``bf16``: round an f32/f16 model's encoder matrices to bfloat16 (needs AVX512_BF16;
+    ``$PARAKEET_BF16``); ``q8_all``: a q8_0 model quantises its remaining F32 matrices at load
+    (default True; ``$PARAKEET_Q8_ALL``); ``q8_subsampling``: ... and its subsampling's pointwise
+    convolutions (default False; ``$PARAKEET_Q8_SUBSAMPLING``).
+
+    Raises :class:`~parakeet_py.errors.BadModel` when the file is not a model this library can
+    run, :class:`~parakeet_py.errors.InvalidArgument` for a bad option (a level above the CPU's
+    included), each with the library's message.
     """
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
-                 threads: Optional[int] = None, attention: Optional[Attention] = None) -> None:
+                 threads: Optional[int] = None, attention: Optional[Attention] = None, isa: Optional[str] = None,
+                 bf16: Optional[bool] = None, q8_all: Optional[bool] = None,
+                 q8_subsampling: Optional[bool] = None) -> None:
         self._cond = threading.Condition()
         self._ptr: Any = None
         self._active = 0
@@ -103,27 +144,26 @@ class Context:
         concurrency = _positive_int(concurrency, "concurrency")
         if threads is not None:
             threads = _positive_int(threads, "threads")
-        if attention is not None:
-            attention_pair(attention)  # refuse a bad value before loading the model
+        options = load_options(attention=attention, isa=isa, bf16=bf16, q8_all=q8_all,
+                               q8_subsampling=q8_subsampling)  # refused before loading the model
         if not isinstance(model_path, (str, os.PathLike)):
-            raise ParakeetError(f"model_path must be a path, not a {type(model_path).__name__}")
+            raise InvalidArgument(f"model_path must be a path, not a {type(model_path).__name__}")
         self.model_path: str = os.fspath(model_path)
         ffi, lib = _native.load_or_raise()
-        ptr = lib.parakeet_capi_load(self.model_path.encode("utf-8"))
+        #: The load options this context was loaded with (only the keys given).
+        self.load_options: Dict[str, Any] = options
+        ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"), json.dumps(options).encode("utf-8"))
         if ptr == ffi.NULL:
-            raise ParakeetError(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
+            _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
         self._ptr = ptr
         try:
-            info_ptr = lib.parakeet_capi_model_info_json(ptr)
-            if info_ptr == ffi.NULL:
-                raise ParakeetError(_native.last_error())
+            #: What the context holds (``parakeet_capi_model_kind``: ``_native.MODEL_KIND_ASR``).
+            self.model_kind: int = int(lib.parakeet_capi_model_kind(ptr))
             #: The model's description (``parakeet_capi_model_info_json``): arch, sample_rate,
-            #: n_mels, d_model, n_layers, vocab_size, frame_sec, has_ctc, has_transducer, ...
-            self.info: Dict[str, Any] = json.loads(_native.take_string(info_ptr))
+            #: n_mels, d_model, n_layers, vocab_size, frame_sec, has_ctc, has_transducer, isa, ...
+            self.info: Dict[str, Any] = json.loads(_native.string_result(lib.parakeet_capi_model_info_json(ptr)))
             #: The rate audio is resampled to before it reaches the library (Hz).
             self.sample_rate: int = int(self.info["sample_rate"])
-            if attention is not None:
-                self.attention = attention
             if concurrency > 1:
                 self.set_concurrency(concurrency, threads)
             elif threads is not None:
@@ -166,7 +206,7 @@ class Context:
         """The live ``parakeet_ctx*``, counted as in use until the block ends."""
         with self._cond:
             if self._ptr is None:
-                raise ParakeetError("the context is closed")
+                raise InvalidArgument("the context is closed")
             self._active += 1
             ptr = self._ptr
         try:
@@ -192,10 +232,7 @@ class Context:
         """Bytes held by the arenas of this context's pool (0 without one): the per-request
         working memory the pool costs on top of the shared weights."""
         with self._using() as ptr:
-            n = int(_native.load()[1].parakeet_capi_pool_working_set_bytes(ptr))
-            if n < 0:
-                raise ParakeetError(_native.last_error())
-            return n
+            return _native.check_count(_native.load()[1].parakeet_capi_pool_working_set_bytes(ptr))
 
     def set_concurrency(self, backends: int, threads_each: Optional[int] = None) -> int:
         """Serve this context with ``backends`` backends of ``threads_each`` threads each.
@@ -211,12 +248,8 @@ class Context:
             threads_each = _positive_int(threads_each, "threads_each")
         with self._using() as ptr:
             _, lib = _native.load()
-            if backends == 1:
-                n = lib.parakeet_capi_set_concurrency(ptr, 1, 0)
-            else:
-                n = lib.parakeet_capi_set_concurrency(ptr, backends, threads_each or 0)
-            if n < 0:
-                raise ParakeetError(_native.last_error())
+            n = _native.check_count(lib.parakeet_capi_set_concurrency(
+                ptr, backends, 0 if backends == 1 else threads_each or 0))
         if backends == 1 and threads_each is not None:
             _native.set_threads(threads_each)
         self._concurrency = int(n)
@@ -228,21 +261,18 @@ class Context:
         """The attention requests that start from now on use: "auto", "full" or ``(left, right)``.
 
         Setting it (same values as the constructor's ``attention``) applies to requests that
-        start afterwards; running ones keep theirs. A bad value raises :class:`ParakeetError`.
+        start afterwards; running ones keep theirs. A bad value raises
+        :class:`~parakeet_py.errors.InvalidArgument`.
         """
         with self._using() as ptr:
-            ffi, lib = _native.load()
-            info_ptr = lib.parakeet_capi_model_info_json(ptr)
-            if info_ptr == ffi.NULL:
-                raise ParakeetError(_native.last_error())
-            return attention_from_json(json.loads(_native.take_string(info_ptr))["attention"])
+            info = json.loads(_native.string_result(_native.load()[1].parakeet_capi_model_info_json(ptr)))
+            return attention_from_json(info["attention"])
 
     @attention.setter
     def attention(self, attention: Attention) -> None:
         left, right = attention_pair(attention)
         with self._using() as ptr:
-            if _native.load()[1].parakeet_capi_set_attention_context(ptr, left, right) != 0:
-                raise ParakeetError(_native.last_error())
+            _native.check_status(_native.load()[1].parakeet_capi_set_attention_context(ptr, left, right))
 
     # ---- transcription ---------------------------------------------------------------------
     def transcribe(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
@@ -271,23 +301,24 @@ class Context:
         re-raised here. The GIL is held only while the callback runs.
 
         There is no length limit: long audio runs with local attention under "auto" (see
-        :attr:`attention`). Raises :class:`ParakeetError` for unreadable audio, NaN/Inf samples,
-        a decoder the model does not have, or a closed context.
+        :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
+        audio or NaN/Inf samples, :class:`Unsupported` for a decoder (or beam search) the model
+        does not have, :class:`InvalidArgument` for a bad argument or a closed context.
         """
         if self._ptr is None:  # checked again under the lock below; this one saves decoding audio
-            raise ParakeetError("the context is closed")
+            raise InvalidArgument("the context is closed")
         code = decoder_code(decoder)
         if beam is not None:
             if code == _native.DECODER_CTC or progress is not None:
-                raise ParakeetError("beam search runs on the transducer head, without a progress callback")
+                raise InvalidArgument("beam search runs on the transducer head, without a progress callback")
             best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1)[0].transcript
             return best if timestamps else Transcript(text=best.text, duration=best.duration,
                                                       frame_sec=best.frame_sec)
         if hotwords is not None and (code != _native.DECODER_DEFAULT or progress is not None):
-            raise ParakeetError("hotwords choose their head (TDT, else CTC) and take no decoder or progress")
+            raise InvalidArgument("hotwords choose their head (TDT, else CTC) and take no decoder or progress")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
-            raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
         if hotwords is not None:
             with self._using() as ptr:
@@ -296,17 +327,14 @@ class Context:
                                                        acoustic_top_m)
             return t if timestamps else Transcript(text=t.text, duration=t.duration, frame_sec=t.frame_sec)
         if progress is not None and not callable(progress):
-            raise ParakeetError(f"progress must be callable, not a {type(progress).__name__}")
+            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
             if progress is not None:
                 return _transcribe_with_progress(ptr, buf, int(samples.size), self.sample_rate, code,
                                                  progress, timestamps)
             fn = lib.parakeet_capi_transcribe_pcm_json if timestamps else lib.parakeet_capi_transcribe_pcm
-            result = fn(ptr, buf, int(samples.size), self.sample_rate, code)
-            if result == ffi.NULL:
-                raise ParakeetError(_native.last_error())  # same thread, right after the call
-            document = _native.take_string(result)
+            document = _native.string_result(fn(ptr, buf, int(samples.size), self.sample_rate, code))
         if timestamps:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
@@ -328,15 +356,16 @@ class Context:
         best hypotheses (default: ``beam``; NeMo may end with fewer), best first, each a
         :class:`~parakeet_py.nbest.Hypothesis` with its transcript and scores. ``score_norm``
         ranks by score / (tokens + 1) (NeMo's default), otherwise by score. TDT and RNN-T heads
-        (hybrids use their transducer); a CTC-only model raises :class:`ParakeetError`.
+        (hybrids use their transducer); a CTC-only model raises
+        :class:`~parakeet_py.errors.Unsupported`.
         """
         if self._ptr is None:
-            raise ParakeetError("the context is closed")
+            raise InvalidArgument("the context is closed")
         nbest = beam if nbest is None else nbest
         _nbest.check_beam(beam, nbest)
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
-            raise ParakeetError(f"audio of {samples.size} samples is too long for one request")
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, _ = _native.load()
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
@@ -410,10 +439,10 @@ class _ProgressCall:
     exception into the C frames (cffi would print it and go on): it keeps it, asks the library
     to stop, and the exception is raised once the call returns."""
 
-    __slots__ = ("progress", "cancelled", "error")
+    __slots__ = ("progress", "error")
 
     def __init__(self, progress: ProgressCallback):
-        self.progress, self.cancelled, self.error = progress, False, None
+        self.progress, self.error = progress, None
 
     def __call__(self, fraction: float) -> int:
         try:
@@ -421,10 +450,7 @@ class _ProgressCall:
         except BaseException as e:  # KeyboardInterrupt too: it should stop the request
             self.error = e
             return 1
-        if verdict is not None and not verdict:
-            self.cancelled = True
-            return 1
-        return 0
+        return 1 if verdict is not None and not verdict else 0
 
 
 _progress_trampoline: Any = None
@@ -449,12 +475,10 @@ def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, 
     call = _ProgressCall(progress)
     handle = ffi.new_handle(call)  # kept alive for the whole call
     result = lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, _progress_callback(), handle)
-    if result == ffi.NULL:
-        message = _native.last_error()  # same thread, right after the call
-        if call.error is not None:
-            raise call.error
-        raise Cancelled(message) if call.cancelled else ParakeetError(message)
-    transcript = Transcript.from_json(_native.take_string(result))
+    if result == ffi.NULL and call.error is not None:
+        raise call.error  # the callback's own exception (the library reports "cancelled")
+    # A callback that returned False makes the library fail with PARAKEET_ERROR_CANCELLED: Cancelled.
+    transcript = Transcript.from_json(_native.string_result(result))
     if timestamps:
         return transcript
     return Transcript(text=transcript.text, duration=transcript.duration, frame_sec=transcript.frame_sec,

@@ -13,7 +13,7 @@ import threading
 from typing import Any, Dict, Optional, Sequence
 
 from . import _native
-from .errors import ParakeetError
+from .errors import InvalidArgument
 from .transcript import Transcript
 
 
@@ -40,7 +40,7 @@ class Hotwords:
     @property
     def handle(self) -> Any:
         if self._handle is None:
-            raise ParakeetError("the hotwords are closed")
+            raise InvalidArgument("the hotwords are closed")
         return self._handle
 
     def close(self) -> None:
@@ -66,24 +66,19 @@ class Hotwords:
 def compile_hotwords(ptr: Any, phrases: Sequence[str], score: float, weights: Optional[Sequence[float]]) -> Hotwords:
     phrases = list(phrases)
     if not phrases or not all(isinstance(p, str) for p in phrases):
-        raise ParakeetError("hotwords must be a non-empty list of strings")
+        raise InvalidArgument("hotwords must be a non-empty list of strings")
     if weights is not None and len(weights) != len(phrases):
-        raise ParakeetError(f"{len(weights)} weights for {len(phrases)} phrases")
+        raise InvalidArgument(f"{len(weights)} weights for {len(phrases)} phrases")
     ffi, lib = _native.load()
     encoded = [ffi.new("char[]", p.encode("utf-8")) for p in phrases]
     arr = ffi.new("const char*[]", encoded)
     w = ffi.new("float[]", [float(x) for x in weights]) if weights is not None else ffi.NULL
-    handle = lib.parakeet_capi_context_create_text(ptr, arr, w, len(phrases), float(score))
-    if handle == ffi.NULL:
-        raise ParakeetError(_native.last_error())
+    handle = _native.check_pointer(lib.parakeet_capi_context_create_text(ptr, arr, w, len(phrases), float(score)))
     return Hotwords(handle, phrases, float(score))
 
 
 def transcribe_with_hotwords(ptr: Any, buf: Any, n: int, sample_rate: int, hotwords: Hotwords,
                              acoustic_top_m: int) -> Transcript:
     ffi, lib = _native.load()
-    result = lib.parakeet_capi_transcribe_pcm_contextual_json(ptr, buf, n, sample_rate, hotwords.handle,
-                                                              int(acoustic_top_m), ffi.NULL)
-    if result == ffi.NULL:
-        raise ParakeetError(_native.last_error())
-    return Transcript.from_json(_native.take_string(result))
+    return Transcript.from_json(_native.string_result(lib.parakeet_capi_transcribe_pcm_contextual_json(
+        ptr, buf, n, sample_rate, hotwords.handle, int(acoustic_top_m), ffi.NULL)))

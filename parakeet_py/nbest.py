@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List
 
 from . import _native
-from .errors import ParakeetError
+from .errors import InternalError, InvalidArgument
 from .transcript import Transcript, attention_from_json, tokens_from_json, words_from_json
 
 
@@ -35,9 +35,9 @@ class Hypothesis:
 def check_beam(beam: Any, nbest: Any = 1) -> None:
     for name, v in (("beam", beam), ("nbest", nbest)):
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ParakeetError(f"{name} must be a positive int, not {v!r}")
+            raise InvalidArgument(f"{name} must be a positive int, not {v!r}")
     if nbest > beam:
-        raise ParakeetError(f"nbest ({nbest}) must not exceed beam ({beam})")
+        raise InvalidArgument(f"nbest ({nbest}) must not exceed beam ({beam})")
 
 
 def hypotheses_from_json(document: str) -> List[Hypothesis]:
@@ -55,13 +55,11 @@ def hypotheses_from_json(document: str) -> List[Hypothesis]:
             for h in d["hypotheses"]
         ]
     except (ValueError, KeyError, TypeError) as e:
-        raise ParakeetError(f"the library returned an N-best document this binding cannot read: {e}") from e
+        raise InternalError(f"the library returned an N-best document this binding cannot read: {e}") from e
 
 
 def transcribe_nbest(ptr: Any, buf: Any, n: int, rate: int, beam: int, nbest: int, score_norm: bool) -> List[Hypothesis]:
     """One ``parakeet_capi_transcribe_pcm_nbest_json`` call on a context's pointer."""
     ffi, lib = _native.load()
-    result = lib.parakeet_capi_transcribe_pcm_nbest_json(ptr, buf, n, rate, beam, nbest, 1 if score_norm else 0, ffi.NULL)
-    if result == ffi.NULL:
-        raise ParakeetError(_native.last_error())  # same thread, right after the call
-    return hypotheses_from_json(_native.take_string(result))
+    return hypotheses_from_json(_native.string_result(lib.parakeet_capi_transcribe_pcm_nbest_json(
+        ptr, buf, n, rate, beam, nbest, 1 if score_norm else 0, ffi.NULL)))

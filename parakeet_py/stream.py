@@ -27,7 +27,7 @@ import soxr
 
 from . import _native
 from .audio import _as_float, _check_array, _check_finite, _mono
-from .errors import ParakeetError
+from .errors import InternalError, InvalidArgument, InvalidAudio
 from .transcript import Token, Word, tokens_from_json, words_from_json
 
 # Feeds are handed to the library this many samples at a time at most (n_samples is a C int;
@@ -89,7 +89,7 @@ class StreamUpdate:
                        events=[StreamEvent(type=str(e["type"]), frame=int(e["frame"]), time=float(e["t"]))
                                for e in d.get("events", [])])
         except (ValueError, KeyError, TypeError) as e:
-            raise ParakeetError(f"the library returned a stream update this binding cannot read: {e}") from e
+            raise InternalError(f"the library returned a stream update this binding cannot read: {e}") from e
 
     def then(self, later: "StreamUpdate") -> "StreamUpdate":
         """This update followed by ``later`` as one (finals joined, the later state kept)."""
@@ -105,7 +105,7 @@ def stream_options(chunk: float, left: float, right: float, decoder: int) -> str
     for name, value in values.items():
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(value):
-            raise ParakeetError(f"{name} must be a number of seconds, not {value!r}")
+            raise InvalidArgument(f"{name} must be a number of seconds, not {value!r}")
     return json.dumps({"chunk_sec": float(chunk), "left_sec": float(left), "right_sec": float(right),
                        "decoder": int(decoder)})
 
@@ -114,7 +114,7 @@ def pcm_samples(pcm: Any) -> np.ndarray:
     """A numpy array (1-D mono or 2-D [frames, channels], any real dtype, ints scaled to
     [-1, 1]) → contiguous float32 mono samples."""
     if not isinstance(pcm, np.ndarray):
-        raise ParakeetError(f"feed takes a numpy array of samples, not a {type(pcm).__name__}")
+        raise InvalidAudio(f"feed takes a numpy array of samples, not a {type(pcm).__name__}")
     _check_array(pcm, "audio array")
     if pcm.ndim == 1 and pcm.dtype == np.float32:
         return np.ascontiguousarray(pcm)
@@ -200,7 +200,7 @@ class Stream:
         with self._calling() as (ffi, lib, ptr):
             if self._resampler is not None:
                 if self._finalized:
-                    raise ParakeetError("the stream is finalized; it takes no more audio")
+                    raise InvalidArgument("the stream is finalized; it takes no more audio")
                 _check_finite(samples, "audio array", self._fed)  # the resampler would smear a bad one
                 samples = self._resampler.resample_chunk(samples, last=False)
             self._fed += int(pcm.shape[0])
@@ -229,9 +229,7 @@ class Stream:
         return update
 
     def _take(self, ffi: Any, result: Any) -> StreamUpdate:
-        if result == ffi.NULL:
-            raise ParakeetError(_native.last_error())  # same thread, right after the call
-        update = StreamUpdate.from_json(_native.take_string(result))
+        update = StreamUpdate.from_json(_native.string_result(result))
         self._text.append(update.text)
         self._chunks = update.chunks
         return update
@@ -242,15 +240,13 @@ class Stream:
         it waits) and this stream's lock held; a closed stream or context is refused."""
         with self._context._using(), self._lock:
             if self._ptr is None:
-                raise ParakeetError("the stream is closed")
+                raise InvalidArgument("the stream is closed")
             ffi, lib = _native.load()
             yield ffi, lib, self._ptr
 
 
 def begin(context: Any, ctx_ptr: Any, options: str, sample_rate: int, settings: Dict[str, float]) -> Stream:
     """A new :class:`Stream` on ``ctx_ptr`` (``parakeet_capi_stream_begin_with``)."""
-    ffi, lib = _native.load()
-    ptr = lib.parakeet_capi_stream_begin_with(ctx_ptr, options.encode("utf-8"))
-    if ptr == ffi.NULL:
-        raise ParakeetError(_native.last_error())
+    _, lib = _native.load()
+    ptr = _native.check_pointer(lib.parakeet_capi_stream_begin_with(ctx_ptr, options.encode("utf-8")))
     return Stream(context, ptr, sample_rate, settings)

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .errors import ParakeetError
+from .errors import InternalError
 
 #: An attention setting as the Python API spells it: "auto", "full", or ``(left, right)`` for
 #: local attention.
@@ -111,4 +111,4 @@ class Transcript:
                        words=words_from_json(d["words"]), duration=float(d["duration"]),
                        frame_sec=frame_sec, attention=attention_from_json(d["attention"]))
         except (ValueError, KeyError, TypeError) as e:
-            raise ParakeetError(f"the library returned a transcript this binding cannot read: {e}") from e
+            raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e

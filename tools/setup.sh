@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine for parakeet: system packages, a virtual environment
-# in .venv with the package installed (this builds libparakeet), then runs a first check.
+# in .venv with the package installed (this builds libparakeet), then runs the main job once
+# (parakeet-cli bench on a generated model).
 # Usage: bash tools/setup.sh      (root or sudo for apt; idempotent)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,4 +31,8 @@ bash bench/setup_parakeet_cpp.sh
 
 # First check: the installed library loads and the command-line programs start.
 .venv/bin/parakeet-cli --version
+# Then the main job, end to end: two requests at once on the benchmark's generated model (the
+# 110M architecture with random weights, made once into $PARAKEET_CACHE or ~/.cache/parakeet;
+# about 10 s in all) over the three clips the package ships. The JSON ends with aggregate_rtfx.
+.venv/bin/parakeet-cli bench --concurrency 2 --json --no-progress
 echo "setup done: activate with 'source .venv/bin/activate'; run every test with 'bash tools/test.sh'"

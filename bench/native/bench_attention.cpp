@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "bench_timing.h"
+#include "capi/environment.h"
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
 #include "kernels/kernel_table.h"
@@ -113,8 +114,9 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int64_t L = window[0], R = window[1];
-    // The level PARAKEET_CPU asks for (the CPU's highest by default).
-    const pk::kernels::KernelTable& kt = pk::kernels::kernel_table(pk::cpu_features().level);
+    // The level PARAKEET_CPU asks for, as the C ABI reads it (the CPU's highest by default).
+    const pk::kernels::KernelTable& kt = pk::kernels::kernel_table(
+        pk::capi::load_options_from_environment().isa.value_or(pk::cpu_features().detected));
 
     if (!json) {
         std::printf("# one layer's attention, median ms (%s level); local window [%lld, %lld]\n",

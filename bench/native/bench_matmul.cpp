@@ -21,6 +21,7 @@
 #include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
+#include "capi/environment.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_team.h"
 
@@ -122,8 +123,8 @@ int main(int argc, char** argv) {
         auto& team = teams[c.threads];
         if (!team) team = std::make_unique<pk::ThreadTeam>(c.threads);
         const std::vector<uint8_t> raw = random_weights(c, rng);
-        // The level PARAKEET_CPU asks for (the CPU's highest by default).
-        const pk::IsaLevel level = pk::cpu_features().level;
+        // The level PARAKEET_CPU asks for, as the C ABI reads it (the CPU's highest by default).
+        const pk::IsaLevel level = pk::capi::load_options_from_environment().isa.value_or(pk::cpu_features().detected);
         const PackedWeights w = c.type == "bf16"
                                     ? PackedWeights::to_bf16(WeightType::F32, raw.data(), c.N, c.K, level)
                                     : PackedWeights(type_of(c.type), raw.data(), c.N, c.K, level);

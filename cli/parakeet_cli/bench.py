@@ -6,9 +6,11 @@ memory, run one warm-up request per backend, then time each file's ``transcribe`
 through K worker threads, so K requests run in parallel on the model's pool; the wall time of
 the whole batch gives the aggregate real-time factor.
 
-Manifest format: one audio path per line (relative paths are relative to the manifest's
-folder, or failing that to the current directory); blank lines and lines whose first non-blank character is ``#`` are skipped; a TAB
-separates an optional reference transcript, which turns on WER scoring.
+Manifest format (``parakeet_py.batch.manifest``, the batch command's parser): one audio path
+per line (relative paths are relative to the manifest's folder, or failing that to the current
+directory); blank lines and lines whose first non-blank character is ``#`` are skipped; a TAB
+separates an optional reference transcript, which turns on WER scoring. A JSONL or Parquet
+manifest works too (its ``text`` or ``reference`` column is the reference).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -28,56 +29,22 @@ from tqdm import tqdm
 
 import parakeet_py
 from parakeet_py import Context, ParakeetError, Transcript, load_audio
+from parakeet_py.batch.manifest import Entry, ManifestError, read_one
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, attention_label, file_error,
-                     kernels_label, threads_per_backend)
+                     kernel_options, kernels_label, threads_per_backend)
 from .wer import word_errors
 
 DEFAULT_MANIFEST = Path(parakeet_py.__file__).resolve().parent / "data" / "bench_manifest.tsv"
 RANDOM_NOTE = "random weights: for speed measurements only"
 
 
-@dataclass(frozen=True)
-class ManifestEntry:
-    path: str                 # as resolved (relative entries joined to the manifest's folder)
-    reference: Optional[str]  # the reference transcript, if the line has one
-    line: int                 # 1-based line number in the manifest
-
-
-class ManifestError(ValueError):
-    """The manifest cannot be used (unreadable, or no entries)."""
-
-
-def parse_manifest(text: str, base_dir: Path) -> List[ManifestEntry]:
-    """Entries of a manifest's ``text`` (see the module docstring for the format)."""
-    entries = []
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.rstrip("\r\n")
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        path, tab, reference = line.partition("\t")
-        path = path.strip()
-        if not path:
-            raise ManifestError(f"line {number}: no audio path before the TAB")
-        resolved = path
-        if not os.path.isabs(path):
-            # Relative to the manifest's folder; a path that only exists relative to the current
-            # directory (a manifest written elsewhere for this folder) is taken from there.
-            resolved = str(base_dir / path)
-            if not os.path.exists(resolved) and os.path.exists(path):
-                resolved = os.path.abspath(path)
-        entries.append(ManifestEntry(resolved, reference.strip() if tab else None, number))
-    return entries
-
-
-def read_manifest(path: "str | os.PathLike[str]") -> List[ManifestEntry]:
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ManifestError(f"cannot read {path}: {e}") from e
-    entries = parse_manifest(text, path.parent)
+def read_manifest(path: "str | os.PathLike[str]") -> List[Entry]:
+    """The entries of a bench manifest (parakeet_py.batch.manifest's parser: a plain list with
+    optional TAB references, or a JSONL/Parquet manifest whose ``text``/``reference`` column is
+    the reference). Raises ManifestError when it is unreadable or lists nothing."""
+    entries = read_one(os.fspath(path))
     if not entries:
         raise ManifestError(f"{path} lists no audio files")
     return entries
@@ -117,7 +84,7 @@ def run_bench(ctx: Context, audio: List[np.ndarray], decoder: str,
 
 
 def build_report(model: str, random_weights: bool, decoder: str, threads: int, concurrency: int, load_ms: float,
-                 attention: str, isa: str, entries: List[ManifestEntry], audio: List[np.ndarray], sample_rate: int,
+                 attention: str, isa: str, entries: List[Entry], audio: List[np.ndarray], sample_rate: int,
                  results: List[Tuple[Transcript, float]], wall_ms: Optional[float]) -> Dict[str, Any]:
     files = []
     total_errors = total_words = 0
@@ -202,13 +169,15 @@ def format_table(report: Dict[str, Any]) -> str:
 @click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
               help="Decoder head to time.")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@kernel_options
 @click.option("--json", "as_json", is_flag=True, help="Print the results as one JSON document.")
 @click.option("--progress/--no-progress", default=True, show_default=True,
               help="Progress bar on standard error (only drawn on a terminal).")
 @click.option("--synthetic-size", type=click.Choice(sorted(ARCHS)), default="110m", hidden=True,
               help="Architecture of the generated default model (tiny: for tests).")
 def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threads: Optional[int], decoder: str,
-          attention: Optional[Any], as_json: bool, progress: bool, synthetic_size: str) -> None:
+          attention: Optional[Any], isa: Optional[str], bf16: Optional[bool], as_json: bool, progress: bool,
+          synthetic_size: str) -> None:
     """Measure transcription speed: per file, total, and under concurrency.
 
     Every file is decoded into memory first, so only the model's work is timed; one warm-up
@@ -218,7 +187,7 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
 
     \b
     JSON (--json): {model, random_weights, decoder, threads, attention (the setting), isa (kernel
-      level, "+bf16" with PARAKEET_BF16=1), load_ms,
+      level, "+bf16" with --bf16), load_ms,
       files: [{path, audio_sec, proc_ms, rtfx, attention (what ran), text, [reference, wer]}],
       total_audio_sec, total_proc_ms, rtfx,
       [concurrency, wall_ms, aggregate_rtfx]   (with --concurrency > 1)
@@ -242,14 +211,15 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
     per_backend = threads_per_backend(concurrency, threads)
     start = time.perf_counter()
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
-                 attention=attention) as ctx:
+                 attention=attention, isa=isa, bf16=bf16) as ctx:
         load_ms = (time.perf_counter() - start) * 1000.0
         audio = []
         for entry in entries:
             try:
                 audio.append(load_audio(entry.path, target_rate=ctx.sample_rate))
             except ParakeetError as e:
-                raise click.ClickException(f"manifest line {entry.line}: {file_error(entry.path, str(e))}") from e
+                where = "manifest" + (f" line {entry.line}" if entry.line is not None else "")
+                raise click.ClickException(f"{where}: {file_error(entry.path, str(e))}") from e
         results, wall_ms = run_bench(ctx, audio, decoder, progress)
         report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms,
                               attention_label(ctx.attention), kernels_label(ctx.info), entries, audio,

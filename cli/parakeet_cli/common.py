@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Callable, Dict, Optional
 
 import click
 
 from parakeet_py import ParakeetError, _native
-from parakeet_py.context import DECODERS, attention_pair
+from parakeet_py.context import DECODERS, ISA_LEVELS, attention_pair
 from parakeet_py.transcript import Attention, attention_from_json
 
 DECODER_CHOICE = click.Choice(list(DECODERS), case_sensitive=False)
@@ -50,9 +50,22 @@ def attention_label(attention: "Attention | Dict[str, Any] | None") -> str:
     return str(attention)
 
 
+def kernel_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``--isa`` and ``--bf16/--no-bf16``: the load options of the kernels (the command's
+    ``isa`` and ``bf16`` parameters, None when not given; pass them to ``Context``)."""
+    command = click.option(
+        "--bf16/--no-bf16", default=None,
+        help="Round an f32/f16 model's encoder matrices to bfloat16 at load (~1.8x faster, numbers close to "
+             "f32's but not equal; needs AVX512_BF16). Default: $PARAKEET_BF16, else off.")(command)
+    return click.option(
+        "--isa", type=click.Choice(ISA_LEVELS), default=None,
+        help="Kernel level to run (at most the CPU's: asking for more is an error). Default: $PARAKEET_CPU, "
+             "else the CPU's own.")(command)
+
+
 def kernels_label(info: Dict[str, Any]) -> str:
-    """The kernel level a loaded model runs ("avx512"), plus "+bf16" when PARAKEET_BF16=1 gave
-    it a bfloat16 encoder."""
+    """The kernel level a loaded model runs ("avx512"), plus "+bf16" when the bf16 load option
+    (or PARAKEET_BF16=1) gave it a bfloat16 encoder."""
     return str(info.get("isa", "")) + ("+bf16" if info.get("bf16_encoder") else "")
 
 

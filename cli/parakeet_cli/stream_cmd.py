@@ -16,7 +16,7 @@ from typing import BinaryIO, Iterator, TextIO, Tuple
 import numpy as np
 import soundfile
 
-from parakeet_py import Context, ParakeetError, StreamUpdate
+from parakeet_py import Context, InvalidAudio, StreamUpdate
 
 # Raw PCM on standard input: 16 kHz mono signed 16-bit little-endian, read 0.1 s at a time.
 STDIN_RATE = 16000
@@ -50,7 +50,7 @@ def open_source(source: str) -> Tuple[Iterator[np.ndarray], int]:
     try:
         f = soundfile.SoundFile(source)
     except (RuntimeError, OSError, ValueError) as e:  # LibsndfileError is a RuntimeError
-        raise ParakeetError(f"{source}: cannot decode audio: {getattr(e, 'error_string', e)}") from e
+        raise InvalidAudio(f"{source}: cannot decode audio: {getattr(e, 'error_string', e)}") from e
 
     def blocks() -> Iterator[np.ndarray]:
         with f:

@@ -6,13 +6,14 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 import click
 
 from parakeet_py import Context, ParakeetError, Transcript
 
-from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, threads_per_backend
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
+                     threads_per_backend)
 from .progress_bar import progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, stream_transcribe
 from .subtitles import to_srt, to_vtt
@@ -49,6 +50,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
               help="Compute threads: of the one backend, or of each backend when --concurrency > 1. "
                    "Default: all physical cores ($PARAKEET_THREADS), divided among the backends.")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@kernel_options
 @click.option("--beam", type=click.IntRange(min=1), default=None,
               help="Beam search with N beams (NeMo's transducer `beam` strategy; TDT and RNN-T heads) "
                    "instead of greedy decoding; prints the best hypothesis. No progress bars.")
@@ -67,7 +69,8 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
-               threads: Optional[int], attention: Optional[object], progress: Optional[bool], live: bool,
+               threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
+               progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
                partial: Optional[bool], beam: Optional[int]) -> None:
     """Transcribe FILE... with a Parakeet model.
@@ -89,9 +92,9 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     """
     if live and beam is not None:
         raise click.UsageError("--beam does not go with --stream")
+    load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
-        stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, attention, chunk, left, right,
-                     partial)
+        stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial)
         return
     if chunk is not None or left is not None or right is not None or partial is not None:
         raise click.UsageError("--chunk, --left, --right and --partial go with --stream")
@@ -109,8 +112,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     per_backend = threads_per_backend(concurrency, threads)
     bars = progress_wanted(progress, fmt, sys.stderr) and beam is None  # beam search reports no progress
     failed = 0
-    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
-                 attention=attention) as ctx:
+    with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
             def run(i: int, path: str):  # type: ignore[no-untyped-def]
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
@@ -138,7 +140,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 
 
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
-                 threads: Optional[int], attention: Optional[object], chunk: Optional[float], left: Optional[float],
+                 threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
                  right: Optional[float], partial: Optional[bool]) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
     if len(files) != 1:
@@ -148,7 +150,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     show_partial = fmt == "text" and (sys.stderr.isatty() if partial is None else partial)
     printer = (TextPrinter(sys.stdout, sys.stderr, show_partial) if fmt == "text" else JsonPrinter(sys.stdout))
     threads_per_backend(1, threads)
-    with Context(model, attention=attention) as ctx:
+    with Context(model, **load) as ctx:
         try:
             stream_transcribe(ctx, files[0], chunk=2.0 if chunk is None else chunk, left=10.0 if left is None else left,
                               right=2.0 if right is None else right, decoder=decoder, printer=printer)

@@ -62,11 +62,43 @@ PARAKEET_API int parakeet_capi_abi_version(void);
 
 /* Loads a GGUF model (the parakeet.cpp schema: general.architecture "parakeet"; weights F32,
  * F16 or Q8_0). The file is memory-mapped and must not be modified while loaded.
+ * Same as parakeet_capi_load_with(gguf_path, NULL): the environment's defaults.
  * Returns a new context, or NULL with the reason in parakeet_capi_load_error(): missing or
  * unreadable file, corrupt or truncated GGUF, another architecture, a missing tensor or a
  * tensor of the wrong shape, an unsupported setting. gguf_path NULL is an error.
  * Thread-safe; free the context with parakeet_capi_free(). */
 PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
+
+/* parakeet_capi_load with options, a JSON object (NULL or "" means {}). Every key is
+ * optional; an unknown key, a value of the wrong type or out of range is an error (NULL, the
+ * reason in parakeet_capi_load_error()). The environment variables of the same meaning
+ * (docs/api.md, "Load options") give the defaults; a key overrides its variable.
+ *   "isa":            "scalar" | "avx2" | "avx512": the kernel level (at most the CPU's;
+ *                     default: the CPU's own, or PARAKEET_CPU)
+ *   "attention":      "auto" | "full" | [L, R] (L, R >= 1: local attention); default auto,
+ *                     or PARAKEET_ATT_CONTEXT
+ *   "q8_all":         bool: a q8_0 model quantises its remaining F32 matrices at load
+ *                     (default true, or PARAKEET_Q8_ALL)
+ *   "q8_subsampling": bool: ... and the subsampling's pointwise convolutions (default false,
+ *                     or PARAKEET_Q8_SUBSAMPLING)
+ *   "bf16":           bool: round an f32/f16 model's encoder matrices to bfloat16 (default
+ *                     false, or PARAKEET_BF16; needs AVX512_BF16 at the avx512 level)
+ *   "threads":        integer 1..1024: the context's compute-thread budget (default
+ *                     PARAKEET_THREADS, else the physical cores); set_concurrency divides it
+ * Thread-safe; free the context with parakeet_capi_free(). */
+PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
+
+/* What a context holds (parakeet.cpp's values; this library loads ASR models only for now).
+ * Every entry point refuses a context of the wrong kind with PARAKEET_ERROR_UNSUPPORTED. */
+#define PARAKEET_MODEL_KIND_NONE 0
+#define PARAKEET_MODEL_KIND_ASR 1
+#define PARAKEET_MODEL_KIND_DIARIZATION 2
+#define PARAKEET_MODEL_KIND_SOUND 3
+#define PARAKEET_MODEL_KIND_SPEAKER 4
+#define PARAKEET_MODEL_KIND_VAD 5
+
+/* The kind of model ctx holds; PARAKEET_MODEL_KIND_NONE for NULL. Thread-safe. */
+PARAKEET_API int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 
 /* The reason the calling thread's last parakeet_capi_load() failed ("" after a success).
  * Thread-local; the pointer is valid until this thread's next call into the library. */
@@ -82,7 +114,8 @@ PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
  * ["durations"], "tensor_types": {"f32": n, ...}, "file_bytes", "packed_bytes",
  * "attention": {"mode": "auto"|"full"} or {"mode": "local", "left": L, "right": R} (the
  * context's current setting), "auto_full_max_frames": the longest encoder sequence (frames)
- * auto runs with full attention, "isa": the kernel level in use ("scalar", "avx2", "avx512")}.
+ * auto runs with full attention, "isa": the context's kernel level, chosen at load ("scalar",
+ * "avx2", "avx512"), "bf16_encoder": whether the encoder's matrices were rounded to bfloat16}.
  * Returns NULL on error (ctx NULL). Free with parakeet_capi_free_string(). Thread-safe. */
 PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
 
@@ -171,8 +204,8 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, co
  *   (-1, -1) always full;
  *   (L, R)   with L > 0 and R > 0: always local [L, R].
  * Any other pair, and ctx NULL, is an error (non-zero return, the reason in the last-error
- * functions). At load the setting comes from PARAKEET_ATT_CONTEXT (W > 0: local [W, W]; 0:
- * full; unset: auto). It applies to requests that start after the call; running ones keep
+ * functions). At load the setting comes from the load option "attention" (or
+ * PARAKEET_ATT_CONTEXT: W > 0 local [W, W], 0 full; unset: auto). It applies to requests that start after the call; running ones keep
  * the setting they started with. Returns 0 on success. Thread-safe. */
 PARAKEET_API int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
@@ -404,6 +437,24 @@ PARAKEET_API const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 /* The message of the calling thread's most recent call into the library ("" if it
  * succeeded). Thread-local and exact; valid until this thread's next call into the library. */
 PARAKEET_API const char* parakeet_capi_thread_last_error(void);
+
+/* Error codes: what kind of failure the last error was, beside its message.
+ * PARAKEET_ERROR_NONE after a success. */
+#define PARAKEET_ERROR_NONE 0
+#define PARAKEET_ERROR_INVALID_ARGUMENT 1 /* a bad argument or option: NULL, out of range, unknown key */
+#define PARAKEET_ERROR_INVALID_AUDIO 2    /* unreadable or unusable audio: bad file, NaN samples, bad rate */
+#define PARAKEET_ERROR_BAD_MODEL 3        /* the file is not a model this library can run */
+#define PARAKEET_ERROR_UNSUPPORTED 4      /* the wrong model kind, or a feature this model lacks */
+#define PARAKEET_ERROR_CANCELLED 5        /* the progress callback asked to stop */
+#define PARAKEET_ERROR_OUT_OF_MEMORY 6    /* an allocation failed */
+#define PARAKEET_ERROR_INTERNAL 7         /* a failure inside the library (a bug: please report it) */
+
+/* The code of the most recent call that finished on ctx (the message's code, same race as
+ * parakeet_capi_last_error); PARAKEET_ERROR_INVALID_ARGUMENT for ctx NULL. */
+PARAKEET_API int parakeet_capi_last_error_code(parakeet_ctx* ctx);
+
+/* The code of the calling thread's last call (exact, like parakeet_capi_thread_last_error). */
+PARAKEET_API int parakeet_capi_thread_last_error_code(void);
 
 /* Frees a string returned by this library. NULL is a no-op. */
 PARAKEET_API void parakeet_capi_free_string(char* s);

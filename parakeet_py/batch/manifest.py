@@ -1,16 +1,20 @@
-"""A batch job's inputs: which recordings to transcribe, each with a unique ``id``.
+"""Lists of recordings: a batch job's inputs and ``parakeet-cli bench``'s manifest (the one
+parser of both), each recording with a unique ``id``.
 
 Accepted inputs (any mix, in order):
 
 * a JSONL manifest (``.jsonl``/``.json``, one object per line) or a Parquet manifest
   (``.parquet``, needs pyarrow) with a ``path`` column (or NeMo's ``audio_filepath``), an
   optional ``id`` and any other columns, which are passed through to the output;
-* a plain list (any other file): one audio path per line, ``#`` comments and blank lines skipped;
+* a plain list (any other file): one audio path per line; blank lines and lines whose first
+  non-blank character is ``#`` are skipped; a TAB after the path starts an optional reference
+  transcript (the ``reference`` column);
 * a directory (searched recursively for audio files) or a glob pattern.
 
-Relative paths in a manifest or list are relative to that file's folder. A row without an
-``id`` takes its path as its id. Ids must be unique: the output is keyed by them and resume
-skips them.
+Relative paths in a manifest or list are relative to that file's folder, or, when nothing is
+there but the path exists relative to the current directory, to that. A row without an ``id``
+takes its path as its id. Ids must be unique in a batch job (:func:`read_inputs`): the output
+is keyed by them and resume skips them.
 """
 
 from __future__ import annotations
@@ -22,34 +26,51 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
-from ..errors import ParakeetError
+from ..errors import InvalidArgument
 
 #: File endings a directory or glob is searched for (what libsndfile commonly reads).
 AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif", ".au", ".caf", ".w64")
 PATH_COLUMNS = ("path", "audio_filepath")  # the second: NeMo manifests
 MANIFEST_SUFFIXES = (".jsonl", ".json", ".parquet")
+# Where a row's reference transcript is: a plain list's TAB column, or NeMo's "text".
+REFERENCE_COLUMNS = ("reference", "text")
 
 
-class ManifestError(ParakeetError):
-    """The inputs cannot be used (unreadable, a row without a path, duplicate ids)."""
+class ManifestError(InvalidArgument, ValueError):
+    """The inputs cannot be used (unreadable, a row without a path, no entries, duplicate ids)."""
 
 
 @dataclass(frozen=True)
 class Entry:
-    """One recording to transcribe: its id, its path and the manifest's other columns."""
+    """One recording to transcribe: its id, its path and the manifest's other columns; ``line``
+    is its 1-based line in a list or JSONL manifest (None otherwise; not part of equality)."""
 
     id: str
     path: str
     extra: Dict[str, Any] = field(default_factory=dict)
+    line: Optional[int] = field(default=None, compare=False)
+
+    @property
+    def reference(self) -> Optional[str]:
+        """The reference transcript (a ``reference`` or NeMo ``text`` column), if the row has one."""
+        for column in REFERENCE_COLUMNS:
+            if self.extra.get(column) is not None:
+                return str(self.extra[column])
+        return None
 
 
 def _resolve(path: str, base: Optional[Path]) -> str:
     if base is None or os.path.isabs(path) or "://" in path:
         return path
-    return str(base / path)
+    resolved = str(base / path)
+    # A path that only exists relative to the current directory (a list written elsewhere for
+    # this folder) is taken from there.
+    if not os.path.exists(resolved) and os.path.exists(path):
+        return os.path.abspath(path)
+    return resolved
 
 
-def entry_from_row(row: Dict[str, Any], base: Optional[Path], where: str) -> Entry:
+def entry_from_row(row: Dict[str, Any], base: Optional[Path], where: str, line: Optional[int] = None) -> Entry:
     """A manifest row (dict) → an Entry; the path column is ``path`` or ``audio_filepath``."""
     column = next((c for c in PATH_COLUMNS if row.get(c) not in (None, "")), None)
     if column is None:
@@ -57,7 +78,7 @@ def entry_from_row(row: Dict[str, Any], base: Optional[Path], where: str) -> Ent
     path = _resolve(str(row[column]), base)
     extra = {k: v for k, v in row.items() if k not in ("id", column)}
     ident = row.get("id")
-    return Entry(id=str(ident) if ident not in (None, "") else path, path=path, extra=extra)
+    return Entry(id=str(ident) if ident not in (None, "") else path, path=path, extra=extra, line=line)
 
 
 def _read_jsonl(path: Path) -> List[Entry]:
@@ -72,7 +93,7 @@ def _read_jsonl(path: Path) -> List[Entry]:
                 raise ManifestError(f"{path}:{number}: not JSON: {e}") from e
             if not isinstance(row, dict):
                 raise ManifestError(f"{path}:{number}: a JSON object per line is expected")
-            entries.append(entry_from_row(row, path.parent, f"{path}:{number}"))
+            entries.append(entry_from_row(row, path.parent, f"{path}:{number}", number))
     return entries
 
 
@@ -85,14 +106,26 @@ def _read_parquet(path: Path) -> List[Entry]:
     return [entry_from_row(row, path.parent, f"{path}: row {i}") for i, row in enumerate(rows)]
 
 
-def _read_list(path: Path) -> List[Entry]:
+def parse_list(text: str, base: Optional[Path]) -> List[Entry]:
+    """The entries of a plain list's ``text`` (see the module docstring for the format); relative
+    paths are resolved against ``base``."""
     entries = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if line and not line.startswith("#"):
-            resolved = _resolve(line, path.parent)
-            entries.append(Entry(id=resolved, path=resolved))
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.rstrip("\r\n")
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        path, tab, reference = line.partition("\t")
+        path = path.strip()
+        if not path:
+            raise ManifestError(f"line {number}: no audio path before the TAB")
+        resolved = _resolve(path, base)
+        extra = {"reference": reference.strip()} if tab else {}
+        entries.append(Entry(id=resolved, path=resolved, extra=extra, line=number))
     return entries
+
+
+def _read_list(path: Path) -> List[Entry]:
+    return parse_list(path.read_text(encoding="utf-8"), path.parent)
 
 
 def _audio_files(paths: Iterable[str]) -> List[Entry]:

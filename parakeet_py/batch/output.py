@@ -19,13 +19,13 @@ import threading
 import time
 from typing import Any, Dict, Iterator, List, Optional, Set
 
-from ..errors import ParakeetError
+from ..errors import InvalidArgument
 
 SYNC_SECONDS = 5.0
 PARQUET_ROWS_PER_GROUP = 10_000
 
 
-class OutputError(ParakeetError):
+class OutputError(InvalidArgument):
     """The output cannot be written (it exists without --resume/--overwrite, or is unreadable)."""
 
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/kernel_table.h"
+#include "model/load_options.h"
 #include "runtime/cpu_features.h"
 
 namespace isa_test {
@@ -30,6 +31,13 @@ inline const std::vector<pk::IsaLevel>& all_levels() {
 inline pk::IsaLevel highest_level() { return pk::cpu_features().detected; }
 inline const pk::kernels::KernelTable& highest_kernels() {
     return pk::kernels::kernel_table(highest_level());
+}
+
+// Load options that run a model at `level`.
+inline pk::LoadOptions load_options_at(pk::IsaLevel level) {
+    pk::LoadOptions o;
+    o.isa = level;
+    return o;
 }
 
 // Why `level` is skipped here (empty when the CPU has it).

@@ -1,4 +1,4 @@
-// Access to the NeMo reference fixtures in tests/data/nemo (made by tools/make_nemo_fixtures.py,
+// Access to the NeMo reference fixtures in tests/data/nemo (made by tools/fixtures/make_nemo_fixtures.py,
 // described in docs/fixtures.md): one folder per model with model.gguf (our converter's output)
 // and one ref_<clip>.gguf per clip holding NeMo's tensors (F32) and decoded results (metadata),
 // plus longref_<clip>_<setting>.gguf: NeMo's decoded results on a long clip assembled from the
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "isa_levels.h"
 #include "model/gguf_reader.h"
 #include "model/model.h"
 
@@ -66,7 +67,7 @@ inline std::vector<Fixture> all(const std::string& prefix = "ref_") {
 }
 
 // Rebuilds a long clip from the recipe in its reference file, as
-// tools/nemo_fixtures/audio.py:assemble_long_clip does: for each segment i, the samples of
+// tools/fixtures/nemo_fixtures/audio.py:assemble_long_clip does: for each segment i, the samples of
 // ref.clip_recipe[i] (a clip in tests/data/audio) from ref.clip_first[i] to the end, each
 // int16 / 32768 (the WAV reader's conversion) times ref.clip_gain[i] in float32, concatenated
 // and cut to ref.n_samples. The gains are short binary fractions, so every product is exact
@@ -142,7 +143,7 @@ inline std::vector<float> tensor(const pk::GgufReader& ref, const std::string& n
 inline pk::Model& cached_model(const std::string& model_dir, pk::IsaLevel isa) {
     static std::map<std::pair<std::string, pk::IsaLevel>, std::unique_ptr<pk::Model>> cache;
     auto& m = cache[{model_dir, isa}];
-    if (!m) m = pk::Model::load(model_dir + "/model.gguf", isa);
+    if (!m) m = pk::Model::load(model_dir + "/model.gguf", isa_test::load_options_at(isa));
     return *m;
 }
 

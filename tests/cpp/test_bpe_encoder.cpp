@@ -1,5 +1,5 @@
 // BpeEncoder segments text exactly as SentencePiece's BPE encode() does: the expected ids come
-// from the sentencepiece package (tools/make_bpe_encoder_cases.py) on the fixture models'
+// from the sentencepiece package (tools/fixtures/make_bpe_encoder_cases.py) on the fixture models'
 // tokenizer (pieces and scores read from model.gguf, so through the converter and the model
 // config) and on a byte-fallback BPE model trained by that script.
 #include <gtest/gtest.h>

@@ -55,12 +55,12 @@ TEST(StreamContext, SecondsTruncateToWholeEncoderFramesAsNeMoDoes) {
 }
 
 TEST(StreamContext, RejectsUnusableSettings) {
-    EXPECT_THROW(context(10, 0.05, 2), pk::InvalidInput);  // under one frame
-    EXPECT_THROW(context(-1, 2, 2), pk::InvalidInput);
-    EXPECT_THROW(context(10, 2, -0.5), pk::InvalidInput);
-    EXPECT_THROW(context(std::nan(""), 2, 2), pk::InvalidInput);
-    EXPECT_THROW(context(10, std::numeric_limits<double>::infinity(), 2), pk::InvalidInput);
-    EXPECT_THROW(context(601, 2, 2), pk::InvalidInput);
+    EXPECT_THROW(context(10, 0.05, 2), pk::InvalidArgument);  // under one frame
+    EXPECT_THROW(context(-1, 2, 2), pk::InvalidArgument);
+    EXPECT_THROW(context(10, 2, -0.5), pk::InvalidArgument);
+    EXPECT_THROW(context(std::nan(""), 2, 2), pk::InvalidArgument);
+    EXPECT_THROW(context(10, std::numeric_limits<double>::infinity(), 2), pk::InvalidArgument);
+    EXPECT_THROW(context(601, 2, 2), pk::InvalidArgument);
     EXPECT_NO_THROW(context(0, 0.08, 0));
 }
 

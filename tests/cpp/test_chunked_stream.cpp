@@ -1,7 +1,7 @@
 // ChunkedStream's contracts beyond NeMo parity (test_nemo_parity_stream): many streams share a
 // pool of fewer backends and give exactly the single-stream results, whatever threads feed
 // them; the updates' texts, words and tokens add up to the final transcript; bad input is an
-// InvalidInput and leaves the stream usable.
+// InvalidArgument and leaves the stream usable.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -123,25 +123,25 @@ TEST(ChunkedStream, BadInputIsRefusedAndTheStreamGoesOn) {
     const auto m = load("rnnt");
     pk::ChunkedStream s(*m, settings(pk::DecoderChoice::Default));
     std::vector<float> audio = clip();
-    EXPECT_THROW(s.feed(nullptr, 10), pk::InvalidInput);
-    EXPECT_THROW(s.feed(audio.data(), -1), pk::InvalidInput);
+    EXPECT_THROW(s.feed(nullptr, 10), pk::InvalidArgument);
+    EXPECT_THROW(s.feed(audio.data(), -1), pk::InvalidArgument);
     std::vector<float> bad(100, 0.f);
     bad[50] = std::nanf("");
-    EXPECT_THROW(s.feed(bad.data(), 100), pk::InvalidInput);
+    EXPECT_THROW(s.feed(bad.data(), 100), pk::InvalidAudio);
     EXPECT_NO_THROW(s.feed(nullptr, 0));
     s.feed(audio.data(), static_cast<int64_t>(audio.size()));
     s.finalize();
     EXPECT_EQ(s.transcript().text, stream(*m, audio, audio.size(), pk::DecoderChoice::Default).transcript.text);
-    EXPECT_THROW(s.feed(audio.data(), 10), pk::InvalidInput);
-    EXPECT_THROW(s.finalize(), pk::InvalidInput);
+    EXPECT_THROW(s.feed(audio.data(), 10), pk::InvalidArgument);
+    EXPECT_THROW(s.finalize(), pk::InvalidArgument);
 }
 
 TEST(ChunkedStream, RefusesAHeadTheModelLacksAndBadSettings) {
     const auto m = load("rnnt");
-    EXPECT_THROW(pk::ChunkedStream(*m, settings(pk::DecoderChoice::Ctc)), pk::InvalidInput);
+    EXPECT_THROW(pk::ChunkedStream(*m, settings(pk::DecoderChoice::Ctc)), pk::Unsupported);
     pk::StreamSettings s;
     s.chunk_sec = 0.01;
-    EXPECT_THROW(pk::ChunkedStream(*m, s), pk::InvalidInput);
+    EXPECT_THROW(pk::ChunkedStream(*m, s), pk::InvalidArgument);
 }
 
 TEST(ChunkedStream, AnEmptyStreamFinalizesToNothing) {

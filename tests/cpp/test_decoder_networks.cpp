@@ -497,8 +497,8 @@ TEST(TransducerDecoder, EmptyAndInvalidLengths) {
     const pk::TransducerDecoder dec = pk::TransducerDecoder::load(f.loader, m.cfg, team, arena);
     const Vec enc = random_encoder(3, m.s.d, 1);
     EXPECT_TRUE(dec.decode(team, arena, enc.data(), 3, 0).empty());
-    EXPECT_THROW(dec.decode(team, arena, enc.data(), 3, 4), pk::InvalidInput);
-    EXPECT_THROW(dec.decode(team, arena, enc.data(), 3, -1), pk::InvalidInput);
+    EXPECT_THROW(dec.decode(team, arena, enc.data(), 3, 4), pk::InvalidArgument);
+    EXPECT_THROW(dec.decode(team, arena, enc.data(), 3, -1), pk::InvalidArgument);
     EXPECT_EQ(arena.used_bytes(), 0u);  // everything given back
 }
 

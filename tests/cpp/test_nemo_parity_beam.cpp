@@ -1,6 +1,6 @@
 // Beam search against NeMo 3.0.0's `beam` strategy (BeamTDTInfer / BeamRNNTInfer
 // default_beam_search; greedy_search for RNN-T at beam 1): tests/data/nemo/<model>/
-// beamref_<clip>.gguf (tools/nemo_fixtures/beam.py, docs/fixtures.md) holds NeMo's whole N-best
+// beamref_<clip>.gguf (tools/fixtures/nemo_fixtures/beam.py, docs/fixtures.md) holds NeMo's whole N-best
 // list for beam sizes 1, 2 and 4, decoded from NeMo's own encoder output (`enc` of the
 // ref_<clip>.gguf next to it). The engine's decoder, fed that tensor, must return the same
 // hypotheses in the same order — labels, timestamps and text exactly, scores to 1e-4 — under
@@ -160,7 +160,7 @@ TEST_P(NemoBeam, ModelNBestEqualsNeMoAndIsTheSameInAPool) {
         wav.sample_rate = 16000;
     }
     isa_test::for_each_level([&](pk::IsaLevel isa) {
-        auto model = pk::Model::load(model_path, isa);
+        auto model = pk::Model::load(model_path, isa_test::load_options_at(isa));
         pk::RequestOptions o(pk::DecoderChoice::Transducer);
         o.beam.beam_size = 4;
         o.beam.nbest = 4;

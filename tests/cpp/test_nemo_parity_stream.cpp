@@ -1,6 +1,6 @@
 // Parity of chunked streaming (pk::ChunkedStream) with NeMo 3.0.0's buffered chunked inference
 // of offline models: for every tests/data/nemo/<model>/streamref_<clip>_<L>-<C>-<R>.gguf and
-// head (made by tools/make_nemo_fixtures.py --stream; docs/fixtures.md, "Chunked streaming"),
+// head (made by tools/fixtures/make_nemo_fixtures.py --stream; docs/fixtures.md, "Chunked streaming"),
 // our token ids, frames and TDT durations are exactly NeMo's, and so are the text and the words
 // (confidences and word times within the offline bounds). The result is then the same bytes
 // however the audio is cut into feeds (the whole clip, 1 s blocks, odd sizes, one sample at a

@@ -1,9 +1,9 @@
 // Quantising a q8_0 model's remaining F32 matrices at load (model/layers/q8_at_load.h): the
 // encoder is bit-identical to our converter's, the rule picks the intended files and tensors,
-// and PARAKEET_Q8_ALL switches it.
+// and LoadOptions::q8_all switches it (the environment's PARAKEET_Q8_ALL reaches it through the
+// C ABI: test_capi_load_options.cpp).
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -64,42 +64,54 @@ TEST(Q8AtLoad, RulePicksQ8_0FilesAndTheRemainingMatmulWeights) {
     EXPECT_FALSE(pk::is_q8_0_model(pk::GgufReader::open(fixture("model-f16.gguf"))));
     for (const char* n : {"encoder.layers.0.conv.pointwise_conv1.weight", "encoder.layers.16.conv.pointwise_conv2.weight",
                           "encoder.pre_encode.out.weight"})
-        EXPECT_TRUE(pk::quantised_at_load(n)) << n;
+        EXPECT_TRUE(pk::quantised_at_load(n, false)) << n;
     for (const char* n : {"encoder.layers.0.conv.pointwise_conv1.bias", "encoder.layers.0.conv.depthwise_conv.weight",
                           "encoder.pre_encode.conv.3.weight", "joint.joint_net.2.weight",
                           "ctc_decoder.decoder_layers.0.weight", "decoder.decoder_layers.0.weight",
                           "decoder.prediction.dec_rnn.lstm.weight_ih_l0", "decoder.prediction.embed.weight"})
-        EXPECT_FALSE(pk::quantised_at_load(n)) << n;
+        EXPECT_FALSE(pk::quantised_at_load(n, false)) << n;
     // The subsampling's pointwise convolutions only on request.
-    setenv("PARAKEET_Q8_SUBSAMPLING", "1", 1);
-    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"));
-    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.6.weight"));
-    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.0.weight"));
-    setenv("PARAKEET_Q8_SUBSAMPLING", "0", 1);
-    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"));
-    setenv("PARAKEET_Q8_SUBSAMPLING", "on", 1);
-    EXPECT_THROW(pk::quantised_at_load("encoder.pre_encode.conv.3.weight"), pk::InvalidInput);
-    unsetenv("PARAKEET_Q8_SUBSAMPLING");
+    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight", true));
+    EXPECT_TRUE(pk::quantised_at_load("encoder.pre_encode.conv.6.weight", true));
+    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.0.weight", true));
+    EXPECT_FALSE(pk::quantised_at_load("encoder.pre_encode.conv.3.weight", false));
+    EXPECT_TRUE(pk::quantised_at_load("encoder.layers.0.conv.pointwise_conv1.weight", true));
 }
 
-size_t packed_bytes_with(const std::string& path, const char* q8_all) {
-    setenv("PARAKEET_Q8_ALL", q8_all, 1);
-    const auto m = pk::Model::load(path);
-    unsetenv("PARAKEET_Q8_ALL");
-    return m->packed_bytes();
+size_t packed_bytes_with(const std::string& path, bool q8_all) {
+    pk::LoadOptions options;
+    options.q8_all = q8_all;
+    return pk::Model::load(path, options)->packed_bytes();
 }
 
-TEST(Q8AtLoad, EnvironmentSwitch) {
+TEST(Q8AtLoad, LoadOptionSwitchesIt) {
     // The conv pointwise weights (3·d² per layer) shrink from 4 to 1.125 bytes a weight.
-    const size_t kept = packed_bytes_with(fixture("model-q8_0.gguf"), "0");
-    const size_t quantised = packed_bytes_with(fixture("model-q8_0.gguf"), "1");
+    const size_t kept = packed_bytes_with(fixture("model-q8_0.gguf"), false);
+    const size_t quantised = packed_bytes_with(fixture("model-q8_0.gguf"), true);
     EXPECT_LT(quantised, kept);
-    EXPECT_EQ(packed_bytes_with(fixture("model-q8_0.gguf"), ""), quantised);  // the default
+    EXPECT_EQ(pk::Model::load(fixture("model-q8_0.gguf"))->packed_bytes(), quantised);  // the default
     // An f32 (or f16) file is left alone.
-    EXPECT_EQ(packed_bytes_with(fixture("model.gguf"), "1"), packed_bytes_with(fixture("model.gguf"), "0"));
-    setenv("PARAKEET_Q8_ALL", "yes", 1);
-    EXPECT_THROW(pk::Model::load(fixture("model-q8_0.gguf")), pk::InvalidInput);
-    unsetenv("PARAKEET_Q8_ALL");
+    EXPECT_EQ(packed_bytes_with(fixture("model.gguf"), true), packed_bytes_with(fixture("model.gguf"), false));
+}
+
+// The subsampling's pointwise convolutions are quantised only with q8_subsampling: the encoder
+// output changes with it (in a q8_0 model; an f32 one is left alone).
+std::vector<float> encoder_output(const std::string& path, bool q8_subsampling) {
+    pk::LoadOptions options;
+    options.q8_subsampling = q8_subsampling;
+    const auto m = pk::Model::load(path, options);
+    std::vector<float> samples(16000);
+    for (size_t i = 0; i < samples.size(); ++i) samples[i] = 0.1f * static_cast<float>((i * 7919) % 200) / 200.0f;
+    pk::Backend b(1);
+    b.arena().reset();
+    const auto mel = m->compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));
+    const auto enc = m->encode(b, mel);
+    return std::vector<float>(enc.data, enc.data + enc.frames * m->config().enc.d_model);
+}
+
+TEST(Q8AtLoad, SubsamplingOptionQuantisesThePointwiseConvolutions) {
+    EXPECT_NE(encoder_output(fixture("model-q8_0.gguf"), true), encoder_output(fixture("model-q8_0.gguf"), false));
+    EXPECT_EQ(encoder_output(fixture("model.gguf"), true), encoder_output(fixture("model.gguf"), false));
 }
 
 }  // namespace

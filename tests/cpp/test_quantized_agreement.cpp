@@ -1,8 +1,8 @@
 // f16 and q8_0 models against the f32 model they were converted from, on every fixture clip:
 // prints the encoder's relative max |diff| and the token agreement (1 - edit distance / f32
 // token count) per head, and bounds the encoder drift. q8_0 runs twice: as stored
-// (PARAKEET_Q8_ALL=0, type "q8_0") and with the remaining F32 matrices quantised at load
-// (PARAKEET_Q8_ALL=1, "q8all"). "bf16" is the f32 model itself loaded with PARAKEET_BF16=1
+// (LoadOptions::q8_all off, type "q8_0") and with the remaining F32 matrices quantised at load
+// (q8_all on, "q8all"). "bf16" is the f32 model itself loaded with LoadOptions::bf16
 // (where the CPU has AVX512_BF16); its encoder must also be the same bits on 1 and 3
 // threads. The figures are reported, not hidden:
 // random-weight fixture models amplify small numeric differences far more than trained ones.
@@ -51,14 +51,15 @@ std::vector<float> encode(const pk::Model& model, const std::vector<float>& samp
 const std::map<std::string, double> kEncoderBound = {
     {"f16", 2e-2}, {"q8_0", 1e-1}, {"q8all", 1e-1}, {"bf16", 5e-2}};
 
-// The file each type is read from (model<suffix>.gguf), and the switch it is loaded with.
+// The file each type is read from (model<suffix>.gguf), and the options it is loaded with.
 struct Variant {
-    std::string type, suffix, env, value;
+    std::string type, suffix;
+    bool q8_all, bf16;
 };
-const Variant kVariants[] = {{"f16", "-f16", "PARAKEET_Q8_ALL", "0"},
-                             {"q8_0", "-q8_0", "PARAKEET_Q8_ALL", "0"},
-                             {"q8all", "-q8_0", "PARAKEET_Q8_ALL", "1"},
-                             {"bf16", "", "PARAKEET_BF16", "1"}};
+const Variant kVariants[] = {{"f16", "-f16", false, false},
+                             {"q8_0", "-q8_0", false, false},
+                             {"q8all", "-q8_0", true, false},
+                             {"bf16", "", true, true}};
 
 TEST(QuantizedAgreement, F16AndQ8_0AgainstF32) {
     const auto fixtures = nemo_fixtures::all();
@@ -82,9 +83,10 @@ TEST(QuantizedAgreement, F16AndQ8_0AgainstF32) {
             else continue;
             if (type == "bf16" && !pk::kernels::PackedWeights::bf16_available(f32->isa())) continue;
             SCOPED_TRACE(path + " (" + type + ") on " + f.ref_path);
-            setenv(v.env.c_str(), v.value.c_str(), 1);
-            const auto q = pk::Model::load(path);
-            unsetenv(v.env.c_str());
+            pk::LoadOptions options;
+            options.q8_all = v.q8_all;
+            options.bf16 = v.bf16;
+            const auto q = pk::Model::load(path, options);
             EXPECT_EQ(q->bf16_encoder(), type == "bf16");
             const auto encq = encode(*q, samples);
             ASSERT_EQ(encq.size(), enc32.size());

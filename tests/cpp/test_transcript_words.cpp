@@ -138,8 +138,8 @@ TEST_F(TranscriptWords, NoTokensNoWords) {
 }
 
 TEST_F(TranscriptWords, IdsOutsideTheVocabularyAreRejected) {
-    EXPECT_THROW(builder.build({{64, 0, 1, 1.f}}, pk::TimestampRule::Tdt), pk::InvalidInput);
-    EXPECT_THROW(builder.build({{-1, 0, 1, 1.f}}, pk::TimestampRule::Ctc), pk::InvalidInput);
+    EXPECT_THROW(builder.build({{64, 0, 1, 1.f}}, pk::TimestampRule::Tdt), pk::InvalidArgument);
+    EXPECT_THROW(builder.build({{-1, 0, 1, 1.f}}, pk::TimestampRule::Ctc), pk::InvalidArgument);
 }
 
 TEST_F(TranscriptWords, SupportedPunctuationComesFromNonSpecialPieces) {

@@ -69,7 +69,7 @@ pk::WavAudio decode(const std::vector<uint8_t>& b, double max_seconds = 0) {
 std::string error_of(const std::vector<uint8_t>& b, double max_seconds = 0) {
     try {
         decode(b, max_seconds);
-    } catch (const pk::InvalidInput& e) {
+    } catch (const pk::InvalidAudio& e) {
         return e.what();
     }
     return "(no error)";
@@ -200,7 +200,7 @@ TEST(WavReader, RejectsAudioOverTheLengthLimit) {
 }
 
 TEST(WavReader, MissingFileIsAnInputError) {
-    EXPECT_THROW(pk::read_wav_file("/nonexistent/dir/clip.wav", 0), pk::InvalidInput);
+    EXPECT_THROW(pk::read_wav_file("/nonexistent/dir/clip.wav", 0), pk::InvalidAudio);
 }
 
 TEST(WavReader, RejectsRf64ByName) {
@@ -289,7 +289,7 @@ TEST(WavReader, FileOverTheLengthLimitIsRejected) {
     ASSERT_NE(f, nullptr);
     std::fwrite(b.data(), 1, b.size(), f);
     std::fclose(f);
-    EXPECT_THROW(pk::read_wav_file(path, 1.5), pk::InvalidInput);
+    EXPECT_THROW(pk::read_wav_file(path, 1.5), pk::InvalidAudio);
     EXPECT_EQ(pk::read_wav_file(path, 2.0).samples.size(), 32000u);
     std::remove(path.c_str());
 }

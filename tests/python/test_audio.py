@@ -2,7 +2,6 @@
 
 import io
 import tracemalloc
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,8 +11,7 @@ import soxr
 from parakeet_py import ParakeetError, audio, load_audio
 from parakeet_py.audio import prepare_audio
 
-AUDIO = Path(__file__).resolve().parents[1] / "data" / "audio"
-SPEECH = AUDIO / "speech_16k.wav"
+from data_helpers import AUDIO, SPEECH
 STEREO_44K = AUDIO / "speech_44k_stereo.wav"
 
 

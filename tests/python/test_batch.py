@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from batch_fixtures import AUDIO, CLIPS, MODEL, ROOT, check_rows, write_corpus
+from batch_helpers import AUDIO, CLIPS, MODEL, ROOT, check_rows, write_corpus
 from parakeet_cli.main import cli
 from parakeet_py import _native
 from parakeet_py.batch import BatchOptions, ManifestError, OutputError, read_inputs, read_rows, run_batch

@@ -16,7 +16,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps every R
 # CI installs Ray (the test extra) and must run these tests: there a missing Ray is an error, not a skip.
 ray = importlib.import_module("ray") if os.environ.get("CI") else pytest.importorskip("ray")
 
-from batch_fixtures import CLIPS, MODEL, check_rows, write_corpus  # noqa: E402
+from batch_helpers import CLIPS, MODEL, check_rows, write_corpus  # noqa: E402
 from parakeet_py.batch import BatchOptions, read_inputs, read_rows, run_batch, transcribe_dataset  # noqa: E402
 from parakeet_py.batch.ray_job import run_ray_job  # noqa: E402
 

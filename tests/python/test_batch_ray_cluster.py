@@ -15,7 +15,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 ray = importlib.import_module("ray") if os.environ.get("CI") else pytest.importorskip("ray")
 from ray.cluster_utils import Cluster  # noqa: E402
 
-from batch_fixtures import MODEL, ROOT, check_rows, write_corpus  # noqa: E402
+from batch_helpers import MODEL, ROOT, check_rows, write_corpus  # noqa: E402
 from parakeet_py.batch import read_rows  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")

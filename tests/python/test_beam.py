@@ -1,21 +1,20 @@
 """Beam search from Python: Context.transcribe(beam=N) and Context.transcribe_nbest against
-NeMo's N-best lists (tests/data/nemo/<model>/beamref_<clip>.gguf, tools/nemo_fixtures/beam.py),
+NeMo's N-best lists (tests/data/nemo/<model>/beamref_<clip>.gguf, tools/fixtures/nemo_fixtures/beam.py),
 against the C N-best document, ordering under score_norm, threads, and errors."""
 
 import json
 import threading
-from pathlib import Path
 
 import gguf
 import pytest
 
 from parakeet_py import Context, ParakeetError, _native
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-NEMO = DATA / "nemo"
-SHORT = DATA / "audio" / "short_1s_16k.wav"
+from data_helpers import AUDIO, MODEL, MODELS, NEMO_DIR as NEMO, SPEECH
 
-pytestmark = pytest.mark.skipif(not (NEMO / "tdt" / "model.gguf").exists(), reason="fixture models not converted")
+SHORT = AUDIO / "short_1s_16k.wav"
+
+pytestmark = pytest.mark.skipif(not (MODELS["tdt"]).exists(), reason="fixture models not converted")
 
 
 def nemo_nbest(model: str, clip: str, beam: int):
@@ -28,7 +27,7 @@ def nemo_nbest(model: str, clip: str, beam: int):
 
 @pytest.fixture(scope="module")
 def tdt():
-    with Context(NEMO / "tdt" / "model.gguf") as c:
+    with Context(MODELS["tdt"]) as c:
         yield c
 
 
@@ -38,7 +37,7 @@ def test_nbest_equals_nemo(model, beam):
     if not (NEMO / model / "beamref_short_1s.gguf").exists():
         pytest.skip(f"no beam reference for {model}")
     want = nemo_nbest(model, "short_1s", beam)
-    with Context(NEMO / model / "model.gguf") as c:
+    with Context(MODELS[model]) as c:
         got = c.transcribe_nbest(SHORT, beam=beam)
         assert len(got) == min(beam, len(want))
         for h, (ids, score) in zip(got, want):
@@ -68,12 +67,12 @@ def test_matches_the_c_document_and_orders(tdt):
 
 
 def test_same_result_from_threads_on_a_pool():
-    with Context(NEMO / "hybrid_tdt_ctc" / "model.gguf", concurrency=2) as c:
-        alone = c.transcribe_nbest(DATA / "audio" / "speech_16k.wav", beam=2)
+    with Context(MODEL, concurrency=2) as c:
+        alone = c.transcribe_nbest(SPEECH, beam=2)
         out = [None] * 4
 
         def run(i):
-            out[i] = c.transcribe_nbest(DATA / "audio" / "speech_16k.wav", beam=2)
+            out[i] = c.transcribe_nbest(SPEECH, beam=2)
 
         threads = [threading.Thread(target=run, args=(i,)) for i in range(4)]
         for t in threads:
@@ -91,7 +90,7 @@ def test_errors(tdt):
         tdt.transcribe(SHORT, beam=2, decoder="ctc")
     with pytest.raises(ParakeetError, match="progress"):
         tdt.transcribe(SHORT, beam=2, progress=lambda f: True)
-    with Context(NEMO / "ctc" / "model.gguf") as c:
+    with Context(MODELS["ctc"]) as c:
         with pytest.raises(ParakeetError, match="requires a TDT or RNN-T head"):
             c.transcribe_nbest(SHORT, beam=2)
 
@@ -99,7 +98,7 @@ def test_errors(tdt):
 def test_cli_beam(tdt):
     from click.testing import CliRunner
     from parakeet_cli.main import cli
-    model = str(NEMO / "tdt" / "model.gguf")
+    model = str(MODELS["tdt"])
     out = CliRunner().invoke(cli, ["transcribe", "-m", model, "--beam", "4", "-f", "json", str(SHORT)])
     assert out.exit_code == 0, out.output
     assert json.loads(out.stdout)["text"] == tdt.transcribe(SHORT, beam=4).text
@@ -109,8 +108,8 @@ def test_cli_beam(tdt):
 
 def test_server_beam_size(tdt, tmp_path):
     import httpx
-    from server_harness import ServerProcess
-    model = NEMO / "tdt" / "model.gguf"
+    from server_helpers import ServerProcess
+    model = MODELS["tdt"]
     with ServerProcess([], tmp_path, model=model) as srv:
         def post(**data):
             return httpx.post(srv.url + "/v1/audio/transcriptions", timeout=60, data=data,

@@ -6,7 +6,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -14,12 +13,9 @@ from click.testing import CliRunner
 from parakeet_cli.main import cli
 from parakeet_py import Context, _native
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = ROOT / "tests" / "data"
-AUDIO = DATA / "audio"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-NEMO = DATA / "nemo" / "hybrid_tdt_ctc" / "model.nemo"
-SPEECH = AUDIO / "speech_16k.wav"
+from data_helpers import AUDIO, MODEL, ROOT, SPEECH
+
+NEMO = MODEL.with_name("model.nemo")
 SHORT = AUDIO / "short_1s_16k.wav"
 STEREO = AUDIO / "speech_44k_stereo.wav"
 

@@ -4,7 +4,6 @@ never for JSON) and that they only ever go to standard error."""
 
 import io
 import json
-from pathlib import Path
 
 import click
 import pytest
@@ -15,9 +14,7 @@ from parakeet_cli.main import cli
 from parakeet_cli.progress_bar import FileProgress, progress_wanted
 from parakeet_py import _native
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-SPEECH = DATA / "audio" / "speech_16k.wav"
+from data_helpers import MODEL, SPEECH
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
@@ -137,3 +134,26 @@ def test_forced_progress_goes_to_stderr_only():
     assert forced.exit_code == 0 and forced.stdout == plain.stdout  # stdout untouched
     as_json = run("transcribe", "-m", MODEL, "-f", "json", "--progress", SPEECH)
     assert as_json.stderr == "" and json.loads(as_json.stdout)["text"]
+
+
+def test_the_kernel_flags_are_load_options(monkeypatch):
+    """--isa and --bf16 reach the library as load options and override the environment."""
+    monkeypatch.setenv("PARAKEET_CPU", "avx2")  # the flag wins over the variable
+    result = run("bench", "-m", MODEL, "--isa", "scalar", "--json", "--no-progress")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["isa"] == "scalar"
+    monkeypatch.delenv("PARAKEET_CPU")
+    result = run("transcribe", "-m", MODEL, "--isa", "scalar", "-f", "json", SPEECH)
+    assert result.exit_code == 0, result.output
+    bf16 = run("bench", "-m", MODEL, "--bf16", "--json", "--no-progress")
+    if bf16.exit_code != 0:  # a CPU without AVX512_BF16: a runtime error naming what is missing
+        assert bf16.exit_code == 1 and "AVX512_BF16" in bf16.stderr, bf16.stderr
+    else:
+        assert json.loads(bf16.stdout)["isa"] == "avx512+bf16"
+    # bf16 products exist only at the avx512 level: asking for both lower is refused by the library.
+    both = run("bench", "-m", MODEL, "--bf16", "--isa", "scalar", "--json", "--no-progress")
+    assert both.exit_code == 1 and "bf16" in both.stderr, both.stderr
+    monkeypatch.setenv("PARAKEET_BF16", "1")
+    off = run("bench", "-m", MODEL, "--no-bf16", "--json", "--no-progress")
+    assert off.exit_code == 0 and "+bf16" not in json.loads(off.stdout)["isa"], off.output
+    assert run("bench", "-m", MODEL, "--isa", "sse2").exit_code == 2  # not a choice: a usage error

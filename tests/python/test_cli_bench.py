@@ -9,21 +9,21 @@ import os
 import random
 from pathlib import Path
 
-import gguf
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from parakeet_cli.bench import DEFAULT_MANIFEST, ManifestError, parse_manifest, read_manifest
+from parakeet_cli.bench import DEFAULT_MANIFEST, read_manifest
 from parakeet_cli.main import cli
 from parakeet_cli.wer import edit_distance, normalize, wer, word_errors
-from parakeet_py import Context, _native
+from parakeet_py import Context, InvalidArgument, _native
+from parakeet_py.batch.manifest import ManifestError, parse_list as parse_manifest
 from parakeet_py.synthetic_model import ARCH_TINY, ensure_synthetic_model, synthetic_model_path, write_synthetic_model
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-AUDIO = DATA / "audio"
-FIXTURE = DATA / "nemo" / "hybrid_tdt_ctc"
-MODEL = FIXTURE / "model.gguf"
+from convert_helpers import read_gguf
+from data_helpers import AUDIO, MODEL
+
+FIXTURE = MODEL.parent
 
 
 def run(*args, env=None):
@@ -75,6 +75,16 @@ def test_manifest_errors(tmp_path):
     binary.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(ManifestError, match="cannot read"):
         read_manifest(binary)
+    # One error class for the batch job's inputs and the bench manifest: a caller's mistake.
+    assert issubclass(ManifestError, InvalidArgument) and issubclass(ManifestError, ValueError)
+
+
+def test_a_jsonl_manifest_gives_its_text_column_as_the_reference(tmp_path):
+    clip = AUDIO / "short_1s_16k.wav"
+    (tmp_path / "m.jsonl").write_text(json.dumps({"audio_filepath": str(clip), "text": "a reference"}) + "\n"
+                                      + json.dumps({"path": str(clip)}) + "\n")
+    entries = read_manifest(tmp_path / "m.jsonl")
+    assert [(e.path, e.reference, e.line) for e in entries] == [(str(clip), "a reference", 1), (str(clip), None, 2)]
 
 
 def test_the_shipped_manifest_lists_the_shipped_clips():
@@ -205,22 +215,9 @@ def test_bench_bad_audio_in_manifest_is_a_runtime_error(tmp_path):
 
 # ---- the generated default model ------------------------------------------------------------
 def _read(path):
-    reader = gguf.GGUFReader(path)
-    fields = {}
-    for key, f in reader.fields.items():
-        if key.startswith("GGUF."):
-            continue
-        types = [t.name for t in f.types]
-        if types[0] == "ARRAY":
-            value = ([bytes(f.parts[i]).decode() for i in f.data] if types[1] == "STRING"
-                     else [f.parts[i].tolist()[0] for i in f.data])
-        elif types[0] == "STRING":
-            value = bytes(f.parts[f.data[0]]).decode()
-        else:
-            value = f.parts[f.data[0]].tolist()[0]
-        fields[key] = (types, value)
-    tensors = [(t.name, t.tensor_type.name, [int(n) for n in t.shape]) for t in reader.tensors]
-    return fields, tensors
+    """(fields, [(tensor name, type, shape)] in file order), by the converter tests' reader."""
+    fields, tensors = read_gguf(path)
+    return fields, [(name, kind, shape) for name, (kind, shape, _) in tensors.items()]
 
 
 @pytest.mark.skipif(not MODEL.exists(), reason="no NeMo fixture model")
@@ -249,7 +246,7 @@ def test_generated_model_has_the_schema_nemo_and_the_converter_produce(tmp_path,
 
 
 def _tensor(path, name):
-    return np.array(next(t for t in gguf.GGUFReader(path).tensors if t.name == name).data)
+    return read_gguf(path)[1][name][2]
 
 
 def test_generated_model_loads_runs_and_is_reproducible(tmp_path):

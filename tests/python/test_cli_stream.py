@@ -7,16 +7,16 @@ import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import soundfile
 import soxr
 
 from parakeet_py import Context, load_audio
-from stream_testlib import MODELS, SMALL, SPEECH, per_test_limit, run_stream
+from stream_helpers import MODELS, SMALL, SPEECH, per_test_limit, run_stream
 
-ROOT = Path(__file__).resolve().parents[2]
+from data_helpers import ROOT
+
 MODEL = MODELS["tdt"]
 WINDOW = ["--chunk", str(SMALL["chunk"]), "--left", str(SMALL["left"]), "--right", str(SMALL["right"])]
 RUN_SEC = 120

@@ -12,11 +12,9 @@ import soundfile
 from parakeet_py import Context, ParakeetError, Token, Transcript, Word, _native
 from parakeet_py.convert import convert_nemo
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-AUDIO = DATA / "audio"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-RNNT_NEMO = DATA / "nemo" / "rnnt" / "model.nemo"
-SPEECH = AUDIO / "speech_16k.wav"
+from data_helpers import AUDIO, DATA, MODEL, MODELS, SPEECH
+
+RNNT_NEMO = MODELS["rnnt"].with_name("model.nemo")
 STEREO_44K = AUDIO / "speech_44k_stereo.wav"
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")

@@ -2,15 +2,13 @@
 auto runs local attention [128, 128], cancelling mid-way works and leaves the backend free, and the
 pool's arenas hold the hour's working memory (see docs/api.md, "Long audio")."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from parakeet_py import Cancelled, Context
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
+from data_helpers import MODEL
 RATE = 16000
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")

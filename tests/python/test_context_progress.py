@@ -4,17 +4,13 @@ the backend free again afterwards, the GIL released between reports)."""
 
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from parakeet_py import Cancelled, Context, ParakeetError, load_audio
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-SPEECH = DATA / "audio" / "speech_16k.wav"
-LONG = DATA / "audio" / "long_30s_16k.wav"
+from data_helpers import LONG, MODEL, SPEECH
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 

@@ -5,17 +5,15 @@ waits for running requests."""
 import os
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from parakeet_py import Context, ParakeetError, _native, load_audio
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODEL = DATA / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-LONG = DATA / "audio" / "long_30s_16k.wav"
-SHORT = DATA / "audio" / "short_1s_16k.wav"
+from data_helpers import AUDIO, LONG, MODEL
+
+SHORT = AUDIO / "short_1s_16k.wav"
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 

@@ -4,16 +4,17 @@ import io
 import os
 import pickle
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from convert_fixtures import TorchZipWriter, checkpoint_bytes, zip_with_pickle
+from convert_helpers import TorchZipWriter, checkpoint_bytes, zip_with_pickle
 from parakeet_py.convert.errors import CheckpointError, UnsafePickleError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "convert"
+from data_helpers import DATA as _DATA
+
+DATA = _DATA / "convert"
 
 
 def load(data: bytes) -> dict:
@@ -21,7 +22,7 @@ def load(data: bytes) -> dict:
     return {name: ref.numpy() for name, ref in ck.tensors.items()}
 
 
-# --- files written by real torch.save (tests/data/convert/make_torch_fixtures.py) ---------------
+# --- files written by real torch.save (tools/fixtures/make_torch_fixtures.py) ---------------
 @pytest.mark.parametrize("fixture", ["views.ckpt", "wrapped.ckpt"])
 def test_torch_saved_tensors_are_rebuilt_exactly_with_dtype_shape_stride_and_offset(fixture):
     expected = np.load(DATA / "views_expected.npz")

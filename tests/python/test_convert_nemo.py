@@ -2,13 +2,13 @@
 
 import gzip
 import json
-from pathlib import Path
 
 import gguf
 import numpy as np
 import pytest
 
-import convert_fixtures as F
+import convert_helpers as F
+from data_helpers import DATA
 from parakeet_py.convert import (
     ArchiveError,
     CheckpointError,
@@ -321,7 +321,7 @@ def test_malicious_checkpoint_in_a_nemo_is_refused_and_writes_nothing(tmp_path):
 
 
 def test_legacy_checkpoint_in_a_nemo(tmp_path):
-    legacy = Path(__file__).resolve().parents[1] / "data" / "convert" / "legacy.ckpt"
+    legacy = DATA / "convert" / "legacy.ckpt"
     F.write_nemo(tmp_path / "m.nemo", F.tiny_config("ctc"), legacy.read_bytes())
     with pytest.raises(CheckpointError, match="legacy"):
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")

@@ -15,18 +15,17 @@ import numpy as np
 import pytest
 import yaml
 
-import convert_fixtures as F
+import convert_helpers as F
 from parakeet_py.convert import convert_nemo
 from parakeet_py.convert.nemo_archive import NemoArchive
 from parakeet_py.convert.quantize import encode_q8_0, storage_type
 
-ROOT = Path(__file__).resolve().parents[2]
-ARCHS = ("ctc", "rnnt", "tdt", "hybrid_rnnt_ctc", "hybrid_tdt_ctc")
+from data_helpers import ARCHS, NEMO_DIR, ROOT
 TORCH_PYTHON = ROOT / ".nemo" / "bin" / "python"
 
 
 def _models():
-    roots = [ROOT / "tests" / "data" / "nemo"]
+    roots = [NEMO_DIR]
     roots += [Path(p) for p in os.environ.get("PARAKEET_CONVERT_NEMO_DIRS", "").split(":") if p]
     found = []
     for root in roots:

@@ -18,9 +18,7 @@ import pytest
 
 from parakeet_py import Context, ParakeetError
 
-ROOT = Path(__file__).resolve().parents[2]
-NEMO = ROOT / "tests" / "data" / "nemo"
-SPEECH = ROOT / "tests" / "data" / "audio" / "speech_16k.wav"
+from data_helpers import MODEL, MODELS, ROOT, SPEECH
 BIASABLE = ("hybrid_tdt_ctc", "tdt", "ctc", "hybrid_rnnt_ctc")
 
 
@@ -30,7 +28,7 @@ def ids(t):
 
 @pytest.mark.parametrize("name", BIASABLE)
 def test_score_zero_is_the_plain_greedy_result(name):
-    with Context(str(NEMO / name / "model.gguf")) as ctx:
+    with Context(str(MODELS[name])) as ctx:
         # The contextual head: TDT when there is one, else CTC (hybrid_rnnt_ctc -> CTC).
         head = "ctc" if name in ("ctc", "hybrid_rnnt_ctc") else None
         plain = ctx.transcribe(str(SPEECH), decoder=head)
@@ -41,7 +39,7 @@ def test_score_zero_is_the_plain_greedy_result(name):
 
 @pytest.mark.parametrize("name,score", [("hybrid_tdt_ctc", 1.5), ("tdt", 3.0), ("ctc", 20.0)])
 def test_a_phrase_the_model_never_says_is_emitted_when_boosted(name, score):
-    with Context(str(NEMO / name / "model.gguf")) as ctx:
+    with Context(str(MODELS[name])) as ctx:
         plain = ctx.transcribe(str(SPEECH))
         assert "garden" not in plain.text
         with ctx.hotwords(["garden"], score=score) as h:
@@ -50,7 +48,7 @@ def test_a_phrase_the_model_never_says_is_emitted_when_boosted(name, score):
 
 
 def test_refusals():
-    with Context(str(NEMO / "hybrid_tdt_ctc" / "model.gguf")) as ctx:
+    with Context(str(MODEL)) as ctx:
         with pytest.raises(ParakeetError, match="cannot represent"):
             ctx.hotwords(["jazz"])  # 'j' is not in the fixture vocabulary
         with pytest.raises(ParakeetError, match="weight must be positive"):
@@ -63,13 +61,13 @@ def test_refusals():
         h.close()
         with pytest.raises(ParakeetError, match="closed"):
             ctx.transcribe(str(SPEECH), hotwords=h)
-    with Context(str(NEMO / "rnnt" / "model.gguf")) as ctx, ctx.hotwords(["the"]) as h:
+    with Context(str(MODELS["rnnt"])) as ctx, ctx.hotwords(["the"]) as h:
         with pytest.raises(ParakeetError, match="needs a TDT or CTC head"):
             ctx.transcribe(str(SPEECH), hotwords=h)
 
 
 def test_graph_sizes_follow_shared_prefixes():
-    with Context(str(NEMO / "hybrid_tdt_ctc" / "model.gguf")) as ctx:
+    with Context(str(MODEL)) as ctx:
         one = ctx.hotwords(["the"]).info
         two = ctx.hotwords(["the", "the"]).info  # duplicates merge
         assert (two["states"], two["arcs"], two["phrases"]) == (one["states"], one["arcs"], 2)
@@ -115,7 +113,7 @@ def test_same_result_as_parakeet_cpp():
     assert ours_lib, "PARAKEET_LIBRARY must name the library under test"
     cases = []
     for name in ("hybrid_tdt_ctc", "tdt", "ctc"):
-        model = str(NEMO / name / "model.gguf")
+        model = str(MODELS[name])
         for phrases, score, weights in ((["the quick"], 1.5, None), (["garden"], 1.5, None),
                                         (["very thor", "the"], 3.0, None), (["garden", "gardens"], 8.0, None),
                                         (["over the"], 0.3, None)):

@@ -13,16 +13,15 @@ import os
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from parakeet_py import Context, _native
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-SPEECH = DATA / "audio" / "speech_16k.wav"
-MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("hybrid_tdt_ctc", "rnnt", "ctc")}
+from data_helpers import MODELS as _ALL_MODELS, SPEECH
+
+MODELS = {name: _ALL_MODELS[name] for name in ("hybrid_tdt_ctc", "rnnt", "ctc")}
 
 def run_package(script: str) -> dict:
     """Runs `script` with the package imported against our library; returns what it prints."""
@@ -96,15 +95,10 @@ def test_ctc_logits_equal_the_c_call():
         except parakeet.ParakeetError as e:
             out["rnnt_error"] = str(e)
     """)
-    import cffi
     import soundfile
     pcm, rate = soundfile.read(SPEECH, dtype="float32")
-    # Our binding has no logits call: the C function itself, on its own cffi handle.
-    ffi = cffi.FFI()
-    ffi.cdef("""void* parakeet_capi_load(const char*); void parakeet_capi_free(void*);
-                int parakeet_capi_transcribe_pcm_logits(void*, const float*, int, int, float**, int*, int*);
-                void parakeet_capi_free_logits(float*);""")
-    lib = ffi.dlopen(str(_native.library_path()))
+    # Our Python API has no logits call: the C function itself, as the binding declares it.
+    ffi, lib = _native.load()
     ctx = lib.parakeet_capi_load(str(model).encode())
     p, t, v = ffi.new("float**"), ffi.new("int*"), ffi.new("int*")
     assert lib.parakeet_capi_transcribe_pcm_logits(ctx, ffi.from_buffer("float[]", pcm), pcm.size, rate, p, t, v) == 0

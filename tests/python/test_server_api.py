@@ -11,7 +11,7 @@ import pytest
 
 from parakeet_cli import subtitles
 from parakeet_py import Context
-from server_harness import AUDIO, CLIPS, MODEL, ServerProcess
+from server_helpers import AUDIO, CLIPS, MODEL, ServerProcess
 
 SPEECH = AUDIO / "speech_16k.wav"
 KEY = "test-key-123"

@@ -7,7 +7,7 @@ from click.testing import CliRunner
 
 from parakeet_cli.main import cli
 from parakeet_cli.server import main
-from server_harness import MODEL, ROOT
+from server_helpers import MODEL, ROOT
 
 
 def test_help_lists_every_option():

@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from server_harness import CLIPS, ServerProcess, long_wav_bytes
+from server_helpers import CLIPS, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
 POLL_SEC = 0.01

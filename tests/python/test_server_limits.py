@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from server_harness import MODEL, ServerProcess, long_wav_bytes
+from server_helpers import MODEL, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
 DEADLINE_SEC = 30

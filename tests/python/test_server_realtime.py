@@ -18,8 +18,8 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from parakeet_py import Context, load_audio
-from server_harness import ServerProcess
-from stream_testlib import LONG, MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
+from server_helpers import ServerProcess
+from stream_helpers import LONG, MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
 WAIT_SEC = 60

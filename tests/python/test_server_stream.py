@@ -12,8 +12,8 @@ import openai
 import pytest
 
 from parakeet_py import Context, load_audio
-from server_harness import AUDIO, ServerProcess, long_wav_bytes
-from stream_testlib import MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
+from server_helpers import AUDIO, ServerProcess, long_wav_bytes
+from stream_helpers import MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
 CLIPS = [SPEECH, AUDIO / "short_1s_16k.wav", AUDIO / "speech_44k_stereo.wav", AUDIO / "long_30s_16k.wav"]

@@ -8,7 +8,7 @@ import pytest
 import soxr
 
 from parakeet_py import Context, ParakeetError, Stream, StreamUpdate, _native, load_audio
-from stream_testlib import LONG, MODELS, SMALL, SPEECH, per_test_limit, run_stream
+from stream_helpers import LONG, MODELS, SMALL, SPEECH, per_test_limit, run_stream
 
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in MODELS.values()), reason="fixture models missing")
 

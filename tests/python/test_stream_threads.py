@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from parakeet_py import Context, ParakeetError, load_audio
-from stream_testlib import LONG, MODELS, SMALL, per_test_limit, run_stream
+from stream_helpers import LONG, MODELS, SMALL, per_test_limit, run_stream
 
 pytestmark = pytest.mark.skipif(not MODELS["tdt"].exists(), reason="fixture model missing")
 

@@ -14,7 +14,7 @@ import click
 
 from parakeet_py import __version__
 
-from ..common import ATTENTION, ATTENTION_HELP
+from ..common import ATTENTION, ATTENTION_HELP, kernel_options
 from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
                      DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
 
@@ -65,6 +65,7 @@ def _window_text(window: Any) -> str:
               help=f"Longest audio accepted, in seconds (longer audio gets 413 before it is transcribed) "
                    f"[env {MAX_AUDIO_ENV}].")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@kernel_options
 @click.option("--max-queue", default=None, type=click.IntRange(min=0),
               help="Requests allowed to wait for a backend before new ones get 503 [default: 2 x concurrency].")
 @click.option("--max-streams", default=DEFAULT_MAX_STREAMS, show_default=True, type=click.IntRange(min=1),
@@ -87,6 +88,7 @@ def _window_text(window: Any) -> str:
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
+         isa: Optional[str], bf16: Optional[bool],
          max_queue: Optional[int], max_streams: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_append_mb: float, model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
@@ -114,7 +116,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         max_append_bytes=int(max_append_mb * 1024 * 1024),
     )
     try:
-        context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention)
+        context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention, isa=isa,
+                          bf16=bf16)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
     try:

@@ -26,7 +26,7 @@ from starlette.routing import Route, WebSocketRoute
 from parakeet_py import Cancelled, ParakeetError, load_audio
 
 from . import formats, request_fields, sse
-from .errors import SERVER_ERROR, APIError, error_response
+from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
                      DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
 from .live import LiveStreams, Window
@@ -72,14 +72,6 @@ class ServerConfig:
         return {"max_streams": self.max_streams, "max_append_bytes": self.max_append_bytes,
                 "idle_seconds": self.stream_idle_seconds, "sse_window": list(self.sse_window),
                 "realtime_window": list(self.realtime_window)}
-
-
-class BadAudio(Exception):
-    """The upload is not audio this server can read (or not usable audio)."""
-
-
-class AudioTooLong(BadAudio):
-    """The audio is over the server's duration limit (or decodes to too many samples)."""
 
 
 def check_audio_size(frames: int, sample_rate: int, channels: int, max_seconds: float) -> None:
@@ -193,15 +185,13 @@ def create_app(context, config: ServerConfig) -> Starlette:
         except Cancelled as e:
             metrics.cancelled.inc()
             log.info("request cancelled: the client disconnected")
-            # Nobody reads this answer; 499 (nginx's "client closed request") keeps it apart in the metrics.
-            raise APIError(499, "the client disconnected; the transcription was cancelled",
-                           code="client_disconnected") from e
+            raise transcription_error(e) from e
         except Overloaded as e:
             raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
                                 f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
                            headers={"Retry-After": str(e.retry_after)}) from e
-        except (BadAudio, ParakeetError) as e:
-            raise audio_error(e) from e
+        except ParakeetError as e:
+            raise transcription_error(e) from e
         finally:
             watcher.cancel()
 
@@ -223,9 +213,9 @@ def create_app(context, config: ServerConfig) -> Starlette:
         try:
             audio = await live.run(decode_upload, fields.upload)
             await live.begin(lease, config.sse_window, sample_rate)
-        except (BadAudio, ParakeetError) as e:
+        except ParakeetError as e:
             live.end(lease)
-            raise audio_error(e) from e
+            raise transcription_error(e) from e
         except BaseException:
             live.end(lease)
             raise
@@ -292,16 +282,6 @@ def create_app(context, config: ServerConfig) -> Starlette:
     app.state.queue = queue
     app.state.live = live
     return app
-
-
-def audio_error(e: Exception) -> APIError:
-    """The answer to a failure decoding or transcribing an upload."""
-    if isinstance(e, AudioTooLong):
-        return APIError(413, str(e), param="file", code="audio_too_long")
-    if isinstance(e, BadAudio):
-        return APIError(400, str(e), param="file", code="invalid_audio")
-    log.error("transcription failed: %s", e)
-    return APIError(500, f"transcription failed: {e}", type=SERVER_ERROR, code="transcription_failed")
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:

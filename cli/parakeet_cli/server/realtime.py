@@ -46,7 +46,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from parakeet_py import ParakeetError
 
-from .errors import INVALID_REQUEST, SERVER_ERROR
+from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
 
@@ -208,10 +208,10 @@ class Session:
             await handler(self, event)
         except EventError as e:
             await self.error(e, client_id)
-        except ParakeetError as e:
-            log.error("realtime transcription failed: %s", e)
-            await self.error(EventError(f"transcription failed: {e}", code="transcription_failed",
-                                        type=SERVER_ERROR), client_id)
+        except ParakeetError as e:  # the kind of failure decides the event's type and code
+            answer = transcription_error(e)
+            await self.error(EventError(answer.message, code=answer.code or "transcription_failed", param=answer.param,
+                                        type=answer.type), client_id)
 
     # ---- events ----------------------------------------------------------------------------
     async def on_update(self, event: Dict[str, Any]) -> None:

@@ -14,17 +14,14 @@ slow reader slows the decoding down instead of growing a buffer.
 from __future__ import annotations
 
 import json
-import logging
 from typing import Any, AsyncIterator, Dict
 
 import numpy as np
 
 from parakeet_py import ParakeetError
 
-from .errors import SERVER_ERROR
+from .errors import transcription_error
 from .live import Lease, LiveStreams
-
-log = logging.getLogger("parakeet.server")
 
 MEDIA_TYPE = "text/event-stream"
 HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -51,9 +48,9 @@ async def transcript_events(live: LiveStreams, lease: Lease, audio: np.ndarray, 
         if update.text:
             yield delta(update.text)
         yield sse({"type": "transcript.text.done", "text": stream.text})
-    except ParakeetError as e:
-        log.error("streamed transcription failed: %s", e)
-        yield sse({"error": {"message": f"transcription failed: {e}", "type": SERVER_ERROR, "param": None,
-                             "code": "transcription_failed"}})
+    except ParakeetError as e:  # answered as the status's error would have been, in an event
+        answer = transcription_error(e)
+        yield sse({"error": {"message": answer.message, "type": answer.type, "param": answer.param,
+                             "code": answer.code}})
     finally:
         live.end(lease)  # also when the client went away (the generator is then cancelled)

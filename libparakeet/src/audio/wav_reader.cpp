@@ -37,7 +37,7 @@ const char* format_name(uint16_t tag) {
 }
 
 [[noreturn]] void fail(const std::string& name, const std::string& what) {
-    throw InvalidInput(name + ": " + what);
+    throw InvalidAudio(name + ": " + what);
 }
 
 struct Format {
@@ -193,7 +193,7 @@ WavAudio read_wav_file(const std::string& path, double max_seconds) {
     try {
         file = MappedFile(path);
     } catch (const std::runtime_error& e) {
-        throw InvalidInput(e.what());
+        throw InvalidAudio(e.what());
     }
     // Sequential: the kernel reads ahead further and may evict pages behind the reader.
     madvise(const_cast<uint8_t*>(file.data()), file.size(), MADV_SEQUENTIAL);

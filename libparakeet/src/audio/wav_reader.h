@@ -22,7 +22,7 @@ struct WavAudio {
     std::vector<float> samples;  // mono, in [-1, 1] for integer PCM
 };
 
-// Reads and decodes the whole file. Throws pk::InvalidInput with a message that names the
+// Reads and decodes the whole file. Throws pk::InvalidArgument with a message that names the
 // file and the problem. `max_seconds` > 0 rejects longer audio before decoding it; 0 = no
 // limit.
 WavAudio read_wav_file(const std::string& path, double max_seconds);

@@ -14,7 +14,7 @@ pk::AttentionSetting attention_from_pair(int left, int right) {
     if (left == 0 && right == 0) return pk::AttentionSetting::automatic();
     if (left == -1 && right == -1) return pk::AttentionSetting::full();
     if (left > 0 && right > 0) return pk::AttentionSetting::local(left, right);
-    throw pk::InvalidInput("invalid attention context (" + std::to_string(left) + ", " + std::to_string(right) +
+    throw pk::InvalidArgument("invalid attention context (" + std::to_string(left) + ", " + std::to_string(right) +
                            "): use (0, 0) for auto, (-1, -1) for full, or left > 0 and right > 0 for local");
 }
 
@@ -24,8 +24,7 @@ extern "C" {
 
 int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right) {
     return guarded<int>(ctx, -1, [&] {
-        if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
-        ctx->model->set_attention(attention_from_pair(left, right));
+        pk::capi::asr_model(ctx).set_attention(attention_from_pair(left, right));
         return 0;
     });
 }

@@ -5,14 +5,20 @@
 #include <mutex>
 #include <string>
 
+#include "common/errors.h"
 #include "model/model.h"
+#include "model/model_kind.h"
 
 struct parakeet_ctx {
-    std::unique_ptr<pk::Model> model;
+    // What the context holds; the member of that kind is set, the others are null.
+    pk::ModelKind kind = pk::ModelKind::None;
+    std::unique_ptr<pk::Model> model;  // kind Asr
 
-    // The message of the most recently finished call on this context ("" after a success).
+    // The message and code of the most recently finished call on this context ("" and None
+    // after a success).
     std::mutex error_mu;
     std::string last_error;
+    pk::ErrorCode last_error_code = pk::ErrorCode::None;
     // What parakeet_capi_last_error() last returned: a copy, so the pointer stays valid
     // while other threads keep finishing calls.
     std::string returned_error;
@@ -21,12 +27,17 @@ struct parakeet_ctx {
 namespace pk::capi {
 
 // Records the outcome of a call: on the calling thread (exact, read by
-// parakeet_capi_thread_last_error) and, when ctx is not NULL, on the context.
-void set_error(parakeet_ctx* ctx, const std::string& message);
+// parakeet_capi_thread_last_error[_code]) and, when ctx is not NULL, on the context.
+void set_error(parakeet_ctx* ctx, ErrorCode code, const std::string& message);
 void clear_error(parakeet_ctx* ctx);
 
-// The calling thread's last error ("" when its last call succeeded).
+// The calling thread's last error ("" and None when its last call succeeded).
 const std::string& thread_error();
+ErrorCode thread_error_code();
+
+// The code a caller sees for `e`: its own for the library's errors (common/errors.h),
+// OutOfMemory for std::bad_alloc, Internal for anything else.
+ErrorCode error_code_of(const std::exception& e);
 
 // Runs `body` (which returns a result of type R), turning every exception into an error
 // recorded by set_error and the `failure` result. A success clears the errors.
@@ -37,14 +48,18 @@ R guarded(parakeet_ctx* ctx, R failure, Body&& body) noexcept {
         clear_error(ctx);
         return result;
     } catch (const std::bad_alloc&) {
-        set_error(ctx, "out of memory");
+        set_error(ctx, ErrorCode::OutOfMemory, "out of memory");
     } catch (const std::exception& e) {
-        set_error(ctx, e.what());
+        set_error(ctx, error_code_of(e), e.what());
     } catch (...) {
-        set_error(ctx, "unknown error");
+        set_error(ctx, ErrorCode::Internal, "unknown error");
     }
     return failure;
 }
+
+// The ASR model of a context, for the entry points that transcribe: throws InvalidArgument
+// for ctx NULL and Unsupported when the context holds another kind of model.
+Model& asr_model(parakeet_ctx* ctx);
 
 // A malloc'd copy of s for the caller (freed with parakeet_capi_free_string). Throws
 // std::bad_alloc.

@@ -19,10 +19,6 @@ using pk::capi::guarded;
 
 namespace {
 
-void check_ctx(const parakeet_ctx* ctx) {
-    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
-}
-
 struct Clip {
     const float* samples;
     int n;
@@ -33,6 +29,7 @@ struct Clip {
 // naming its clip.
 std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<Clip>& clips, int sample_rate,
                                            int decoder) {
+    const pk::Model& model = pk::capi::asr_model(ctx);
     const pk::RequestOptions options(pk::decoder_from_int(decoder));
     std::vector<pk::Transcript> out(clips.size());
     std::vector<std::exception_ptr> failed(clips.size());
@@ -40,13 +37,13 @@ std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<
     const auto work = [&] {
         for (size_t i; (i = next.fetch_add(1)) < clips.size();) {
             try {
-                out[i] = ctx->model->transcribe(clips[i].samples, clips[i].n, sample_rate, options);
+                out[i] = model.transcribe(clips[i].samples, clips[i].n, sample_rate, options);
             } catch (...) {
                 failed[i] = std::current_exception();
             }
         }
     };
-    const size_t helpers = std::min<size_t>(static_cast<size_t>(ctx->model->backends()), clips.size());
+    const size_t helpers = std::min<size_t>(static_cast<size_t>(model.backends()), clips.size());
     std::vector<std::thread> threads;
     for (size_t t = 1; t < helpers; ++t) threads.emplace_back(work);
     work();
@@ -56,7 +53,7 @@ std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<
         try {
             std::rethrow_exception(failed[i]);
         } catch (const std::exception& e) {
-            throw pk::InvalidInput("clip " + std::to_string(i) + ": " + e.what());
+            throw pk::Error(pk::capi::error_code_of(e), "clip " + std::to_string(i) + ": " + e.what());
         }
     }
     return out;
@@ -64,23 +61,23 @@ std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<
 
 // The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths.
 std::vector<Clip> clips_from_pointers(const float* const* samples, const int* n_samples, int n_clips) {
-    if (n_clips < 0) throw pk::InvalidInput("n_clips is negative (" + std::to_string(n_clips) + ")");
+    if (n_clips < 0) throw pk::InvalidArgument("n_clips is negative (" + std::to_string(n_clips) + ")");
     if (n_clips > 0 && (samples == nullptr || n_samples == nullptr))
-        throw pk::InvalidInput("the samples or n_samples array is NULL");
+        throw pk::InvalidArgument("the samples or n_samples array is NULL");
     std::vector<Clip> clips;
     for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i]});
     return clips;
 }
 
 std::vector<Clip> clips_from_concat(const float* concat, const int* n_samples, int n_clips) {
-    if (n_clips < 0) throw pk::InvalidInput("n_clips is negative (" + std::to_string(n_clips) + ")");
-    if (n_clips > 0 && n_samples == nullptr) throw pk::InvalidInput("the n_samples array is NULL");
+    if (n_clips < 0) throw pk::InvalidArgument("n_clips is negative (" + std::to_string(n_clips) + ")");
+    if (n_clips > 0 && n_samples == nullptr) throw pk::InvalidArgument("the n_samples array is NULL");
     std::vector<Clip> clips;
     int64_t offset = 0;
     for (int i = 0; i < n_clips; ++i) {
         if (n_samples[i] < 0)
-            throw pk::InvalidInput("clip " + std::to_string(i) + ": the number of samples is negative");
-        if (n_samples[i] > 0 && concat == nullptr) throw pk::InvalidInput("the sample buffer is NULL");
+            throw pk::InvalidArgument("clip " + std::to_string(i) + ": the number of samples is negative");
+        if (n_samples[i] > 0 && concat == nullptr) throw pk::InvalidArgument("the sample buffer is NULL");
         clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i]});
         offset += n_samples[i];
     }
@@ -92,8 +89,8 @@ int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samp
     if (out != nullptr)
         for (int i = 0; i < n_clips; ++i) out[i] = nullptr;
     return guarded<int>(ctx, 1, [&] {
-        check_ctx(ctx);
-        if (out == nullptr && n_clips > 0) throw pk::InvalidInput("out is NULL");
+        pk::capi::asr_model(ctx);
+        if (out == nullptr && n_clips > 0) throw pk::InvalidArgument("out is NULL");
         const auto results = transcribe_all(ctx, clips_from_pointers(samples, n_samples, n_clips), sample_rate, decoder);
         std::vector<char*> texts;
         try {
@@ -110,7 +107,7 @@ int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samp
 char* batch_json(parakeet_ctx* ctx, const float* concat, const int* n_samples, int n_clips, int sample_rate,
                  int decoder) {
     return guarded<char*>(ctx, nullptr, [&] {
-        check_ctx(ctx);
+        pk::capi::asr_model(ctx);
         const std::vector<Clip> clips = clips_from_concat(concat, n_samples, n_clips);
         const auto results = transcribe_all(ctx, clips, sample_rate, decoder);
         std::string doc = "[";
@@ -162,14 +159,14 @@ char* parakeet_capi_transcribe_pcm_batch_json_lang(parakeet_ctx* ctx, const floa
 int parakeet_capi_transcribe_pcm_logits(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
                                         float** out_logits, int* out_T, int* out_vocab_plus_1) {
     if (ctx == nullptr || out_logits == nullptr || out_T == nullptr || out_vocab_plus_1 == nullptr) {
-        pk::capi::set_error(ctx, "the context or an output pointer is NULL");
+        pk::capi::set_error(ctx, pk::ErrorCode::InvalidArgument, "the context or an output pointer is NULL");
         return 1;
     }
     *out_logits = nullptr;
     *out_T = 0;
     *out_vocab_plus_1 = 0;
     return guarded<int>(ctx, 1, [&] {
-        const pk::CtcLogProbs lp = ctx->model->ctc_log_probs(samples, n_samples, sample_rate, pk::RequestOptions{});
+        const pk::CtcLogProbs lp = pk::capi::asr_model(ctx).ctc_log_probs(samples, n_samples, sample_rate, pk::RequestOptions{});
         const size_t bytes = std::max<size_t>(1, lp.data.size()) * sizeof(float);
         auto* m = static_cast<float*>(std::malloc(bytes));
         if (m == nullptr) throw std::bad_alloc();
@@ -193,13 +190,13 @@ const char* parakeet_version(void) { return PARAKEET_VERSION_STRING; }
 
 int parakeet_transcribe_file(const char* model_path, const char* wav_path, char** out_text) {
     if (out_text == nullptr) {
-        pk::capi::set_error(nullptr, "out_text is NULL");
+        pk::capi::set_error(nullptr, pk::ErrorCode::InvalidArgument, "out_text is NULL");
         return 1;
     }
     *out_text = nullptr;
     parakeet_ctx* ctx = parakeet_capi_load(model_path);
     if (ctx == nullptr) {
-        pk::capi::set_error(nullptr, parakeet_capi_load_error());
+        pk::capi::set_error(nullptr, pk::capi::thread_error_code(), parakeet_capi_load_error());
         return 1;
     }
     *out_text = parakeet_capi_transcribe_path(ctx, wav_path, PARAKEET_DECODER_DEFAULT);  // sets the error

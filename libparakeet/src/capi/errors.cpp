@@ -9,26 +9,47 @@ namespace pk::capi {
 namespace {
 
 thread_local std::string t_error;
+thread_local ErrorCode t_error_code = ErrorCode::None;
 
 }  // namespace
 
-void set_error(parakeet_ctx* ctx, const std::string& message) {
+void set_error(parakeet_ctx* ctx, ErrorCode code, const std::string& message) {
     t_error = message;
+    t_error_code = code;
     if (ctx != nullptr) {
         std::lock_guard<std::mutex> lock(ctx->error_mu);
         ctx->last_error = message;
+        ctx->last_error_code = code;
     }
 }
 
 void clear_error(parakeet_ctx* ctx) {
     t_error.clear();
+    t_error_code = ErrorCode::None;
     if (ctx != nullptr) {
         std::lock_guard<std::mutex> lock(ctx->error_mu);
         ctx->last_error.clear();
+        ctx->last_error_code = ErrorCode::None;
     }
 }
 
 const std::string& thread_error() { return t_error; }
+
+ErrorCode thread_error_code() { return t_error_code; }
+
+ErrorCode error_code_of(const std::exception& e) {
+    if (const auto* ours = dynamic_cast<const Error*>(&e)) return ours->code();
+    if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) return ErrorCode::OutOfMemory;
+    return ErrorCode::Internal;
+}
+
+Model& asr_model(parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind != ModelKind::Asr)
+        throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
+                          " model, not a speech-recognition (ASR) model");
+    return *ctx->model;
+}
 
 char* to_c_string(const std::string& s) {
     char* out = static_cast<char*>(std::malloc(s.size() + 1));
@@ -49,7 +70,15 @@ const char* parakeet_capi_last_error(parakeet_ctx* ctx) {
     return ctx->returned_error.c_str();
 }
 
+int parakeet_capi_last_error_code(parakeet_ctx* ctx) {
+    if (ctx == nullptr) return static_cast<int>(pk::ErrorCode::InvalidArgument);
+    std::lock_guard<std::mutex> lock(ctx->error_mu);
+    return static_cast<int>(ctx->last_error_code);
+}
+
 const char* parakeet_capi_thread_last_error(void) { return pk::capi::thread_error().c_str(); }
+
+int parakeet_capi_thread_last_error_code(void) { return static_cast<int>(pk::capi::thread_error_code()); }
 
 void parakeet_capi_free_string(char* s) { std::free(s); }
 

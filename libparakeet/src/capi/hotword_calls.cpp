@@ -25,9 +25,6 @@ using pk::capi::guarded;
 
 namespace {
 
-void check_ctx(const parakeet_ctx* ctx) {
-    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
-}
 
 float weight_of(const float* weights, int i) { return weights != nullptr ? weights[i] : 1.f; }
 
@@ -40,11 +37,11 @@ std::vector<pk::ContextPhrase> phrases_from_text(const pk::Model& model, const c
     const pk::BpeEncoder encoder(model.config().pieces, model.config().scores);
     std::vector<pk::ContextPhrase> out;
     for (int i = 0; i < n; ++i) {
-        if (phrases[i] == nullptr) throw pk::InvalidInput("phrase " + std::to_string(i) + " is NULL");
+        if (phrases[i] == nullptr) throw pk::InvalidArgument("phrase " + std::to_string(i) + " is NULL");
         const pk::BpeEncoding e = encoder.encode(phrases[i]);
-        if (e.ids.empty()) throw pk::InvalidInput("parakeet: phrase is empty");
+        if (e.ids.empty()) throw pk::InvalidArgument("parakeet: phrase is empty");
         if (!e.first_unknown.empty())
-            throw pk::InvalidInput(std::string("parakeet: phrase '") + phrases[i] +
+            throw pk::InvalidArgument(std::string("parakeet: phrase '") + phrases[i] +
                                    "' contains a character this model's tokenizer cannot represent");
         out.push_back({e.ids, weight_of(weights, i)});
     }
@@ -56,12 +53,12 @@ pk::Transcript run_contextual(parakeet_ctx* ctx, const float* samples, int64_t n
     pk::RequestOptions options;  // the default head: TDT when there is one, else CTC (hotword_decode.h)
     options.hotwords = graph->graph;
     options.acoustic_top_m = acoustic_top_m;
-    if (owned != nullptr) return ctx->model->transcribe(std::move(*owned), sample_rate, options);
-    return ctx->model->transcribe(samples, n, sample_rate, options);
+    if (owned != nullptr) return pk::capi::asr_model(ctx).transcribe(std::move(*owned), sample_rate, options);
+    return pk::capi::asr_model(ctx).transcribe(samples, n, sample_rate, options);
 }
 
 void check_graph(const parakeet_context_graph* graph) {
-    if (graph == nullptr || !graph->graph) throw pk::InvalidInput("context graph is NULL");
+    if (graph == nullptr || !graph->graph) throw pk::InvalidArgument("context graph is NULL");
 }
 
 }  // namespace
@@ -71,10 +68,10 @@ extern "C" {
 parakeet_context_graph* parakeet_capi_context_create_text(parakeet_ctx* ctx, const char** phrases,
                                                           const float* weights, int n_phrases, float score) {
     return guarded<parakeet_context_graph*>(ctx, nullptr, [&] {
-        check_ctx(ctx);
-        if (phrases == nullptr || n_phrases <= 0) throw pk::InvalidInput("phrases is NULL");
-        const auto list = phrases_from_text(*ctx->model, phrases, weights, n_phrases);
-        return wrap(pk::ContextGraph::build(list, score, ctx->model->config().vocab_size));
+        pk::capi::asr_model(ctx);
+        if (phrases == nullptr || n_phrases <= 0) throw pk::InvalidArgument("phrases is NULL");
+        const auto list = phrases_from_text(pk::capi::asr_model(ctx), phrases, weights, n_phrases);
+        return wrap(pk::ContextGraph::build(list, score, pk::capi::asr_model(ctx).config().vocab_size));
     });
 }
 
@@ -82,18 +79,18 @@ parakeet_context_graph* parakeet_capi_context_create_tokens(parakeet_ctx* ctx, c
                                                             const int* lens, const float* weights, int n_phrases,
                                                             float score) {
     return guarded<parakeet_context_graph*>(ctx, nullptr, [&] {
-        check_ctx(ctx);
-        if (ids == nullptr || lens == nullptr || n_phrases <= 0) throw pk::InvalidInput("phrases is NULL");
+        pk::capi::asr_model(ctx);
+        if (ids == nullptr || lens == nullptr || n_phrases <= 0) throw pk::InvalidArgument("phrases is NULL");
         std::vector<pk::ContextPhrase> list;
         for (int i = 0; i < n_phrases; ++i) {
             if (lens[i] > 0 && ids[i] == nullptr)
-                throw pk::InvalidInput("context phrase " + std::to_string(i) + ": its token ids are NULL");
+                throw pk::InvalidArgument("context phrase " + std::to_string(i) + ": its token ids are NULL");
             pk::ContextPhrase p;
             if (lens[i] > 0) p.ids.assign(ids[i], ids[i] + lens[i]);
             p.weight = weight_of(weights, i);
             list.push_back(std::move(p));
         }
-        return wrap(pk::ContextGraph::build(list, score, ctx->model->config().vocab_size));
+        return wrap(pk::ContextGraph::build(list, score, pk::capi::asr_model(ctx).config().vocab_size));
     });
 }
 
@@ -114,8 +111,8 @@ char* parakeet_capi_transcribe_path_contextual_json(parakeet_ctx* ctx, const cha
                                                     const char* lang) {
     (void)lang;  // monolingual models ignore the language, as parakeet.cpp's do
     return guarded<char*>(ctx, nullptr, [&] {
-        check_ctx(ctx);
-        if (wav_path == nullptr) throw pk::InvalidInput("WAV path is NULL");
+        pk::capi::asr_model(ctx);
+        if (wav_path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
         check_graph(graph);
         pk::WavAudio wav = pk::read_wav_file(wav_path, 0);
         const double seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
@@ -129,7 +126,7 @@ char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ctx, const floa
                                                    int acoustic_top_m, const char* lang) {
     (void)lang;
     return guarded<char*>(ctx, nullptr, [&] {
-        check_ctx(ctx);
+        pk::capi::asr_model(ctx);
         check_graph(graph);
         const pk::Transcript t = run_contextual(ctx, samples, n_samples, sample_rate, nullptr, graph, acoustic_top_m);
         const double seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;

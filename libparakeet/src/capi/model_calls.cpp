@@ -4,6 +4,8 @@
 
 #include "capi/attention_json.h"
 #include "capi/context.h"
+#include "capi/environment.h"
+#include "capi/load_options_json.h"
 #include "common/json_writer.h"
 #include "parakeet_capi.h"
 #include "runtime/cpu_features.h"
@@ -63,13 +65,23 @@ extern "C" {
 
 int parakeet_capi_abi_version(void) { return PARAKEET_CAPI_ABI_VERSION; }
 
-parakeet_ctx* parakeet_capi_load(const char* gguf_path) {
+parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json) {
     return guarded<parakeet_ctx*>(nullptr, nullptr, [&]() -> parakeet_ctx* {
-        if (gguf_path == nullptr) throw pk::InvalidInput("model path is NULL");
+        if (gguf_path == nullptr) throw pk::InvalidArgument("model path is NULL");
+        pk::capi::apply_thread_environment();
+        pk::LoadOptions options = pk::capi::load_options_from_environment();
+        pk::capi::apply_load_options_json(options_json, options);
         auto ctx = std::make_unique<parakeet_ctx>();
-        ctx->model = pk::Model::load(gguf_path);
+        ctx->model = pk::Model::load(gguf_path, options);
+        ctx->kind = pk::ModelKind::Asr;
         return ctx.release();
     });
+}
+
+parakeet_ctx* parakeet_capi_load(const char* gguf_path) { return parakeet_capi_load_with(gguf_path, nullptr); }
+
+int parakeet_capi_model_kind(const parakeet_ctx* ctx) {
+    return static_cast<int>(ctx == nullptr ? pk::ModelKind::None : ctx->kind);
 }
 
 // parakeet.cpp keeps a separate thread-local message for load failures; here it is the
@@ -80,8 +92,7 @@ void parakeet_capi_free(parakeet_ctx* ctx) { delete ctx; }
 
 char* parakeet_capi_model_info_json(parakeet_ctx* ctx) {
     return guarded<char*>(ctx, nullptr, [&]() -> char* {
-        if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
-        return pk::capi::to_c_string(describe(*ctx->model));
+        return pk::capi::to_c_string(describe(pk::capi::asr_model(ctx)));
     });
 }
 

@@ -22,10 +22,10 @@ using pk::capi::guarded;
 
 namespace {
 
-pk::RequestOptions nbest_options(const parakeet_ctx* ctx, int beam_size, int nbest, int score_norm) {
-    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
+pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, int score_norm) {
+    pk::capi::asr_model(ctx);
     if (beam_size < 1 || nbest < 1 || nbest > beam_size)
-        throw pk::InvalidInput("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
+        throw pk::InvalidArgument("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
                                std::to_string(beam_size) + ", nbest " + std::to_string(nbest) + ")");
     pk::RequestOptions options(pk::DecoderChoice::Transducer);
     options.beam.beam_size = beam_size;
@@ -71,7 +71,7 @@ std::string nbest_json(const std::vector<pk::ScoredTranscript>& hyps, const pk::
 }
 
 char* run(parakeet_ctx* ctx, const pk::RequestOptions& o, const float* samples, int64_t n, int sample_rate) {
-    const std::vector<pk::ScoredTranscript> hyps = ctx->model->transcribe_nbest(samples, n, sample_rate, o);
+    const std::vector<pk::ScoredTranscript> hyps = pk::capi::asr_model(ctx).transcribe_nbest(samples, n, sample_rate, o);
     const double seconds = sample_rate > 0 ? static_cast<double>(n) / sample_rate : 0.0;
     return pk::capi::to_c_string(nbest_json(hyps, o, seconds));
 }
@@ -85,7 +85,7 @@ char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wa
                                                int score_norm, const char* /*target_lang*/) {
     return guarded<char*>(ctx, nullptr, [&] {
         const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm);
-        if (wav_path == nullptr) throw pk::InvalidInput("WAV path is NULL");
+        if (wav_path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
         const pk::WavAudio wav = pk::read_wav_file(wav_path, 0);
         return run(ctx, o, wav.samples.data(), static_cast<int64_t>(wav.samples.size()), wav.sample_rate);
     });

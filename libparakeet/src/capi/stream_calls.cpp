@@ -27,10 +27,10 @@ struct parakeet_stream {
 namespace {
 
 parakeet_stream* begin(parakeet_ctx* ctx, const pk::StreamSettings& settings) {
-    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
+    pk::Model& model = pk::capi::asr_model(ctx);
     auto s = std::make_unique<parakeet_stream>();
     s->ctx = ctx;
-    s->stream = std::make_unique<pk::ChunkedStream>(*ctx->model, settings);
+    s->stream = std::make_unique<pk::ChunkedStream>(model, settings);
     return s.release();
 }
 
@@ -95,7 +95,7 @@ std::string update_json(parakeet_stream* s, const pk::StreamUpdate& u) {
 }
 
 void check_stream(const parakeet_stream* s) {
-    if (s == nullptr) throw pk::InvalidInput("stream is NULL");
+    if (s == nullptr) throw pk::InvalidArgument("stream is NULL");
 }
 
 parakeet_ctx* ctx_of(const parakeet_stream* s) { return s != nullptr ? s->ctx : nullptr; }
@@ -152,7 +152,7 @@ int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event*
     if (out_events != nullptr) *out_events = nullptr;
     return guarded<int>(ctx_of(s), -1, [&] {
         check_stream(s);
-        if (out_events == nullptr) throw pk::InvalidInput("out_events is NULL");
+        if (out_events == nullptr) throw pk::InvalidArgument("out_events is NULL");
         std::lock_guard<std::mutex> lock(s->mu);
         const int n = static_cast<int>(s->events.size());
         if (n == 0) return 0;

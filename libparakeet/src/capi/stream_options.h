@@ -8,7 +8,7 @@
 
 namespace pk::capi {
 
-// NULL or "" (only white space): the defaults. Throws InvalidInput.
+// NULL or "" (only white space): the defaults. Throws InvalidArgument.
 StreamSettings parse_stream_options(const char* json);
 
 }  // namespace pk::capi

@@ -16,10 +16,6 @@ struct Result {
     double seconds = 0.0;  // of input audio
 };
 
-void check_ctx(const parakeet_ctx* ctx) {
-    if (ctx == nullptr) throw pk::InvalidInput("context is NULL");
-}
-
 // The request options of a call: the decoder, and the caller's progress callback when given.
 pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
     pk::RequestOptions options(pk::decoder_from_int(decoder));
@@ -30,24 +26,24 @@ pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_
 
 Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder,
                parakeet_progress_fn fn = nullptr, void* user_data = nullptr) {
-    check_ctx(ctx);
+    pk::Model& model = pk::capi::asr_model(ctx);
     const pk::RequestOptions options = options_for(decoder, fn, user_data);
     Result r;
-    r.transcript = ctx->model->transcribe(samples, n_samples, sample_rate, options);
+    r.transcript = model.transcribe(samples, n_samples, sample_rate, options);
     r.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
     return r;
 }
 
 Result run_path(parakeet_ctx* ctx, const char* path, int decoder, parakeet_progress_fn fn = nullptr,
                 void* user_data = nullptr) {
-    check_ctx(ctx);
+    pk::Model& model = pk::capi::asr_model(ctx);
     const pk::RequestOptions options = options_for(decoder, fn, user_data);
-    if (path == nullptr) throw pk::InvalidInput("WAV path is NULL");
+    if (path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
     pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
     r.seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
     // The model frees the samples once resampled: a long file is never held at two rates.
-    r.transcript = ctx->model->transcribe(std::move(wav.samples), wav.sample_rate, options);
+    r.transcript = model.transcribe(std::move(wav.samples), wav.sample_rate, options);
     return r;
 }
 

@@ -7,7 +7,7 @@
 namespace pk {
 
 bool hotwords_use_ctc(const Model& model, const RequestOptions& options) {
-    if (options.beam.beam_size > 0) throw InvalidInput("hotwords work with greedy decoding only (beam size 0)");
+    if (options.beam.beam_size > 0) throw InvalidArgument("hotwords work with greedy decoding only (beam size 0)");
     const TransducerDecoder* tdt = model.transducer() != nullptr && model.transducer()->is_tdt() ? model.transducer()
                                                                                                    : nullptr;
     const std::string no_head = std::string("parakeet: contextual decoding needs a TDT or CTC head (arch '") +
@@ -16,13 +16,13 @@ bool hotwords_use_ctc(const Model& model, const RequestOptions& options) {
         case DecoderChoice::Ctc: return model.uses_ctc(DecoderChoice::Ctc);
         case DecoderChoice::Transducer:
             model.uses_ctc(DecoderChoice::Transducer);  // throws without a transducer
-            if (tdt == nullptr) throw InvalidInput(no_head);
+            if (tdt == nullptr) throw Unsupported(no_head);
             return false;
         case DecoderChoice::Default: break;
     }
     if (tdt != nullptr) return false;
     if (model.ctc() != nullptr) return true;
-    throw InvalidInput(no_head);
+    throw Unsupported(no_head);
 }
 
 std::vector<TranscriptToken> hotword_tokens(const Model& model, Backend& b, const float* enc, int64_t frames,

@@ -11,7 +11,7 @@ namespace pk {
 
 // Whether a request with hotwords decodes with the CTC head. Default picks as parakeet.cpp's
 // contextual calls do: the TDT head when the model has one (hybrids too), else the CTC head.
-// Throws InvalidInput for beam search (hotwords are greedy only), for an RNN-T head chosen or
+// Throws InvalidArgument for beam search (hotwords are greedy only), for an RNN-T head chosen or
 // left as the only one, and for a head the model lacks.
 bool hotwords_use_ctc(const Model& model, const RequestOptions& options);
 

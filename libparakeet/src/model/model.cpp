@@ -7,6 +7,7 @@
 #include "model/hotword_decode.h"
 #include "model/layers/bf16_at_load.h"
 #include "model/layers/q8_at_load.h"
+#include "model/model_kind.h"
 #include "model/request_progress.h"
 #include "model/tensor_loader.h"
 #include "runtime/cpu_features.h"
@@ -37,40 +38,43 @@ std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorCo
                                     std::vector<float>(fb, fb + p.n_mels * bins), t.kernels());
 }
 
-// INTERIM, until the caller's LoadOptions::isa (model/load_options.h) chooses the level: the
-// level a model loads at when nobody says, i.e. the CPU's highest, or the lower one that
-// PARAKEET_CPU asks for (an impossible request throws). The one place below capi/ that reads
-// cpu_features().level; everything after load uses the model's own level.
-IsaLevel isa_level_from_environment() {
-    check_requested_isa();
-    return cpu_features().level;
-}
-
 constexpr int kMinSampleRate = 1000;
 constexpr int kMaxSampleRate = 384000;
+
+// The level a model runs: the requested one if the CPU has it (Unsupported otherwise), else
+// the CPU's highest. The one place a model's level is chosen; the weights are packed for it
+// and the components keep its kernel table.
+IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
+    const IsaLevel cpu = cpu_features().detected;
+    if (!requested) return cpu;
+    if (*requested > cpu)
+        throw Unsupported(std::string("the kernel level ") + isa_level_name(*requested) +
+                          " is above this CPU's (it supports up to " + isa_level_name(cpu) + ")");
+    return *requested;
+}
 
 }  // namespace
 
 Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(std::move(gguf)) {}
 
-std::unique_ptr<Model> Model::load(const std::string& path) { return load(path, isa_level_from_environment()); }
-
-std::unique_ptr<Model> Model::load(const std::string& path, IsaLevel isa) {
-    if (!cpu_features().supports(isa))
-        throw InvalidInput(std::string("the ") + isa_level_name(isa) + " level is not available on this CPU (" +
-                           isa_level_name(cpu_features().detected) + " is its highest)");
-    std::unique_ptr<Model> m(new Model(path, GgufReader::open(path)));
+std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
+    const IsaLevel isa = checked_isa_level(options.isa);
+    if (options.bf16) check_bf16_available(isa);
+    GgufReader gguf = GgufReader::open(path);
+    refuse_other_model_kind(gguf, ModelKind::Asr);
+    std::unique_ptr<Model> m(new Model(path, std::move(gguf)));
     m->isa_ = isa;
-    m->attention_ = attention_from_environment();
+    m->attention_ = options.attention;
     m->config_ = read_model_config(m->gguf_);
-    m->bf16_ = bf16_from_environment(isa);
-    const TensorLoader tensors(m->gguf_, isa, {is_q8_0_model(m->gguf_) && q8_all_from_environment(), m->bf16_});
+    m->bf16_ = options.bf16;
+    m->threads_ = options.threads;
+    const TensorLoader tensors(m->gguf_, isa, {is_q8_0_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {
         // Load-time tables (the prediction net's input projections) are built on a private
         // team, so loading never waits for a backend that requests are using.
-        ThreadTeam team(default_thread_count());
+        ThreadTeam team(m->thread_budget());
         Arena arena;
         m->transducer_ = std::make_unique<TransducerDecoder>(
             TransducerDecoder::load(tensors, m->config_, team, arena));
@@ -84,6 +88,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, IsaLevel isa) {
     // otherwise stay resident and double the RSS of an f32 model. Tensors used straight from
     // the file (norms, biases) fault back in on first use.
     m->gguf_.drop_resident_pages();
+    if (m->threads_ > 0) m->set_concurrency(1, m->threads_);
     return m;
 }
 
@@ -95,10 +100,10 @@ const Resampler& Model::resampler_for(int sample_rate) const {
 }
 
 int64_t Model::resampled_length(const float* samples, int64_t n, int sample_rate) const {
-    if (n < 0) throw InvalidInput("the number of samples is negative (" + std::to_string(n) + ")");
-    if (n > 0 && samples == nullptr) throw InvalidInput("the sample buffer is NULL");
+    if (n < 0) throw InvalidArgument("the number of samples is negative (" + std::to_string(n) + ")");
+    if (n > 0 && samples == nullptr) throw InvalidArgument("the sample buffer is NULL");
     if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
-        throw InvalidInput("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
+        throw InvalidAudio("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
                            std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
     return sample_rate == config_.pre.sample_rate ? n : resampler_for(sample_rate).output_length(n);
 }
@@ -108,7 +113,7 @@ const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, i
     resampled_length(samples, n, sample_rate);
     for (int64_t i = 0; i < n; ++i) {
         if (!std::isfinite(samples[i]))
-            throw InvalidInput("sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
+            throw InvalidAudio("sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
     }
     if (sample_rate == config_.pre.sample_rate) {
         *n_out = n;
@@ -160,7 +165,7 @@ namespace pk {
 
 DecoderChoice decoder_from_int(int decoder) {
     if (decoder < 0 || decoder > 2)
-        throw InvalidInput("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
+        throw InvalidArgument("unknown decoder " + std::to_string(decoder) + " (0 = default, 1 = CTC, 2 = TDT/RNN-T)");
     return static_cast<DecoderChoice>(decoder);
 }
 
@@ -173,16 +178,19 @@ int Model::set_concurrency(int backends, int threads_each) {
     if (backends > kMaxBackends) backends = kMaxBackends;
     std::shared_ptr<BackendPool> old;
     std::lock_guard<std::mutex> lock(pool_mu_);
-    if (backends <= 1) {
+    if (backends <= 1 && threads_ == 0) {
         old = std::move(pool_);  // destroyed after the lock is released (it may wait for leases)
         return 1;
     }
-    if (threads_each <= 0) threads_each = std::max(1, default_thread_count() / backends);
+    backends = std::max(1, backends);
+    if (threads_each <= 0) threads_each = std::max(1, thread_budget() / backends);
     if (pool_ && pool_->size() == backends && pool_->threads_each() == threads_each) return backends;
     old = std::move(pool_);
     pool_ = std::make_shared<BackendPool>(backends, threads_each);
     return backends;
 }
+
+int Model::thread_budget() const { return threads_ > 0 ? threads_ : default_thread_count(); }
 
 int Model::backends() const {
     const auto pool = pool_snapshot();
@@ -219,9 +227,9 @@ Transcript Model::transcribe_on(Backend& b, const float* samples, int64_t n, int
 bool Model::uses_ctc(DecoderChoice decoder) const {
     const bool use_ctc = decoder == DecoderChoice::Ctc || (decoder == DecoderChoice::Default && !transducer_);
     if (use_ctc && !ctc_)
-        throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
+        throw Unsupported(std::string("this ") + arch_name(config_.arch) + " model has no CTC head");
     if (!use_ctc && !transducer_)
-        throw InvalidInput(std::string("this ") + arch_name(config_.arch) + " model has no TDT/RNN-T head");
+        throw Unsupported(std::string("this ") + arch_name(config_.arch) + " model has no TDT/RNN-T head");
     return use_ctc;
 }
 
@@ -253,7 +261,7 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
 Transcript Model::run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
                       std::vector<float>* release) const {
     const bool use_ctc = options.hotwords ? hotwords_use_ctc(*this, options) : uses_ctc(options.decoder);
-    if (use_ctc && options.beam.beam_size > 0) throw InvalidInput("beam search needs the TDT/RNN-T head, not CTC");
+    if (use_ctc && options.beam.beam_size > 0) throw Unsupported("beam search needs the TDT/RNN-T head, not CTC");
     RequestProgress progress(options.progress);
     const ProgressSpan whole{&progress, 0.0, 1.0};
     whole.at(0.0);

@@ -20,6 +20,7 @@
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
 #include "model/gguf_reader.h"
+#include "model/load_options.h"
 #include "model/model_config.h"
 #include "model/request_options.h"
 #include "model/request_progress.h"
@@ -38,7 +39,7 @@ struct MelFeatures {
     int64_t valid = 0;            // frames that count (NeMo's mel_len)
 };
 
-// The C ABI's decoder number (PARAKEET_DECODER_*) as a DecoderChoice; throws InvalidInput for
+// The C ABI's decoder number (PARAKEET_DECODER_*) as a DecoderChoice; throws InvalidArgument for
 // any other value. The one place that validates it.
 DecoderChoice decoder_from_int(int decoder);
 
@@ -69,26 +70,22 @@ constexpr size_t kArenaKeepBytes = size_t{256} << 20;
 
 class Model {
 public:
-    // Maps and validates the file, reads the configuration and builds every component, whose
-    // kernels run at ISA level `isa` from then on (weights packed for it; kernels/kernel_table.h).
-    // Throws GgufError (not a readable GGUF), ModelError (not a model this engine runs) or
-    // InvalidInput (a level this CPU does not have).
-    static std::unique_ptr<Model> load(const std::string& path, IsaLevel isa);
-    // INTERIM (until LoadOptions): at the level the environment gives (the CPU's highest, or
-    // PARAKEET_CPU's lower one).
-    static std::unique_ptr<Model> load(const std::string& path);
+    // Maps and validates the file, reads the configuration and builds every component with
+    // `options`. Every kernel of the model then runs at one ISA level (options.isa, else the
+    // CPU's highest): the weights are packed for it and the components keep its kernel table
+    // (kernels/kernel_table.h). Throws GgufError (not a readable GGUF), ModelError (not a model
+    // this engine runs) or Unsupported (an instruction set or bf16 this CPU lacks).
+    static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
 
     const ModelConfig& config() const { return config_; }
     const GgufReader& gguf() const { return gguf_; }
     const std::string& path() const { return path_; }
-    // The ISA level every kernel of this model runs at, chosen at load.
-    IsaLevel isa() const { return isa_; }
     // Bytes of weights repacked at load (beyond the mapped file).
     size_t packed_bytes() const { return encoder_->packed_bytes(); }
 
     // The whole pipeline for one request: borrows a backend (the pool's, or the process-wide
     // default), checks and resamples the audio, and returns the transcript. Any length that
-    // fits in memory is accepted. Thread-safe. Throws InvalidInput for bad audio or a head
+    // fits in memory is accepted. Thread-safe. Throws InvalidArgument for bad audio or a head
     // the model does not have, Cancelled when the options' progress callback says stop.
     Transcript transcribe(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const;
 
@@ -98,42 +95,48 @@ public:
 
     // NeMo's transducer beam search (options.beam: beam_size >= nbest >= 1) on the same front
     // end and encoder: the best options.beam.nbest hypotheses, best first (model_beam.cpp).
-    // Throws InvalidInput without a TDT/RNN-T head or for bad beam options.
+    // Throws InvalidArgument without a TDT/RNN-T head or for bad beam options.
     std::vector<ScoredTranscript> transcribe_nbest(const float* samples, int64_t n, int sample_rate,
                                                    const RequestOptions& options) const;
 
     // The CTC head's log-probabilities for the audio (what NeMo's ctc_decoder returns), from
-    // the same front end and encoder as transcribe(). Throws InvalidInput without a CTC head.
+    // the same front end and encoder as transcribe(). Throws InvalidArgument without a CTC head.
     CtcLogProbs ctc_log_probs(const float* samples, int64_t n, int sample_rate, const RequestOptions& options) const;
 
     // Same, on a backend the caller already holds (locked).
     Transcript transcribe_on(Backend& b, const float* samples, int64_t n, int sample_rate,
                              const RequestOptions& options) const;
 
-    // The attention requests use unless their options say otherwise: at load, from
-    // PARAKEET_ATT_CONTEXT (auto when unset). Applies to requests that start afterwards.
+    // The attention requests use unless their options say otherwise: at load,
+    // LoadOptions::attention. Applies to requests that start afterwards.
     void set_attention(const AttentionSetting& a);
     AttentionSetting attention() const;
 
-    // Whether the encoder's F32/F16 matrices were rounded to bfloat16 at load (PARAKEET_BF16=1,
+    // Whether the encoder's F32/F16 matrices were rounded to bfloat16 at load (LoadOptions::bf16,
     // model/layers/bf16_at_load.h).
     bool bf16_encoder() const { return bf16_; }
+    // The ISA level every kernel of this model runs at, chosen at load (LoadOptions::isa).
+    IsaLevel isa() const { return isa_; }
 
-    // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the default
-    // thread budget divided among them, at least 1 each); backends <= 1 removes the pool and
-    // runs requests on the process-wide default backend. Requests already running finish on
-    // the pool they started on. Returns the number of backends now in use.
+    // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the
+    // model's thread budget, LoadOptions::threads or else default_thread_count(), divided among
+    // them, at least 1 each); backends <= 1 removes the pool and runs requests on the
+    // process-wide default backend, or, when the model has a thread budget of its own, on one
+    // backend of its own with that many threads. Requests already running finish on the pool
+    // they started on. Returns the number of backends now in use.
     int set_concurrency(int backends, int threads_each);
+    // The threads a request may use: LoadOptions::threads, or else default_thread_count().
+    int thread_budget() const;
     // Backends serving requests at once: the pool's size, 1 without a pool.
     int backends() const;
     // Sum of the pool's arenas (0 without a pool).
     size_t pool_working_set_bytes() const;
 
-    // Checks the length, buffer and sample rate of a request's audio (InvalidInput) and returns
+    // Checks the length, buffer and sample rate of a request's audio (InvalidArgument) and returns
     // its length at the model's rate.
     int64_t resampled_length(const float* samples, int64_t n, int sample_rate) const;
     // Checks a request's audio (finite samples, sample rate, length) and brings it to the
-    // model's sample rate in the arena. Throws InvalidInput.
+    // model's sample rate in the arena. Throws InvalidArgument.
     const float* prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
                                int64_t* n_out) const;
 
@@ -149,7 +152,7 @@ public:
                          const std::optional<AttentionSetting>& attention = {}) const;
 
     // Whether `decoder` means the CTC head (Default: the transducer when there is one). Throws
-    // InvalidInput when the model has no such head.
+    // InvalidArgument when the model has no such head.
     bool uses_ctc(DecoderChoice decoder) const;
 
     // The decoders, when the model has them.
@@ -199,8 +202,9 @@ private:
 
     mutable std::mutex attention_mu_;
     AttentionSetting attention_;
-    IsaLevel isa_ = IsaLevel::Scalar;
     bool bf16_ = false;
+    IsaLevel isa_ = IsaLevel::Scalar;
+    int threads_ = 0;  // LoadOptions::threads: 0 means the process-wide default
 
     // Resamplers by input rate, built on first use (their filter tables are shared).
     mutable std::mutex resamplers_mu_;

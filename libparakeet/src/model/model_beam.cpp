@@ -11,7 +11,7 @@ namespace {
 
 void check_beam(const BeamOptions& beam) {
     if (beam.beam_size < 1 || beam.nbest < 1 || beam.nbest > beam.beam_size)
-        throw InvalidInput("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
+        throw InvalidArgument("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
                            std::to_string(beam.beam_size) + ", nbest " + std::to_string(beam.nbest) + ")");
 }
 
@@ -27,7 +27,7 @@ std::vector<TranscriptToken> Model::transducer_tokens(Backend& b, const float* e
 std::vector<ScoredTranscript> Model::transcribe_nbest(const float* samples, int64_t n, int sample_rate,
                                                       const RequestOptions& options) const {
     if (!transducer_)
-        throw InvalidInput(std::string("N-best decoding requires a TDT or RNN-T head; this ") + arch_name(config_.arch) +
+        throw Unsupported(std::string("N-best decoding requires a TDT or RNN-T head; this ") + arch_name(config_.arch) +
                            " model has none");
     check_beam(options.beam);
     const BackendLease lease = lease_backend();

@@ -20,6 +20,7 @@ namespace pk {
 // What Linear::load may do to a stored F32/F16 matrix.
 struct WeightConversions {
     bool q8_at_load = false;  // quantise those of model/layers/q8_at_load.h to Q8_0
+    bool q8_subsampling = false;  // ... the subsampling's pointwise convolutions included
     bool bf16 = false;        // round those of model/layers/bf16_at_load.h to bfloat16
 };
 
@@ -31,6 +32,7 @@ public:
         : gguf_(gguf), kernels_(&kernels::kernel_table(level)), conversions_(conversions) {}
 
     bool q8_at_load() const { return conversions_.q8_at_load; }
+    bool q8_subsampling() const { return conversions_.q8_subsampling; }
     bool bf16() const { return conversions_.bf16; }
     IsaLevel level() const { return kernels_->level; }
     const kernels::KernelTable& kernels() const { return *kernels_; }

@@ -1,11 +1,5 @@
 #include "runtime/cpu_features.h"
 
-#include <cstdlib>
-#include <cstring>
-#include <string>
-
-#include "common/errors.h"
-
 #if defined(PARAKEET_HAVE_X86)
 #include <cpuid.h>
 #endif
@@ -58,19 +52,6 @@ CpuFeatures make_features() {
     CpuFeatures f;
     detect(f);
     f.detected = highest_level(f);
-    f.level = f.detected;
-    const char* v = std::getenv("PARAKEET_CPU");
-    if (v == nullptr || *v == '\0') return f;
-    for (IsaLevel l : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
-        if (std::strcmp(v, isa_level_name(l)) != 0) continue;
-        if (l > f.detected) {
-            f.request_error = "PARAKEET_CPU asks for an instruction set this CPU does not have";
-        } else {
-            f.level = l;
-        }
-        return f;
-    }
-    f.request_error = "PARAKEET_CPU must be scalar, avx2 or avx512";
     return f;
 }
 
@@ -85,17 +66,16 @@ const char* isa_level_name(IsaLevel level) {
     return "unknown";
 }
 
+std::optional<IsaLevel> isa_level_from_name(const std::string& name) {
+    for (IsaLevel l : {IsaLevel::Scalar, IsaLevel::Avx2, IsaLevel::Avx512}) {
+        if (name == isa_level_name(l)) return l;
+    }
+    return std::nullopt;
+}
+
 const CpuFeatures& cpu_features() {
     static const CpuFeatures features = make_features();
     return features;
-}
-
-void check_requested_isa() {
-    const CpuFeatures& f = cpu_features();
-    if (f.request_error == nullptr) return;
-    const char* v = std::getenv("PARAKEET_CPU");
-    throw InvalidInput(std::string(f.request_error) + " (PARAKEET_CPU=" + (v ? v : "") +
-                       ", this CPU supports up to " + isa_level_name(f.detected) + ")");
 }
 
 }  // namespace pk

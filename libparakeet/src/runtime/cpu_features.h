@@ -6,6 +6,9 @@
 // every kernel it runs takes that level's table: kernels never read the level from here.
 #pragma once
 
+#include <optional>
+#include <string>
+
 namespace pk {
 
 enum class IsaLevel {
@@ -16,6 +19,8 @@ enum class IsaLevel {
 
 // "scalar", "avx2" or "avx512".
 const char* isa_level_name(IsaLevel level);
+// The level of that name; nullopt for any other string.
+std::optional<IsaLevel> isa_level_from_name(const std::string& name);
 
 struct CpuFeatures {
     // What the CPU (and the OS, which must save the wider registers) supports.
@@ -30,25 +35,13 @@ struct CpuFeatures {
 
     // The highest level the CPU supports.
     IsaLevel detected = IsaLevel::Scalar;
-    // The level a model loads at unless its caller chooses: `detected`, or lower when
-    // PARAKEET_CPU asks for it.
-    IsaLevel level = IsaLevel::Scalar;
-    // Set when PARAKEET_CPU names an unknown level or one above `detected` (then `level`
-    // stays at `detected`); check_requested_isa() turns it into an error at load.
-    const char* request_error = nullptr;
 
     // Whether this CPU can run the kernels of `l`.
     bool supports(IsaLevel l) const { return l <= detected; }
 };
 
-// Features of the running CPU, detected once (thread-safe). The environment variable
-// PARAKEET_CPU=scalar|avx2|avx512, read at the first call, lowers `level`; it can never
-// raise it.
+// Features of the running CPU, detected once (thread-safe). A model may run a lower level
+// (LoadOptions::isa), never a higher one.
 const CpuFeatures& cpu_features();
-
-// Throws InvalidInput when PARAKEET_CPU asked for a level this CPU does not have or for an
-// unknown one. Model loading calls it, so the request fails loudly instead of silently
-// running another level.
-void check_requested_isa();
 
 }  // namespace pk

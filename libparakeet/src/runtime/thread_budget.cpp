@@ -1,6 +1,6 @@
 #include "runtime/thread_budget.h"
 
-#include <cstdlib>
+#include <atomic>
 #include <fstream>
 #include <set>
 #include <string>
@@ -9,6 +9,8 @@
 
 namespace pk {
 namespace {
+
+std::atomic<int> g_default_threads{0};  // 0: physical_core_count()
 
 bool read_int(const std::string& path, int& out) {
     std::ifstream in(path);
@@ -43,12 +45,10 @@ int physical_core_count() {
 }
 
 int default_thread_count() {
-    if (const char* v = std::getenv("PARAKEET_THREADS")) {
-        char* end = nullptr;
-        const long n = std::strtol(v, &end, 10);
-        if (end != v && *end == '\0' && n > 0 && n <= 1024) return static_cast<int>(n);
-    }
-    return physical_core_count();
+    const int n = g_default_threads.load(std::memory_order_relaxed);
+    return n > 0 ? n : physical_core_count();
 }
+
+void set_default_thread_count(int n) { g_default_threads.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
 }  // namespace pk

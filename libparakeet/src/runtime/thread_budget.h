@@ -7,8 +7,12 @@ namespace pk {
 // falling back to std::thread::hardware_concurrency(). At least 1.
 int physical_core_count();
 
-// The default thread budget: PARAKEET_THREADS when it is set to a positive integer,
-// otherwise physical_core_count().
+// The process-wide default thread budget: what set_default_thread_count() last set (the C ABI
+// sets PARAKEET_THREADS there), otherwise physical_core_count(). Thread-safe.
 int default_thread_count();
+
+// Sets the default thread budget (n >= 1; n <= 0 goes back to physical_core_count()). Backends
+// created afterwards use it; the process-wide backend, if it already exists, keeps its team.
+void set_default_thread_count(int n);
 
 }  // namespace pk

@@ -13,9 +13,9 @@ namespace pk {
 std::shared_ptr<const ContextGraph> ContextGraph::build(const std::vector<ContextPhrase>& phrases, float score,
                                                         int vocab_size) {
     const auto start = std::chrono::steady_clock::now();
-    if (phrases.empty()) throw InvalidInput("phrases is NULL");
-    if (!std::isfinite(score)) throw InvalidInput("context graph: alpha must be finite");
-    if (vocab_size <= 0) throw InvalidInput("context graph: vocab_size must be positive");
+    if (phrases.empty()) throw InvalidArgument("phrases is NULL");
+    if (!std::isfinite(score)) throw InvalidArgument("context graph: alpha must be finite");
+    if (vocab_size <= 0) throw InvalidArgument("context graph: vocab_size must be positive");
 
     // The trie, with children by token while it grows.
     struct Node {
@@ -28,12 +28,12 @@ std::shared_ptr<const ContextGraph> ContextGraph::build(const std::vector<Contex
     for (size_t i = 0; i < phrases.size(); ++i) {
         const ContextPhrase& p = phrases[i];
         const std::string which = "context phrase " + std::to_string(i) + ": ";
-        if (p.ids.empty()) throw InvalidInput(which + "is empty");
-        if (!(p.weight > 0.f) || !std::isfinite(p.weight)) throw InvalidInput(which + "weight must be positive");
+        if (p.ids.empty()) throw InvalidArgument(which + "is empty");
+        if (!(p.weight > 0.f) || !std::isfinite(p.weight)) throw InvalidArgument(which + "weight must be positive");
         const float bonus = score * p.weight;
         int s = kRoot;
         for (int id : p.ids) {
-            if (id < 0 || id > vocab_size) throw InvalidInput(which + "has a token id outside the vocabulary");
+            if (id < 0 || id > vocab_size) throw InvalidArgument(which + "has a token id outside the vocabulary");
             auto it = nodes[static_cast<size_t>(s)].next.find(id);
             if (it == nodes[static_cast<size_t>(s)].next.end()) {
                 const int t = static_cast<int>(nodes.size());

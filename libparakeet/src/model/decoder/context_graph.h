@@ -49,7 +49,7 @@ public:
         bool failed = false;     // a partial match was broken off, with a bonus given back
     };
 
-    // Throws InvalidInput (with parakeet.cpp's messages) for no phrases, an empty phrase, an
+    // Throws InvalidArgument (with parakeet.cpp's messages) for no phrases, an empty phrase, an
     // id outside [0, vocab_size] (the blank, == vocab_size, is accepted as theirs is), a
     // non-positive or non-finite weight, or a non-finite score.
     static std::shared_ptr<const ContextGraph> build(const std::vector<ContextPhrase>& phrases, float score,

@@ -34,7 +34,7 @@ std::vector<TranscriptToken> CtcDecoder::decode_greedy(ThreadTeam& team, Arena& 
                                                        int64_t enc_len, const ContextGraph* graph, int top_m,
                                                        ContextStats* stats) const {
     if (enc_len < 0 || enc_len > T)
-        throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
+        throw InvalidArgument("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
     if (enc_len == 0) return {};
     ArenaScope scope(arena);
     float* out = arena.alloc_array<float>(static_cast<size_t>(enc_len * classes()));

@@ -28,7 +28,7 @@ public:
     // Log-softmax of the logits of the first enc_len frames of enc: [enc_len, V+1], blank last.
     void log_probs(ThreadTeam& team, Arena& arena, const float* enc, int64_t enc_len, float* out) const;
 
-    // Greedy decoding of the first enc_len frames of enc [T, d_model]. Throws InvalidInput
+    // Greedy decoding of the first enc_len frames of enc [T, d_model]. Throws InvalidArgument
     // unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;

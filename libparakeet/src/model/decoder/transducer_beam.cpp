@@ -12,8 +12,8 @@ namespace pk {
 std::vector<BeamHypothesis> TransducerDecoder::decode_beam(ThreadTeam& team, Arena& arena, const float* enc,
                                                            int64_t T, int64_t enc_len, const BeamOptions& beam) const {
     if (enc_len < 0 || enc_len > T)
-        throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
-    if (beam.beam_size < 1) throw InvalidInput("beam size must be at least 1 (got " + std::to_string(beam.beam_size) + ")");
+        throw InvalidArgument("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
+    if (beam.beam_size < 1) throw InvalidArgument("beam size must be at least 1 (got " + std::to_string(beam.beam_size) + ")");
     BeamSearchOptions o;
     o.beam_size = beam.beam_size;
     o.score_norm = beam.score_norm;

@@ -137,7 +137,7 @@ std::vector<TranscriptToken> TransducerDecoder::decode(ThreadTeam& team, Arena& 
 std::vector<TranscriptToken> TransducerDecoder::decode_biased(ThreadTeam& team, Arena& arena, const float* enc,
                                                               int64_t T, int64_t enc_len, const ContextGraph& graph,
                                                               int top_m, ContextStats* stats) const {
-    if (!is_tdt()) throw InvalidInput("hotword biasing needs a TDT or CTC head, not RNN-T");
+    if (!is_tdt()) throw Unsupported("hotword biasing needs a TDT or CTC head, not RNN-T");
     if (stats != nullptr) *stats = ContextStats{};
     return decode_greedy(team, arena, enc, T, enc_len, &graph, top_m, stats);
 }
@@ -146,7 +146,7 @@ std::vector<TranscriptToken> TransducerDecoder::decode_greedy(ThreadTeam& team, 
                                                               int64_t T, int64_t enc_len, const ContextGraph* graph,
                                                               int top_m, ContextStats* stats) const {
     if (enc_len < 0 || enc_len > T)
-        throw InvalidInput("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
+        throw InvalidArgument("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
     if (enc_len == 0) return {};
     ArenaScope scope(arena);
     float* enc_proj = arena.alloc_array<float>(static_cast<size_t>(enc_len * joint_.hidden()));

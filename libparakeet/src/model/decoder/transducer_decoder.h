@@ -27,17 +27,17 @@ public:
     static TransducerDecoder load(const TensorLoader& t, const ModelConfig& cfg, ThreadTeam& team, Arena& arena);
 
     // Greedy decoding of the first enc_len frames of enc [T, d_model] (row-major, time-major).
-    // Throws InvalidInput unless 0 <= enc_len <= T.
+    // Throws InvalidArgument unless 0 <= enc_len <= T.
     std::vector<TranscriptToken> decode(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                         int64_t enc_len) const;
-    // The same biased towards hotwords (context_bias.h; TDT only: throws InvalidInput for an
+    // The same biased towards hotwords (context_bias.h; TDT only: throws InvalidArgument for an
     // RNN-T head); `stats` (may be null) receives what the graph did.
     std::vector<TranscriptToken> decode_biased(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                                int64_t enc_len, const ContextGraph& graph, int top_m,
                                                ContextStats* stats) const;
 
     // NeMo's beam strategy (beam_tdt.h / beam_rnnt.h, defined in transducer_beam.cpp) on the
-    // first enc_len frames: every final hypothesis, best first. Throws InvalidInput unless
+    // first enc_len frames: every final hypothesis, best first. Throws InvalidArgument unless
     // 0 <= enc_len <= T and beam.beam_size >= 1.
     std::vector<BeamHypothesis> decode_beam(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                             int64_t enc_len, const BeamOptions& beam) const;

@@ -147,7 +147,7 @@ Transcript TranscriptBuilder::build(std::vector<TranscriptToken> tokens, Timesta
     ids.reserve(tokens.size());
     for (const TranscriptToken& t : tokens) {
         if (t.id < 0 || t.id >= tokenizer_->vocab_size())
-            throw InvalidInput("token id " + std::to_string(t.id) + " is outside the vocabulary");
+            throw InvalidArgument("token id " + std::to_string(t.id) + " is outside the vocabulary");
         ids.push_back(t.id);
     }
     tr.text = punctuation_.strip_space_before_marks(tokenizer_->decode(ids));

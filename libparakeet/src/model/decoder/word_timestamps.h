@@ -40,7 +40,7 @@ public:
     // `tokenizer` must outlive the builder. window_stride_sec = hop_length / sample_rate.
     TranscriptBuilder(const Tokenizer& tokenizer, double window_stride_sec, int subsampling_factor);
 
-    // Throws InvalidInput for a token id outside the tokenizer's vocabulary.
+    // Throws InvalidArgument for a token id outside the tokenizer's vocabulary.
     Transcript build(std::vector<TranscriptToken> tokens, TimestampRule rule) const;
 
     const SupportedPunctuation& punctuation() const { return punctuation_; }

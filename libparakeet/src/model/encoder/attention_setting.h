@@ -23,7 +23,7 @@ struct AttentionSetting {
 
     static AttentionSetting automatic() { return {}; }
     static AttentionSetting full() { return {Mode::Full, 0, 0}; }
-    // Throws InvalidInput unless left > 0 and right > 0.
+    // Throws InvalidArgument unless left > 0 and right > 0.
     static AttentionSetting local(int left, int right);
 
     // What runs on an encoder sequence of `frames` frames: Full or Local, never Auto.
@@ -48,10 +48,5 @@ struct AttentionSetting {
 constexpr int64_t kAutoFullMaxFrames = 600;
 // Auto mode's local window, NVIDIA's recommendation for long audio.
 constexpr int kAutoLocalContext = 128;
-
-// The setting from the environment variable PARAKEET_ATT_CONTEXT (parakeet.cpp's): W > 0
-// means local [W, W], 0 means full; unset or empty means auto. Throws InvalidInput for
-// anything else.
-AttentionSetting attention_from_environment();
 
 }  // namespace pk

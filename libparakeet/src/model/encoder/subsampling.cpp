@@ -34,7 +34,7 @@ DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const Te
                                                                         int64_t C) {
     Pointwise p;
     p.kernels = &t.kernels();
-    if (t.q8_at_load() && quantised_at_load(kPrefix + name + ".weight") && C % kernels::kQ8_0BlockValues == 0) {
+    if (t.q8_at_load() && quantised_at_load(kPrefix + name + ".weight", t.q8_subsampling()) && C % kernels::kQ8_0BlockValues == 0) {
         p.q8 = Linear::load(t, kPrefix + name, C, C, true);
         return p;
     }

@@ -25,9 +25,9 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     Linear l;
     const GgufTensor& w = t.get(prefix + ".weight", {out, in});
     // A q8_0 model quantises its remaining F32 matmul weights here (q8_at_load.h); a row
-    // length that is no whole number of Q8_0 blocks keeps F32. With PARAKEET_BF16=1 the
+    // length that is no whole number of Q8_0 blocks keeps F32. With LoadOptions::bf16 the
     // encoder's other F32/F16 weights become bfloat16 (bf16_at_load.h).
-    if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name) &&
+    if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name, t.q8_subsampling()) &&
         in % kernels::kQ8_0BlockValues == 0) {
         std::vector<uint8_t> q(kernels::weight_row_bytes(kernels::WeightType::Q8_0, in) * static_cast<size_t>(out));
         kernels::quantize_q8_0(reinterpret_cast<const float*>(w.data), out * in, q.data());

@@ -5,7 +5,7 @@
 // parakeet.cpp's. Since the int8 GEMM runs ~3x faster than the f32 one
 // (AVX-512 VNNI), those F32 products would be ~30 % of a q8_0 request's GEMM time. A model
 // whose file is q8_0 therefore quantises them at load (bit-identical to what our converter
-// would have stored), unless PARAKEET_Q8_ALL=0. Measured cost and gain: docs/performance.md,
+// would have stored), unless LoadOptions::q8_all is off (PARAKEET_Q8_ALL=0). Measured cost and gain: docs/performance.md,
 // "q8_0: quantising the remaining F32 matrices at load".
 //
 // This file is the one place that decides which tensors; Linear::load applies it.
@@ -17,25 +17,17 @@
 
 namespace pk {
 
-// PARAKEET_Q8_ALL: "1" quantises at load, "0" keeps the file's F32; unset or empty: 1.
-// Anything else throws InvalidInput.
-bool q8_all_from_environment();
-
-// PARAKEET_Q8_SUBSAMPLING: "1" also quantises the subsampling's pointwise convolutions
-// (opt-in: ~4 % off a q8_0 request, but about 2x the encoder's drift from f32 on the NeMo
-// fixtures, docs/performance.md); unset, empty or "0": they stay F32. Else InvalidInput.
-bool q8_subsampling_from_environment();
-
 // A "q8_0 model": the first layer's first FFN weight (the bulk of every file) is stored Q8_0.
 bool is_q8_0_model(const GgufReader& gguf);
 
 // Whether the weight tensor `name` is one of those quantised at load (when F32, in a q8_0
 // model, with the switch on): the conv module's pointwise convolutions and the subsampling
-// output projection, the encoder's remaining GEMMs; with PARAKEET_Q8_SUBSAMPLING=1 also the
-// subsampling's pointwise convolutions (conv.3, conv.6). The CTC head stays F32: its logits feed
+// output projection, the encoder's remaining GEMMs; with `subsampling` (LoadOptions::q8_subsampling,
+// opt-in: ~4 % off a q8_0 request, but about 2x the encoder's drift from f32 on the NeMo
+// fixtures, docs/performance.md) also the subsampling's pointwise convolutions (conv.3, conv.6). The CTC head stays F32: its logits feed
 // the token argmax directly and quantising it cost CTC token agreement on the fixtures
 // (0.983 -> 0.919) to save < 1 ms per 10 s of audio (66 M MACs at 110M size). So do the LSTM,
 // the embeddings and the joint's output layer (step-wise decoder work, same argmax concern).
-bool quantised_at_load(const std::string& name);
+bool quantised_at_load(const std::string& name, bool subsampling);
 
 }  // namespace pk

@@ -33,12 +33,12 @@ TimestampRule ChunkedStream::rule() const {
 }
 
 StreamUpdate ChunkedStream::feed(const float* samples, int64_t n) {
-    if (finalized_) throw InvalidInput("the stream is finalized: it takes no more audio");
-    if (n < 0) throw InvalidInput("the number of samples is negative (" + std::to_string(n) + ")");
-    if (n > 0 && samples == nullptr) throw InvalidInput("the sample buffer is NULL");
+    if (finalized_) throw InvalidArgument("the stream is finalized: it takes no more audio");
+    if (n < 0) throw InvalidArgument("the number of samples is negative (" + std::to_string(n) + ")");
+    if (n > 0 && samples == nullptr) throw InvalidArgument("the sample buffer is NULL");
     for (int64_t i = 0; i < n; ++i) {
         if (!std::isfinite(samples[i]))
-            throw InvalidInput("sample " + std::to_string(received_ + i) + " is not a finite number (NaN or Inf)");
+            throw InvalidAudio("sample " + std::to_string(received_ + i) + " is not a finite number (NaN or Inf)");
     }
     audio_.insert(audio_.end(), samples, samples + n);
     received_ += n;
@@ -46,7 +46,7 @@ StreamUpdate ChunkedStream::feed(const float* samples, int64_t n) {
 }
 
 StreamUpdate ChunkedStream::finalize() {
-    if (finalized_) throw InvalidInput("the stream is already finalized");
+    if (finalized_) throw InvalidArgument("the stream is already finalized");
     return run_ready(true);
 }
 

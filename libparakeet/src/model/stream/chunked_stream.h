@@ -47,14 +47,14 @@ struct StreamUpdate {
 
 class ChunkedStream {
 public:
-    // Throws InvalidInput for bad settings or a decoder the model does not have.
+    // Throws InvalidArgument for bad settings or a decoder the model does not have.
     ChunkedStream(const Model& model, const StreamSettings& settings);
     ~ChunkedStream();
     ChunkedStream(const ChunkedStream&) = delete;
     ChunkedStream& operator=(const ChunkedStream&) = delete;
 
     // Appends n samples at the model's sample rate and decodes every chunk now complete.
-    // Throws InvalidInput (bad buffer, non-finite samples, after finalize).
+    // Throws InvalidArgument (bad buffer, non-finite samples, after finalize).
     StreamUpdate feed(const float* samples, int64_t n);
     // Decodes the remaining audio as the last chunk; the stream then takes no more audio.
     StreamUpdate finalize();

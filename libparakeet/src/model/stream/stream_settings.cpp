@@ -10,7 +10,7 @@ namespace {
 
 void check_seconds(const char* name, double sec) {
     if (!std::isfinite(sec) || sec < 0.0 || sec > kMaxStreamContextSec)
-        throw InvalidInput(std::string("stream ") + name + " must be between 0 and " +
+        throw InvalidArgument(std::string("stream ") + name + " must be between 0 and " +
                            std::to_string(static_cast<int>(kMaxStreamContextSec)) + " seconds (got " +
                            std::to_string(sec) + ")");
 }
@@ -35,7 +35,7 @@ StreamContext stream_context(const StreamSettings& s, const PreprocessorConfig& 
     c.chunk = frames(s.chunk_sec) * c.frame_samples;
     c.right = frames(s.right_sec) * c.frame_samples;
     if (c.chunk <= 0)
-        throw InvalidInput("stream chunk of " + std::to_string(s.chunk_sec) +
+        throw InvalidArgument("stream chunk of " + std::to_string(s.chunk_sec) +
                            " s is shorter than one encoder frame (" +
                            std::to_string(static_cast<double>(c.frame_samples) / pre.sample_rate) + " s)");
     return c;

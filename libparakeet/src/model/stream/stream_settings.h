@@ -28,7 +28,7 @@ struct StreamContext {
     int64_t window() const { return left + chunk + right; }
 };
 
-// Throws InvalidInput for a chunk under one encoder frame, negative contexts, or any context
+// Throws InvalidArgument for a chunk under one encoder frame, negative contexts, or any context
 // above kMaxStreamContextSec.
 StreamContext stream_context(const StreamSettings& s, const PreprocessorConfig& pre, int subsampling_factor);
 

@@ -20,10 +20,7 @@ import httpx
 import numpy as np
 import soundfile
 
-ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "tests" / "data" / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-AUDIO = ROOT / "tests" / "data" / "audio"
-CLIPS = sorted(AUDIO.glob("*.wav"))
+from data_helpers import AUDIO, CLIPS, MODEL, ROOT  # noqa: F401 (the server tests take them from here)
 
 START_TIMEOUT_SEC = 60
 STOP_TIMEOUT_SEC = 15

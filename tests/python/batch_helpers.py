@@ -7,10 +7,7 @@ from typing import Dict, List
 
 from parakeet_py import Context
 
-ROOT = Path(__file__).resolve().parents[2]
-AUDIO = ROOT / "tests" / "data" / "audio"
-MODEL = ROOT / "tests" / "data" / "nemo" / "hybrid_tdt_ctc" / "model.gguf"
-CLIPS = sorted(AUDIO.glob("*.wav"))
+from data_helpers import AUDIO, CLIPS, MODEL, ROOT  # noqa: F401 (the batch tests take them from here)
 
 
 def write_corpus(folder: Path, copies: int = 1) -> Path:

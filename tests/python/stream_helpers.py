@@ -5,16 +5,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
-from pathlib import Path
 from typing import Iterator, List, Sequence, Tuple
 
 import numpy as np
 import pytest
 
-DATA = Path(__file__).resolve().parents[1] / "data"
-MODELS = {name: DATA / "nemo" / name / "model.gguf" for name in ("tdt", "rnnt", "ctc", "hybrid_tdt_ctc")}
-SPEECH = DATA / "audio" / "speech_16k.wav"  # 9.6 s
-LONG = DATA / "audio" / "long_30s_16k.wav"
+from data_helpers import LONG, MODELS, SPEECH  # noqa: F401 (the streaming tests take them from here)
 
 # Small windows so that the fixture clips span many chunks (0.4 s chunks, 1.2 s left, 0.4 s right).
 SMALL = {"chunk": 0.4, "left": 1.2, "right": 0.4}

@@ -1,0 +1,195 @@
+// parakeet_capi_load_with: each load option gives exactly what its environment variable gives
+// (the same model description and the same transcript bits), a key overrides its variable,
+// and the options document is strict.
+#include <gtest/gtest.h>
+
+#include <clocale>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "capi/load_options_json.h"
+#include "capi/stream_options.h"
+#include "common/errors.h"
+#include "nemo_fixtures.h"
+#include "parakeet_capi.h"
+#include "runtime/cpu_features.h"
+
+namespace {
+
+std::string fixture(const std::string& file) { return nemo_fixtures::data_dir() + "/nemo/hybrid_tdt_ctc/" + file; }
+
+std::vector<float> tone() {
+    std::vector<float> s(16000 * 2);
+    for (size_t i = 0; i < s.size(); ++i) s[i] = 0.1f * std::sin(0.031f * static_cast<float>(i));
+    return s;
+}
+
+// What a loaded context gives: its description and a transcript (a JSON document, so every
+// token, time and confidence is compared). Empty when the load failed.
+struct Outcome {
+    std::string info, transcript, error;
+    int code = 0;
+};
+
+std::string take(char* s) {
+    std::string out = s != nullptr ? s : "";
+    parakeet_capi_free_string(s);
+    return out;
+}
+
+Outcome outcome_of(parakeet_ctx* ctx) {
+    Outcome o;
+    if (ctx == nullptr) {
+        o.error = parakeet_capi_load_error();
+        o.code = parakeet_capi_thread_last_error_code();
+        return o;
+    }
+    o.info = take(parakeet_capi_model_info_json(ctx));
+    const std::vector<float> s = tone();
+    o.transcript = take(parakeet_capi_transcribe_pcm_json(ctx, s.data(), static_cast<int>(s.size()), 16000, 0));
+    parakeet_capi_free(ctx);
+    return o;
+}
+
+Outcome with_env(const std::string& path, const char* var, const char* value) {
+    setenv(var, value, 1);
+    Outcome o = outcome_of(parakeet_capi_load(path.c_str()));
+    unsetenv(var);
+    return o;
+}
+
+Outcome with_json(const std::string& path, const std::string& json) {
+    return outcome_of(parakeet_capi_load_with(path.c_str(), json.c_str()));
+}
+
+void expect_same(const Outcome& a, const Outcome& b) {
+    EXPECT_EQ(a.error, b.error);
+    EXPECT_EQ(a.info, b.info);
+    EXPECT_EQ(a.transcript, b.transcript);
+}
+
+bool has(const Outcome& o, const std::string& piece) { return o.info.find(piece) != std::string::npos; }
+
+TEST(LoadOptions, EachKeyGivesWhatItsVariableGives) {
+    const std::string f32 = fixture("model.gguf");
+    const std::string q8 = fixture("model-q8_0.gguf");
+    const Outcome plain = with_json(f32, "{}");
+    ASSERT_EQ(plain.error, "");
+    expect_same(plain, outcome_of(parakeet_capi_load(f32.c_str())));
+    expect_same(plain, with_json(f32, ""));
+
+    for (pk::IsaLevel level : {pk::IsaLevel::Scalar, pk::IsaLevel::Avx2, pk::IsaLevel::Avx512}) {
+        const char* name = pk::isa_level_name(level);
+        SCOPED_TRACE(name);
+        const Outcome env = with_env(f32, "PARAKEET_CPU", name);
+        expect_same(env, with_json(f32, std::string("{\"isa\": \"") + name + "\"}"));
+        if (level <= pk::cpu_features().detected) {
+            EXPECT_TRUE(has(env, std::string("\"isa\":\"") + name + "\"")) << env.info;
+        } else {
+            EXPECT_EQ(env.code, PARAKEET_ERROR_UNSUPPORTED) << env.error;
+        }
+    }
+
+    const Outcome local = with_env(f32, "PARAKEET_ATT_CONTEXT", "16");
+    expect_same(local, with_json(f32, "{\"attention\": [16, 16]}"));
+    EXPECT_TRUE(has(local, "\"mode\":\"local\",\"left\":16,\"right\":16")) << local.info;
+    const Outcome full = with_env(f32, "PARAKEET_ATT_CONTEXT", "0");
+    expect_same(full, with_json(f32, "{\"attention\": \"full\"}"));
+    EXPECT_TRUE(has(full, "\"mode\":\"full\"")) << full.info;
+    expect_same(plain, with_json(f32, "{\"attention\": \"auto\"}"));
+
+    const Outcome q8_kept = with_env(q8, "PARAKEET_Q8_ALL", "0");
+    expect_same(q8_kept, with_json(q8, "{\"q8_all\": false}"));
+    expect_same(with_env(q8, "PARAKEET_Q8_ALL", "1"), with_json(q8, "{\"q8_all\": true}"));
+    EXPECT_NE(q8_kept.info, with_json(q8, "{}").info);  // the packed bytes differ
+    expect_same(with_env(q8, "PARAKEET_Q8_SUBSAMPLING", "1"), with_json(q8, "{\"q8_subsampling\": true}"));
+    // (That q8_subsampling changes the encoder at all: test_q8_at_load.cpp.)
+
+    const Outcome bf16 = with_env(f32, "PARAKEET_BF16", "1");
+    expect_same(bf16, with_json(f32, "{\"bf16\": true}"));
+    if (bf16.error.empty()) {
+        EXPECT_TRUE(has(bf16, "\"bf16_encoder\":true"));
+    } else {
+        EXPECT_EQ(bf16.code, PARAKEET_ERROR_UNSUPPORTED) << bf16.error;
+    }
+
+    // The thread budget changes no result.
+    expect_same(plain, with_json(f32, "{\"threads\": 1}"));
+    expect_same(plain, with_json(f32, "{\"threads\": 3}"));
+}
+
+TEST(LoadOptions, KeyOverridesItsVariable) {
+    const std::string f32 = fixture("model.gguf");
+    setenv("PARAKEET_ATT_CONTEXT", "16", 1);
+    const Outcome o = with_json(f32, "{\"attention\": \"full\"}");
+    unsetenv("PARAKEET_ATT_CONTEXT");
+    EXPECT_TRUE(has(o, "\"mode\":\"full\"")) << o.info;
+    setenv("PARAKEET_CPU", "scalar", 1);
+    const Outcome avx2 = with_json(f32, "{\"isa\": \"avx2\"}");
+    unsetenv("PARAKEET_CPU");
+    if (pk::cpu_features().detected >= pk::IsaLevel::Avx2) EXPECT_TRUE(has(avx2, "\"isa\":\"avx2\"")) << avx2.info;
+}
+
+TEST(LoadOptions, MalformedVariablesAreErrors) {
+    const std::string f32 = fixture("model.gguf");
+    for (const auto& [var, value] : std::vector<std::pair<const char*, const char*>>{
+             {"PARAKEET_CPU", "avx1024"}, {"PARAKEET_ATT_CONTEXT", "-3"}, {"PARAKEET_Q8_ALL", "yes"},
+             {"PARAKEET_Q8_SUBSAMPLING", "on"}, {"PARAKEET_BF16", "2"}}) {
+        const Outcome o = with_env(f32, var, value);
+        EXPECT_EQ(o.code, PARAKEET_ERROR_INVALID_ARGUMENT) << var;
+        EXPECT_NE(o.error.find(var), std::string::npos) << o.error;
+    }
+}
+
+TEST(LoadOptions, DocumentIsStrict) {
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"{\"bf17\": true}", "unknown key \"bf17\""},
+        {"{\"bf16\": 1}", "expected true or false"},
+        {"{\"isa\": \"avx1024\"}", "isa must be"},
+        {"{\"isa\": 2}", "expected a quoted string"},
+        {"{\"attention\": \"wide\"}", "attention must be"},
+        {"{\"attention\": [0, 4]}", "left context must be a whole number"},
+        {"{\"attention\": [4]}", "','"},
+        {"{\"threads\": 0}", "threads must be a whole number from 1 to 1024"},
+        {"{\"threads\": 2.5}", "threads must be a whole number"},
+        {"{\"q8_all\": true} x", "unexpected text after the object"},
+        {"[1]", "expected a JSON object"},
+    };
+    for (const auto& [json, message] : bad) {
+        pk::LoadOptions o;
+        try {
+            pk::capi::apply_load_options_json(json.c_str(), o);
+            ADD_FAILURE() << json << " was accepted";
+        } catch (const pk::InvalidArgument& e) {
+            EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << json << ": " << e.what();
+        }
+    }
+    pk::LoadOptions o;
+    pk::capi::apply_load_options_json(
+        " {\"isa\": \"scalar\", \"attention\": [8, 4], \"q8_all\": false, \"q8_subsampling\": true, \"bf16\": true, "
+        "\"threads\": 6} ",
+        o);
+    EXPECT_EQ(o.isa, pk::IsaLevel::Scalar);
+    EXPECT_EQ(o.attention, pk::AttentionSetting::local(8, 4));
+    EXPECT_FALSE(o.q8_all);
+    EXPECT_TRUE(o.q8_subsampling);
+    EXPECT_TRUE(o.bf16);
+    EXPECT_EQ(o.threads, 6);
+}
+
+TEST(LoadOptions, NumbersIgnoreTheNumericLocale) {
+    // A locale with a decimal comma must not change how "2.5" reads (strtod would stop at '.').
+    const char* names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"};
+    const char* set = nullptr;
+    for (const char* n : names)
+        if ((set = std::setlocale(LC_NUMERIC, n)) != nullptr) break;
+    const pk::StreamSettings s = pk::capi::parse_stream_options("{\"chunk_sec\": 2.5, \"left_sec\": 1e1}");
+    std::setlocale(LC_NUMERIC, "C");
+    EXPECT_EQ(s.chunk_sec, 2.5);
+    EXPECT_EQ(s.left_sec, 10.0);
+    if (set == nullptr) std::printf("no decimal-comma locale installed: checked under the C locale only\n");
+}
+
+}  // namespace

@@ -26,8 +26,10 @@
 #include <vector>
 
 #include "bench_timing.h"
+#include "capi/environment.h"
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
+#include "kernels/kernel_table.h"
 #include "runtime/arena.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_team.h"
@@ -112,10 +114,13 @@ int main(int argc, char** argv) {
         return 2;
     }
     const int64_t L = window[0], R = window[1];
+    // The level PARAKEET_CPU asks for, as the C ABI reads it (the CPU's highest by default).
+    const pk::kernels::KernelTable& kt = pk::kernels::kernel_table(
+        pk::capi::load_options_from_environment().isa.value_or(pk::cpu_features().detected));
 
     if (!json) {
         std::printf("# one layer's attention, median ms (%s level); local window [%lld, %lld]\n",
-                    pk::isa_level_name(pk::cpu_features().level), static_cast<long long>(L),
+                    pk::isa_level_name(kt.level), static_cast<long long>(L),
                     static_cast<long long>(R));
         std::printf("| d_model | heads | T | threads | full ms | local ms | local / full | full cpu ms | local cpu ms | full cpu ns/pair | local cpu ns/pair |\n");
         std::printf("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
@@ -140,11 +145,11 @@ int main(int argc, char** argv) {
                 Timing full{0, 0, 0};
                 if (run_full)
                     full = time_calls([&] {
-                        pk::kernels::rel_pos_attention(*team, arena, q.data(), k.data(), v.data(), p_full.data(),
+                        pk::kernels::rel_pos_attention(kt, *team, arena, q.data(), k.data(), v.data(), p_full.data(),
                                                        bu.data(), bv.data(), T, heads, dk, out.data());
                     }, reps, max_seconds);
                 const Timing local = time_calls([&] {
-                    pk::kernels::local_rel_pos_attention(*team, arena, q.data(), k.data(), v.data(), p_local.data(),
+                    pk::kernels::local_rel_pos_attention(kt, *team, arena, q.data(), k.data(), v.data(), p_local.data(),
                                                          bu.data(), bv.data(), T, 0, T, heads, dk, L, R, out.data());
                 }, reps, max_seconds);
                 // Key frames each query attends to (the window clipped at the sequence ends).
@@ -160,7 +165,7 @@ int main(int argc, char** argv) {
                                 "\"full_cpu_ns_per_pair\": %s, \"local_cpu_ns_per_pair\": %.4f}\n",
                                 static_cast<long long>(d), static_cast<long long>(heads), static_cast<long long>(T),
                                 static_cast<long long>(nt), static_cast<long long>(L), static_cast<long long>(R),
-                                pk::isa_level_name(pk::cpu_features().level),
+                                pk::isa_level_name(kt.level),
                                 run_full ? std::to_string(full.median_ms).c_str() : "null",
                                 run_full ? std::to_string(full.cpu_median_ms).c_str() : "null", full.reps,
                                 local.median_ms, local.cpu_median_ms, local.reps,

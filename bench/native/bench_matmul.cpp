@@ -21,6 +21,7 @@
 #include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
+#include "capi/environment.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_team.h"
 
@@ -122,9 +123,11 @@ int main(int argc, char** argv) {
         auto& team = teams[c.threads];
         if (!team) team = std::make_unique<pk::ThreadTeam>(c.threads);
         const std::vector<uint8_t> raw = random_weights(c, rng);
+        // The level PARAKEET_CPU asks for, as the C ABI reads it (the CPU's highest by default).
+        const pk::IsaLevel level = pk::capi::load_options_from_environment().isa.value_or(pk::cpu_features().detected);
         const PackedWeights w = c.type == "bf16"
-                                    ? PackedWeights::to_bf16(WeightType::F32, raw.data(), c.N, c.K)
-                                    : PackedWeights(type_of(c.type), raw.data(), c.N, c.K);
+                                    ? PackedWeights::to_bf16(WeightType::F32, raw.data(), c.N, c.K, level)
+                                    : PackedWeights(type_of(c.type), raw.data(), c.N, c.K, level);
         std::vector<float> x(static_cast<size_t>(c.M * c.K)), y(static_cast<size_t>(c.M * c.N));
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         for (auto& v : x) v = dist(rng);
@@ -150,7 +153,7 @@ int main(int argc, char** argv) {
             "\"weight_gbps\": %.2f, \"packed_bytes\": %zu}\n",
             c.type.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
             static_cast<long long>(c.N), c.threads,
-            pk::cpu_features().has_avx2_fma_f16c() ? "true" : "false",
+            w.level() >= pk::IsaLevel::Avx2 ? "true" : "false",
             pk::isa_level_name(w.level()), wall.size(),
             median * 1e3, *std::min_element(wall.begin(), wall.end()) * 1e3, cpu_median * 1e3,
             flops / median * 1e-9, flops / cpu_median * 1e-9,

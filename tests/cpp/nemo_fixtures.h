@@ -16,10 +16,12 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audio/wav_reader.h"
 #include "gguf/gguf_reader.h"
+#include "isa_levels.h"
 #include "model/model.h"
 
 namespace nemo_fixtures {
@@ -136,12 +138,12 @@ inline std::vector<float> tensor(const pk::GgufReader& ref, const std::string& n
     return std::vector<float>(p, p + t->n_elements);
 }
 
-// The model of a fixture folder (tests/data/nemo/<model>/model.gguf), loaded once per test
-// program. Not thread-safe: call it from the test's main thread.
-inline pk::Model& cached_model(const std::string& model_dir) {
-    static std::map<std::string, std::unique_ptr<pk::Model>> cache;
-    auto& m = cache[model_dir];
-    if (!m) m = pk::Model::load(model_dir + "/model.gguf");
+// The model of a fixture folder (tests/data/nemo/<model>/model.gguf) at ISA level `isa`, loaded
+// once per test program. Not thread-safe: call it from the test's main thread.
+inline pk::Model& cached_model(const std::string& model_dir, pk::IsaLevel isa) {
+    static std::map<std::pair<std::string, pk::IsaLevel>, std::unique_ptr<pk::Model>> cache;
+    auto& m = cache[{model_dir, isa}];
+    if (!m) m = pk::Model::load(model_dir + "/model.gguf", isa_test::load_options_at(isa));
     return *m;
 }
 

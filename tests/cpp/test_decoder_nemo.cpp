@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "isa_levels.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/model_config.h"
@@ -82,7 +83,7 @@ TEST_P(NemoDecoders, DecodeNeMoEncoderOutputLikeNeMo) {
         SCOPED_TRACE("threads " + std::to_string(threads));
         pk::ThreadTeam team(threads);
         pk::Arena arena;
-        const pk::TensorLoader loader(m.gguf);
+        const pk::TensorLoader loader(m.gguf, isa_test::highest_level());
         if (m.cfg.has_transducer()) {
             const pk::TransducerDecoder dec = pk::TransducerDecoder::load(loader, m.cfg, team, arena);
             const std::string head = dec.is_tdt() ? "tdt" : "rnnt";
@@ -130,7 +131,7 @@ TEST_P(NemoDecoders, FirstPredictionAndJointStepAndCtcLogitsMatch) {
     const std::vector<float> enc = nemo_fixtures::tensor(ref, "enc");
     pk::ThreadTeam team(2);
     pk::Arena arena;
-    const pk::TensorLoader loader(m.gguf);
+    const pk::TensorLoader loader(m.gguf, isa_test::highest_level());
 
     if (m.cfg.has_transducer()) {
         // pred0: the prediction net on the blank/SOS input from a zero state; joint0: the raw

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "gguf/gguf_reader.h"
 #include "gguf_test_builder.h"
+#include "isa_levels.h"
 #include "kernels/f16.h"
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
@@ -324,7 +325,8 @@ struct Loaded {
     pk::GgufReader reader;
     pk::TensorLoader loader;
     explicit Loaded(const RandomModel& m)
-        : reader(pk::GgufReader::from_buffer(m.image.data(), m.image.size(), "random.gguf")), loader(reader) {}
+        : reader(pk::GgufReader::from_buffer(m.image.data(), m.image.size(), "random.gguf")),
+          loader(reader, isa_test::highest_level()) {}
 };
 
 TEST(PredictionNet, StepMatchesTheLstmReferenceAndSosIsAZeroInput) {

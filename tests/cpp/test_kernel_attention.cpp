@@ -1,6 +1,6 @@
 // Relative-position attention against a double-precision reference that follows NeMo's
 // code literally (matrix_bd over all 2T-1 positions, then rel_shift by pad/reshape/slice),
-// and bitwise identical across team sizes.
+// and bitwise identical across team sizes, at every ISA level.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,9 +8,12 @@
 #include <random>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/attention_rel_pos.h"
 
 namespace {
+
+class RelPosAttention : public isa_test::LevelTest {};
 
 std::vector<float> random_vec(size_t n, std::mt19937& rng) {
     std::normal_distribution<float> d(0.0f, 1.0f);
@@ -79,34 +82,37 @@ Inputs make_inputs(int64_t T, int64_t H, int64_t dk, unsigned seed) {
             random_vec(static_cast<size_t>(H * dk), rng), random_vec(static_cast<size_t>(H * dk), rng)};
 }
 
-std::vector<float> run(const Inputs& in, int64_t T, int64_t H, int64_t dk, int threads) {
+std::vector<float> run(const pk::kernels::KernelTable& kt, const Inputs& in, int64_t T, int64_t H,
+                       int64_t dk, int threads) {
     pk::ThreadTeam team(threads);
     pk::Arena arena;
     std::vector<float> out(static_cast<size_t>(T * H * dk));
-    pk::kernels::rel_pos_attention(team, arena, in.q.data(), in.k.data(), in.v.data(), in.p.data(),
-                                   in.bu.data(), in.bv.data(), T, H, dk, out.data());
+    pk::kernels::rel_pos_attention(kt, team, arena, in.q.data(), in.k.data(), in.v.data(),
+                                   in.p.data(), in.bu.data(), in.bv.data(), T, H, dk, out.data());
     EXPECT_EQ(arena.used_bytes(), 0u);  // scratch given back
     return out;
 }
 
-TEST(RelPosAttention, MatchesNeMoRelShiftReference) {
+TEST_P(RelPosAttention, MatchesNeMoRelShiftReference) {
     for (auto [T, H, dk] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {2, 1, 3}, {7, 2, 5}, {37, 3, 16}, {45, 2, 24}, {70, 2, 64}}) {
         const Inputs in = make_inputs(T, H, dk, static_cast<unsigned>(T * 31 + dk));
-        const auto got = run(in, T, H, dk, 2);
+        const auto got = run(kernels(), in, T, H, dk, 2);
         const auto want = reference(in.q, in.k, in.v, in.p, in.bu, in.bv, T, H, dk);
         for (size_t i = 0; i < got.size(); ++i)
             ASSERT_NEAR(got[i], want[i], 2e-4 * (1 + std::fabs(want[i]))) << "T=" << T << " i=" << i;
     }
 }
 
-TEST(RelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
+TEST_P(RelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
     const int64_t T = 45, H = 4, dk = 8;
     const Inputs in = make_inputs(T, H, dk, 7);
-    const auto one = run(in, T, H, dk, 1);
+    const auto one = run(kernels(), in, T, H, dk, 1);
     for (int threads : {2, 3, 4}) {
-        const auto many = run(in, T, H, dk, threads);
+        const auto many = run(kernels(), in, T, H, dk, threads);
         ASSERT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0) << threads;
     }
 }
+
+INSTANTIATE_ISA_LEVELS(RelPosAttention);
 
 }  // namespace

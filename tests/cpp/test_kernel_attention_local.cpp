@@ -2,7 +2,8 @@
 // literally after NeMo 3.0.0's RelPositionMultiHeadAttentionLongformer (pad to a multiple of
 // 2w, [T_pad, 2w + 1] band, the two slice additions of the position scores, the -10000 and
 // -inf masks, a softmax over all 2w + 1 columns); against the full rel_pos_attention when the
-// window covers the whole sequence; and bitwise identical across team sizes and row chunkings.
+// window covers the whole sequence; and bitwise identical across team sizes and row chunkings;
+// at every ISA level.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,11 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
 #include "test_kernel_ops_util.h"
 
 namespace {
+
+class LocalRelPosAttention : public isa_test::LevelTest {};
 
 struct Shape {
     int64_t T, H, dk, L, R;
@@ -104,21 +108,23 @@ std::vector<double> nemo_reference(const Inputs& in, const Shape& s) {
 }
 
 // The kernel on query rows [row0, row0 + rows), with a fresh arena that must be empty afterwards.
-std::vector<float> run_local(pk::ThreadTeam& team, const Inputs& in, const Shape& s, int64_t row0, int64_t rows) {
+std::vector<float> run_local(const pk::kernels::KernelTable& k, pk::ThreadTeam& team, const Inputs& in,
+                             const Shape& s, int64_t row0, int64_t rows) {
     pk::Arena arena;
     const int64_t ld = s.H * s.dk;
     std::vector<float> out = kt::poisoned(static_cast<size_t>(rows * ld));
-    pk::kernels::local_rel_pos_attention(team, arena, in.q.data() + row0 * ld, in.k.data(), in.v.data(),
+    pk::kernels::local_rel_pos_attention(k, team, arena, in.q.data() + row0 * ld, in.k.data(), in.v.data(),
                                          in.p.data(), in.bu.data(), in.bv.data(), s.T, row0, rows, s.H, s.dk,
                                          s.L, s.R, out.data());
     EXPECT_EQ(arena.used_bytes(), 0u) << "scratch not given back";
     return out;
 }
 
-void expect_matches_reference(const Shape& s, int64_t row0, int64_t rows, int threads) {
+void expect_matches_reference(const pk::kernels::KernelTable& k, const Shape& s, int64_t row0, int64_t rows,
+                              int threads) {
     const Inputs in = make_inputs(s, static_cast<uint32_t>(s.T * 131 + s.dk * 7 + s.L * 3 + s.R));
     pk::ThreadTeam team(threads);
-    const std::vector<float> got = run_local(team, in, s, row0, rows);
+    const std::vector<float> got = run_local(k, team, in, s, row0, rows);
     const std::vector<double> all = nemo_reference(in, s);
     const int64_t ld = s.H * s.dk;
     const std::vector<double> want(all.begin() + row0 * ld, all.begin() + (row0 + rows) * ld);
@@ -126,7 +132,7 @@ void expect_matches_reference(const Shape& s, int64_t row0, int64_t rows, int th
                                                    std::to_string(rows));
 }
 
-TEST(LocalRelPosAttention, MatchesNeMoReference) {
+TEST_P(LocalRelPosAttention, MatchesNeMoReference) {
     const std::vector<Shape> shapes = {
         {1, 1, 12, 4, 4},      // T = 1
         {3, 2, 20, 8, 8},      // T < w
@@ -142,25 +148,25 @@ TEST(LocalRelPosAttention, MatchesNeMoReference) {
         {400, 2, 64, 128, 128},
         {90, 1, 12, 128, 128},  // window wider than the sequence
     };
-    for (const Shape& s : shapes) expect_matches_reference(s, 0, s.T, 2);
+    for (const Shape& s : shapes) expect_matches_reference(kernels(), s, 0, s.T, 2);
 }
 
-TEST(LocalRelPosAttention, RowRangeMatchesNeMoReference) {
-    expect_matches_reference({300, 2, 20, 32, 64}, 37, 101, 3);
-    expect_matches_reference({300, 2, 20, 64, 32}, 250, 50, 1);  // up to the last frame
-    expect_matches_reference({60, 1, 64, 5, 7}, 59, 1, 2);       // the last row alone
+TEST_P(LocalRelPosAttention, RowRangeMatchesNeMoReference) {
+    expect_matches_reference(kernels(), {300, 2, 20, 32, 64}, 37, 101, 3);
+    expect_matches_reference(kernels(), {300, 2, 20, 64, 32}, 250, 50, 1);  // up to the last frame
+    expect_matches_reference(kernels(), {60, 1, 64, 5, 7}, 59, 1, 2);       // the last row alone
 }
 
-TEST(LocalRelPosAttention, ChunkedRowsEqualOneCallBitwise) {
+TEST_P(LocalRelPosAttention, ChunkedRowsEqualOneCallBitwise) {
     for (const Shape& s : std::vector<Shape>{{260, 2, 20, 16, 24}, {200, 1, 64, 128, 128}, {90, 2, 12, 7, 0}}) {
         const Inputs in = make_inputs(s, 99);
         pk::ThreadTeam team(2);
-        const std::vector<float> whole = run_local(team, in, s, 0, s.T);
+        const std::vector<float> whole = run_local(kernels(), team, in, s, 0, s.T);
         const int64_t ld = s.H * s.dk;
         for (int64_t chunk : {1, 7, 16, 23, 64}) {
             std::vector<float> joined;
             for (int64_t r0 = 0; r0 < s.T; r0 += chunk) {
-                const std::vector<float> part = run_local(team, in, s, r0, std::min(chunk, s.T - r0));
+                const std::vector<float> part = run_local(kernels(), team, in, s, r0, std::min(chunk, s.T - r0));
                 joined.insert(joined.end(), part.begin(), part.end());
             }
             ASSERT_EQ(joined.size(), whole.size());
@@ -170,7 +176,7 @@ TEST(LocalRelPosAttention, ChunkedRowsEqualOneCallBitwise) {
     }
 }
 
-TEST(LocalRelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
+TEST_P(LocalRelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
     for (const Shape& s : std::vector<Shape>{{200, 4, 8, 4, 4}, {150, 2, 20, 3, 9}, {300, 2, 64, 128, 128}}) {
         const Inputs in = make_inputs(s, 7);
         const int64_t ld = s.H * s.dk;
@@ -178,7 +184,7 @@ TEST(LocalRelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
             static_cast<size_t>(s.T * ld),
             [&](pk::ThreadTeam& team, float* out) {
                 pk::Arena arena;
-                pk::kernels::local_rel_pos_attention(team, arena, in.q.data(), in.k.data(), in.v.data(),
+                pk::kernels::local_rel_pos_attention(kernels(), team, arena, in.q.data(), in.k.data(), in.v.data(),
                                                      in.p.data(), in.bu.data(), in.bv.data(), s.T, 0, s.T, s.H,
                                                      s.dk, s.L, s.R, out);
             },
@@ -188,7 +194,7 @@ TEST(LocalRelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
 
 // With L == R >= T - 1 every key is in the window, and position L - m of local p row m is the
 // full kernel's position T - 1 - r of its row r: the two kernels must agree.
-TEST(LocalRelPosAttention, WideWindowEqualsFullAttention) {
+TEST_P(LocalRelPosAttention, WideWindowEqualsFullAttention) {
     for (const Shape& s : std::vector<Shape>{{40, 2, 20, 39, 39}, {70, 2, 64, 100, 100}, {1, 1, 8, 3, 3}}) {
         Inputs in = make_inputs(s, 5);
         const int64_t T = s.T, ld = s.H * s.dk;
@@ -201,23 +207,23 @@ TEST(LocalRelPosAttention, WideWindowEqualsFullAttention) {
         pk::ThreadTeam team(2);
         pk::Arena arena;
         std::vector<float> full(static_cast<size_t>(T * ld));
-        pk::kernels::rel_pos_attention(team, arena, in.q.data(), in.k.data(), in.v.data(), p_full.data(),
+        pk::kernels::rel_pos_attention(kernels(), team, arena, in.q.data(), in.k.data(), in.v.data(), p_full.data(),
                                        in.bu.data(), in.bv.data(), T, s.H, s.dk, full.data());
-        const std::vector<float> local = run_local(team, in, s, 0, T);
+        const std::vector<float> local = run_local(kernels(), team, in, s, 0, T);
         kt::expect_near_all(local, std::vector<double>(full.begin(), full.end()), 2e-5, 2e-5, describe(s));
     }
 }
 
 // Scratch depends on the window and the team, not on T: the same high-water mark for a
 // sequence six times longer.
-TEST(LocalRelPosAttention, ScratchDoesNotGrowWithT) {
-    auto high_water = [](int64_t T) {
+TEST_P(LocalRelPosAttention, ScratchDoesNotGrowWithT) {
+    auto high_water = [&](int64_t T) {
         const Shape s{T, 2, 32, 16, 16};
         const Inputs in = make_inputs(s, 3);
         pk::ThreadTeam team(2);
         pk::Arena arena;
         std::vector<float> out(static_cast<size_t>(T * s.H * s.dk));
-        pk::kernels::local_rel_pos_attention(team, arena, in.q.data(), in.k.data(), in.v.data(), in.p.data(),
+        pk::kernels::local_rel_pos_attention(kernels(), team, arena, in.q.data(), in.k.data(), in.v.data(), in.p.data(),
                                              in.bu.data(), in.bv.data(), T, 0, T, s.H, s.dk, s.L, s.R, out.data());
         return arena.high_water_bytes();
     };
@@ -226,14 +232,14 @@ TEST(LocalRelPosAttention, ScratchDoesNotGrowWithT) {
     EXPECT_EQ(short_seq, high_water(3000));
 }
 
-TEST(LocalRelPosAttention, RejectsInvalidArguments) {
+TEST_P(LocalRelPosAttention, RejectsInvalidArguments) {
     const Shape s{10, 1, 8, 2, 2};
     const Inputs in = make_inputs(s, 1);
     pk::ThreadTeam team(1);
     pk::Arena arena;
     std::vector<float> out(80);
     auto call = [&](int64_t row0, int64_t rows, int64_t L, int64_t R) {
-        pk::kernels::local_rel_pos_attention(team, arena, in.q.data(), in.k.data(), in.v.data(), in.p.data(),
+        pk::kernels::local_rel_pos_attention(kernels(), team, arena, in.q.data(), in.k.data(), in.v.data(), in.p.data(),
                                              in.bu.data(), in.bv.data(), s.T, row0, rows, s.H, s.dk, L, R,
                                              out.data());
     };
@@ -242,5 +248,7 @@ TEST(LocalRelPosAttention, RejectsInvalidArguments) {
     EXPECT_THROW(call(5, 6, 2, 2), std::invalid_argument);
     EXPECT_THROW(call(-1, 3, 2, 2), std::invalid_argument);
 }
+
+INSTANTIATE_ISA_LEVELS(LocalRelPosAttention);
 
 }  // namespace

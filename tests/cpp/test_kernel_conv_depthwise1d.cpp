@@ -1,15 +1,18 @@
 // depthwise_conv1d equals PyTorch's Conv1d(C, C, k, padding=(k-1)/2, groups=C) on time-major
 // data, with and without bias; folding an eval BatchNorm into it equals conv-then-BatchNorm;
-// and the result has the same bits for any team size.
+// and the result has the same bits for any team size, at every ISA level.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/conv_depthwise1d.h"
 #include "kernels/conv_depthwise_weights.h"
 #include "test_kernel_ops_util.h"
 
 namespace {
+
+class KernelDepthwiseConv1d : public isa_test::LevelTest {};
 
 struct Expected {
     std::vector<double> value;
@@ -45,7 +48,7 @@ std::vector<float> packed(const std::vector<float>& w, int64_t C, int64_t k) {
     return p;
 }
 
-TEST(KernelDepthwiseConv1d, MatchesPyTorchSemanticsOnOddShapes) {
+TEST_P(KernelDepthwiseConv1d, MatchesPyTorchSemanticsOnOddShapes) {
     pk::ThreadTeam team(3);
     for (int64_t k : {1, 3, 9}) {
         for (int64_t T : {1, 3, 17, 130}) {
@@ -61,7 +64,7 @@ TEST(KernelDepthwiseConv1d, MatchesPyTorchSemanticsOnOddShapes) {
                     std::vector<double> tol(T * C);
                     for (int64_t i = 0; i < T * C; ++i) tol[i] = 1e-6 * e.magnitude[i] + 1e-30;
                     auto y = kt::poisoned(T * C);
-                    pk::kernels::depthwise_conv1d(team, x.data(), T, C, pw.data(), k, b, y.data());
+                    pk::kernels::depthwise_conv1d(kernels(), team, x.data(), T, C, pw.data(), k, b, y.data());
                     kt::expect_near_all(y, e.value, tol, what + (b ? " bias" : " no bias"));
                 }
             }
@@ -69,7 +72,7 @@ TEST(KernelDepthwiseConv1d, MatchesPyTorchSemanticsOnOddShapes) {
     }
 }
 
-TEST(KernelDepthwiseConv1d, FoldedBatchNormEqualsConvThenBatchNorm) {
+TEST_P(KernelDepthwiseConv1d, FoldedBatchNormEqualsConvThenBatchNorm) {
     pk::ThreadTeam team(2);
     const int64_t T = 23, C = 37, k = 9;
     const double eps = 1e-5;
@@ -99,13 +102,13 @@ TEST(KernelDepthwiseConv1d, FoldedBatchNormEqualsConvThenBatchNorm) {
                                                    var.data(), static_cast<float>(eps));
         const auto pw = packed(folded_w, C, k);
         auto y = kt::poisoned(T * C);
-        pk::kernels::depthwise_conv1d(team, x.data(), T, C, pw.data(), k, folded_b.data(), y.data());
+        pk::kernels::depthwise_conv1d(kernels(), team, x.data(), T, C, pw.data(), k, folded_b.data(), y.data());
         kt::expect_near_all(y, want, tol,
                             has_conv_bias ? "fold with conv bias" : "fold without conv bias");
     }
 }
 
-TEST(KernelDepthwiseConv1d, SameBitsForAnyTeamSize) {
+TEST_P(KernelDepthwiseConv1d, SameBitsForAnyTeamSize) {
     const int64_t T = 101, C = 83, k = 9;
     const auto x = kt::random_vector(T * C, 91);
     const auto pw = packed(kt::random_vector(C * k, 92), C, k);
@@ -113,9 +116,11 @@ TEST(KernelDepthwiseConv1d, SameBitsForAnyTeamSize) {
     kt::expect_same_bits_for_thread_counts(
         T * C,
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::depthwise_conv1d(team, x.data(), T, C, pw.data(), k, bias.data(), y);
+            pk::kernels::depthwise_conv1d(kernels(), team, x.data(), T, C, pw.data(), k, bias.data(), y);
         },
         "depthwise_conv1d");
 }
+
+INSTANTIATE_ISA_LEVELS(KernelDepthwiseConv1d);
 
 }  // namespace

@@ -1,11 +1,12 @@
 // The dw_striding subsampling convs equal PyTorch's NCHW Conv2d on odd sizes; the pointwise
 // conv equals a 1x1 Conv2d; flatten_channel_major produces NeMo's transpose(1, 2).reshape
 // order; the masked pipeline reproduces NeMo's MaskedConvSequential; and every kernel gives
-// the same bits for any team size.
+// the same bits for any team size, at every ISA level.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/conv_depthwise_weights.h"
 #include "kernels/conv_pointwise.h"
 #include "kernels/conv_subsampling.h"
@@ -14,6 +15,9 @@
 namespace {
 
 using pk::kernels::conv3x3_s2_output_size;
+
+// The convs at every ISA level (the layout helpers have one portable version).
+class KernelSubsamplingIsa : public isa_test::LevelTest {};
 
 // An NCHW tensor of one image in double, with the sum of |terms| behind each value (float
 // accumulation errs in proportion to it).
@@ -130,7 +134,7 @@ TEST(KernelSubsampling, OutputSizeIsFloorOfHalfPlusOne) {
     EXPECT_EQ(conv3x3_s2_output_size(conv3x3_s2_output_size(conv3x3_s2_output_size(1000))), 125);
 }
 
-TEST(KernelSubsampling, FirstConvMatchesNchwConv2d) {
+TEST_P(KernelSubsamplingIsa, FirstConvMatchesNchwConv2d) {
     pk::ThreadTeam team(3);
     for (int64_t T : {1, 3, 17, 31}) {
         for (int64_t F : {7, 80, 128}) {
@@ -143,7 +147,7 @@ TEST(KernelSubsampling, FirstConvMatchesNchwConv2d) {
                     Map want = conv2d(image(x, T, F), w, b, C, 3, 2, 1, 1);
                     if (with_relu) relu(want);
                     auto y = kt::poisoned(want.v.size());
-                    pk::kernels::conv2d_3x3_s2_single_channel(team, x.data(), T, F, pw.data(),
+                    pk::kernels::conv2d_3x3_s2_single_channel(kernels(), team, x.data(), T, F, pw.data(),
                                                               b.data(), C, with_relu, y.data());
                     expect_channels_last_equals(y, want, 1e-6,
                                                 shape(T, F, C) + (with_relu ? " relu" : ""));
@@ -153,7 +157,7 @@ TEST(KernelSubsampling, FirstConvMatchesNchwConv2d) {
     }
 }
 
-TEST(KernelSubsampling, DepthwiseConvMatchesGroupedNchwConv2d) {
+TEST_P(KernelSubsamplingIsa, DepthwiseConvMatchesGroupedNchwConv2d) {
     pk::ThreadTeam team(2);
     for (int64_t T : {1, 4, 17}) {
         for (int64_t F : {7, 40, 64}) {
@@ -176,7 +180,7 @@ TEST(KernelSubsampling, DepthwiseConvMatchesGroupedNchwConv2d) {
                 const auto b = kt::random_vector(C, 113);
                 const Map want = conv2d(in, w, b, C, 3, 2, 1, C);
                 auto y = kt::poisoned(want.v.size());
-                pk::kernels::depthwise_conv2d_3x3_s2(team, x.data(), T, F, C, pack_3x3(w, C).data(),
+                pk::kernels::depthwise_conv2d_3x3_s2(kernels(), team, x.data(), T, F, C, pack_3x3(w, C).data(),
                                                      b.data(), y.data());
                 expect_channels_last_equals(y, want, 1e-6, shape(T, F, C));
             }
@@ -184,7 +188,7 @@ TEST(KernelSubsampling, DepthwiseConvMatchesGroupedNchwConv2d) {
     }
 }
 
-TEST(KernelSubsampling, PointwiseConvIsAMatrixProductOverChannels) {
+TEST_P(KernelSubsamplingIsa, PointwiseConvIsAMatrixProductOverChannels) {
     pk::ThreadTeam team(3);
     for (int64_t P : {1, 7, 53}) {
         for (int64_t cin : {1, 5, 37, 256}) {
@@ -208,7 +212,7 @@ TEST(KernelSubsampling, PointwiseConvIsAMatrixProductOverChannels) {
                                 tol[p * cout + o] = 1e-6 * mag + 1e-30;
                             }
                         auto y = kt::poisoned(P * cout);
-                        pk::kernels::pointwise_conv(team, x.data(), P, cin, packed.data(), cout,
+                        pk::kernels::pointwise_conv(kernels(), team, x.data(), P, cin, packed.data(), cout,
                                                     with_bias ? b.data() : nullptr, with_relu,
                                                     y.data());
                         kt::expect_near_all(y, want, tol,
@@ -297,8 +301,9 @@ std::vector<double> nemo_stage(const std::vector<float>& mel, int64_t T, int64_t
 }
 
 // The same stage with the kernels, in the order documented in conv_subsampling.h.
-std::vector<float> our_stage(pk::ThreadTeam& team, std::vector<float> mel, int64_t T, int64_t F,
-                             int64_t mel_len, const StageWeights& s) {
+std::vector<float> our_stage(const pk::kernels::KernelTable& k, pk::ThreadTeam& team,
+                             std::vector<float> mel, int64_t T, int64_t F, int64_t mel_len,
+                             const StageWeights& s) {
     using namespace pk::kernels;
     const int64_t C = s.C;
     const int64_t T1 = conv3x3_s2_output_size(T), F1 = conv3x3_s2_output_size(F);
@@ -310,17 +315,17 @@ std::vector<float> our_stage(pk::ThreadTeam& team, std::vector<float> mel, int64
     zero_time_steps(mel.data(), T, F, mel_len);
     std::vector<float> a(T1 * F1 * C), b(T2 * F2 * C), c(T2 * F2 * C), d(T3 * F3 * C),
         e(T3 * F3 * C), out(T3 * C * F3);
-    conv2d_3x3_s2_single_channel(team, mel.data(), T, F, pack_3x3(s.w0, C).data(), s.b0.data(), C,
-                                 true, a.data());
+    conv2d_3x3_s2_single_channel(k, team, mel.data(), T, F, pack_3x3(s.w0, C).data(), s.b0.data(),
+                                 C, true, a.data());
     zero_time_steps(a.data(), T1, F1 * C, L1);
-    depthwise_conv2d_3x3_s2(team, a.data(), T1, F1, C, pack_3x3(s.dw1, C).data(), s.db1.data(),
+    depthwise_conv2d_3x3_s2(k, team, a.data(), T1, F1, C, pack_3x3(s.dw1, C).data(), s.db1.data(),
                             b.data());
-    pointwise_conv(team, b.data(), T2 * F2, C, pack_pointwise(s.pw1, C, C).data(), C,
+    pointwise_conv(k, team, b.data(), T2 * F2, C, pack_pointwise(s.pw1, C, C).data(), C,
                    s.pb1.data(), true, c.data());
     zero_time_steps(c.data(), T2, F2 * C, L2);
-    depthwise_conv2d_3x3_s2(team, c.data(), T2, F2, C, pack_3x3(s.dw2, C).data(), s.db2.data(),
+    depthwise_conv2d_3x3_s2(k, team, c.data(), T2, F2, C, pack_3x3(s.dw2, C).data(), s.db2.data(),
                             d.data());
-    pointwise_conv(team, d.data(), T3 * F3, C, pack_pointwise(s.pw2, C, C).data(), C,
+    pointwise_conv(k, team, d.data(), T3 * F3, C, pack_pointwise(s.pw2, C, C).data(), C,
                    s.pb2.data(), true, e.data());
     zero_time_steps(e.data(), T3, F3 * C, L3);
     flatten_channel_major(team, e.data(), T3, F3, C, out.data());
@@ -343,7 +348,7 @@ StageWeights random_stage(int64_t C, uint32_t seed) {
                         kt::random_vector(C, seed + 9, -pw, pw)};
 }
 
-TEST(KernelSubsampling, MaskedStageReproducesNemoIncludingFlattenOrder) {
+TEST_P(KernelSubsamplingIsa, MaskedStageReproducesNemoIncludingFlattenOrder) {
     pk::ThreadTeam team(3);
     struct Case {
         int64_t T, F, mel_len, C;
@@ -355,7 +360,7 @@ TEST(KernelSubsampling, MaskedStageReproducesNemoIncludingFlattenOrder) {
         const StageWeights s = random_stage(k.C, 150);
         std::vector<double> magnitude;
         const auto want = nemo_stage(mel, k.T, k.F, k.mel_len, s, true, &magnitude);
-        const auto got = our_stage(team, mel, k.T, k.F, k.mel_len, s);
+        const auto got = our_stage(kernels(), team, mel, k.T, k.F, k.mel_len, s);
         std::vector<double> tol(want.size());
         for (size_t i = 0; i < want.size(); ++i) tol[i] = 1e-5 * magnitude[i] + 1e-30;
         kt::expect_near_all(got, want, tol, shape(k.T, k.F, k.C) + " len=" + std::to_string(k.mel_len));
@@ -379,7 +384,7 @@ TEST(KernelSubsampling, MaskingChangesValidFramesSoTheStageTestCanFail) {
     EXPECT_GT(max_diff, 1e-3);
 }
 
-TEST(KernelSubsampling, SameBitsForAnyTeamSize) {
+TEST_P(KernelSubsamplingIsa, SameBitsForAnyTeamSize) {
     const int64_t T = 61, F = 80, C = 40;
     const int64_t T1 = conv3x3_s2_output_size(T), F1 = conv3x3_s2_output_size(F);
     const int64_t T2 = conv3x3_s2_output_size(T1), F2 = conv3x3_s2_output_size(F1);
@@ -391,23 +396,28 @@ TEST(KernelSubsampling, SameBitsForAnyTeamSize) {
     kt::expect_same_bits_for_thread_counts(
         T1 * F1 * C,
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::conv2d_3x3_s2_single_channel(team, mel.data(), T, F, w.data(), b.data(), C,
+            pk::kernels::conv2d_3x3_s2_single_channel(kernels(), team, mel.data(), T, F, w.data(), b.data(), C,
                                                       true, y);
         },
         "conv2d_3x3_s2_single_channel");
     kt::expect_same_bits_for_thread_counts(
         T2 * F2 * C,
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::depthwise_conv2d_3x3_s2(team, map.data(), T1, F1, C, w.data(), b.data(), y);
+            pk::kernels::depthwise_conv2d_3x3_s2(kernels(), team, map.data(), T1, F1, C, w.data(), b.data(), y);
         },
         "depthwise_conv2d_3x3_s2");
     // 611 pixel rows: chunks end inside register tiles.
     kt::expect_same_bits_for_thread_counts(
         611 * C,
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::pointwise_conv(team, map.data(), 611, C, pw.data(), C, b.data(), true, y);
+            pk::kernels::pointwise_conv(kernels(), team, map.data(), 611, C, pw.data(), C, b.data(), true, y);
         },
         "pointwise_conv");
+}
+
+TEST(KernelSubsampling, FlattenGivesTheSameBitsForAnyTeamSize) {
+    const int64_t T1 = conv3x3_s2_output_size(61), F1 = conv3x3_s2_output_size(80), C = 40;
+    const auto map = kt::random_vector(T1 * F1 * C, 162);
     kt::expect_same_bits_for_thread_counts(
         T1 * F1 * C,
         [&](pk::ThreadTeam& team, float* y) {
@@ -415,5 +425,7 @@ TEST(KernelSubsampling, SameBitsForAnyTeamSize) {
         },
         "flatten_channel_major");
 }
+
+INSTANTIATE_ISA_LEVELS(KernelSubsamplingIsa);
 
 }  // namespace

@@ -1,6 +1,6 @@
 // RealFft: matches a naive double-precision DFT on random input for every supported kind of
 // size, handles the trivial sizes, rejects bad sizes, and is bitwise identical when the frames
-// of a batch are spread over 1..4 threads.
+// of a batch are spread over 1..4 threads, at every ISA level.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,12 +9,16 @@
 #include <stdexcept>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/fft.h"
 #include "runtime/thread_team.h"
 
 namespace {
 
 using pk::kernels::RealFft;
+
+// The transform at every ISA level (the size checks have one portable version).
+class RealFftIsa : public isa_test::LevelTest {};
 
 // X[k] = sum_j x[j] exp(-2 pi i j k / n), k = 0..n/2, interleaved (re, im), in double.
 std::vector<double> naive_dft(const std::vector<float>& x) {
@@ -56,7 +60,7 @@ double max_error_over_norm(const std::vector<float>& x, const std::vector<float>
     return norm > 0.0 ? err / norm : err;
 }
 
-TEST(RealFft, MatchesNaiveDftOnRandomInput) {
+TEST_P(RealFftIsa, MatchesNaiveDftOnRandomInput) {
     for (int n : {2, 4, 8, 16, 64, 256, 512, 1024, 2048}) {
         RealFft fft(n);
         ASSERT_EQ(fft.size(), n);
@@ -64,7 +68,7 @@ TEST(RealFft, MatchesNaiveDftOnRandomInput) {
         for (uint32_t seed : {1u, 2u, 3u}) {
             const std::vector<float> x = random_signal(n, seed * 7919u + n);
             std::vector<float> out(n + 2, -999.0f);
-            fft.forward(x.data(), out.data());
+            fft.forward(kernels(), x.data(), out.data());
             const double rel = max_error_over_norm(x, out);
             int log2n = 0;
             while ((1 << log2n) < n) ++log2n;
@@ -76,14 +80,14 @@ TEST(RealFft, MatchesNaiveDftOnRandomInput) {
     }
 }
 
-TEST(RealFft, ImpulseAndConstant) {
+TEST_P(RealFftIsa, ImpulseAndConstant) {
     const int n = 512;
     RealFft fft(n);
     std::vector<float> x(n, 0.0f), out(n + 2);
     // A unit impulse at j0 has |X[k]| = 1 with phase -2 pi j0 k / n.
     const int j0 = 37;
     x[j0] = 1.0f;
-    fft.forward(x.data(), out.data());
+    fft.forward(kernels(), x.data(), out.data());
     for (int k = 0; k <= n / 2; ++k) {
         const double a = -2.0 * 3.14159265358979323846 * ((j0 * k) % n) / n;
         EXPECT_NEAR(out[2 * k], std::cos(a), 1e-6) << k;
@@ -91,7 +95,7 @@ TEST(RealFft, ImpulseAndConstant) {
     }
     // A constant puts everything in the DC bin.
     std::fill(x.begin(), x.end(), 0.25f);
-    fft.forward(x.data(), out.data());
+    fft.forward(kernels(), x.data(), out.data());
     EXPECT_NEAR(out[0], 0.25 * n, 1e-4);
     for (int k = 1; k <= n / 2; ++k) {
         EXPECT_NEAR(out[2 * k], 0.0, 1e-5) << k;
@@ -105,7 +109,7 @@ TEST(RealFft, RejectsLengthsThatAreNotPowersOfTwo) {
     }
 }
 
-TEST(RealFft, BatchIsBitwiseIdenticalAcrossThreadCounts) {
+TEST_P(RealFftIsa, BatchIsBitwiseIdenticalAcrossThreadCounts) {
     // Frames of an STFT are transformed independently; spreading them over threads must not
     // change a single bit (and the shared RealFft must be safe to use concurrently).
     const int n = 512, frames = 97;
@@ -116,7 +120,7 @@ TEST(RealFft, BatchIsBitwiseIdenticalAcrossThreadCounts) {
         pk::ThreadTeam team(threads);
         std::vector<float> out(static_cast<size_t>(frames) * (n + 2), 0.0f);
         pk::parallel_for(team, frames, 1, [&](int64_t begin, int64_t end) {
-            for (int64_t f = begin; f < end; ++f) fft.forward(&x[f * n], &out[f * (n + 2)]);
+            for (int64_t f = begin; f < end; ++f) fft.forward(kernels(), &x[f * n], &out[f * (n + 2)]);
         });
         if (reference.empty()) {
             reference = out;
@@ -126,5 +130,7 @@ TEST(RealFft, BatchIsBitwiseIdenticalAcrossThreadCounts) {
         }
     }
 }
+
+INSTANTIATE_ISA_LEVELS(RealFftIsa);
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Shared helpers of the matmul tests: random data, a double-precision reference, running
-// matmul() on teams of 1..4 threads.
+// matmul() on teams of 1..4 threads. The tests are parameterised by ISA level (isa_levels.h):
+// weights packed for a level run that level's kernels.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"

@@ -1,5 +1,4 @@
-// Half-precision conversions (kernels/f16.h) and matmul with F16 weights. Also run with
-// PARAKEET_CPU=scalar.
+// Half-precision conversions (kernels/f16.h) and matmul with F16 weights at every ISA level.
 #include "test_kernel_matmul_common.h"
 
 #include "kernels/f16.h"
@@ -7,6 +6,8 @@
 namespace {
 
 using namespace matmul_test;
+
+class MatmulF16 : public isa_test::LevelTest {};
 using pk::kernels::f16_to_f32;
 using pk::kernels::f32_to_f16;
 
@@ -100,11 +101,11 @@ std::vector<double> widen(const std::vector<uint16_t>& h) {
     return d;
 }
 
-void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
+void check_shape(pk::IsaLevel isa, int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
     const std::vector<uint16_t> w = random_halves(static_cast<size_t>(N * K), seed);
     const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1);
     const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
-    const PackedWeights pw(WeightType::F16, w.data(), N, K);
+    const PackedWeights pw(WeightType::F16, w.data(), N, K, isa);
     EXPECT_EQ(pw.packed_bytes(), static_cast<size_t>((N + 15) / 16 * 16 * K * 2));
     const float* b = with_bias ? bias.data() : nullptr;
     const std::vector<float> y = run(pw, x, M, b, 1);
@@ -112,21 +113,21 @@ void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed)
                              (static_cast<double>(K) + 8.0) * std::ldexp(1.0, -24));
 }
 
-TEST(MatmulF16, OddShapesMatchReference) {
+TEST_P(MatmulF16, OddShapesMatchReference) {
     uint32_t seed = 100;
     for (int64_t M : {1, 2, 5, 7, 13, 127}) {
         for (int64_t N : {1, 3, 17, 33}) {
             for (int64_t K : {1, 3, 37, 64}) {
-                check_shape(M, N, K, (seed % 2) == 1, seed);
+                check_shape(level(), M, N, K, (seed % 2) == 1, seed);
                 seed += 3;
             }
         }
     }
-    check_shape(13, 40, 700, true, 7);
-    check_shape(1, 40, 700, true, 8);
+    check_shape(level(), 13, 40, 700, true, 7);
+    check_shape(level(), 1, 40, 700, true, 8);
 }
 
-TEST(MatmulF16, SameBitsForAnyTeamSize) {
+TEST_P(MatmulF16, SameBitsForAnyTeamSize) {
     struct Shape {
         int64_t M, N, K;
     };
@@ -134,9 +135,11 @@ TEST(MatmulF16, SameBitsForAnyTeamSize) {
         const std::vector<uint16_t> w = random_halves(s.N * s.K, 71);
         const std::vector<float> x = random_floats(s.M * s.K, 72);
         const std::vector<float> bias = random_floats(s.N, 73);
-        const PackedWeights pw(WeightType::F16, w.data(), s.N, s.K);
+        const PackedWeights pw(WeightType::F16, w.data(), s.N, s.K, level());
         expect_same_bits_for_any_team(pw, x, s.M, bias.data());
     }
 }
+
+INSTANTIATE_ISA_LEVELS(MatmulF16);
 
 }  // namespace

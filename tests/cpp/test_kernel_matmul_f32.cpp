@@ -1,5 +1,5 @@
 // matmul with F32 weights: odd shapes against a double reference, bias, output stride,
-// identical bits for any team size, argument checks. Also run with PARAKEET_CPU=scalar.
+// identical bits for any team size, argument checks; at every ISA level.
 #include "test_kernel_matmul_common.h"
 
 #include <stdexcept>
@@ -8,14 +8,16 @@ namespace {
 
 using namespace matmul_test;
 
+class MatmulF32 : public isa_test::LevelTest {};
+
 // Float rounding bound for a K-term sum (plus the bias and the K-slice partial sums).
 double f32_tolerance(int64_t K) { return (static_cast<double>(K) + 8.0) * std::ldexp(1.0, -24); }
 
-void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
+void check_shape(pk::IsaLevel isa, int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
     const std::vector<float> w = random_floats(static_cast<size_t>(N * K), seed);
     const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1);
     const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
-    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K, isa);
     const float* b = with_bias ? bias.data() : nullptr;
     const std::vector<float> y = run(pw, x, M, b, 1);
     expect_matches_reference(y, std::vector<double>(x.begin(), x.end()),
@@ -23,32 +25,32 @@ void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed)
                              f32_tolerance(K));
 }
 
-TEST(MatmulF32, OddShapesMatchReference) {
+TEST_P(MatmulF32, OddShapesMatchReference) {
     uint32_t seed = 1;
     for (int64_t M : {1, 2, 5, 7, 13, 127}) {
         for (int64_t N : {1, 3, 17, 33}) {
             for (int64_t K : {1, 3, 37, 64}) {
-                check_shape(M, N, K, (seed % 2) == 0, seed);
+                check_shape(level(), M, N, K, (seed % 2) == 0, seed);
                 seed += 3;
             }
         }
     }
 }
 
-TEST(MatmulF32, LongKIsSlicedCorrectly) {
+TEST_P(MatmulF32, LongKIsSlicedCorrectly) {
     // K larger than the kernel's K slice, with a partial last slice.
-    check_shape(13, 40, 700, true, 11);
-    check_shape(1, 40, 700, true, 12);
-    check_shape(8, 16, 512, false, 13);
+    check_shape(level(), 13, 40, 700, true, 11);
+    check_shape(level(), 1, 40, 700, true, 12);
+    check_shape(level(), 8, 16, 512, false, 13);
 }
 
-TEST(MatmulF32, EncoderLikeShape) { check_shape(127, 300, 256, true, 21); }
+TEST_P(MatmulF32, EncoderLikeShape) { check_shape(level(), 127, 300, 256, true, 21); }
 
-TEST(MatmulF32, OutputRowStride) {
+TEST_P(MatmulF32, OutputRowStride) {
     const int64_t M = 7, N = 19, K = 45, ldy = 24;
     const std::vector<float> w = random_floats(N * K, 31), x = random_floats(M * K, 32);
     const std::vector<float> bias = random_floats(N, 33);
-    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K, level());
     for (int threads : {1, 3}) {
         const std::vector<float> y = run(pw, x, M, bias.data(), threads, ldy);
         expect_matches_reference(y, std::vector<double>(x.begin(), x.end()),
@@ -57,7 +59,7 @@ TEST(MatmulF32, OutputRowStride) {
     }
 }
 
-TEST(MatmulF32, SameBitsForAnyTeamSize) {
+TEST_P(MatmulF32, SameBitsForAnyTeamSize) {
     struct Shape {
         int64_t M, N, K;
     };
@@ -67,19 +69,19 @@ TEST(MatmulF32, SameBitsForAnyTeamSize) {
         const std::vector<float> w = random_floats(s.N * s.K, 41);
         const std::vector<float> x = random_floats(s.M * s.K, 42);
         const std::vector<float> bias = random_floats(s.N, 43);
-        const PackedWeights pw(WeightType::F32, w.data(), s.N, s.K);
+        const PackedWeights pw(WeightType::F32, w.data(), s.N, s.K, level());
         expect_same_bits_for_any_team(pw, x, s.M, bias.data());
         expect_same_bits_for_any_team(pw, x, s.M, nullptr);
     }
 }
 
-TEST(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
+TEST_P(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
     // A row's result does not depend on the other rows of the batch or on where its tile
     // falls (here: a batch of 9 against the row placed at the end of a batch of 13 zeros), and
     // a few rows give exactly the single-row result.
     const int64_t N = 33, K = 300, M = 9;
     const std::vector<float> w = random_floats(N * K, 51), x = random_floats(M * K, 52);
-    const PackedWeights pw(WeightType::F32, w.data(), N, K);
+    const PackedWeights pw(WeightType::F32, w.data(), N, K, level());
     const std::vector<float> all = run(pw, x, M, nullptr, 2);
     for (int64_t m = 0; m < M; ++m) {
         std::vector<float> batch(13 * K, 0.0f);
@@ -96,14 +98,14 @@ TEST(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
     }
 }
 
-TEST(MatmulF32, PackedSizeAndChecks) {
+TEST_P(MatmulF32, PackedSizeAndChecks) {
     const std::vector<float> w = random_floats(17 * 5, 61);
-    const PackedWeights pw(WeightType::F32, w.data(), 17, 5);
+    const PackedWeights pw(WeightType::F32, w.data(), 17, 5, level());
     EXPECT_EQ(pw.n(), 17);
     EXPECT_EQ(pw.k(), 5);
     EXPECT_EQ(pw.packed_bytes(), 2u * 16u * 5u * sizeof(float));  // two 16-wide panels
-    EXPECT_THROW(PackedWeights(WeightType::F32, w.data(), 0, 5), std::invalid_argument);
-    EXPECT_THROW(PackedWeights(WeightType::F32, nullptr, 17, 5), std::invalid_argument);
+    EXPECT_THROW(PackedWeights(WeightType::F32, w.data(), 0, 5, level()), std::invalid_argument);
+    EXPECT_THROW(PackedWeights(WeightType::F32, nullptr, 17, 5, level()), std::invalid_argument);
 
     pk::Arena arena;
     std::vector<float> x(2 * 6), y(2 * 17);
@@ -114,5 +116,7 @@ TEST(MatmulF32, PackedSizeAndChecks) {
     // M == 0 is a no-op.
     pk::kernels::matmul(team(1), arena, x.data(), 0, 5, pw, nullptr, y.data());
 }
+
+INSTANTIATE_ISA_LEVELS(MatmulF32);
 
 }  // namespace

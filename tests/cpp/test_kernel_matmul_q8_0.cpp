@@ -1,20 +1,20 @@
 // matmul with Q8_0 weights: the activation quantisation, odd shapes against a double
 // reference on the dequantised weights and quantised activations, identical bits for any team
-// size, and the same bits at the avx2 and avx512 levels. Also run with PARAKEET_CPU=avx2 and
-// =scalar.
+// size, at every ISA level; and the same bits at the avx2 and avx512 levels.
 #include "test_kernel_matmul_common.h"
 
 #include <stdexcept>
 
 #include "kernels/f16.h"
-#include "kernels/matmul_layout.h"
-#include "runtime/cpu_features.h"
+#include "kernels/kernel_table.h"
 
 namespace {
 
 using namespace matmul_test;
 using pk::kernels::f16_to_f32;
 using pk::kernels::f32_to_f16;
+
+class MatmulQ8_0 : public isa_test::LevelTest {};
 
 // Raw GGUF Q8_0 rows (34-byte blocks) with random scales and quants, including -128, which
 // GGUF allows even though quantisers do not produce it.
@@ -62,11 +62,11 @@ std::vector<double> quantise_activations(const std::vector<float>& x, int64_t K)
     return out;
 }
 
-void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
+void check_shape(pk::IsaLevel isa, int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed) {
     const Q8Weights w = random_q8(N, K, seed);
     const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
     const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
-    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K, isa);
     const float* b = with_bias ? bias.data() : nullptr;
     const std::vector<float> y = run(pw, x, M, b, 1);
     // The integer block sums are exact; what is left is float rounding of one scaled term per
@@ -75,28 +75,28 @@ void check_shape(int64_t M, int64_t N, int64_t K, bool with_bias, uint32_t seed)
     expect_matches_reference(y, quantise_activations(x, K), w.dequantised, b, M, N, K, tol);
 }
 
-TEST(MatmulQ8_0, OddShapesMatchReference) {
+TEST_P(MatmulQ8_0, OddShapesMatchReference) {
     uint32_t seed = 200;
     for (int64_t M : {1, 2, 5, 7, 13, 127}) {
         for (int64_t N : {1, 3, 17, 33}) {
             for (int64_t K : {32, 64, 96}) {
-                check_shape(M, N, K, (seed % 2) == 0, seed);
+                check_shape(level(), M, N, K, (seed % 2) == 0, seed);
                 seed += 3;
             }
         }
     }
     // More blocks than one K slice of the kernel, with a partial last slice.
-    check_shape(13, 40, 1056, true, 9);
-    check_shape(1, 40, 1056, true, 10);
+    check_shape(level(), 13, 40, 1056, true, 9);
+    check_shape(level(), 1, 40, 1056, true, 10);
 }
 
-TEST(MatmulQ8_0, CloseToTheUnquantisedProduct) {
+TEST_P(MatmulQ8_0, CloseToTheUnquantisedProduct) {
     // Sanity of the scheme itself: 8-bit weights and activations stay within about 1 % of the
     // float product of the dequantised weights with the original activations.
     const int64_t M = 5, N = 17, K = 512;
     const Q8Weights w = random_q8(N, K, 81);
     const std::vector<float> x = random_floats(M * K, 82);
-    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K, level());
     const std::vector<float> y = run(pw, x, M, nullptr, 1);
     double err = 0.0, norm = 0.0;
     for (int64_t m = 0; m < M; ++m) {
@@ -110,7 +110,7 @@ TEST(MatmulQ8_0, CloseToTheUnquantisedProduct) {
     EXPECT_LT(std::sqrt(err / norm), 0.01);
 }
 
-TEST(MatmulQ8_0, ZeroBlocksAndExtremes) {
+TEST_P(MatmulQ8_0, ZeroBlocksAndExtremes) {
     // An all-zero activation block (scale 0) and blocks whose largest magnitude is negative.
     const int64_t M = 3, N = 5, K = 96;
     const Q8Weights w = random_q8(N, K, 91);
@@ -118,23 +118,20 @@ TEST(MatmulQ8_0, ZeroBlocksAndExtremes) {
     std::fill(x.begin() + 32, x.begin() + 64, 0.0f);
     x[K + 5] = -40.0f;
     x[2 * K + 70] = 1e-30f;
-    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K, level());
     const std::vector<float> y = run(pw, x, M, nullptr, 1);
     expect_matches_reference(y, quantise_activations(x, K), w.dequantised, nullptr, M, N, K,
                              20.0 * std::ldexp(1.0, -23));
 }
 
-TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
+TEST_P(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     namespace md = pk::kernels::matmul_detail;
     const int64_t K = 352;  // 11 blocks: a group of 8 and a partial one
     std::vector<float> x = random_floats(K, 101, -5.0f, 5.0f);
     std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
     const std::vector<double> want = quantise_activations(x, K);
-    std::vector<const md::MatmulKernels*> paths{&md::scalar_matmul_kernels()};
-    if (pk::cpu_features().has_avx2_fma_f16c()) {
-        paths.push_back(&md::matmul_kernels(pk::IsaLevel::Avx2));
-    }
-    for (const md::MatmulKernels* k : paths) {
+    {
+        const md::MatmulKernels* k = &kernels().matmul;
         std::vector<int16_t> q(static_cast<size_t>(K));
         std::vector<float> s(static_cast<size_t>(K / 32));
         k->quantize_row_q8(x.data(), K, q.data(), s.data());
@@ -161,10 +158,11 @@ TEST(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     }
 }
 
-TEST(MatmulQ8_0, VnniQuantisationMatchesTheDocumentedOne) {
+TEST(MatmulQ8_0Levels, VnniQuantisationMatchesTheDocumentedOne) {
     namespace md = pk::kernels::matmul_detail;
-    if (!pk::cpu_features().has_avx512()) GTEST_SKIP() << "no avx512 level here";
-    const md::MatmulKernels& k = md::matmul_kernels(pk::IsaLevel::Avx512);
+    if (!pk::cpu_features().supports(pk::IsaLevel::Avx512))
+        GTEST_SKIP() << isa_test::missing_reason(pk::IsaLevel::Avx512);
+    const md::MatmulKernels& k = pk::kernels::kernel_table(pk::IsaLevel::Avx512).matmul;
     const int64_t K = 352, R = md::kRowsQ8Vnni;
     for (int64_t rows = 1; rows <= R; rows += 3) {
         std::vector<float> x = random_floats(static_cast<size_t>(rows * K), 131 + rows, -5.0f, 5.0f);
@@ -193,8 +191,9 @@ TEST(MatmulQ8_0, VnniQuantisationMatchesTheDocumentedOne) {
 // The integer block sums are exact and both levels scale and add them in the same order, so
 // weights packed for avx2 and for avx512 give identical bits: GEMM tiles with partial row and
 // column panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
-TEST(MatmulQ8_0, Avx2AndAvx512GiveTheSameBits) {
-    if (!pk::cpu_features().has_avx512()) GTEST_SKIP() << "no avx512 level here";
+TEST(MatmulQ8_0Levels, Avx2AndAvx512GiveTheSameBits) {
+    if (!pk::cpu_features().supports(pk::IsaLevel::Avx512))
+        GTEST_SKIP() << isa_test::missing_reason(pk::IsaLevel::Avx512);
     struct Shape {
         int64_t M, N, K;
     };
@@ -227,14 +226,14 @@ TEST(MatmulQ8_0, Avx2AndAvx512GiveTheSameBits) {
     }
 }
 
-TEST(MatmulQ8_0, PackingAboveTheLevelInUseThrows) {
-    if (pk::cpu_features().has_avx512()) GTEST_SKIP() << "every level is in use here";
+TEST(MatmulQ8_0Levels, PackingAboveTheCpusLevelThrows) {
+    if (pk::cpu_features().supports(pk::IsaLevel::Avx512)) GTEST_SKIP() << "this CPU has every level";
     const Q8Weights w = random_q8(17, 64, 141);
     EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 64, pk::IsaLevel::Avx512),
                  std::invalid_argument);
 }
 
-TEST(MatmulQ8_0, SameBitsForAnyTeamSize) {
+TEST_P(MatmulQ8_0, SameBitsForAnyTeamSize) {
     struct Shape {
         int64_t M, N, K;
     };
@@ -243,17 +242,19 @@ TEST(MatmulQ8_0, SameBitsForAnyTeamSize) {
         const Q8Weights w = random_q8(s.N, s.K, 111);
         const std::vector<float> x = random_floats(s.M * s.K, 112);
         const std::vector<float> bias = random_floats(s.N, 113);
-        const PackedWeights pw(WeightType::Q8_0, w.raw.data(), s.N, s.K);
+        const PackedWeights pw(WeightType::Q8_0, w.raw.data(), s.N, s.K, level());
         expect_same_bits_for_any_team(pw, x, s.M, bias.data());
     }
 }
 
-TEST(MatmulQ8_0, PackedSizeAndChecks) {
+TEST_P(MatmulQ8_0, PackedSizeAndChecks) {
     const Q8Weights w = random_q8(17, 64, 121);
-    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), 17, 64);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), 17, 64, level());
     EXPECT_EQ(pw.packed_bytes(), 2u * 2u * 576u);  // 2 panels x 2 blocks x (16 scales + 512 q)
     EXPECT_EQ(pk::kernels::weight_row_bytes(WeightType::Q8_0, 64), 68u);
-    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 48), std::invalid_argument);
+    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 48, level()), std::invalid_argument);
 }
+
+INSTANTIATE_ISA_LEVELS(MatmulQ8_0);
 
 }  // namespace

@@ -1,17 +1,21 @@
 // SiLU, ReLU and GLU match double-precision references (SiLU over a range that reaches the
-// vector exp's clamps), work in place where allowed, and give the same bits for any team size.
+// vector exp's clamps), work in place where allowed, and give the same bits for any team size,
+// at every ISA level (ReLU has one portable version).
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/ops_activation.h"
 #include "test_kernel_ops_util.h"
 
 namespace {
 
+class KernelActivation : public isa_test::LevelTest {};
+
 double sigmoid(double v) { return 1.0 / (1.0 + std::exp(-v)); }
 
-TEST(KernelActivation, SiluIsWithinAFewUlpsAcrossTheWholeRange) {
+TEST_P(KernelActivation, SiluIsWithinAFewUlpsAcrossTheWholeRange) {
     pk::ThreadTeam team(2);
     for (int64_t n : {1, 5, 80, 513, 17 * 513}) {
         auto x = kt::random_vector(n, 51 + n, -100.0f, 100.0f);
@@ -19,14 +23,14 @@ TEST(KernelActivation, SiluIsWithinAFewUlpsAcrossTheWholeRange) {
         std::vector<double> want(n);
         for (int64_t i = 0; i < n; ++i) want[i] = x[i] * sigmoid(x[i]);
         auto y = kt::poisoned(n);
-        pk::kernels::silu(team, x.data(), n, y.data());
+        pk::kernels::silu(kernels(), team, x.data(), n, y.data());
         kt::expect_near_all(y, want, 1e-30, 6e-7, "silu n=" + std::to_string(n));
-        pk::kernels::silu(team, x.data(), n, x.data());
+        pk::kernels::silu(kernels(), team, x.data(), n, x.data());
         EXPECT_EQ(x, y) << "silu in place, n=" << n;
     }
 }
 
-TEST(KernelActivation, ReluZeroesNegatives) {
+TEST(KernelRelu, ReluZeroesNegatives) {
     pk::ThreadTeam team(2);
     for (int64_t n : {1, 5, 513}) {
         auto x = kt::random_vector(n, 53 + n);
@@ -40,7 +44,7 @@ TEST(KernelActivation, ReluZeroesNegatives) {
     }
 }
 
-TEST(KernelActivation, GluGatesFirstHalfWithSigmoidOfSecondHalf) {
+TEST_P(KernelActivation, GluGatesFirstHalfWithSigmoidOfSecondHalf) {
     pk::ThreadTeam team(3);
     for (int64_t rows : {1, 3, 17}) {
         for (int64_t ch : {1, 5, 80, 513}) {
@@ -50,29 +54,39 @@ TEST(KernelActivation, GluGatesFirstHalfWithSigmoidOfSecondHalf) {
                 for (int64_t c = 0; c < ch; ++c)
                     want[r * ch + c] = x[r * 2 * ch + c] * sigmoid(x[r * 2 * ch + ch + c]);
             auto y = kt::poisoned(rows * ch);
-            pk::kernels::glu(team, x.data(), rows, ch, y.data());
+            pk::kernels::glu(kernels(), team, x.data(), rows, ch, y.data());
             kt::expect_near_all(y, want, 1e-30, 6e-7,
                                 "glu rows=" + std::to_string(rows) + " ch=" + std::to_string(ch));
         }
     }
 }
 
-TEST(KernelActivation, SameBitsForAnyTeamSize) {
+TEST_P(KernelActivation, SameBitsForAnyTeamSize) {
     // 67 * 513 elements: flat chunk boundaries fall in the middle of vector blocks.
     const int64_t rows = 67, ch = 513;
     const auto x = kt::random_vector(rows * 2 * ch, 55, -30.0f, 30.0f);
     kt::expect_same_bits_for_thread_counts(
         rows * ch,
-        [&](pk::ThreadTeam& team, float* y) { pk::kernels::silu(team, x.data(), rows * ch, y); },
+        [&](pk::ThreadTeam& team, float* y) {
+            pk::kernels::silu(kernels(), team, x.data(), rows * ch, y);
+        },
         "silu");
     kt::expect_same_bits_for_thread_counts(
         rows * ch,
-        [&](pk::ThreadTeam& team, float* y) { pk::kernels::relu(team, x.data(), rows * ch, y); },
-        "relu");
-    kt::expect_same_bits_for_thread_counts(
-        rows * ch,
-        [&](pk::ThreadTeam& team, float* y) { pk::kernels::glu(team, x.data(), rows, ch, y); },
+        [&](pk::ThreadTeam& team, float* y) {
+            pk::kernels::glu(kernels(), team, x.data(), rows, ch, y);
+        },
         "glu");
 }
+
+TEST(KernelRelu, SameBitsForAnyTeamSize) {
+    const int64_t n = 67 * 513;
+    const auto x = kt::random_vector(n, 55, -30.0f, 30.0f);
+    kt::expect_same_bits_for_thread_counts(
+        n, [&](pk::ThreadTeam& team, float* y) { pk::kernels::relu(team, x.data(), n, y); },
+        "relu");
+}
+
+INSTANTIATE_ISA_LEVELS(KernelActivation);
 
 }  // namespace

@@ -1,13 +1,16 @@
 // layer_norm matches PyTorch's LayerNorm (biased variance, eps inside the square root) on odd
-// shapes, works in place, and gives the same bits for any team size.
+// shapes, works in place, and gives the same bits for any team size, at every ISA level.
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "kernels/ops_layer_norm.h"
 #include "test_kernel_ops_util.h"
 
 namespace {
+
+class KernelLayerNorm : public isa_test::LevelTest {};
 
 std::vector<double> reference(const std::vector<float>& x, int64_t rows, int64_t cols,
                               const std::vector<float>& w, const std::vector<float>& b,
@@ -26,7 +29,7 @@ std::vector<double> reference(const std::vector<float>& x, int64_t rows, int64_t
     return y;
 }
 
-TEST(KernelLayerNorm, MatchesDoubleReferenceOnOddShapes) {
+TEST_P(KernelLayerNorm, MatchesDoubleReferenceOnOddShapes) {
     pk::ThreadTeam team(3);
     for (int64_t rows : {1, 3, 17}) {
         for (int64_t cols : {1, 5, 80, 513}) {
@@ -36,19 +39,19 @@ TEST(KernelLayerNorm, MatchesDoubleReferenceOnOddShapes) {
             const auto b = kt::random_vector(cols, 13);
             const auto want = reference(x, rows, cols, w, b, 1e-5);
             auto y = kt::poisoned(x.size());
-            pk::kernels::layer_norm(team, x.data(), rows, cols, w.data(), b.data(), 1e-5f,
+            pk::kernels::layer_norm(kernels(), team, x.data(), rows, cols, w.data(), b.data(), 1e-5f,
                                     y.data());
             const std::string what = "rows=" + std::to_string(rows) + " cols=" + std::to_string(cols);
             kt::expect_near_all(y, want, 2e-5, 2e-5, what);
 
-            pk::kernels::layer_norm(team, x.data(), rows, cols, w.data(), b.data(), 1e-5f,
+            pk::kernels::layer_norm(kernels(), team, x.data(), rows, cols, w.data(), b.data(), 1e-5f,
                                     x.data());
             EXPECT_EQ(x, y) << what << ": in place differs from out of place";
         }
     }
 }
 
-TEST(KernelLayerNorm, EpsMattersForNearConstantRows) {
+TEST_P(KernelLayerNorm, EpsMattersForNearConstantRows) {
     // With var ~ 0 the output is (x - mean) / sqrt(eps): a dropped or misplaced eps shows.
     pk::ThreadTeam team(1);
     const int64_t cols = 9;
@@ -57,11 +60,11 @@ TEST(KernelLayerNorm, EpsMattersForNearConstantRows) {
     const std::vector<float> w(cols, 1.0f), b(cols, 0.0f);
     const auto want = reference(x, 1, cols, w, b, 1e-3);
     auto y = kt::poisoned(cols);
-    pk::kernels::layer_norm(team, x.data(), 1, cols, w.data(), b.data(), 1e-3f, y.data());
+    pk::kernels::layer_norm(kernels(), team, x.data(), 1, cols, w.data(), b.data(), 1e-3f, y.data());
     kt::expect_near_all(y, want, 1e-4, 1e-3, "eps=1e-3");
 }
 
-TEST(KernelLayerNorm, SameBitsForAnyTeamSize) {
+TEST_P(KernelLayerNorm, SameBitsForAnyTeamSize) {
     const int64_t rows = 67, cols = 513;
     const auto x = kt::random_vector(rows * cols, 21);
     const auto w = kt::random_vector(cols, 22);
@@ -69,9 +72,12 @@ TEST(KernelLayerNorm, SameBitsForAnyTeamSize) {
     kt::expect_same_bits_for_thread_counts(
         x.size(),
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::layer_norm(team, x.data(), rows, cols, w.data(), b.data(), 1e-5f, y);
+            pk::kernels::layer_norm(kernels(), team, x.data(), rows, cols, w.data(), b.data(), 1e-5f,
+                                    y);
         },
         "layer_norm");
 }
+
+INSTANTIATE_ISA_LEVELS(KernelLayerNorm);
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "isa_levels.h"
 #include "model/frontend/log_mel.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
@@ -131,7 +132,7 @@ std::vector<float> run_log_mel(const LogMel& lm, const std::vector<float>& x, in
 void expect_matches_reference(const LogMelConfig& c, int64_t length, double tol) {
     const std::vector<float> window = symmetric_hann(c.win_length);
     const std::vector<float> fb = triangular_filterbank(c.n_mels, c.n_fft, c.sample_rate);
-    const LogMel lm(c, window, fb);
+    const LogMel lm(c, window, fb, isa_test::highest_kernels());
     const std::vector<float> x = test_signal(length, static_cast<uint32_t>(length));
     const std::vector<double> ref = reference_log_mel(c, window, fb, x);
     const std::vector<float> got = run_log_mel(lm, x, 2);
@@ -156,7 +157,8 @@ void expect_matches_reference(const LogMelConfig& c, int64_t length, double tol)
 LogMelConfig nemo_config() { return LogMelConfig{}; }  // the defaults are NeMo's 80-mel preprocessor
 
 TEST(LogMel, FrameCountsFollowNeMo) {
-    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000));
+    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000),
+                    isa_test::highest_kernels());
     struct Case { int64_t samples, frames, valid; };
     for (const Case& c : {Case{160000, 1001, 1000}, Case{16037, 101, 100}, Case{1600, 11, 10},
                           Case{160, 2, 1}, Case{159, 1, 0}, Case{319, 2, 1}, Case{1, 1, 0}, Case{0, 1, 0}}) {
@@ -201,14 +203,16 @@ TEST(LogMel, OtherGeometries) {
 
 TEST(LogMel, OneValidFrameNormalisesToZero) {
     // NeMo: std of one frame is NaN, replaced by 0, so (x - mean) / 1e-5 is exactly 0.
-    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000));
+    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000),
+                    isa_test::highest_kernels());
     const std::vector<float> out = run_log_mel(lm, test_signal(300, 5), 1);
     ASSERT_EQ(out.size(), 2u * 80);
     for (float v : out) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(LogMel, BitwiseIdenticalAcrossThreadCounts) {
-    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000));
+    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000),
+                    isa_test::highest_kernels());
     const std::vector<float> x = test_signal(3 * 16000 + 77, 9);
     const std::vector<float> ref = run_log_mel(lm, x, 1);
     for (int threads : {2, 3, 4}) {
@@ -222,7 +226,8 @@ TEST(LogMel, BitwiseIdenticalAcrossThreadCounts) {
 // buffers; for the statistics, a few values per mel bin) must not grow with the length, so no
 // power spectrum of every frame and no padded copy of the signal.
 TEST(LogMel, ScratchDoesNotGrowWithTheLength) {
-    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000));
+    const LogMel lm(nemo_config(), symmetric_hann(400), triangular_filterbank(80, 512, 16000),
+                    isa_test::highest_kernels());
     auto scratch_for = [&](int64_t n_samples) {
         const std::vector<float> x = test_signal(n_samples, 3);
         pk::ThreadTeam team(2);
@@ -239,14 +244,18 @@ TEST(LogMel, ScratchDoesNotGrowWithTheLength) {
 
 TEST(LogMel, RejectsMismatchedInputs) {
     const LogMelConfig c = nemo_config();
-    EXPECT_THROW(LogMel(c, symmetric_hann(399), triangular_filterbank(80, 512, 16000)), std::invalid_argument);
-    EXPECT_THROW(LogMel(c, symmetric_hann(400), triangular_filterbank(64, 512, 16000)), std::invalid_argument);
+    EXPECT_THROW(LogMel(c, symmetric_hann(399), triangular_filterbank(80, 512, 16000),
+                        isa_test::highest_kernels()), std::invalid_argument);
+    EXPECT_THROW(LogMel(c, symmetric_hann(400), triangular_filterbank(64, 512, 16000),
+                        isa_test::highest_kernels()), std::invalid_argument);
     LogMelConfig bad = c;
     bad.n_fft = 500;
-    EXPECT_THROW(LogMel(bad, symmetric_hann(400), std::vector<float>(80 * 251)), std::invalid_argument);
+    EXPECT_THROW(LogMel(bad, symmetric_hann(400), std::vector<float>(80 * 251),
+                        isa_test::highest_kernels()), std::invalid_argument);
     bad = c;
     bad.win_length = 600;
-    EXPECT_THROW(LogMel(bad, symmetric_hann(600), triangular_filterbank(80, 512, 16000)), std::invalid_argument);
+    EXPECT_THROW(LogMel(bad, symmetric_hann(600), triangular_filterbank(80, 512, 16000),
+                        isa_test::highest_kernels()), std::invalid_argument);
 }
 
 }  // namespace

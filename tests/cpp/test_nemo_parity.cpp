@@ -3,7 +3,8 @@
 // within small bounds of NeMo's, and every head's token ids, frames, durations and text are
 // identical to NeMo's, with confidences and word times matching too (digital silence is the
 // documented exception, see check_digital_silence). The per-stage max |diff| is printed as a
-// table. Results are also bitwise identical at 1, 2 and 4 threads.
+// table. Results are also bitwise identical at 1, 2 and 4 threads. Every ISA level this CPU
+// has is checked, one after the other.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include <memory>
 
 #include "audio/wav_reader.h"
+#include "isa_levels.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
 #include "nemo_transcript_check.h"
@@ -76,15 +78,15 @@ void check_digital_silence(const pk::Model& model, const std::vector<float>& sam
     EXPECT_TRUE(std::all_of(mel.data, mel.data + n, [](float v) { return v == 0.0f; }));
 }
 
-void run_fixture(const Fixture& f) {
+void run_fixture(const Fixture& f, pk::IsaLevel isa) {
     SCOPED_TRACE(f.ref_path);
     const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
-    const pk::Model& model = nemo_fixtures::cached_model(f.model_dir);
+    const pk::Model& model = nemo_fixtures::cached_model(f.model_dir, isa);
     const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
     ASSERT_EQ(static_cast<int64_t>(samples.size()), ref.get_i64("ref.n_samples"));
 
     StageReport report;
-    report.fixture = f.model_name + "/" + ref.get_string("ref.clip");
+    report.fixture = f.model_name + "/" + ref.get_string("ref.clip") + " " + pk::isa_level_name(isa);
     if (std::all_of(samples.begin(), samples.end(), [](float v) { return v == 0.0f; })) {
         check_digital_silence(model, samples);
         report.fixture += " (exact 0, not NeMo)";
@@ -136,11 +138,13 @@ void run_fixture(const Fixture& f) {
 TEST(NemoParity, EveryModelClipAndHeadMatchesNeMo) {
     const auto fixtures = nemo_fixtures::all();
     ASSERT_FALSE(fixtures.empty()) << "no fixtures under " << nemo_fixtures::data_dir() << "/nemo";
-    for (const auto& f : fixtures) run_fixture(f);
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        for (const auto& f : fixtures) run_fixture(f, isa);
+    });
 
-    std::printf("\n%-34s %10s %12s %12s %12s %6s\n", "fixture", "mel", "pre_encode*", "layers*", "enc*", "heads");
+    std::printf("\n%-41s %10s %12s %12s %12s %6s\n", "fixture", "mel", "pre_encode*", "layers*", "enc*", "heads");
     for (const auto& r : g_report)
-        std::printf("%-34s %10.2e %12.2e %12.2e %12.2e %6d\n", r.fixture.c_str(), r.mel, r.pre_encode, r.layers,
+        std::printf("%-41s %10.2e %12.2e %12.2e %12.2e %6d\n", r.fixture.c_str(), r.mel, r.pre_encode, r.layers,
                     r.enc, r.heads_checked);
     std::printf("(max |ours - NeMo|; * relative to the stage's max |value|; -1 = not in the fixture)\n");
 }
@@ -149,22 +153,24 @@ TEST(NemoParity, EveryModelClipAndHeadMatchesNeMo) {
 TEST(NemoParity, ResultsDoNotDependOnThreadCount) {
     const auto fixtures = nemo_fixtures::all();
     ASSERT_FALSE(fixtures.empty());
-    for (const auto& f : fixtures) {
-        SCOPED_TRACE(f.ref_path);
-        const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
-        const pk::Model& model = nemo_fixtures::cached_model(f.model_dir);
-        const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
-        for (auto decoder : {pk::DecoderChoice::Ctc, pk::DecoderChoice::Transducer}) {
-            if ((decoder == pk::DecoderChoice::Ctc) ? !model.ctc() : !model.transducer()) continue;
-            std::vector<pk::Transcript> results;
-            for (int threads : {1, 2, 4}) {
-                pk::Backend b(threads);
-                results.push_back(model.transcribe_on(b, samples.data(), static_cast<int64_t>(samples.size()),
-                                                      16000, decoder));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        for (const auto& f : fixtures) {
+            SCOPED_TRACE(f.ref_path);
+            const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
+            const pk::Model& model = nemo_fixtures::cached_model(f.model_dir, isa);
+            const std::vector<float> samples = nemo_fixtures::clip_samples(ref);
+            for (auto decoder : {pk::DecoderChoice::Ctc, pk::DecoderChoice::Transducer}) {
+                if ((decoder == pk::DecoderChoice::Ctc) ? !model.ctc() : !model.transducer()) continue;
+                std::vector<pk::Transcript> results;
+                for (int threads : {1, 2, 4}) {
+                    pk::Backend b(threads);
+                    results.push_back(model.transcribe_on(b, samples.data(), static_cast<int64_t>(samples.size()),
+                                                          16000, decoder));
+                }
+                for (size_t i = 1; i < results.size(); ++i) nemo_fixtures::expect_identical(results[i], results[0]);
             }
-            for (size_t i = 1; i < results.size(); ++i) nemo_fixtures::expect_identical(results[i], results[0]);
         }
-    }
+    });
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 // hypotheses in the same order — labels, timestamps and text exactly, scores to 1e-4 — under
 // score_norm on and off, and bitwise the same result with 1 and 2 threads. Through Model (our
 // own encoder) the clip's N-best list must be NeMo's too, alone and in a pool. Skipped when the
-// converted model.gguf is missing.
+// converted model.gguf is missing. At every ISA level this CPU has.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -19,6 +19,7 @@
 
 #include "audio/wav_reader.h"
 #include "gguf/gguf_reader.h"
+#include "isa_levels.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/model.h"
 #include "model/model_config.h"
@@ -65,48 +66,51 @@ TEST_P(NemoBeam, NBestListEqualsNeMo) {
     const std::vector<float> enc = nemo_fixtures::tensor(enc_ref, "enc");
     ASSERT_EQ(static_cast<int64_t>(enc.size()), enc_len * m.cfg.enc.d_model);
 
-    pk::ThreadTeam team1(1), team2(2);
-    pk::Arena arena;
-    const pk::TensorLoader loader(m.gguf);
-    const pk::TransducerDecoder dec = pk::TransducerDecoder::load(loader, m.cfg, team2, arena);
-    ASSERT_EQ(dec.is_tdt(), ref.get_string("ref.head") == "tdt");
-    const std::vector<int> beam_sizes = ints(ref, "ref.beam_sizes");
-    ASSERT_EQ(beam_sizes, (std::vector<int>{1, 2, 4}));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        pk::ThreadTeam team1(1), team2(2);
+        pk::Arena arena;
+        const pk::TensorLoader loader(m.gguf, isa);
+        const pk::TransducerDecoder dec = pk::TransducerDecoder::load(loader, m.cfg, team2, arena);
+        ASSERT_EQ(dec.is_tdt(), ref.get_string("ref.head") == "tdt");
+        const std::vector<int> beam_sizes = ints(ref, "ref.beam_sizes");
+        ASSERT_EQ(beam_sizes, (std::vector<int>{1, 2, 4}));
 
-    for (int beam : beam_sizes) {
-        const std::string p = "ref.beam" + std::to_string(beam) + ".";
-        const int n_hyps = static_cast<int>(ref.get_i64(p + "n_hyps"));
-        const std::vector<int> raw_order = ints(ref, p + "raw_order");
-        for (bool norm : {true, false}) {
-            SCOPED_TRACE("beam " + std::to_string(beam) + (norm ? " score_norm" : " raw scores"));
-            pk::BeamOptions o;
-            o.beam_size = beam;
-            o.score_norm = norm;
-            const auto hyps = dec.decode_beam(team2, arena, enc.data(), enc_len, enc_len, o);
-            ASSERT_EQ(static_cast<int>(hyps.size()), n_hyps);
-            for (int i = 0; i < n_hyps; ++i) {
-                // NeMo's i-th hypothesis in this order
-                const std::string q = p + "hyp" + std::to_string(norm ? i : raw_order[static_cast<size_t>(i)]) + ".";
-                const std::vector<int> ids = ints(ref, q + "ids");
-                const std::vector<int> stamps = ints(ref, q + "timestamps");
-                const pk::BeamHypothesis& h = hyps[static_cast<size_t>(i)];
-                ASSERT_EQ(h.tokens.size(), ids.size()) << "hypothesis " << i;
-                for (size_t k = 0; k < ids.size(); ++k) {
-                    ASSERT_EQ(h.tokens[k].id, ids[k]) << "hypothesis " << i << " token " << k;
-                    // NeMo's TDT beam timestamp is the frame the token's duration leads to
-                    const int stamp = h.tokens[k].frame + (dec.is_tdt() ? h.tokens[k].duration : 0);
-                    ASSERT_EQ(stamp, stamps[k]) << "hypothesis " << i << " token " << k;
+        for (int beam : beam_sizes) {
+            const std::string p = "ref.beam" + std::to_string(beam) + ".";
+            const int n_hyps = static_cast<int>(ref.get_i64(p + "n_hyps"));
+            const std::vector<int> raw_order = ints(ref, p + "raw_order");
+            for (bool norm : {true, false}) {
+                SCOPED_TRACE("beam " + std::to_string(beam) + (norm ? " score_norm" : " raw scores"));
+                pk::BeamOptions o;
+                o.beam_size = beam;
+                o.score_norm = norm;
+                const auto hyps = dec.decode_beam(team2, arena, enc.data(), enc_len, enc_len, o);
+                ASSERT_EQ(static_cast<int>(hyps.size()), n_hyps);
+                for (int i = 0; i < n_hyps; ++i) {
+                    // NeMo's i-th hypothesis in this order
+                    const int nemo_i = norm ? i : raw_order[static_cast<size_t>(i)];
+                    const std::string q = p + "hyp" + std::to_string(nemo_i) + ".";
+                    const std::vector<int> ids = ints(ref, q + "ids");
+                    const std::vector<int> stamps = ints(ref, q + "timestamps");
+                    const pk::BeamHypothesis& h = hyps[static_cast<size_t>(i)];
+                    ASSERT_EQ(h.tokens.size(), ids.size()) << "hypothesis " << i;
+                    for (size_t k = 0; k < ids.size(); ++k) {
+                        ASSERT_EQ(h.tokens[k].id, ids[k]) << "hypothesis " << i << " token " << k;
+                        // NeMo's TDT beam timestamp is the frame the token's duration leads to
+                        const int stamp = h.tokens[k].frame + (dec.is_tdt() ? h.tokens[k].duration : 0);
+                        ASSERT_EQ(stamp, stamps[k]) << "hypothesis " << i << " token " << k;
+                    }
+                    const double score = ref.get_f64(q + "score");
+                    EXPECT_NEAR(h.score, score, kScoreTolerance) << "hypothesis " << i;
+                    EXPECT_NEAR(h.normalized_score, score / static_cast<double>(ids.size() + 1), kScoreTolerance);
+                    EXPECT_EQ(m.builder.build(h.tokens, dec.timestamp_rule()).text, ref.get_string(q + "text"))
+                        << "hypothesis " << i;
                 }
-                const double score = ref.get_f64(q + "score");
-                EXPECT_NEAR(h.score, score, kScoreTolerance) << "hypothesis " << i;
-                EXPECT_NEAR(h.normalized_score, score / static_cast<double>(ids.size() + 1), kScoreTolerance);
-                EXPECT_EQ(m.builder.build(h.tokens, dec.timestamp_rule()).text, ref.get_string(q + "text"))
-                    << "hypothesis " << i;
+                // the search runs on a thread team: any team size gives the same bits
+                EXPECT_TRUE(bitwise_equal(hyps, dec.decode_beam(team1, arena, enc.data(), enc_len, enc_len, o)));
             }
-            // the search runs on a thread team: any team size gives the same bits
-            EXPECT_TRUE(bitwise_equal(hyps, dec.decode_beam(team1, arena, enc.data(), enc_len, enc_len, o)));
         }
-    }
+    });
 }
 
 std::string fixture_name(const ::testing::TestParamInfo<BeamFixture>& info) {
@@ -155,34 +159,37 @@ TEST_P(NemoBeam, ModelNBestEqualsNeMoAndIsTheSameInAPool) {
         wav.samples = nemo_input;
         wav.sample_rate = 16000;
     }
-    auto model = pk::Model::load(model_path);
-    pk::RequestOptions o(pk::DecoderChoice::Transducer);
-    o.beam.beam_size = 4;
-    o.beam.nbest = 4;
-    const auto alone = model->transcribe_nbest(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
-                                               wav.sample_rate, o);
-    const int n_hyps = static_cast<int>(ref.get_i64("ref.beam4.n_hyps"));
-    ASSERT_EQ(static_cast<int>(alone.size()), std::min(n_hyps, 4));
-    for (size_t i = 0; i < alone.size(); ++i) {
-        const std::string q = "ref.beam4.hyp" + std::to_string(i) + ".";
-        std::vector<int> ids;
-        for (const auto& t : alone[i].transcript.tokens) ids.push_back(t.id);
-        EXPECT_EQ(ids, ints(ref, q + "ids")) << "hypothesis " << i;
-        EXPECT_NEAR(alone[i].score, ref.get_f64(q + "score"), 1e-3) << "hypothesis " << i;
-    }
-    const pk::Transcript best = model->transcribe(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
-                                                  wav.sample_rate, o);
-    EXPECT_TRUE(same_transcript(best, alone.front().transcript));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        auto model = pk::Model::load(model_path, isa_test::load_options_at(isa));
+        pk::RequestOptions o(pk::DecoderChoice::Transducer);
+        o.beam.beam_size = 4;
+        o.beam.nbest = 4;
+        const auto alone = model->transcribe_nbest(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
+                                                   wav.sample_rate, o);
+        const int n_hyps = static_cast<int>(ref.get_i64("ref.beam4.n_hyps"));
+        ASSERT_EQ(static_cast<int>(alone.size()), std::min(n_hyps, 4));
+        for (size_t i = 0; i < alone.size(); ++i) {
+            const std::string q = "ref.beam4.hyp" + std::to_string(i) + ".";
+            std::vector<int> ids;
+            for (const auto& t : alone[i].transcript.tokens) ids.push_back(t.id);
+            EXPECT_EQ(ids, ints(ref, q + "ids")) << "hypothesis " << i;
+            EXPECT_NEAR(alone[i].score, ref.get_f64(q + "score"), 1e-3) << "hypothesis " << i;
+        }
+        const pk::Transcript best = model->transcribe(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
+                                                      wav.sample_rate, o);
+        EXPECT_TRUE(same_transcript(best, alone.front().transcript));
 
-    ASSERT_EQ(model->set_concurrency(2, 1), 2);
-    std::vector<std::vector<pk::ScoredTranscript>> got(4);
-    std::vector<std::thread> threads;
-    for (auto& g : got)
-        threads.emplace_back([&] {
-            g = model->transcribe_nbest(wav.samples.data(), static_cast<int64_t>(wav.samples.size()), wav.sample_rate, o);
-        });
-    for (auto& t : threads) t.join();
-    for (const auto& g : got) EXPECT_TRUE(same_nbest(g, alone));
+        ASSERT_EQ(model->set_concurrency(2, 1), 2);
+        std::vector<std::vector<pk::ScoredTranscript>> got(4);
+        std::vector<std::thread> threads;
+        for (auto& g : got)
+            threads.emplace_back([&] {
+                g = model->transcribe_nbest(wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
+                                            wav.sample_rate, o);
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& g : got) EXPECT_TRUE(same_nbest(g, alone));
+    });
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // our token ids, frames, durations and text are identical to NeMo's, with confidences and word
 // times within bounds. The clip is rebuilt bit for bit from the committed clips
 // (nemo_fixtures::assemble_long_clip). Auto mode on it must choose local [128, 128] and give the
-// local [128, 128] result, and local attention gives the same bytes at 1, 2 and 4 threads.
+// local [128, 128] result, and local attention gives the same bytes at 1, 2 and 4 threads. At
+// every ISA level this CPU has.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "isa_levels.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
 #include "nemo_transcript_check.h"
@@ -112,13 +114,15 @@ class LongClip : public ::testing::TestWithParam<Case> {};
 TEST_P(LongClip, MatchesNeMo) {
     const Case& c = GetParam();
     const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-    const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
     const std::vector<float>& samples = clip_for(ref);
-    pk::RequestOptions opts(decoder_of(c.head));
-    opts.attention = attention_of(ref);
-    const pk::Transcript t = model.transcribe(samples.data(), static_cast<int64_t>(samples.size()), 16000, opts);
-    EXPECT_EQ(t.attention, *opts.attention) << t.attention.describe();
-    nemo_fixtures::expect_transcript_matches(t, ref, c.head, first_tie(ref, c.head));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
+        pk::RequestOptions opts(decoder_of(c.head));
+        opts.attention = attention_of(ref);
+        const pk::Transcript t = model.transcribe(samples.data(), static_cast<int64_t>(samples.size()), 16000, opts);
+        EXPECT_EQ(t.attention, *opts.attention) << t.attention.describe();
+        nemo_fixtures::expect_transcript_matches(t, ref, c.head, first_tie(ref, c.head));
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(NemoParityLong, LongClip, ::testing::ValuesIn(cases()), case_name);
@@ -126,78 +130,87 @@ INSTANTIATE_TEST_SUITE_P(NemoParityLong, LongClip, ::testing::ValuesIn(cases()),
 // Where a reference stores NeMo's encoder output (ref.has_enc), ours is within kEncBound: tells
 // an encoder difference from a decoder one.
 TEST(NemoParityLong, EncoderOutputMatchesNeMo) {
-    int checked = 0;
-    std::set<std::string> seen;
-    for (const auto& c : cases()) {
-        if (!seen.insert(c.ref_path).second) continue;  // once per reference file, not per head
-        const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-        if (!ref.get_bool("ref.has_enc")) continue;
-        SCOPED_TRACE(c.ref_path);
-        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
-        const std::vector<float>& samples = clip_for(ref);
-        pk::Backend b(2);
-        b.arena().reset();
-        const pk::MelFeatures mel = model.compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));
-        const pk::EncoderOutput enc = model.encode(b, mel, {}, attention_of(ref));
-        ASSERT_EQ(enc.frames, ref.get_i64("ref.enc_len"));
-        const auto want = nemo_fixtures::tensor(ref, "enc");
-        const size_t n = static_cast<size_t>(enc.frames * model.config().enc.d_model);
-        ASSERT_EQ(want.size(), n);
-        double diff = 0, scale = 1;
-        for (size_t i = 0; i < n; ++i) {
-            diff = std::max(diff, std::fabs(double(enc.data[i]) - double(want[i])));
-            scale = std::max(scale, std::fabs(double(want[i])));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        int checked = 0;
+        std::set<std::string> seen;
+        for (const auto& c : cases()) {
+            if (!seen.insert(c.ref_path).second) continue;  // once per reference file, not per head
+            const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
+            if (!ref.get_bool("ref.has_enc")) continue;
+            SCOPED_TRACE(c.ref_path);
+            const pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
+            const std::vector<float>& samples = clip_for(ref);
+            pk::Backend b(2);
+            b.arena().reset();
+            const pk::MelFeatures mel = model.compute_mel(b, samples.data(), static_cast<int64_t>(samples.size()));
+            const pk::EncoderOutput enc = model.encode(b, mel, {}, attention_of(ref));
+            ASSERT_EQ(enc.frames, ref.get_i64("ref.enc_len"));
+            const auto want = nemo_fixtures::tensor(ref, "enc");
+            const size_t n = static_cast<size_t>(enc.frames * model.config().enc.d_model);
+            ASSERT_EQ(want.size(), n);
+            double diff = 0, scale = 1;
+            for (size_t i = 0; i < n; ++i) {
+                diff = std::max(diff, std::fabs(double(enc.data[i]) - double(want[i])));
+                scale = std::max(scale, std::fabs(double(want[i])));
+            }
+            std::printf("%s (%s): encoder max |ours - NeMo| / max |NeMo| = %.2e\n", c.ref_path.c_str(),
+                        pk::isa_level_name(isa), diff / scale);
+            EXPECT_LT(diff / scale, kEncBound);
+            ++checked;
         }
-        std::printf("%s: encoder max |ours - NeMo| / max |NeMo| = %.2e\n", c.ref_path.c_str(), diff / scale);
-        EXPECT_LT(diff / scale, kEncBound);
-        ++checked;
-    }
-    EXPECT_EQ(checked, 3) << "hybrid_tdt_ctc stores the encoder output for each of the three settings";
+        EXPECT_EQ(checked, 3) << "hybrid_tdt_ctc stores the encoder output for each of the three settings";
+    });
 }
 
 // Auto mode on three minutes (2250 encoder frames, above kAutoFullMaxFrames) runs local
 // [128, 128] and gives exactly NeMo's local [128, 128] result.
 TEST(NemoParityLong, AutoModeChoosesLocal128) {
-    int checked = 0;
-    for (const auto& c : cases()) {
-        if (c.setting != "local128x128") continue;
-        SCOPED_TRACE(c.model_name + " " + c.head);
-        const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-        ASSERT_GT(ref.get_i64("ref.enc_len"), pk::kAutoFullMaxFrames);
-        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
-        const std::vector<float>& samples = clip_for(ref);
-        pk::RequestOptions opts(decoder_of(c.head));
-        opts.attention = pk::AttentionSetting::automatic();
-        const pk::Transcript t = model.transcribe(samples.data(), static_cast<int64_t>(samples.size()), 16000, opts);
-        ASSERT_EQ(t.attention, pk::AttentionSetting::local(pk::kAutoLocalContext, pk::kAutoLocalContext))
-            << t.attention.describe();
-        nemo_fixtures::expect_transcript_matches(t, ref, c.head, first_tie(ref, c.head));
-        ++checked;
-    }
-    EXPECT_GT(checked, 0);
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        int checked = 0;
+        for (const auto& c : cases()) {
+            if (c.setting != "local128x128") continue;
+            SCOPED_TRACE(c.model_name + " " + c.head);
+            const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
+            ASSERT_GT(ref.get_i64("ref.enc_len"), pk::kAutoFullMaxFrames);
+            const pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
+            const std::vector<float>& samples = clip_for(ref);
+            pk::RequestOptions opts(decoder_of(c.head));
+            opts.attention = pk::AttentionSetting::automatic();
+            const pk::Transcript t =
+                model.transcribe(samples.data(), static_cast<int64_t>(samples.size()), 16000, opts);
+            ASSERT_EQ(t.attention, pk::AttentionSetting::local(pk::kAutoLocalContext, pk::kAutoLocalContext))
+                << t.attention.describe();
+            nemo_fixtures::expect_transcript_matches(t, ref, c.head, first_tie(ref, c.head));
+            ++checked;
+        }
+        EXPECT_GT(checked, 0);
+    });
 }
 
 // Local attention gives the same bytes at 1, 2 and 4 threads (both heads of a hybrid, the
 // asymmetric window).
 TEST(NemoParityLong, LocalAttentionDoesNotDependOnThreadCount) {
-    int checked = 0;
-    for (const auto& c : cases()) {
-        if (c.model_name != "hybrid_tdt_ctc" || c.setting != "local64x32") continue;
-        SCOPED_TRACE(c.head);
-        const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-        const pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
-        const std::vector<float>& samples = clip_for(ref);
-        pk::RequestOptions opts(decoder_of(c.head));
-        opts.attention = attention_of(ref);
-        std::vector<pk::Transcript> results;
-        for (int threads : {1, 2, 4}) {
-            pk::Backend b(threads);
-            results.push_back(model.transcribe_on(b, samples.data(), static_cast<int64_t>(samples.size()), 16000, opts));
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        int checked = 0;
+        for (const auto& c : cases()) {
+            if (c.model_name != "hybrid_tdt_ctc" || c.setting != "local64x32") continue;
+            SCOPED_TRACE(c.head);
+            const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
+            const pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
+            const std::vector<float>& samples = clip_for(ref);
+            pk::RequestOptions opts(decoder_of(c.head));
+            opts.attention = attention_of(ref);
+            std::vector<pk::Transcript> results;
+            for (int threads : {1, 2, 4}) {
+                pk::Backend b(threads);
+                results.push_back(
+                    model.transcribe_on(b, samples.data(), static_cast<int64_t>(samples.size()), 16000, opts));
+            }
+            for (size_t i = 1; i < results.size(); ++i) nemo_fixtures::expect_identical(results[i], results[0]);
+            ++checked;
         }
-        for (size_t i = 1; i < results.size(); ++i) nemo_fixtures::expect_identical(results[i], results[0]);
-        ++checked;
-    }
-    EXPECT_EQ(checked, 2);
+        EXPECT_EQ(checked, 2);
+    });
 }
 
 }  // namespace

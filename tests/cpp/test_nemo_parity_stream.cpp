@@ -6,7 +6,7 @@
 // however the audio is cut into feeds (the whole clip, 1 s blocks, odd sizes, one sample at a
 // time on the short clip), at 1 and 2 threads and through a pool of two backends (the 30 s
 // clip: odd feeds through the pool only); and the updates the stream returns add up to its
-// transcript.
+// transcript. At every ISA level this CPU has.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "isa_levels.h"
 #include "model/model.h"
 #include "model/stream/chunked_stream.h"
 #include "nemo_fixtures.h"
@@ -188,54 +189,58 @@ class Stream : public ::testing::TestWithParam<Case> {};
 TEST_P(Stream, MatchesNeMo) {
     const Case& c = GetParam();
     const pk::GgufReader ref = pk::GgufReader::open(c.ref_path);
-    pk::Model& model = nemo_fixtures::cached_model(c.model_dir);
     const std::vector<float>& samples = clip_samples(ref);
     ASSERT_EQ(static_cast<int64_t>(samples.size()), ref.get_i64("ref.n_samples"));
     const pk::StreamSettings settings = settings_of(ref, c.head);
+    isa_test::for_each_level([&](pk::IsaLevel isa) {
+        pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
 
-    const StreamRun whole = stream_clip(model, settings, samples, {static_cast<int64_t>(samples.size())});
-    // NeMo's context sizes (seconds truncated to whole encoder frames) and its number of chunks
-    const auto ctx = ref.get_i64_array("ref.stream.samples");
-    EXPECT_EQ(whole.context.frame_samples, ref.get_i64("ref.stream.frame_samples"));
-    EXPECT_EQ(whole.context.left, ctx.at(0));
-    EXPECT_EQ(whole.context.chunk, ctx.at(1));
-    EXPECT_EQ(whole.context.right, ctx.at(2));
-    EXPECT_EQ(whole.updates.back().chunks, static_cast<int64_t>(ref.get_i64_array("ref.chunk.window_start").size()));
+        const StreamRun whole = stream_clip(model, settings, samples, {static_cast<int64_t>(samples.size())});
+        // NeMo's context sizes (seconds truncated to whole encoder frames) and its number of chunks
+        const auto ctx = ref.get_i64_array("ref.stream.samples");
+        EXPECT_EQ(whole.context.frame_samples, ref.get_i64("ref.stream.frame_samples"));
+        EXPECT_EQ(whole.context.left, ctx.at(0));
+        EXPECT_EQ(whole.context.chunk, ctx.at(1));
+        EXPECT_EQ(whole.context.right, ctx.at(2));
+        EXPECT_EQ(whole.updates.back().chunks,
+                  static_cast<int64_t>(ref.get_i64_array("ref.chunk.window_start").size()));
 
-    expect_tokens_match(whole.tokens, ref, c.head);
-    if (HasFatalFailure()) return;
-    // text, confidences, words and word times as NeMo's offline parity checks them
-    nemo_fixtures::expect_transcript_matches(whole.transcript, ref, c.head);
-    expect_updates_add_up(whole);
-    if (HasFatalFailure()) return;
+        expect_tokens_match(whole.tokens, ref, c.head);
+        if (HasFatalFailure()) return;
+        // text, confidences, words and word times as NeMo's offline parity checks them
+        nemo_fixtures::expect_transcript_matches(whole.transcript, ref, c.head);
+        expect_updates_add_up(whole);
+        if (HasFatalFailure()) return;
 
-    // The same bytes through a pool of two 1-thread backends, fed odd sizes.
-    {
-        SCOPED_TRACE("pool of 2 x 1 thread, feeds of 1, 333, 4799");
-        ASSERT_EQ(model.set_concurrency(2, 1), 2);
-        const StreamRun r = stream_clip(model, settings, samples, {1, 333, 4799});
-        model.set_concurrency(1, 0);
-        nemo_fixtures::expect_identical(r.transcript, whole.transcript);
-        expect_updates_add_up(r);
-    }
-    // The 30 s clip stops here (its seven streams would dominate the test's time); the others
-    // are cut into feeds every other way, one sample at a time on the short clip, and run at 1
-    // and 2 threads on the default backend.
-    if (samples.size() > 10 * 16000) return;
-    std::vector<std::vector<int64_t>> feeds = {{16000}, {4799}, {333}};
-    if (samples.size() <= 16000) feeds.push_back({1});
-    for (const auto& sizes : feeds) {
-        SCOPED_TRACE("feeds of " + std::to_string(sizes[0]));
-        const StreamRun r = stream_clip(model, settings, samples, sizes);
-        nemo_fixtures::expect_identical(r.transcript, whole.transcript);
-        expect_updates_add_up(r);
-    }
-    for (int threads : {1, 2}) {
-        SCOPED_TRACE(std::to_string(threads) + " threads");
-        with_default_threads(threads, [&] {
-            nemo_fixtures::expect_identical(stream_clip(model, settings, samples, {4799}).transcript, whole.transcript);
-        });
-    }
+        // The same bytes through a pool of two 1-thread backends, fed odd sizes.
+        {
+            SCOPED_TRACE("pool of 2 x 1 thread, feeds of 1, 333, 4799");
+            ASSERT_EQ(model.set_concurrency(2, 1), 2);
+            const StreamRun r = stream_clip(model, settings, samples, {1, 333, 4799});
+            model.set_concurrency(1, 0);
+            nemo_fixtures::expect_identical(r.transcript, whole.transcript);
+            expect_updates_add_up(r);
+        }
+        // The 30 s clip stops here (its seven streams would dominate the test's time); the others
+        // are cut into feeds every other way, one sample at a time on the short clip, and run at 1
+        // and 2 threads on the default backend.
+        if (samples.size() > 10 * 16000) return;
+        std::vector<std::vector<int64_t>> feeds = {{16000}, {4799}, {333}};
+        if (samples.size() <= 16000) feeds.push_back({1});
+        for (const auto& sizes : feeds) {
+            SCOPED_TRACE("feeds of " + std::to_string(sizes[0]));
+            const StreamRun r = stream_clip(model, settings, samples, sizes);
+            nemo_fixtures::expect_identical(r.transcript, whole.transcript);
+            expect_updates_add_up(r);
+        }
+        for (int threads : {1, 2}) {
+            SCOPED_TRACE(std::to_string(threads) + " threads");
+            with_default_threads(threads, [&] {
+                nemo_fixtures::expect_identical(stream_clip(model, settings, samples, {4799}).transcript,
+                                                whole.transcript);
+            });
+        }
+    });
 }
 
 INSTANTIATE_TEST_SUITE_P(NemoParityStream, Stream, ::testing::ValuesIn(cases()), case_name);

@@ -81,7 +81,7 @@ TEST(QuantizedAgreement, F16AndQ8_0AgainstF32) {
             const std::string path = f.model_dir + "/model" + v.suffix + ".gguf";
             if (FILE* probe = std::fopen(path.c_str(), "rb")) std::fclose(probe);
             else continue;
-            if (type == "bf16" && !pk::kernels::PackedWeights::bf16_available()) continue;
+            if (type == "bf16" && !pk::kernels::PackedWeights::bf16_available(f32->isa())) continue;
             SCOPED_TRACE(path + " (" + type + ") on " + f.ref_path);
             pk::LoadOptions options;
             options.q8_all = v.q8_all;

@@ -4,11 +4,9 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "kernels/attention_local_rel_pos_block.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "kernels/ops_softmax.h"
 #include "kernels/transpose.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -44,19 +42,6 @@ void block_weighted_sums_portable(const BlockRows& rows, const float* prob, int6
             for (int64_t c = 0; c < dk; ++c) o[c] += w * vt[c];
         }
     }
-}
-
-struct Paths {
-    local_attention::BlockProductsFn products;
-    local_attention::BlockWeightedSumsFn weighted_sums;
-};
-
-Paths select_paths() {
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c())
-        return {&local_attention::avx2::block_products, &local_attention::avx2::block_weighted_sums};
-#endif
-    return {&block_products_portable, &block_weighted_sums_portable};
 }
 
 // The offsets o = j - i in [o_begin, o_end) get the position product of p row o + shift.
@@ -112,10 +97,15 @@ void check_arguments(int64_t T, int64_t row0, int64_t rows, int64_t H, int64_t d
 
 }  // namespace
 
-void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const float* k,
-                             const float* v, const float* p, const float* bias_u, const float* bias_v,
-                             int64_t T, int64_t row0, int64_t rows, int64_t H, int64_t dk,
-                             int64_t left, int64_t right, float* out) {
+void add_attention_local_rel_pos_scalar(KernelTable& t) {
+    t.attention.local_block_products = block_products_portable;
+    t.attention.local_block_weighted_sums = block_weighted_sums_portable;
+}
+
+void local_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                             const float* k, const float* v, const float* p, const float* bias_u,
+                             const float* bias_v, int64_t T, int64_t row0, int64_t rows, int64_t H,
+                             int64_t dk, int64_t left, int64_t right, float* out) {
     check_arguments(T, row0, rows, H, dk, left, right);
     if (rows == 0) return;
     ArenaScope scope(arena);
@@ -130,7 +120,6 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
     const int64_t per_thread = 2 * dk * lds + (dk + kRowBlock) * ldp + kRowBlock * ldk + 2 * kRowBlock * dk;
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
-    const Paths paths = select_paths();
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
     // One item = one (head, block of kRowBlock query rows): about 3 * kRowBlock * P * dk multiply-adds.
     const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
@@ -186,9 +175,10 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
                 }
             }
 
-            paths.products(qu, padded_rows, dk, span.kT + (ja - span.begin), lds, 0, nwin, ac, ldk);
+            const AttentionKernels& a = kt.attention;
+            a.local_block_products(qu, padded_rows, dk, span.kT + (ja - span.begin), lds, 0, nwin, ac, ldk);
             if (m_begin < m_end)
-                paths.products(qv, padded_rows, dk, pT, ldp, m_begin / kColumnPad * kColumnPad, m_end, bd, ldp);
+                a.local_block_products(qv, padded_rows, dk, pT, ldp, m_begin / kColumnPad * kColumnPad, m_end, bd, ldp);
 
             // Scores of each row's keys, then their softmax, in place in ac.
             for (int64_t r = 0; r < nr; ++r) {
@@ -202,10 +192,10 @@ void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, con
                 float* row = ac + r * ldk + block.begin[r];
                 const int64_t n = block.end[r] - block.begin[r];
                 for (int64_t t = 0; t < n; ++t) row[t] *= inv_scale;
-                softmax_serial(row, 1, n, row);
+                kt.ops.softmax_rows(row, 1, n, row);
             }
-            paths.weighted_sums(block, ac, ldk, span.vs + (ja - span.begin) * dk, dk, dk,
-                                out + (i0 - row0) * ld + h * dk, ld);
+            a.local_block_weighted_sums(block, ac, ldk, span.vs + (ja - span.begin) * dk, dk, dk,
+                                        out + (i0 - row0) * ld + h * dk, ld);
         }
     });
 }

@@ -30,16 +30,19 @@
 
 namespace pk::kernels {
 
+struct KernelTable;
+
 // q: rows [row0, row0 + rows) of the queries, [rows, H*dk] (row r of q is query frame row0 + r);
 // k, v: all T frames, [T, H*dk]; p: [left + right + 1, H*dk], the linear_pos projection of NeMo's
 // LocalAttRelPositionalEncoding rows (relative positions left, left-1, ..., -right);
 // bias_u, bias_v: [H, dk]; out: [rows, H*dk] (must not overlap inputs).
 // Requires max(left, right) > 0, left >= 0, right >= 0, 0 <= row0, row0 + rows <= T.
 // Scratch comes from `arena`, O(team.size() * (row block + left + right) * dk) floats (never
-// O(T*T) nor an extra O(T*d) buffer), and is given back before returning.
-void local_rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const float* k,
-                             const float* v, const float* p, const float* bias_u, const float* bias_v,
-                             int64_t T, int64_t row0, int64_t rows, int64_t H, int64_t dk,
-                             int64_t left, int64_t right, float* out);
+// O(T*T) nor an extra O(T*d) buffer), and is given back before returning. The products and
+// the softmax are kt's kernels (kernel_table.h).
+void local_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                             const float* k, const float* v, const float* p, const float* bias_u,
+                             const float* bias_v, int64_t T, int64_t row0, int64_t rows, int64_t H,
+                             int64_t dk, int64_t left, int64_t right, float* out);
 
 }  // namespace pk::kernels

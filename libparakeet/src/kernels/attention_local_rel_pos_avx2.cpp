@@ -6,11 +6,13 @@
 
 #include <cstdint>
 
-#include "kernels/attention_local_rel_pos_block.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::local_attention::avx2 {
+namespace pk::kernels {
 namespace {
+
+using namespace local_attention;
 
 // 4 rows x 3 vectors of accumulators, plus the three column vectors and a broadcast, fill
 // the 16 ymm registers; each column vector loaded is used by four rows.
@@ -78,8 +80,6 @@ static inline void accumulate8(const float* prob, const float* v, int64_t ld, in
 // L1 while every query row of the block whose window covers them uses them.
 constexpr int64_t kValueChunk = 64;
 
-}  // namespace
-
 void block_products(const float* x, int64_t rows, int64_t dk, const float* m, int64_t ldm, int64_t col0,
                     int64_t col1, float* out, int64_t ldo) {
     // Columns outside, rows inside: a tile's dk x 24 columns of m stay in L1 for all rows.
@@ -112,4 +112,11 @@ void block_weighted_sums(const BlockRows& rows, const float* prob, int64_t ldp, 
     }
 }
 
-}  // namespace pk::kernels::local_attention::avx2
+}  // namespace
+
+void add_attention_local_rel_pos_avx2(KernelTable& t) {
+    t.attention.local_block_products = block_products;
+    t.attention.local_block_weighted_sums = block_weighted_sums;
+}
+
+}  // namespace pk::kernels

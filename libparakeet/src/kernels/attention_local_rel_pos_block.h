@@ -1,8 +1,8 @@
-// The two inner loops of local_rel_pos_attention (attention_local_rel_pos.h), one set per ISA
-// level. The portable driver in attention_local_rel_pos.cpp prepares one (head, block of query
-// rows) item at a time — transposed key window and positions, biased queries — and calls these
-// for the products; the cheap per-row steps between them (position terms, scaling, softmax)
-// are shared portable code.
+// The two inner loops of local_rel_pos_attention (attention_local_rel_pos.h), one pair per ISA
+// level in AttentionKernels (kernel_table.h). The portable driver in attention_local_rel_pos.cpp
+// prepares one (head, block of query rows) item at a time — transposed key window and
+// positions, biased queries — and calls these for the products; the cheap per-row steps
+// between them (position terms, scaling, softmax) are shared portable code.
 #pragma once
 
 #include <cstdint>
@@ -35,14 +35,5 @@ using BlockProductsFn = void (*)(const float* x, int64_t rows, int64_t dk, const
 // for c < dk, accumulated over t in order (so a row's result depends only on that row).
 using BlockWeightedSumsFn = void (*)(const BlockRows& rows, const float* prob, int64_t ldp, const float* v,
                                      int64_t ld, int64_t dk, float* out, int64_t ldo);
-
-#if defined(PARAKEET_HAVE_X86)
-namespace avx2 {
-void block_products(const float* x, int64_t rows, int64_t dk, const float* m, int64_t ldm, int64_t col0,
-                    int64_t col1, float* out, int64_t ldo);
-void block_weighted_sums(const BlockRows& rows, const float* prob, int64_t ldp, const float* v, int64_t ld,
-                         int64_t dk, float* out, int64_t ldo);
-}  // namespace avx2
-#endif
 
 }  // namespace pk::kernels::local_attention

@@ -3,83 +3,70 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/cpu_features.h"
-
-#include "kernels/ops_softmax.h"
+#include "kernels/kernel_table.h"
 #include "kernels/transpose.h"
 
 namespace pk::kernels {
-
-#if defined(PARAKEET_HAVE_X86)
-namespace avx2 {
-void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
-                 int64_t nr, const float* qu, const float* qv, float* scores, float* out);
-}
-namespace avx512 {
-void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
-                 int64_t nr, const float* qu, const float* qv, float* scores, float* out);
-}
-#endif
-
 namespace {
 
-// ---- Portable path: one query row at a time, plain loops. ----
-
-// Inputs of one head, transposed so that the loops over key frames read contiguous memory.
-struct AttentionHead {
-    const float* kT;  // [dk, T]
-    const float* pT;  // [dk, 2T - 1]
-    const float* v;   // row j of head h: v + j * ld
-    int64_t ld;       // row stride of v (H * dk)
-    int64_t T;
-    int64_t dk;
-};
+// ---- Portable path: plain loops (the contracts are in kernel_table.h). ----
 
 // Key frames handled per register block.
 constexpr int64_t kKeyBlock = 32;
 
-// out[0..dk) = attention output of one query row; qu = q + bias_u, qv = q + bias_v;
-// `scores` has room for T floats.
-inline void attend_row(const AttentionHead& a, int64_t i, const float* qu, const float* qv,
-                       float* scores, float* out) {
-    const int64_t T = a.T, dk = a.dk;
+void scores_rows_scalar(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0,
+                        int64_t nr, const float* qu, const float* qv, float* scores) {
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
-    const float* p_row0 = a.pT + (T - 1 - i);  // column of relative position i - 0
     const int64_t p_ld = 2 * T - 1;
-    for (int64_t j0 = 0; j0 < T; j0 += kKeyBlock) {
-        const int64_t n = T - j0 < kKeyBlock ? T - j0 : kKeyBlock;
-        float ac[kKeyBlock] = {};
-        float bd[kKeyBlock] = {};
-        for (int64_t c = 0; c < dk; ++c) {
-            const float* kr = a.kT + c * T + j0;
-            const float* pr = p_row0 + c * p_ld + j0;
-            const float quc = qu[c], qvc = qv[c];
-            for (int64_t jj = 0; jj < n; ++jj) {
-                ac[jj] += quc * kr[jj];
-                bd[jj] += qvc * pr[jj];
+    for (int64_t r = 0; r < nr; ++r) {
+        const float* p_row0 = pT + (T - 1 - (i0 + r));  // column of relative position i - 0
+        const float* qur = qu + r * dk;
+        const float* qvr = qv + r * dk;
+        float* s = scores + r * T;
+        for (int64_t j0 = 0; j0 < T; j0 += kKeyBlock) {
+            const int64_t n = T - j0 < kKeyBlock ? T - j0 : kKeyBlock;
+            float ac[kKeyBlock] = {};
+            float bd[kKeyBlock] = {};
+            for (int64_t c = 0; c < dk; ++c) {
+                const float* kr = kT + c * T + j0;
+                const float* pr = p_row0 + c * p_ld + j0;
+                const float quc = qur[c], qvc = qvr[c];
+                for (int64_t jj = 0; jj < n; ++jj) {
+                    ac[jj] += quc * kr[jj];
+                    bd[jj] += qvc * pr[jj];
+                }
             }
+            for (int64_t jj = 0; jj < n; ++jj) s[j0 + jj] = (ac[jj] + bd[jj]) * inv_scale;
         }
-        for (int64_t jj = 0; jj < n; ++jj) scores[j0 + jj] = (ac[jj] + bd[jj]) * inv_scale;
-    }
-    softmax_serial(scores, 1, T, scores);
-    for (int64_t c = 0; c < dk; ++c) out[c] = 0.0f;
-    for (int64_t j = 0; j < T; ++j) {
-        const float w = scores[j];
-        const float* vr = a.v + j * a.ld;
-        for (int64_t c = 0; c < dk; ++c) out[c] += w * vr[c];
     }
 }
 
+void weighted_sums_rows_scalar(const float* prob, const float* v, int64_t ld, int64_t T,
+                               int64_t dk, int64_t nr, float* out) {
+    for (int64_t r = 0; r < nr; ++r) {
+        float* o = out + r * ld;
+        for (int64_t c = 0; c < dk; ++c) o[c] = 0.0f;
+        for (int64_t j = 0; j < T; ++j) {
+            const float w = prob[r * T + j];
+            const float* vr = v + j * ld;
+            for (int64_t c = 0; c < dk; ++c) o[c] += w * vr[c];
+        }
+    }
+}
 
 // Query rows handled together (their score rows share each block of keys in L1).
 constexpr int64_t kRowBlock = 8;
 
-
 }  // namespace
 
-void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const float* k,
-                       const float* v, const float* p, const float* bias_u, const float* bias_v,
-                       int64_t T, int64_t H, int64_t dk, float* out) {
+void add_attention_rel_pos_scalar(KernelTable& t) {
+    t.attention.rel_pos_scores = scores_rows_scalar;
+    t.attention.rel_pos_weighted_sums = weighted_sums_rows_scalar;
+}
+
+void rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                       const float* k, const float* v, const float* p, const float* bias_u,
+                       const float* bias_v, int64_t T, int64_t H, int64_t dk, float* out) {
     if (T <= 0) return;
     ArenaScope scope(arena);
     const int64_t ld = H * dk;
@@ -99,8 +86,6 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
         }
     });
 
-    const bool use_avx512 = cpu_features().has_avx512();
-    const bool use_avx2 = cpu_features().has_avx2_fma_f16c();
     // One item = one (head, block of kRowBlock query rows): about 3 * rows * T * dk multiply-adds.
     const int64_t row_blocks = (T + kRowBlock - 1) / kRowBlock;
     const int64_t items = H * row_blocks;
@@ -128,23 +113,11 @@ void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const flo
             const float* pTh = pT + h * dk * P;
             const float* vh = v + h * dk;
             float* oi = out + i0 * ld + h * dk;
-#if defined(PARAKEET_HAVE_X86)
-            if (use_avx512) {
-                avx512::attend_rows(kTh, pTh, vh, ld, T, dk, i0, nr, qu, qv, scores, oi);
-                continue;
-            }
-            if (use_avx2) {
-                avx2::attend_rows(kTh, pTh, vh, ld, T, dk, i0, nr, qu, qv, scores, oi);
-                continue;
-            }
-#endif
-            for (int64_t r = 0; r < nr; ++r)
-                attend_row({kTh, pTh, vh, ld, T, dk}, i0 + r, qu + r * dk, qv + r * dk, scores,
-                                               oi + r * ld);
+            kt.attention.rel_pos_scores(kTh, pTh, T, dk, i0, nr, qu, qv, scores);
+            kt.ops.softmax_rows(scores, nr, T, scores);
+            kt.attention.rel_pos_weighted_sums(scores, vh, ld, T, dk, nr, oi);
         }
     });
-    (void)use_avx512;
-    (void)use_avx2;
 }
 
 }  // namespace pk::kernels

@@ -19,11 +19,14 @@
 
 namespace pk::kernels {
 
+struct KernelTable;
+
 // q, k, v: [T, H * dk] (head h in columns h*dk .. h*dk+dk-1); p: [2T - 1, H * dk];
 // bias_u, bias_v: [H, dk]; out: [T, H * dk], must not overlap the inputs.
-// Scratch comes from `arena` and is given back before returning.
-void rel_pos_attention(ThreadTeam& team, Arena& arena, const float* q, const float* k,
-                       const float* v, const float* p, const float* bias_u, const float* bias_v,
-                       int64_t T, int64_t H, int64_t dk, float* out);
+// Scratch comes from `arena` and is given back before returning. The products and the softmax
+// are kt's kernels (kernel_table.h).
+void rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                       const float* k, const float* v, const float* p, const float* bias_u,
+                       const float* bias_v, int64_t T, int64_t H, int64_t dk, float* out);
 
 }  // namespace pk::kernels

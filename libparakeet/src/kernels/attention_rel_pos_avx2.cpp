@@ -7,9 +7,9 @@
 #include <cmath>
 #include <cstdint>
 
-#include "kernels/ops_softmax.h"
+#include "kernels/kernel_table.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
 namespace {
 
 // Mask with the first n (0..8) lanes set.
@@ -134,13 +134,11 @@ static inline void weighted_sum_chunk64(const float* scores, const float* v, int
 // stay in L1 while every query row of the block uses them.
 constexpr int64_t kValueChunk = 64;
 
-}  // namespace
-
-// Query rows [i0, i0 + nr) of one head. Looping over the rows inside each key block keeps
-// that block of keys and positions in L1 for all of them (one row at a time streams the
-// whole head from L2 per row).
-void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
-                 int64_t nr, const float* qu, const float* qv, float* scores, float* out) {
+// AttentionKernels::rel_pos_scores. Looping over the rows inside each key block keeps that
+// block of keys and positions in L1 for all of them (one row at a time streams the whole
+// head from L2 per row).
+void scores_rows(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0, int64_t nr,
+                 const float* qu, const float* qv, float* scores) {
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
     const int64_t p_ld = 2 * T - 1;
     int64_t j0 = 0;
@@ -152,8 +150,11 @@ void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, i
         for (int64_t r = 0; r < nr; ++r)
             score_block(kT, pT + (T - 1 - (i0 + r)), T, p_ld, dk, qu + r * dk, qv + r * dk, j0, T - j0, inv_scale,
                         scores + r * T);
-    softmax_serial(scores, nr, T, scores);
+}
 
+// AttentionKernels::rel_pos_weighted_sums.
+void weighted_sums_rows(const float* scores, const float* v, int64_t ld, int64_t T, int64_t dk,
+                        int64_t nr, float* out) {
     const int64_t vec_channels = dk / 8 * 8;
     for (int64_t r = 0; r < nr; ++r) {
         // Channels past the last multiple of 64 (small or odd head sizes).
@@ -173,4 +174,11 @@ void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, i
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_attention_rel_pos_avx2(KernelTable& t) {
+    t.attention.rel_pos_scores = scores_rows;
+    t.attention.rel_pos_weighted_sums = weighted_sums_rows;
+}
+
+}  // namespace pk::kernels

@@ -15,14 +15,14 @@
 
 #include <cstdint>
 
-#include "kernels/ops_softmax.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx512.h"
 
 // The row loops must be unrolled for the accumulator arrays to live in registers (GCC
 // otherwise keeps them on the stack and the kernel runs at store rate).
 #define PK_UNROLL_ROWS _Pragma("GCC unroll 8")
 
-namespace pk::kernels::avx512 {
+namespace pk::kernels {
 namespace {
 
 using vec512::first_lanes;
@@ -116,11 +116,9 @@ void weighted_sum_group(int rows, const float* scores, int64_t T, const float* v
     }
 }
 
-}  // namespace
-
-// Query rows [i0, i0 + nr) of one head; same contract as avx2::attend_rows.
-void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t i0,
-                 int64_t nr, const float* qu, const float* qv, float* scores, float* out) {
+// AttentionKernels::rel_pos_scores.
+void scores_rows(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0, int64_t nr,
+                 const float* qu, const float* qv, float* scores) {
     const float inv_scale = 1.0f / sqrtf(static_cast<float>(dk));
     const int64_t p_ld = 2 * T - 1;
     // The key loop is outside the row loop so each block of keys and positions is read from
@@ -139,8 +137,11 @@ void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, i
                         score_rows_out);
         }
     }
-    softmax_serial(scores, nr, T, scores);
+}
 
+// AttentionKernels::rel_pos_weighted_sums.
+void weighted_sums_rows(const float* scores, const float* v, int64_t ld, int64_t T, int64_t dk,
+                        int64_t nr, float* out) {
     for (int64_t r0 = 0; r0 < nr; r0 += kValueRows) {
         const int rows = static_cast<int>(nr - r0 < kValueRows ? nr - r0 : kValueRows);
         for (int64_t c0 = 0; c0 < dk; c0 += 32)
@@ -149,4 +150,11 @@ void attend_rows(const float* kT, const float* pT, const float* v, int64_t ld, i
     }
 }
 
-}  // namespace pk::kernels::avx512
+}  // namespace
+
+void add_attention_rel_pos_avx512(KernelTable& t) {
+    t.attention.rel_pos_scores = scores_rows;
+    t.attention.rel_pos_weighted_sums = weighted_sums_rows;
+}
+
+}  // namespace pk::kernels

@@ -1,8 +1,7 @@
 #include "kernels/conv_depthwise1d.h"
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -28,13 +27,14 @@ void depthwise_conv1d_rows_scalar(const float* x, int64_t T, int64_t C, const fl
 
 }  // namespace
 
-void depthwise_conv1d(ThreadTeam& team, const float* x, int64_t T, int64_t C,
+void add_conv_depthwise1d_scalar(KernelTable& t) {
+    t.conv.depthwise_conv1d_rows = depthwise_conv1d_rows_scalar;
+}
+
+void depthwise_conv1d(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T, int64_t C,
                       const float* packed_weight, int64_t kernel, const float* bias, float* y) {
     if (C <= 0) return;
-    auto* fn = &depthwise_conv1d_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::depthwise_conv1d_rows;
-#endif
+    auto* fn = k.conv.depthwise_conv1d_rows;
     parallel_for(team, T, grain_for(kernel * C), [&](int64_t begin, int64_t end) {
         fn(x, T, C, packed_weight, kernel, bias, begin, end, y);
     });

@@ -2,10 +2,11 @@
 // start from the bias and take one fused multiply-add per tap, taps in order.
 #include <immintrin.h>
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
+namespace {
 
 void depthwise_conv1d_rows(const float* x, int64_t T, int64_t C, const float* w,
                            int64_t kernel, const float* bias, int64_t t_begin, int64_t t_end,
@@ -60,4 +61,10 @@ void depthwise_conv1d_rows(const float* x, int64_t T, int64_t C, const float* w,
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_conv_depthwise1d_avx2(KernelTable& t) {
+    t.conv.depthwise_conv1d_rows = depthwise_conv1d_rows;
+}
+
+}  // namespace pk::kernels

@@ -1,8 +1,7 @@
 #include "kernels/conv_pointwise.h"
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -44,6 +43,8 @@ void pointwise_conv_rows_scalar(const float* x, int64_t cin, const float* packed
 
 }  // namespace
 
+void add_conv_pointwise_scalar(KernelTable& t) { t.conv.pointwise_conv_rows = pointwise_conv_rows_scalar; }
+
 int64_t pointwise_conv_packed_size(int64_t cin, int64_t cout) {
     return (cout + kPanel - 1) / kPanel * kPanel * cin;
 }
@@ -56,14 +57,11 @@ void pointwise_conv_pack_weight(const float* weight, int64_t cin, int64_t cout, 
                 o < cout ? weight[o * cin + i] : 0.0f;
 }
 
-void pointwise_conv(ThreadTeam& team, const float* x, int64_t P, int64_t cin,
+void pointwise_conv(const KernelTable& k, ThreadTeam& team, const float* x, int64_t P, int64_t cin,
                     const float* packed_weight, int64_t cout, const float* bias, bool relu,
                     float* y) {
     if (cout <= 0) return;
-    auto* fn = &pointwise_conv_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::pointwise_conv_rows;
-#endif
+    auto* fn = k.conv.pointwise_conv_rows;
     // At least a few register tiles of rows per chunk, whatever the channel counts.
     int64_t grain = grain_for(cin * cout);
     if (grain < 24) grain = 24;

@@ -9,6 +9,8 @@
 
 namespace pk::kernels {
 
+struct KernelTable;
+
 // Floats needed by the packed weight: Cout rounded up to a multiple of 16, times Cin.
 int64_t pointwise_conv_packed_size(int64_t cin, int64_t cout);
 
@@ -17,8 +19,9 @@ int64_t pointwise_conv_packed_size(int64_t cin, int64_t cout);
 void pointwise_conv_pack_weight(const float* weight, int64_t cin, int64_t cout, float* packed);
 
 // x is [P, Cin] (a [T, F, Cin] map has P = T * F), y is [P, Cout]; bias [Cout] may be null.
-// With relu, y = max(y, 0). y must not overlap x. Pixel rows are split across the team.
-void pointwise_conv(ThreadTeam& team, const float* x, int64_t P, int64_t cin,
+// With relu, y = max(y, 0). y must not overlap x. Pixel rows are split across the team and run
+// by k's kernel (kernel_table.h).
+void pointwise_conv(const KernelTable& k, ThreadTeam& team, const float* x, int64_t P, int64_t cin,
                     const float* packed_weight, int64_t cout, const float* bias, bool relu,
                     float* y);
 

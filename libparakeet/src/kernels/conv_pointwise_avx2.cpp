@@ -5,10 +5,10 @@
 // same in full and partial tiles, so the split of rows across threads changes no bit.
 #include <immintrin.h>
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
 namespace {
 
 constexpr int64_t kPanel = 16;
@@ -68,8 +68,6 @@ void partial_tile(int64_t rows, const float* x, int64_t cin, const float* panel,
     }
 }
 
-}  // namespace
-
 void pointwise_conv_rows(const float* x, int64_t cin, const float* packed, int64_t cout,
                          const float* bias, bool relu, int64_t row_begin, int64_t row_end,
                          float* y) {
@@ -98,4 +96,10 @@ void pointwise_conv_rows(const float* x, int64_t cin, const float* packed, int64
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_conv_pointwise_avx2(KernelTable& t) {
+    t.conv.pointwise_conv_rows = pointwise_conv_rows;
+}
+
+}  // namespace pk::kernels

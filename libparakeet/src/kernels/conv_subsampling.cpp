@@ -2,9 +2,8 @@
 
 #include <cstring>
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -63,30 +62,30 @@ void depthwise_conv2d_3x3_s2_rows_scalar(const float* x, int64_t T, int64_t F, i
 
 }  // namespace
 
-void conv2d_3x3_s2_single_channel(ThreadTeam& team, const float* x, int64_t T, int64_t F,
-                                  const float* packed_weight, const float* bias, int64_t C,
-                                  bool relu, float* y) {
+void add_conv_subsampling_scalar(KernelTable& t) {
+    t.conv.conv2d_3x3_s2_single_channel_rows = conv2d_3x3_s2_single_channel_rows_scalar;
+    t.conv.depthwise_conv2d_3x3_s2_rows = depthwise_conv2d_3x3_s2_rows_scalar;
+}
+
+void conv2d_3x3_s2_single_channel(const KernelTable& k, ThreadTeam& team, const float* x,
+                                  int64_t T, int64_t F, const float* packed_weight,
+                                  const float* bias, int64_t C, bool relu, float* y) {
     const int64_t T1 = conv3x3_s2_output_size(T);
     const int64_t F1 = conv3x3_s2_output_size(F);
     if (F1 <= 0 || C <= 0) return;
-    auto* fn = &conv2d_3x3_s2_single_channel_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::conv2d_3x3_s2_single_channel_rows;
-#endif
+    auto* fn = k.conv.conv2d_3x3_s2_single_channel_rows;
     parallel_for(team, T1, grain_for(9 * F1 * C), [&](int64_t begin, int64_t end) {
         fn(x, T, F, packed_weight, bias, C, relu, begin, end, y);
     });
 }
 
-void depthwise_conv2d_3x3_s2(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t C,
-                             const float* packed_weight, const float* bias, float* y) {
+void depthwise_conv2d_3x3_s2(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T,
+                             int64_t F, int64_t C, const float* packed_weight, const float* bias,
+                             float* y) {
     const int64_t T1 = conv3x3_s2_output_size(T);
     const int64_t F1 = conv3x3_s2_output_size(F);
     if (F1 <= 0 || C <= 0) return;
-    auto* fn = &depthwise_conv2d_3x3_s2_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::depthwise_conv2d_3x3_s2_rows;
-#endif
+    auto* fn = k.conv.depthwise_conv2d_3x3_s2_rows;
     parallel_for(team, T1, grain_for(9 * F1 * C), [&](int64_t begin, int64_t end) {
         fn(x, T, F, C, packed_weight, bias, begin, end, y);
     });

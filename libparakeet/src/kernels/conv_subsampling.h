@@ -10,7 +10,7 @@
 // to map[(t * F + f) * C + c].
 //
 // Every 3x3 conv here has stride 2 and zero padding 1 in both dimensions. Time steps are
-// split across the team.
+// split across the team; the convs run k's kernels (kernel_table.h).
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,8 @@
 #include "runtime/thread_team.h"
 
 namespace pk::kernels {
+
+struct KernelTable;
 
 // Output size of a 3x3, stride-2, padding-1 conv along one dimension:
 // floor((in + 2 * 1 - 3) / 2) + 1. Also the valid length after such a conv when `in` is the
@@ -28,15 +30,16 @@ inline int64_t conv3x3_s2_output_size(int64_t in) { return in <= 0 ? 0 : (in - 1
 // x is the single-channel image [T, F] (time-major log-mel frames); y is [T', F', C] with
 // T' = conv3x3_s2_output_size(T), F' = conv3x3_s2_output_size(F). packed_weight is [9, C]
 // from pack_depthwise_weight(weight, C, 9, ...) of the PyTorch [C, 1, 3, 3] weight; bias [C].
-void conv2d_3x3_s2_single_channel(ThreadTeam& team, const float* x, int64_t T, int64_t F,
-                                  const float* packed_weight, const float* bias, int64_t C,
-                                  bool relu, float* y);
+void conv2d_3x3_s2_single_channel(const KernelTable& k, ThreadTeam& team, const float* x,
+                                  int64_t T, int64_t F, const float* packed_weight,
+                                  const float* bias, int64_t C, bool relu, float* y);
 
 // Depthwise Conv2d(C -> C, 3x3, stride 2, padding 1, groups C): x is [T, F, C], y is
 // [T', F', C] (sizes as above). packed_weight is [9, C] from pack_depthwise_weight(weight,
 // C, 9, ...) of the PyTorch [C, 1, 3, 3] weight; bias [C]. y must not overlap x.
-void depthwise_conv2d_3x3_s2(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t C,
-                             const float* packed_weight, const float* bias, float* y);
+void depthwise_conv2d_3x3_s2(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T,
+                             int64_t F, int64_t C, const float* packed_weight, const float* bias,
+                             float* y);
 
 // Zeroes time steps [valid, T) of a time-major tensor whose time step holds step_elems floats
 // ([T, F, C] maps: F * C; the [T, F] image: F). NeMo 3.0 (MaskedConvSequential) multiplies

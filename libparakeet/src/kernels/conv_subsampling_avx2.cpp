@@ -3,10 +3,10 @@
 // in-bounds tap, taps in row-major order; a pixel's result depends only on the pixel.
 #include <immintrin.h>
 
-#include "kernels/conv_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
 namespace {
 
 // conv3x3_s2_output_size() of conv_subsampling.h, restated: an AVX2-compiled copy of that
@@ -38,8 +38,6 @@ Taps taps_of(int64_t t, int64_t f, int64_t T, int64_t F) {
 }
 
 __m256 relu_if(__m256 v, bool relu) { return relu ? _mm256_max_ps(v, _mm256_setzero_ps()) : v; }
-
-}  // namespace
 
 void conv2d_3x3_s2_single_channel_rows(const float* x, int64_t T, int64_t F, const float* w,
                                        const float* bias, int64_t C, bool relu,
@@ -133,4 +131,11 @@ void depthwise_conv2d_3x3_s2_rows(const float* x, int64_t T, int64_t F, int64_t 
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_conv_subsampling_avx2(KernelTable& t) {
+    t.conv.conv2d_3x3_s2_single_channel_rows = conv2d_3x3_s2_single_channel_rows;
+    t.conv.depthwise_conv2d_3x3_s2_rows = depthwise_conv2d_3x3_s2_rows;
+}
+
+}  // namespace pk::kernels

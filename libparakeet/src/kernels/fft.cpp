@@ -10,7 +10,76 @@ namespace {
 
 bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
+// The portable transform: iterative radix-2 stages, then the split step.
+void complex_fft_in_place(const RealFftTables& t, float* z) {
+    const int m = t.n / 2;
+    // Stage h = 1: the twiddle is 1, so the butterflies need no multiplication.
+    if (m >= 2) {
+        for (int s = 0; s < m; s += 2) {
+            float* a = z + 2 * s;
+            const float ar = a[0], ai = a[1], br = a[2], bi = a[3];
+            a[0] = ar + br;
+            a[1] = ai + bi;
+            a[2] = ar - br;
+            a[3] = ai - bi;
+        }
+    }
+    for (int h = 2; h < m; h *= 2) {
+        const float* w = t.stage_tw + 2 * (h - 1);
+        for (int s = 0; s < m; s += 2 * h) {
+            float* a = z + 2 * s;
+            float* b = a + 2 * h;
+            for (int j = 0; j < h; ++j) {
+                const float wr = w[2 * j], wi = w[2 * j + 1];
+                const float br = b[2 * j] * wr - b[2 * j + 1] * wi;
+                const float bi = b[2 * j] * wi + b[2 * j + 1] * wr;
+                const float ar = a[2 * j], ai = a[2 * j + 1];
+                a[2 * j] = ar + br;
+                a[2 * j + 1] = ai + bi;
+                b[2 * j] = ar - br;
+                b[2 * j + 1] = ai - bi;
+            }
+        }
+    }
+}
+
+void real_forward_scalar(const RealFftTables& t, const float* in, float* out) {
+    const int m = t.n / 2;
+    // Pack pairs of real samples as complex numbers, in bit-reversed order for the DIT stages.
+    for (int j = 0; j < m; ++j) {
+        const uint32_t r = t.bitrev[j];
+        out[2 * r] = in[2 * j];
+        out[2 * r + 1] = in[2 * j + 1];
+    }
+    complex_fft_in_place(t, out);
+
+    // Split step. With Z = FFT_m(z), the even- and odd-sample spectra are
+    //   E[k] = (Z[k] + conj Z[m-k]) / 2,   O[k] = (Z[k] - conj Z[m-k]) / (2i),
+    // and X[k] = E[k] + W^k O[k], X[m-k] = conj(E[k] - W^k O[k]) with W = exp(-2*pi*i/n).
+    // Bins k and m-k are read before either is written, so this runs in place.
+    const float z0r = out[0], z0i = out[1];
+    out[0] = z0r + z0i;
+    out[1] = 0.0f;
+    out[2 * m] = z0r - z0i;
+    out[2 * m + 1] = 0.0f;
+    for (int k = 1; k <= m / 2; ++k) {
+        const float zr = out[2 * k], zi = out[2 * k + 1];
+        const float cr = out[2 * (m - k)], ci = out[2 * (m - k) + 1];
+        const float er = 0.5f * (zr + cr), ei = 0.5f * (zi - ci);
+        const float orr = 0.5f * (zi + ci), oi = -0.5f * (zr - cr);
+        const float wr = t.split_tw[2 * k], wi = t.split_tw[2 * k + 1];
+        const float tr = wr * orr - wi * oi;
+        const float ti = wr * oi + wi * orr;
+        out[2 * k] = er + tr;
+        out[2 * k + 1] = ei + ti;
+        out[2 * (m - k)] = er - tr;
+        out[2 * (m - k) + 1] = ti - ei;
+    }
+}
+
 }  // namespace
+
+void add_fft_scalar(KernelTable& t) { t.fft.real_forward = real_forward_scalar; }
 
 RealFft::RealFft(int n) : n_(n), m_(n / 2) {
     if (n < 2 || !is_power_of_two(n)) {
@@ -43,72 +112,6 @@ RealFft::RealFft(int n) : n_(n), m_(n / 2) {
         const double a = -2.0 * pi * k / n_;
         split_tw_[2 * k] = static_cast<float>(std::cos(a));
         split_tw_[2 * k + 1] = static_cast<float>(std::sin(a));
-    }
-}
-
-void RealFft::complex_fft_in_place(float* z) const {
-    const int m = m_;
-    // Stage h = 1: the twiddle is 1, so the butterflies need no multiplication.
-    if (m >= 2) {
-        for (int s = 0; s < m; s += 2) {
-            float* a = z + 2 * s;
-            const float ar = a[0], ai = a[1], br = a[2], bi = a[3];
-            a[0] = ar + br;
-            a[1] = ai + bi;
-            a[2] = ar - br;
-            a[3] = ai - bi;
-        }
-    }
-    for (int h = 2; h < m; h *= 2) {
-        const float* w = stage_tw_.data() + 2 * (h - 1);
-        for (int s = 0; s < m; s += 2 * h) {
-            float* a = z + 2 * s;
-            float* b = a + 2 * h;
-            for (int j = 0; j < h; ++j) {
-                const float wr = w[2 * j], wi = w[2 * j + 1];
-                const float br = b[2 * j] * wr - b[2 * j + 1] * wi;
-                const float bi = b[2 * j] * wi + b[2 * j + 1] * wr;
-                const float ar = a[2 * j], ai = a[2 * j + 1];
-                a[2 * j] = ar + br;
-                a[2 * j + 1] = ai + bi;
-                b[2 * j] = ar - br;
-                b[2 * j + 1] = ai - bi;
-            }
-        }
-    }
-}
-
-void RealFft::forward(const float* in, float* out) const {
-    const int m = m_;
-    // Pack pairs of real samples as complex numbers, in bit-reversed order for the DIT stages.
-    for (int j = 0; j < m; ++j) {
-        const uint32_t r = bitrev_[j];
-        out[2 * r] = in[2 * j];
-        out[2 * r + 1] = in[2 * j + 1];
-    }
-    complex_fft_in_place(out);
-
-    // Split step. With Z = FFT_m(z), the even- and odd-sample spectra are
-    //   E[k] = (Z[k] + conj Z[m-k]) / 2,   O[k] = (Z[k] - conj Z[m-k]) / (2i),
-    // and X[k] = E[k] + W^k O[k], X[m-k] = conj(E[k] - W^k O[k]) with W = exp(-2*pi*i/n).
-    // Bins k and m-k are read before either is written, so this runs in place.
-    const float z0r = out[0], z0i = out[1];
-    out[0] = z0r + z0i;
-    out[1] = 0.0f;
-    out[2 * m] = z0r - z0i;
-    out[2 * m + 1] = 0.0f;
-    for (int k = 1; k <= m / 2; ++k) {
-        const float zr = out[2 * k], zi = out[2 * k + 1];
-        const float cr = out[2 * (m - k)], ci = out[2 * (m - k) + 1];
-        const float er = 0.5f * (zr + cr), ei = 0.5f * (zi - ci);
-        const float orr = 0.5f * (zi + ci), oi = -0.5f * (zr - cr);
-        const float wr = split_tw_[2 * k], wi = split_tw_[2 * k + 1];
-        const float tr = wr * orr - wi * oi;
-        const float ti = wr * oi + wi * orr;
-        out[2 * k] = er + tr;
-        out[2 * k + 1] = ei + ti;
-        out[2 * (m - k)] = er - tr;
-        out[2 * (m - k) + 1] = ti - ei;
     }
 }
 

@@ -6,11 +6,13 @@
 // with per-stage contiguous twiddle tables, all computed in double and rounded once to float.
 // Everything works in the caller's output buffer, so a transform allocates nothing and one
 // RealFft can be shared by all threads. The arithmetic order is fixed by the code alone, so a
-// given input always gives bitwise the same output.
+// given input always gives bitwise the same output at a given ISA level.
 #pragma once
 
 #include <cstdint>
 #include <vector>
+
+#include "kernels/kernel_table.h"
 
 namespace pk::kernels {
 
@@ -25,11 +27,16 @@ public:
 
     // X[k] = sum_j in[j] * exp(-2*pi*i*j*k/n) for k = 0..n/2, written interleaved:
     // out[2k] = Re X[k], out[2k+1] = Im X[k] (n + 2 floats; Im X[0] = Im X[n/2] = 0).
-    // `in` holds n floats and must not overlap `out`. Unnormalised, like torch.stft.
-    void forward(const float* in, float* out) const;
+    // `in` holds n floats and must not overlap `out`. Unnormalised, like torch.stft. Runs
+    // k's FftKernels::real_forward.
+    void forward(const KernelTable& k, const float* in, float* out) const {
+        k.fft.real_forward(tables(), in, out);
+    }
 
 private:
-    void complex_fft_in_place(float* z) const;
+    RealFftTables tables() const {
+        return RealFftTables{n_, bitrev_.data(), stage_tw_.data(), split_tw_.data()};
+    }
 
     int n_;  // real length
     int m_;  // complex length n/2

@@ -6,8 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/matmul_layout.h"
-#include "runtime/cpu_features.h"
+#include "kernels/kernel_table.h"
 
 namespace pk::kernels {
 
@@ -403,19 +402,6 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
 
 }  // namespace
 
-namespace matmul_detail {
-
-const MatmulKernels& matmul_kernels(IsaLevel level) {
-#if defined(PARAKEET_HAVE_X86)
-    if (level >= IsaLevel::Avx512) return avx512_matmul_kernels();
-    if (level >= IsaLevel::Avx2) return avx2_matmul_kernels();
-#endif
-    (void)level;
-    return scalar_matmul_kernels();
-}
-
-}  // namespace matmul_detail
-
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
             const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
     if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
@@ -424,7 +410,7 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
     if (M == 0) return;
     // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()).
-    const MatmulKernels& kern = matmul_kernels(w.level());
+    const MatmulKernels& kern = kernel_table(w.level()).matmul;
     ArenaScope scope(scratch);
     if (M <= kMaxMatvecRows) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);

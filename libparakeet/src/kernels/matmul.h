@@ -36,18 +36,18 @@ public:
     // Repacks `data`: N rows of weight_row_bytes(type, K) bytes each (e.g. mmap'd GGUF memory,
     // which is not kept). Throws std::invalid_argument for N or K < 1, or K % 32 != 0 for Q8_0.
     // The layout is the one the kernels of `level` read, and matmul() runs those kernels on
-    // it; by default the level in use (cpu_features().level). Tests pass lower levels to
-    // compare the code paths in one process; a level above cpu_features().level throws.
-    PackedWeights(WeightType type, const void* data, int64_t n, int64_t k);
+    // it (kernel_table(level)): a model packs for the level it was loaded at; tests pack for
+    // each level to compare them in one process. A level above the CPU's throws.
     PackedWeights(WeightType type, const void* data, int64_t n, int64_t k, IsaLevel level);
 
     // F32 or F16 weights (`source`, raw rows as above) rounded to bfloat16 (nearest even) and
-    // packed as BF16. Throws std::invalid_argument for other sources, or where BF16 weights
-    // cannot run (bf16_available() is false).
-    static PackedWeights to_bf16(WeightType source, const void* data, int64_t n, int64_t k);
-    // Whether BF16 weights can be packed and run here: the level in use is avx512 and the CPU
-    // has AVX512_BF16.
-    static bool bf16_available();
+    // packed as BF16 for `level`. Throws std::invalid_argument for other sources, or where
+    // BF16 weights cannot run (bf16_available(level) is false).
+    static PackedWeights to_bf16(WeightType source, const void* data, int64_t n, int64_t k,
+                                 IsaLevel level);
+    // Whether BF16 weights can be packed and run at `level`: it is avx512 and the CPU has
+    // AVX512_BF16.
+    static bool bf16_available(IsaLevel level);
 
     PackedWeights(const PackedWeights&) = delete;
     PackedWeights& operator=(const PackedWeights&) = delete;

@@ -1,4 +1,4 @@
-// AVX2 + FMA + F16C micro-kernels of the matmul (used only when cpu_features() has them).
+// AVX2 + FMA + F16C micro-kernels of the matmul (the avx2 level of kernel_table.h, inherited by avx512).
 //
 // f32 (and F16, widened per panel slice by the driver): a 6 x 16 register tile, 12 ymm
 // accumulators, two panel vectors and one broadcast per k, i.e. 12 FMAs for 8 loads.
@@ -16,10 +16,12 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/matmul_layout.h"
+#include "kernels/kernel_table.h"
 
-namespace pk::kernels::matmul_detail {
+namespace pk::kernels {
 namespace {
+
+using namespace matmul_detail;
 
 constexpr int64_t MR = kRowsF32;
 constexpr int64_t QR = kRowsQ8;
@@ -456,21 +458,18 @@ void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const u
 
 }  // namespace
 
-const MatmulKernels& avx2_matmul_kernels() {
-    static const MatmulKernels k = [] {
-        MatmulKernels t = scalar_matmul_kernels();  // keeps the portable activation packer
-        t.tile_f32 = tile_f32;
-        t.tile_q8 = tile_q8;
-        t.widen_q8 = widen_q8;
-        t.f16_to_f32 = f16_to_f32_n;
-        t.quantize_row_q8 = quantize_row_q8;
-        t.quantize_panel_q8 = quantize_panel_q8;
-        t.matvec_f32 = matvec_f32;
-        t.matvec_f16 = matvec_f16;
-        t.matvec_q8 = matvec_q8;
-        return t;
-    }();
-    return k;
+// Keeps the portable activation packer (pack_rows_f32).
+void add_matmul_kernels_avx2(KernelTable& t) {
+    MatmulKernels& m = t.matmul;
+    m.tile_f32 = tile_f32;
+    m.tile_q8 = tile_q8;
+    m.widen_q8 = widen_q8;
+    m.f16_to_f32 = f16_to_f32_n;
+    m.quantize_row_q8 = quantize_row_q8;
+    m.quantize_panel_q8 = quantize_panel_q8;
+    m.matvec_f32 = matvec_f32;
+    m.matvec_f16 = matvec_f16;
+    m.matvec_q8 = matvec_q8;
 }
 
-}  // namespace pk::kernels::matmul_detail
+}  // namespace pk::kernels

@@ -15,15 +15,17 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/matmul_layout.h"
+#include "kernels/kernel_table.h"
 #include "kernels/matmul_store_avx512.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-namespace pk::kernels::matmul_detail {
+namespace pk::kernels {
 namespace {
+
+using namespace matmul_detail;
 
 constexpr int64_t VR = kRowsQ8Vnni;
 
@@ -143,16 +145,11 @@ void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_cor
 
 }  // namespace
 
-const MatmulKernels& avx512_matmul_kernels() {
-    static const MatmulKernels k = [] {
-        MatmulKernels t = avx2_matmul_kernels();  // f32 / F16 as at the avx2 level
-        t.tile_q8_vnni = tile_q8_vnni;
-        t.quantize_q8_vnni = quantize_q8_vnni;
-        t.matvec_q8_vnni = matvec_q8_vnni;
-        add_bf16_matmul_kernels(t);
-        return t;
-    }();
-    return k;
+// f32 / F16 stay as at the avx2 level.
+void add_matmul_kernels_avx512(KernelTable& t) {
+    t.matmul.tile_q8_vnni = tile_q8_vnni;
+    t.matmul.quantize_q8_vnni = quantize_q8_vnni;
+    t.matmul.matvec_q8_vnni = matvec_q8_vnni;
 }
 
-}  // namespace pk::kernels::matmul_detail
+}  // namespace pk::kernels

@@ -15,14 +15,16 @@
 #include <cstdint>
 #include <cstring>
 
-#include "kernels/matmul_layout.h"
+#include "kernels/kernel_table.h"
 #include "kernels/matmul_store_avx512.h"
 
 // See matmul_kernels_avx512.cpp: a false positive of GCC 12's AVX-512 headers at -O3.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-namespace pk::kernels::matmul_detail {
+namespace pk::kernels {
 namespace {
+
+using namespace matmul_detail;
 
 constexpr int64_t BR = kRowsBf16;
 
@@ -123,11 +125,11 @@ void matvec_bf16(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel
 
 }  // namespace
 
-void add_bf16_matmul_kernels(MatmulKernels& table) {
-    table.tile_bf16 = tile_bf16;
-    table.pack_rows_bf16 = pack_rows_bf16;
-    table.row_to_bf16 = row_to_bf16;
-    table.matvec_bf16 = matvec_bf16;
+void add_matmul_kernels_bf16_avx512(KernelTable& t) {
+    t.matmul.tile_bf16 = tile_bf16;
+    t.matmul.pack_rows_bf16 = pack_rows_bf16;
+    t.matmul.row_to_bf16 = row_to_bf16;
+    t.matmul.matvec_bf16 = matvec_bf16;
 }
 
-}  // namespace pk::kernels::matmul_detail
+}  // namespace pk::kernels

@@ -1,14 +1,16 @@
-// Portable micro-kernels of the matmul (any CPU; PARAKEET_CPU=scalar forces them). Same
+// Portable micro-kernels of the matmul (any CPU: the scalar level of kernel_table.h). Same
 // layouts, tiles and quantisation as the AVX2 ones; plain loops the compiler may vectorise.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
 #include "kernels/f16.h"
-#include "kernels/matmul_layout.h"
+#include "kernels/kernel_table.h"
 
-namespace pk::kernels::matmul_detail {
+namespace pk::kernels {
 namespace {
+
+using namespace matmul_detail;
 
 constexpr int64_t MR = kRowsF32;
 constexpr int64_t QR = kRowsQ8;
@@ -179,13 +181,12 @@ void matvec_q8(const int16_t* xq, const float* x_scale, int64_t nblocks, const u
 
 }  // namespace
 
-const MatmulKernels& scalar_matmul_kernels() {
-    static const MatmulKernels k{tile_f32,          tile_q8,    widen_q8,   f16_to_f32_n,
-                                 pack_rows_f32,     quantize_row_q8,       quantize_panel_q8,
-                                 matvec_f32,        matvec_f16, matvec_q8,
-                                 nullptr,           nullptr,    nullptr,   // no VNNI
-                                 nullptr,           nullptr,    nullptr,    nullptr};  // no BF16
-    return k;
+void add_matmul_kernels_scalar(KernelTable& t) {
+    t.matmul = MatmulKernels{tile_f32,      tile_q8,         widen_q8,          f16_to_f32_n,
+                             pack_rows_f32, quantize_row_q8, quantize_panel_q8, matvec_f32,
+                             matvec_f16,    matvec_q8,
+                             nullptr,       nullptr,         nullptr,   // no VNNI
+                             nullptr,       nullptr,         nullptr,   nullptr};  // no BF16
 }
 
-}  // namespace pk::kernels::matmul_detail
+}  // namespace pk::kernels

@@ -1,6 +1,6 @@
 // Internal to the matmul kernels: the packed layouts shared by the weight packer, the driver
-// (matmul.cpp) and the micro-kernels (matmul_kernels_*.cpp), and the table of micro-kernels
-// the driver picks from at run time.
+// (matmul.cpp) and the micro-kernels (matmul_kernels_*.cpp), and MatmulKernels, the matmul
+// part of each level's KernelTable (kernel_table.h) that the driver runs.
 //
 // Weights are cut into panels of kPanel = 16 outputs (two 8-float AVX vectors), zero-padded
 // past N, each panel contiguous:
@@ -145,16 +145,5 @@ struct MatmulKernels {
     void (*row_to_bf16)(const float* x, int64_t K, uint32_t* pairs);
     void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
 };
-
-const MatmulKernels& scalar_matmul_kernels();
-#if defined(PARAKEET_HAVE_X86)
-const MatmulKernels& avx2_matmul_kernels();
-const MatmulKernels& avx512_matmul_kernels();
-// Fills the bf16 entries (matmul_kernels_bf16_avx512.cpp).
-void add_bf16_matmul_kernels(MatmulKernels& table);
-#endif
-// The table of a level (weights packed for that level run on it); `level` must not exceed
-// cpu_features().level.
-const MatmulKernels& matmul_kernels(IsaLevel level);
 
 }  // namespace pk::kernels::matmul_detail

@@ -114,20 +114,17 @@ size_t weight_row_bytes(WeightType type, int64_t k) {
     return 0;
 }
 
-PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k)
-    : PackedWeights(type, data, n, k, cpu_features().level) {}
-
 PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k,
                              IsaLevel level)
     : type_(type), n_(n), k_(k), level_(level), bytes_(0), data_(nullptr, std::free) {
-    if (level > cpu_features().level) {
-        throw std::invalid_argument("PackedWeights: level above the one in use");
+    if (!cpu_features().supports(level)) {
+        throw std::invalid_argument("PackedWeights: level above the CPU's");
     }
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
     if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
         throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");
     }
-    if (type == WeightType::BF16 && (level < IsaLevel::Avx512 || !bf16_available())) {
+    if (type == WeightType::BF16 && !bf16_available(level)) {
         throw std::invalid_argument("PackedWeights: BF16 weights need AVX512_BF16 at the avx512 level");
     }
     if (data == nullptr) throw std::invalid_argument("PackedWeights: null data");
@@ -155,13 +152,16 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
     }
 }
 
-bool PackedWeights::bf16_available() { return cpu_features().has_avx512_bf16(); }
+bool PackedWeights::bf16_available(IsaLevel level) {
+    return level >= IsaLevel::Avx512 && cpu_features().supports(level) && cpu_features().avx512bf16;
+}
 
-PackedWeights PackedWeights::to_bf16(WeightType source, const void* data, int64_t n, int64_t k) {
+PackedWeights PackedWeights::to_bf16(WeightType source, const void* data, int64_t n, int64_t k,
+                                     IsaLevel level) {
     if (source != WeightType::F32 && source != WeightType::F16) {
         throw std::invalid_argument("PackedWeights::to_bf16: the source must be F32 or F16");
     }
-    if (!bf16_available()) {
+    if (!bf16_available(level)) {
         throw std::invalid_argument("PackedWeights: BF16 weights need AVX512_BF16 at the avx512 level");
     }
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
@@ -172,7 +172,7 @@ PackedWeights PackedWeights::to_bf16(WeightType source, const void* data, int64_
                                                   : f16_to_f32(static_cast<const uint16_t*>(data)[i]);
         rounded[i] = f32_to_bf16(v);
     }
-    return PackedWeights(WeightType::BF16, rounded.data(), n, k, IsaLevel::Avx512);
+    return PackedWeights(WeightType::BF16, rounded.data(), n, k, level);
 }
 
 int64_t PackedWeights::n_panels() const { return (n_ + kPanel - 1) / kPanel; }

@@ -2,10 +2,8 @@
 
 #include <cmath>
 
-#include "kernels/ops_avx2.h"
-#include "kernels/ops_avx512.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -28,14 +26,15 @@ constexpr int64_t kSigmoidWork = 16;
 
 }  // namespace
 
+void add_ops_activation_scalar(KernelTable& t) {
+    t.ops.silu = silu_scalar;
+    t.ops.glu_rows = glu_rows_scalar;
+}
+
 // SiLU and ReLU split the flat element range, not rows: each element is computed by the same
 // vector code wherever a chunk boundary falls (the AVX2 tail is masked, not scalar).
-void silu(ThreadTeam& team, const float* x, int64_t n, float* y) {
-    auto* fn = &silu_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx512()) fn = &avx512::silu;
-    else if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::silu;
-#endif
+void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y) {
+    auto* fn = k.ops.silu;
     parallel_for(team, n, grain_for(kSigmoidWork),
                  [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
 }
@@ -47,13 +46,10 @@ void relu(ThreadTeam& team, const float* x, int64_t n, float* y) {
     });
 }
 
-void glu(ThreadTeam& team, const float* x, int64_t rows, int64_t channels, float* y) {
+void glu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t rows, int64_t channels,
+         float* y) {
     if (channels <= 0) return;
-    auto* fn = &glu_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx512()) fn = &avx512::glu_rows;
-    else if (cpu_features().has_avx2_fma_f16c()) fn = &avx2::glu_rows;
-#endif
+    auto* fn = k.ops.glu_rows;
     parallel_for(team, rows, grain_for(kSigmoidWork * channels), [&](int64_t begin, int64_t end) {
         fn(x + begin * 2 * channels, end - begin, channels, y + begin * channels);
     });

@@ -7,9 +7,11 @@
 
 namespace pk::kernels {
 
+struct KernelTable;
+
 // y[i] = x[i] * sigmoid(x[i]) for i in [0, n) (n = rows * cols for a [rows, cols] tensor).
-// y may be x; otherwise they must not overlap.
-void silu(ThreadTeam& team, const float* x, int64_t n, float* y);
+// y may be x; otherwise they must not overlap. Runs k's kernels (kernel_table.h), as glu does.
+void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = max(x[i], 0) for i in [0, n). y may be x; otherwise they must not overlap.
 void relu(ThreadTeam& team, const float* x, int64_t n, float* y);
@@ -18,6 +20,7 @@ void relu(ThreadTeam& team, const float* x, int64_t n, float* y);
 // x is [rows, 2 * channels], y is [rows, channels] and
 //   y[r][c] = x[r][c] * sigmoid(x[r][channels + c]).
 // y must not overlap x: threads write output rows while others still read input rows.
-void glu(ThreadTeam& team, const float* x, int64_t rows, int64_t channels, float* y);
+void glu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t rows, int64_t channels,
+         float* y);
 
 }  // namespace pk::kernels

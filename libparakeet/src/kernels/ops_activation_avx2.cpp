@@ -2,10 +2,11 @@
 // masked loads and stores, so every element goes through identical code.
 #include <immintrin.h>
 
-#include "kernels/ops_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
+namespace {
 
 void silu(const float* x, int64_t n, float* y) {
     int64_t i = 0;
@@ -38,4 +39,11 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_ops_activation_avx2(KernelTable& t) {
+    t.ops.silu = silu;
+    t.ops.glu_rows = glu_rows;
+}
+
+}  // namespace pk::kernels

@@ -2,10 +2,11 @@
 // masked step of the same loop, so every element goes through identical code.
 #include <immintrin.h>
 
-#include "kernels/ops_avx512.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx512.h"
 
-namespace pk::kernels::avx512 {
+namespace pk::kernels {
+namespace {
 
 void silu(const float* x, int64_t n, float* y) {
     for (int64_t i = 0; i < n; i += 16) {
@@ -29,4 +30,11 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
     }
 }
 
-}  // namespace pk::kernels::avx512
+}  // namespace
+
+void add_ops_activation_avx512(KernelTable& t) {
+    t.ops.silu = silu;
+    t.ops.glu_rows = glu_rows;
+}
+
+}  // namespace pk::kernels

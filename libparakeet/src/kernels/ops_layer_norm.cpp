@@ -2,9 +2,8 @@
 
 #include <cmath>
 
-#include "kernels/ops_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -33,13 +32,12 @@ void layer_norm_rows_scalar(const float* x, int64_t rows, int64_t cols, const fl
 
 }  // namespace
 
-void layer_norm(ThreadTeam& team, const float* x, int64_t rows, int64_t cols,
+void add_ops_layer_norm_scalar(KernelTable& t) { t.ops.layer_norm_rows = layer_norm_rows_scalar; }
+
+void layer_norm(const KernelTable& k, ThreadTeam& team, const float* x, int64_t rows, int64_t cols,
                 const float* weight, const float* bias, float eps, float* y) {
     if (rows <= 0 || cols <= 0) return;
-    auto* rows_fn = &layer_norm_rows_scalar;
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx2_fma_f16c()) rows_fn = &avx2::layer_norm_rows;
-#endif
+    auto* rows_fn = k.ops.layer_norm_rows;
     parallel_for(team, rows, grain_for(3 * cols), [&](int64_t begin, int64_t end) {
         rows_fn(x + begin * cols, end - begin, cols, weight, bias, eps, y + begin * cols);
     });

@@ -2,10 +2,11 @@
 // so a row's result depends only on the row.
 #include <immintrin.h>
 
-#include "kernels/ops_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
+namespace {
 
 void layer_norm_rows(const float* x, int64_t rows, int64_t cols, const float* weight,
                      const float* bias, float eps, float* y) {
@@ -66,4 +67,10 @@ void layer_norm_rows(const float* x, int64_t rows, int64_t cols, const float* we
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_ops_layer_norm_avx2(KernelTable& t) {
+    t.ops.layer_norm_rows = layer_norm_rows;
+}
+
+}  // namespace pk::kernels

@@ -3,10 +3,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernels/ops_avx2.h"
-#include "kernels/ops_avx512.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
-#include "runtime/cpu_features.h"
 
 namespace pk::kernels {
 namespace {
@@ -44,8 +42,6 @@ void log_softmax_rows_scalar(const float* x, int64_t rows, int64_t cols, float* 
     }
 }
 
-using RowsFn = void (*)(const float*, int64_t, int64_t, float*);
-
 void run_rows(ThreadTeam& team, RowsFn fn, const float* x, int64_t rows, int64_t cols,
               float* y) {
     if (rows <= 0 || cols <= 0) return;
@@ -55,34 +51,21 @@ void run_rows(ThreadTeam& team, RowsFn fn, const float* x, int64_t rows, int64_t
     });
 }
 
-RowsFn softmax_rows_fn() {
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx512()) return &avx512::softmax_rows;
-    if (cpu_features().has_avx2_fma_f16c()) return &avx2::softmax_rows;
-#endif
-    return &softmax_rows_scalar;
-}
-
-RowsFn log_softmax_rows_fn() {
-#if defined(PARAKEET_HAVE_X86)
-    if (cpu_features().has_avx512()) return &avx512::log_softmax_rows;
-    if (cpu_features().has_avx2_fma_f16c()) return &avx2::log_softmax_rows;
-#endif
-    return &log_softmax_rows_scalar;
-}
-
 }  // namespace
 
-void softmax(ThreadTeam& team, const float* x, int64_t rows, int64_t cols, float* y) {
-    run_rows(team, softmax_rows_fn(), x, rows, cols, y);
+void add_ops_softmax_scalar(KernelTable& t) {
+    t.ops.softmax_rows = softmax_rows_scalar;
+    t.ops.log_softmax_rows = log_softmax_rows_scalar;
 }
 
-void softmax_serial(const float* x, int64_t rows, int64_t cols, float* y) {
-    if (rows > 0 && cols > 0) softmax_rows_fn()(x, rows, cols, y);
+void softmax(const KernelTable& k, ThreadTeam& team, const float* x, int64_t rows, int64_t cols,
+             float* y) {
+    run_rows(team, k.ops.softmax_rows, x, rows, cols, y);
 }
 
-void log_softmax(ThreadTeam& team, const float* x, int64_t rows, int64_t cols, float* y) {
-    run_rows(team, log_softmax_rows_fn(), x, rows, cols, y);
+void log_softmax(const KernelTable& k, ThreadTeam& team, const float* x, int64_t rows,
+                 int64_t cols, float* y) {
+    run_rows(team, k.ops.log_softmax_rows, x, rows, cols, y);
 }
 
 }  // namespace pk::kernels

@@ -3,10 +3,10 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "kernels/ops_avx2.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
 
-namespace pk::kernels::avx2 {
+namespace pk::kernels {
 namespace {
 
 float row_max(const float* x, int64_t body, int64_t tail, __m256i mask) {
@@ -39,8 +39,6 @@ float sum_exp(const float* x, int64_t body, int64_t tail, __m256i mask, float m,
     }
     return vec::hsum(s);
 }
-
-}  // namespace
 
 void softmax_rows(const float* x, int64_t rows, int64_t cols, float* y) {
     const int64_t tail = cols % 8;
@@ -80,4 +78,11 @@ void log_softmax_rows(const float* x, int64_t rows, int64_t cols, float* y) {
     }
 }
 
-}  // namespace pk::kernels::avx2
+}  // namespace
+
+void add_ops_softmax_avx2(KernelTable& t) {
+    t.ops.softmax_rows = softmax_rows;
+    t.ops.log_softmax_rows = log_softmax_rows;
+}
+
+}  // namespace pk::kernels

@@ -4,10 +4,10 @@
 #include <immintrin.h>
 #include <math.h>
 
-#include "kernels/ops_avx512.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx512.h"
 
-namespace pk::kernels::avx512 {
+namespace pk::kernels {
 namespace {
 
 float row_max(const float* x, int64_t cols) {
@@ -29,8 +29,6 @@ float sum_exp(const float* x, int64_t cols, float m, float* y) {
     }
     return _mm512_reduce_add_ps(s);
 }
-
-}  // namespace
 
 void softmax_rows(const float* x, int64_t rows, int64_t cols, float* y) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -61,4 +59,11 @@ void log_softmax_rows(const float* x, int64_t rows, int64_t cols, float* y) {
     }
 }
 
-}  // namespace pk::kernels::avx512
+}  // namespace
+
+void add_ops_softmax_avx512(KernelTable& t) {
+    t.ops.softmax_rows = softmax_rows;
+    t.ops.log_softmax_rows = log_softmax_rows;
+}
+
+}  // namespace pk::kernels

@@ -36,14 +36,15 @@ std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorCo
     const float* window = t.f32(schema::kMelWindow, {p.win_length});
     const float* fb = t.f32(schema::kMelFilterbank, {1, p.n_mels, bins});
     return std::make_unique<LogMel>(log_mel_config(p), std::vector<float>(window, window + p.win_length),
-                                    std::vector<float>(fb, fb + p.n_mels * bins));
+                                    std::vector<float>(fb, fb + p.n_mels * bins), t.kernels());
 }
 
 constexpr int kMinSampleRate = 1000;
 constexpr int kMaxSampleRate = 384000;
 
 // The level a model runs: the requested one if the CPU has it (Unsupported otherwise), else
-// the CPU's highest.
+// the CPU's highest. The one place a model's level is chosen; the weights are packed for it
+// and the components keep its kernel table.
 IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
     const IsaLevel cpu = cpu_features().detected;
     if (!requested) return cpu;
@@ -68,7 +69,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     m->config_ = read_model_config(m->gguf_);
     m->bf16_ = options.bf16;
     m->threads_ = options.threads;
-    const TensorLoader tensors(m->gguf_, {is_q8_0_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
+    const TensorLoader tensors(m->gguf_, isa, {is_q8_0_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {

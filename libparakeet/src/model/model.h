@@ -28,6 +28,7 @@
 #include "model/transcript/word_timestamps.h"
 #include "runtime/backend.h"
 #include "runtime/backend_pool.h"
+#include "runtime/cpu_features.h"
 
 namespace pk {
 
@@ -66,8 +67,10 @@ constexpr size_t kArenaKeepBytes = size_t{256} << 20;
 class Model {
 public:
     // Maps and validates the file, reads the configuration and builds every component with
-    // `options`. Throws GgufError (not a readable GGUF), ModelError (not a model this engine
-    // runs) or Unsupported (an instruction set or bf16 this CPU lacks).
+    // `options`. Every kernel of the model then runs at one ISA level (options.isa, else the
+    // CPU's highest): the weights are packed for it and the components keep its kernel table
+    // (kernels/kernel_table.h). Throws GgufError (not a readable GGUF), ModelError (not a model
+    // this engine runs) or Unsupported (an instruction set or bf16 this CPU lacks).
     static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
 
     const ModelConfig& config() const { return config_; }
@@ -108,7 +111,7 @@ public:
     // Whether the encoder's F32/F16 matrices were rounded to bfloat16 at load (LoadOptions::bf16,
     // model/layers/bf16_at_load.h).
     bool bf16_encoder() const { return bf16_; }
-    // The kernels' instruction-set level, chosen at load (LoadOptions::isa).
+    // The ISA level every kernel of this model runs at, chosen at load (LoadOptions::isa).
     IsaLevel isa() const { return isa_; }
 
     // Turns on a pool of `backends` backends with `threads_each` threads each (<= 0: the

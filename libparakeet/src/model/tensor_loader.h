@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/kernel_table.h"
 
 namespace pk {
 
@@ -25,12 +26,16 @@ struct WeightConversions {
 
 class TensorLoader {
 public:
-    explicit TensorLoader(const GgufReader& gguf, WeightConversions conversions = {})
-        : gguf_(gguf), conversions_(conversions) {}
+    // `level`: the ISA level the model runs at (at most the CPU's). The matrices are packed for
+    // it, and the components keep its kernel table (kernels()) for their other kernels.
+    TensorLoader(const GgufReader& gguf, IsaLevel level, WeightConversions conversions = {})
+        : gguf_(gguf), kernels_(&kernels::kernel_table(level)), conversions_(conversions) {}
 
     bool q8_at_load() const { return conversions_.q8_at_load; }
     bool q8_subsampling() const { return conversions_.q8_subsampling; }
     bool bf16() const { return conversions_.bf16; }
+    IsaLevel level() const { return kernels_->level; }
+    const kernels::KernelTable& kernels() const { return *kernels_; }
 
     bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }
 
@@ -48,6 +53,7 @@ public:
 
 private:
     const GgufReader& gguf_;
+    const kernels::KernelTable* kernels_;
     WeightConversions conversions_;
 };
 

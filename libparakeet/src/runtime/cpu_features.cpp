@@ -52,7 +52,6 @@ CpuFeatures make_features() {
     CpuFeatures f;
     detect(f);
     f.detected = highest_level(f);
-    f.level = f.detected;
     return f;
 }
 

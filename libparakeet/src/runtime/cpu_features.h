@@ -1,8 +1,9 @@
-// CPU feature detection: the one place that decides which kernel code path runs.
+// CPU feature detection: which ISA levels this CPU can run.
 //
 // Kernels come in ISA levels, each in its own files (`*_avx2.cpp`, `*_avx512.cpp`) beside the
-// portable code; a kernel picks the highest level it has that does not exceed
-// cpu_features().level.
+// portable code, and are reached only through the kernel table of a level
+// (kernels/kernel_table.h). A model chooses its level once, at load (at most `detected`), and
+// every kernel it runs takes that level's table: kernels never read the level from here.
 #pragma once
 
 #include <optional>
@@ -34,14 +35,9 @@ struct CpuFeatures {
 
     // The highest level the CPU supports.
     IsaLevel detected = IsaLevel::Scalar;
-    // The level the kernels use unless a model was loaded with a lower one: `detected`.
-    IsaLevel level = IsaLevel::Scalar;
 
-    // The switches kernels test.
-    bool has_avx2_fma_f16c() const { return level >= IsaLevel::Avx2; }
-    bool has_avx512() const { return level >= IsaLevel::Avx512; }
-    // vdpbf16ps is usable (only at the avx512 level, and only where the CPU has it).
-    bool has_avx512_bf16() const { return has_avx512() && avx512bf16; }
+    // Whether this CPU can run the kernels of `l`.
+    bool supports(IsaLevel l) const { return l <= detected; }
 };
 
 // Features of the running CPU, detected once (thread-safe). A model may run a lower level

@@ -15,7 +15,7 @@ std::shared_ptr<const kernels::PackedWeights> load_packed_weights(const TensorLo
         case GgmlType::F16: type = kernels::WeightType::F16; break;
         case GgmlType::Q8_0: type = kernels::WeightType::Q8_0; break;
     }
-    return std::make_shared<const kernels::PackedWeights>(type, w.data, n, k);
+    return std::make_shared<const kernels::PackedWeights>(type, w.data, n, k, t.level());
 }
 
 std::vector<float> load_f32_copy(const TensorLoader& t, const std::string& name, int64_t rows, int64_t cols) {

@@ -12,7 +12,7 @@
 
 namespace pk {
 
-// The [n, k] matrix `name` (F32, F16 or Q8_0), repacked for kernels::matmul.
+// The [n, k] matrix `name` (F32, F16 or Q8_0), repacked for kernels::matmul at t.level().
 std::shared_ptr<const kernels::PackedWeights> load_packed_weights(const TensorLoader& t, const std::string& name,
                                                                   int64_t n, int64_t k);
 

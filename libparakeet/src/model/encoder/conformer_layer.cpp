@@ -28,7 +28,8 @@ ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, 
       n_heads_(cfg.n_heads),
       ff_dim_(cfg.ff_dim),
       kernel_(cfg.conv_kernel),
-      conv_layer_norm_(!cfg.conv_norm_is_batch_norm) {
+      conv_layer_norm_(!cfg.conv_norm_is_batch_norm),
+      kernels_(&t.kernels()) {
     const auto p = [index](const char* module) { return schema::layer_module(index, module); };
     const int64_t d = d_model_, ff = ff_dim_, dk = cfg.head_dim();
     const bool bias = cfg.use_bias;
@@ -110,9 +111,9 @@ void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int6
     for_each_row_chunk(T, progress, [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         float* xr = x + r0 * d;
-        kernels::layer_norm(team, xr, n, d, norm.weight, norm.bias, kLayerNormEps, h);
+        kernels::layer_norm(*kernels_, team, xr, n, d, norm.weight, norm.bias, kLayerNormEps, h);
         linear1.forward(team, arena, h, n, u);
-        kernels::silu(team, u, n * ff_dim_, u);
+        kernels::silu(*kernels_, team, u, n * ff_dim_, u);
         linear2.forward(team, arena, u, n, h);
         kernels::add_scaled(team, xr, h, 0.5f, n * d, xr);
     });
@@ -127,12 +128,12 @@ void ConformerLayer::full_attention(ThreadTeam& team, Arena& arena, float* x, in
     float* k = arena.alloc_array<float>(static_cast<size_t>(T * d));
     float* v = arena.alloc_array<float>(static_cast<size_t>(T * d));
     float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
-    kernels::layer_norm(team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+    kernels::layer_norm(*kernels_, team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
     q_.forward(team, arena, h, T, q);
     k_.forward(team, arena, h, T, k);
     v_.forward(team, arena, h, T, v);
     pos_.forward(team, arena, pos, P, p);
-    kernels::rel_pos_attention(team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, n_heads_,
+    kernels::rel_pos_attention(*kernels_, team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, n_heads_,
                                d / n_heads_, h);
     out_.forward(team, arena, h, T, q);
     kernels::add(team, x, q, T * d, x);
@@ -155,16 +156,16 @@ void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, i
     // queries, would cost one more T x d buffer.
     for_each_row_chunk(T, progress.sub(0.0, 0.3), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
-        kernels::layer_norm(team, x + r0 * d, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+        kernels::layer_norm(*kernels_, team, x + r0 * d, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
         k_.forward(team, arena, h, n, k + r0 * d);
         v_.forward(team, arena, h, n, v + r0 * d);
     });
     for_each_row_chunk(T, progress.sub(0.3, 1.0), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         float* xr = x + r0 * d;
-        kernels::layer_norm(team, xr, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+        kernels::layer_norm(*kernels_, team, xr, n, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
         q_.forward(team, arena, h, n, q);
-        kernels::local_rel_pos_attention(team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, r0, n,
+        kernels::local_rel_pos_attention(*kernels_, team, arena, q, k, v, p, pos_bias_u_, pos_bias_v_, T, r0, n,
                                          n_heads_, d / n_heads_, left, right, a);
         out_.forward(team, arena, a, n, q);
         kernels::add(team, xr, q, n * d, xr);
@@ -181,18 +182,18 @@ void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64
     float* wide = arena.alloc_array<float>(static_cast<size_t>(C * 2 * d));
     for_each_row_chunk(T, progress.sub(0.0, 0.5), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
-        kernels::layer_norm(team, x + r0 * d, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
+        kernels::layer_norm(*kernels_, team, x + r0 * d, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
         pointwise1_.forward(team, arena, h, n, wide);
-        kernels::glu(team, wide, n, d, g + r0 * d);
+        kernels::glu(*kernels_, team, wide, n, d, g + r0 * d);
     });
     // The depthwise convolution reads neighbouring frames, so it runs on the whole sequence.
-    kernels::depthwise_conv1d(team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), dw);
+    kernels::depthwise_conv1d(*kernels_, team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), dw);
     for_each_row_chunk(T, progress.sub(0.5, 1.0), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         float* dr = dw + r0 * d;
         if (conv_layer_norm_)
-            kernels::layer_norm(team, dr, n, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, dr);
-        kernels::silu(team, dr, n * d, dr);
+            kernels::layer_norm(*kernels_, team, dr, n, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, dr);
+        kernels::silu(*kernels_, team, dr, n * d, dr);
         pointwise2_.forward(team, arena, dr, n, h);
         kernels::add(team, x + r0 * d, h, n * d, x + r0 * d);
     });
@@ -211,7 +212,7 @@ void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T
     }
     convolution(team, arena, x, T, progress.sub(kAttentionEnd, kConvEnd));
     feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_, progress.sub(kConvEnd, 1.0));
-    kernels::layer_norm(team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
+    kernels::layer_norm(*kernels_, team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
 }
 
 }  // namespace pk

@@ -62,6 +62,7 @@ private:
 
     int64_t d_model_, n_heads_, ff_dim_, kernel_;
     bool conv_layer_norm_;
+    const kernels::KernelTable* kernels_;  // of the level the weights were packed for (TensorLoader)
 
     LayerNormWeights norm_ff1_, norm_att_, norm_conv_, norm_ff2_, norm_out_;
     Linear ff1_linear1_, ff1_linear2_, ff2_linear1_, ff2_linear2_;

@@ -34,6 +34,7 @@ DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const Te
                                                                         int64_t C) {
     Pointwise p;
     const std::string path = schema::subsampling_module(name);
+    p.kernels = &t.kernels();
     if (t.q8_at_load() && quantised_at_load(schema::weight(path), t.q8_subsampling()) && C % kernels::kQ8_0BlockValues == 0) {
         p.q8 = Linear::load(t, path, C, C, true);
         return p;
@@ -52,12 +53,12 @@ void DwStridingSubsampling::Pointwise::forward_relu(ThreadTeam& team, Arena& are
         q8.forward(team, arena, x, P, y);
         kernels::relu(team, y, P * q8.out(), y);
     } else {
-        kernels::pointwise_conv(team, x, P, channels, f32.data(), channels, bias, true, y);
+        kernels::pointwise_conv(*kernels, team, x, P, channels, f32.data(), channels, bias, true, y);
     }
 }
 
 DwStridingSubsampling::DwStridingSubsampling(const TensorLoader& t, const EncoderConfig& cfg)
-    : n_mels_(cfg.feat_in), channels_(cfg.subsampling_channels) {
+    : n_mels_(cfg.feat_in), channels_(cfg.subsampling_channels), kernels_(&t.kernels()) {
     const int64_t C = channels_;
     load_3x3(t, schema::kSubsamplingConv0, C, conv0_w_, conv0_b_);
     load_3x3(t, schema::kSubsamplingDepthwise1, C, dw1_w_, dw1_b_);
@@ -111,7 +112,7 @@ void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const 
     // Stage 1: conv.0 + ReLU on mel rows [b1.lo, b1.hi); keep stage-1 rows [b2.lo, b2.hi).
     const int64_t n1 = conv3x3_s2_output_size(b1.hi - b1.lo);
     float* a1 = arena.alloc_array<float>(static_cast<size_t>(n1 * F1 * C));
-    kernels::conv2d_3x3_s2_single_channel(team, mel + b1.lo * F0, b1.hi - b1.lo, F0, conv0_w_.data(),
+    kernels::conv2d_3x3_s2_single_channel(*kernels_, team, mel + b1.lo * F0, b1.hi - b1.lo, F0, conv0_w_.data(),
                                           conv0_b_.data(), C, /*relu=*/true, a1);
     const float* s1 = a1 + b1.skip * F1 * C;
 
@@ -119,7 +120,7 @@ void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const 
     const int64_t rows2 = b3.hi - b3.lo;
     const int64_t n2 = conv3x3_s2_output_size(b2.hi - b2.lo);
     float* d2 = arena.alloc_array<float>(static_cast<size_t>(n2 * F2 * C));
-    kernels::depthwise_conv2d_3x3_s2(team, s1, b2.hi - b2.lo, F1, C, dw1_w_.data(), dw1_b_.data(), d2);
+    kernels::depthwise_conv2d_3x3_s2(*kernels_, team, s1, b2.hi - b2.lo, F1, C, dw1_w_.data(), dw1_b_.data(), d2);
     float* a2 = arena.alloc_array<float>(static_cast<size_t>(rows2 * F2 * C));
     pw1_.forward_relu(team, arena, d2 + b2.skip * F2 * C, rows2 * F2, a2);
 
@@ -127,7 +128,7 @@ void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const 
     const int64_t rows3 = end - begin;
     const int64_t n3 = conv3x3_s2_output_size(rows2);
     float* d3 = arena.alloc_array<float>(static_cast<size_t>(n3 * F3 * C));
-    kernels::depthwise_conv2d_3x3_s2(team, a2, rows2, F2, C, dw2_w_.data(), dw2_b_.data(), d3);
+    kernels::depthwise_conv2d_3x3_s2(*kernels_, team, a2, rows2, F2, C, dw2_w_.data(), dw2_b_.data(), d3);
     float* a3 = arena.alloc_array<float>(static_cast<size_t>(rows3 * F3 * C));
     pw2_.forward_relu(team, arena, d3 + b3.skip * F3 * C, rows3 * F3, a3);
 

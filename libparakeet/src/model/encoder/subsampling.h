@@ -47,6 +47,7 @@ private:
 
     int64_t n_mels_;
     int64_t channels_;
+    const kernels::KernelTable* kernels_;  // of the level the weights were packed for (TensorLoader)
     std::vector<float> conv0_w_, conv0_b_;          // packed [9, C]
     std::vector<float> dw1_w_, dw1_b_, dw2_w_, dw2_b_;  // packed [9, C]
     // A 1x1 conv + ReLU over a [P, C] channels-last map: the f32 kernel's panels, or (q8_0
@@ -56,6 +57,7 @@ private:
         const float* bias = nullptr;
         int64_t channels = 0;
         Linear q8;
+        const kernels::KernelTable* kernels = nullptr;
 
         static Pointwise load(const TensorLoader& t, const std::string& name, int64_t C);
         void forward_relu(ThreadTeam& team, Arena& arena, const float* x, int64_t P, float* y) const;

@@ -20,8 +20,9 @@ constexpr int64_t kMinFramesPerThread = 4;
 
 }  // namespace
 
-LogMel::LogMel(const LogMelConfig& config, std::vector<float> window, std::vector<float> filterbank)
-    : cfg_(config), fft_(config.n_fft), window_(std::move(window)),
+LogMel::LogMel(const LogMelConfig& config, std::vector<float> window, std::vector<float> filterbank,
+               const kernels::KernelTable& kernels)
+    : cfg_(config), kernels_(&kernels), fft_(config.n_fft), window_(std::move(window)),
       window_begin_((config.n_fft - config.win_length) / 2), filterbank_(std::move(filterbank)) {
     require(cfg_.sample_rate > 0, "sample_rate must be positive");
     require(cfg_.hop_length > 0, "hop_length must be positive");
@@ -91,7 +92,7 @@ void LogMel::frame_log_mel(const float* x, int64_t n, int64_t t, float* scratch,
         }
     }
 
-    fft_.forward(frame, spec);
+    fft_.forward(*kernels_, frame, spec);
 
     // NeMo takes the magnitude first and raises it to mag_power afterwards; doing the same
     // (rather than re^2 + im^2 directly) keeps the float rounding identical.

@@ -52,8 +52,10 @@ class LogMel {
 public:
     // window: win_length floats (NeMo's preprocessor.featurizer.window, a symmetric Hann).
     // filterbank: n_mels x (n_fft/2 + 1) floats, row-major (preprocessor.featurizer.fb).
-    // Throws std::invalid_argument when the sizes do not fit the config.
-    LogMel(const LogMelConfig& config, std::vector<float> window, std::vector<float> filterbank);
+    // The FFT runs on `kernels` (the model's level). Throws std::invalid_argument when the
+    // sizes do not fit the config.
+    LogMel(const LogMelConfig& config, std::vector<float> window, std::vector<float> filterbank,
+           const kernels::KernelTable& kernels);
 
     const LogMelConfig& config() const { return cfg_; }
 
@@ -76,6 +78,7 @@ private:
     void normalize(ThreadTeam& team, Arena& arena, int64_t n_valid, float* out) const;
 
     LogMelConfig cfg_;
+    const kernels::KernelTable* kernels_;
     kernels::RealFft fft_;
     std::vector<float> window_;         // win_length floats
     int window_begin_;                  // where the window starts inside the n_fft frame

@@ -1,13 +1,14 @@
 #include "model/layers/bf16_at_load.h"
 
 #include "common/errors.h"
+#include "kernels/matmul.h"
 #include "model/gguf_schema.h"
 
 namespace pk {
 
 void check_bf16_available(IsaLevel level) {
+    if (kernels::PackedWeights::bf16_available(level)) return;
     const CpuFeatures& cpu = cpu_features();
-    if (level >= IsaLevel::Avx512 && cpu.avx512bf16) return;
     throw Unsupported(std::string("bf16 needs AVX512_BF16 at the avx512 level; this model runs ") +
                       isa_level_name(level) + (cpu.avx512bf16 ? "" : " on a CPU without AVX512_BF16"));
 }

@@ -32,12 +32,13 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
         in % kernels::kQ8_0BlockValues == 0) {
         std::vector<uint8_t> q(kernels::weight_row_bytes(kernels::WeightType::Q8_0, in) * static_cast<size_t>(out));
         kernels::quantize_q8_0(reinterpret_cast<const float*>(w.data), out * in, q.data());
-        l.weights_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::Q8_0, q.data(), out, in);
+        l.weights_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::Q8_0, q.data(), out, in,
+                                                                    t.level());
     } else if (t.bf16() && w.type != GgmlType::Q8_0 && bf16_at_load(w.name)) {
         l.weights_ = std::make_shared<const kernels::PackedWeights>(
-            kernels::PackedWeights::to_bf16(weight_type(t, w), w.data, out, in));
+            kernels::PackedWeights::to_bf16(weight_type(t, w), w.data, out, in, t.level()));
     } else {
-        l.weights_ = std::make_shared<const kernels::PackedWeights>(weight_type(t, w), w.data, out, in);
+        l.weights_ = std::make_shared<const kernels::PackedWeights>(weight_type(t, w), w.data, out, in, t.level());
     }
     const std::string bias = schema::bias(prefix);
     l.bias_ = bias_required ? t.f32(bias, {out}) : t.optional_f32(bias, {out});

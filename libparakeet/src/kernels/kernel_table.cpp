@@ -1,0 +1,72 @@
+// Builds the three kernel tables, each from the one below (see kernel_table.h).
+#include "kernels/kernel_table.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace pk::kernels {
+namespace {
+
+using Fill = void (*)(KernelTable&);
+
+// Every fill function of a level, in no particular order: each sets only its own slots.
+constexpr Fill kScalar[] = {
+    add_matmul_kernels_scalar,   add_ops_softmax_scalar,       add_ops_layer_norm_scalar,
+    add_ops_activation_scalar,   add_conv_depthwise1d_scalar,  add_conv_pointwise_scalar,
+    add_conv_subsampling_scalar, add_attention_rel_pos_scalar, add_attention_local_rel_pos_scalar,
+    add_fft_scalar,
+};
+#if defined(PARAKEET_HAVE_X86)
+constexpr Fill kAvx2[] = {
+    add_matmul_kernels_avx2,   add_ops_softmax_avx2,       add_ops_layer_norm_avx2,
+    add_ops_activation_avx2,   add_conv_depthwise1d_avx2,  add_conv_pointwise_avx2,
+    add_conv_subsampling_avx2, add_attention_rel_pos_avx2, add_attention_local_rel_pos_avx2,
+};
+constexpr Fill kAvx512[] = {
+    add_matmul_kernels_avx512, add_matmul_kernels_bf16_avx512, add_ops_softmax_avx512,
+    add_ops_activation_avx512, add_attention_rel_pos_avx512,
+};
+#endif
+
+template <size_t N>
+KernelTable derive(const KernelTable& below, IsaLevel level, const Fill (&fills)[N]) {
+    KernelTable t = below;
+    t.level = level;
+    for (Fill f : fills) f(t);
+    return t;
+}
+
+const KernelTable& scalar_table() {
+    static const KernelTable t = derive(KernelTable{}, IsaLevel::Scalar, kScalar);
+    return t;
+}
+
+#if defined(PARAKEET_HAVE_X86)
+const KernelTable& avx2_table() {
+    static const KernelTable t = derive(scalar_table(), IsaLevel::Avx2, kAvx2);
+    return t;
+}
+
+const KernelTable& avx512_table() {
+    static const KernelTable t = derive(avx2_table(), IsaLevel::Avx512, kAvx512);
+    return t;
+}
+#endif
+
+}  // namespace
+
+const KernelTable& kernel_table(IsaLevel level) {
+    if (!cpu_features().supports(level)) {
+        throw std::invalid_argument(std::string("kernel_table: this CPU has no ") +
+                                    isa_level_name(level) + " level");
+    }
+    switch (level) {
+#if defined(PARAKEET_HAVE_X86)
+        case IsaLevel::Avx512: return avx512_table();
+        case IsaLevel::Avx2: return avx2_table();
+#endif
+        default: return scalar_table();
+    }
+}
+
+}  // namespace pk::kernels

@@ -1,0 +1,145 @@
+// The one way per-ISA code is chosen: a table of function pointers per IsaLevel. Each level's
+// table starts as a copy of the level below and overrides the entries it has code for
+// (scalar < avx2 < avx512), so every slot is always filled, and a level without its own
+// version of a kernel runs the best one below it.
+//
+// The caller chooses the level once (a model, at load: it packs its weights for the level and
+// keeps kernel_table(level)). The portable entry points (softmax(), layer_norm(),
+// depthwise_conv1d(), rel_pos_attention(), RealFft::forward, ...) take that table, split the
+// work over the team and call its entries; matmul() runs the table of its weights' level
+// (PackedWeights::level()). No kernel reads the level from cpu_features(); kernel_table()
+// only checks that the CPU has the level asked for.
+//
+// Where a new kernel goes:
+//   1. a slot in the family's struct below, or a new family struct in KernelTable (K-quant
+//      tiles join MatmulKernels; an LSTM cell or an STFT would be new families), with its
+//      contract: what one call computes, and what must not depend on the level or the split;
+//   2. the portable version and the entry point in the family's .cpp (e.g. ops_softmax.cpp),
+//      whose add_<file>_scalar(KernelTable&) fills the slot;
+//   3. SIMD versions in <file>_avx2.cpp / <file>_avx512.cpp, each with internal linkage and
+//      one add_<file>_avx2(KernelTable&) / add_<file>_avx512(KernelTable&) that sets the
+//      slots it overrides (declared at the end of this header, called from kernel_table.cpp);
+//   4. a test (tests/cpp/test_kernel_*.cpp) parameterised over the levels (isa_levels.h).
+// AVX code lives only in *_avx2.cpp / *_avx512.cpp (compiled with those flags; see
+// tools/check_isa_isolation.sh): headers they include may hold only `static inline` code.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention_local_rel_pos_block.h"
+#include "kernels/matmul_layout.h"
+#include "runtime/cpu_features.h"
+
+namespace pk::kernels {
+
+// rows x cols in, rows x cols out (y may be x): one row at a time, each row's result depending
+// only on that row.
+using RowsFn = void (*)(const float* x, int64_t rows, int64_t cols, float* y);
+
+// Row ops (ops_*.h give the maths). Each call handles a contiguous run of rows or elements, and
+// an element's value never depends on where the run starts or ends (tails use the body's code).
+struct OpsKernels {
+    RowsFn softmax_rows;
+    RowsFn log_softmax_rows;
+    void (*layer_norm_rows)(const float* x, int64_t rows, int64_t cols, const float* weight,
+                            const float* bias, float eps, float* y);
+    void (*silu)(const float* x, int64_t n, float* y);
+    // x is [rows, 2 * channels], y is [rows, channels].
+    void (*glu_rows)(const float* x, int64_t rows, int64_t channels, float* y);
+};
+
+// Convolutions (conv_*.h give the layouts). Each call computes the output rows
+// [t_begin, t_end) (time rows, or pixel rows for the pointwise conv) of the whole output y.
+struct ConvKernels {
+    void (*depthwise_conv1d_rows)(const float* x, int64_t T, int64_t C, const float* packed_weight,
+                                  int64_t kernel, const float* bias, int64_t t_begin, int64_t t_end,
+                                  float* y);
+    void (*conv2d_3x3_s2_single_channel_rows)(const float* x, int64_t T, int64_t F,
+                                              const float* packed_weight, const float* bias,
+                                              int64_t C, bool relu, int64_t t_begin, int64_t t_end,
+                                              float* y);
+    void (*depthwise_conv2d_3x3_s2_rows)(const float* x, int64_t T, int64_t F, int64_t C,
+                                         const float* packed_weight, const float* bias,
+                                         int64_t t_begin, int64_t t_end, float* y);
+    void (*pointwise_conv_rows)(const float* x, int64_t cin, const float* packed_weight,
+                                int64_t cout, const float* bias, bool relu, int64_t row_begin,
+                                int64_t row_end, float* y);
+};
+
+// The products of the relative-position attentions (attention_rel_pos.h,
+// attention_local_rel_pos.h); the drivers prepare the operands and run the softmax between
+// them with OpsKernels::softmax_rows.
+struct AttentionKernels {
+    // Full attention, one head, query rows [i0, i0 + nr): kT [dk, T] keys, pT [dk, 2T - 1]
+    // positions (row strides T and 2T - 1), qu / qv [nr, dk] the queries plus bias_u / bias_v.
+    // scores[r * T + j] = (qu_r · k_j + qv_r · p_{T-1-(i0+r)+j}) / sqrt(dk), each a chain of
+    // multiply-adds over the channels in order.
+    void (*rel_pos_scores)(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0,
+                           int64_t nr, const float* qu, const float* qv, float* scores);
+    // out[r * ld + c] = sum over j < T, in order, of prob[r * T + j] * v[j * ld + c], for
+    // r < nr and c < dk.
+    void (*rel_pos_weighted_sums)(const float* prob, const float* v, int64_t ld, int64_t T,
+                                  int64_t dk, int64_t nr, float* out);
+    // Local attention's block products (contracts in attention_local_rel_pos_block.h).
+    local_attention::BlockProductsFn local_block_products;
+    local_attention::BlockWeightedSumsFn local_block_weighted_sums;
+};
+
+// The tables a real FFT of n points runs on (fft.h: RealFft builds them once per length).
+struct RealFftTables {
+    int n;                    // real length, a power of two >= 2
+    const uint32_t* bitrev;   // n/2 entries
+    const float* stage_tw;    // per stage of half-size h: exp(-i*pi*j/h), j < h, at 2*(h-1)
+    const float* split_tw;    // exp(-2*pi*i*k/n), k = 0..n/4, interleaved (re, im)
+};
+
+struct FftKernels {
+    // out[2k], out[2k+1] = Re, Im of X[k] = sum_j in[j] exp(-2 pi i j k / n), k = 0..n/2.
+    void (*real_forward)(const RealFftTables& t, const float* in, float* out);
+};
+
+struct KernelTable {
+    IsaLevel level;
+    matmul_detail::MatmulKernels matmul;  // see matmul_layout.h
+    OpsKernels ops;
+    ConvKernels conv;
+    AttentionKernels attention;
+    FftKernels fft;
+};
+
+// The table of `level`, built once (thread-safe). Throws std::invalid_argument for a level
+// above the CPU's (cpu_features().detected): its code would fault.
+const KernelTable& kernel_table(IsaLevel level);
+
+// ---- Internal: the fill functions kernel_table.cpp calls, add_<file>_<level> in <file>.cpp
+// (scalar) or <file>_<level>.cpp. The scalar ones fill every slot of their family; the others
+// override the slots they have code for.
+void add_matmul_kernels_scalar(KernelTable& t);
+void add_ops_softmax_scalar(KernelTable& t);
+void add_ops_layer_norm_scalar(KernelTable& t);
+void add_ops_activation_scalar(KernelTable& t);
+void add_conv_depthwise1d_scalar(KernelTable& t);
+void add_conv_pointwise_scalar(KernelTable& t);
+void add_conv_subsampling_scalar(KernelTable& t);
+void add_attention_rel_pos_scalar(KernelTable& t);
+void add_attention_local_rel_pos_scalar(KernelTable& t);
+void add_fft_scalar(KernelTable& t);
+#if defined(PARAKEET_HAVE_X86)
+void add_matmul_kernels_avx2(KernelTable& t);
+void add_ops_softmax_avx2(KernelTable& t);
+void add_ops_layer_norm_avx2(KernelTable& t);
+void add_ops_activation_avx2(KernelTable& t);
+void add_conv_depthwise1d_avx2(KernelTable& t);
+void add_conv_pointwise_avx2(KernelTable& t);
+void add_conv_subsampling_avx2(KernelTable& t);
+void add_attention_rel_pos_avx2(KernelTable& t);
+void add_attention_local_rel_pos_avx2(KernelTable& t);
+
+void add_matmul_kernels_avx512(KernelTable& t);       // Q8_0 with VNNI
+void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only through BF16 weights)
+void add_ops_softmax_avx512(KernelTable& t);
+void add_ops_activation_avx512(KernelTable& t);
+void add_attention_rel_pos_avx512(KernelTable& t);
+#endif
+
+}  // namespace pk::kernels

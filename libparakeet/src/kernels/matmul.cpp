@@ -6,7 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "kernels/kernel_table.h"
+#include "kernels/matmul_layout.h"
 
 namespace pk::kernels {
 
@@ -410,7 +410,7 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
     if (M == 0) return;
     // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()).
-    const MatmulKernels& kern = kernel_table(w.level()).matmul;
+    const MatmulKernels& kern = w.kernels();
     ArenaScope scope(scratch);
     if (M <= kMaxMatvecRows) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);

@@ -19,6 +19,10 @@
 
 namespace pk::kernels {
 
+namespace matmul_detail {
+struct MatmulKernels;
+}
+
 enum class WeightType : uint8_t {
     F32,   // float
     F16,   // IEEE half
@@ -58,6 +62,9 @@ public:
     int64_t n() const { return n_; }
     int64_t k() const { return k_; }
     IsaLevel level() const { return level_; }
+    // The micro-kernels of level(), looked up (and the level checked) once, at packing, so
+    // that matmul() does no table lookup per call: decode steps make many small calls.
+    const matmul_detail::MatmulKernels& kernels() const { return *kernels_; }
     // Bytes owned by this object (the packed copy).
     size_t packed_bytes() const { return bytes_; }
 
@@ -70,6 +77,7 @@ private:
     int64_t n_;
     int64_t k_;
     IsaLevel level_;
+    const matmul_detail::MatmulKernels* kernels_;
     size_t bytes_;
     std::unique_ptr<uint8_t[], void (*)(void*)> data_;
 };

@@ -8,6 +8,7 @@
 
 #include "kernels/bf16.h"
 #include "kernels/f16.h"
+#include "kernels/kernel_table.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_layout.h"
 
@@ -116,10 +117,11 @@ size_t weight_row_bytes(WeightType type, int64_t k) {
 
 PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k,
                              IsaLevel level)
-    : type_(type), n_(n), k_(k), level_(level), bytes_(0), data_(nullptr, std::free) {
+    : type_(type), n_(n), k_(k), level_(level), kernels_(nullptr), bytes_(0), data_(nullptr, std::free) {
     if (!cpu_features().supports(level)) {
         throw std::invalid_argument("PackedWeights: level above the CPU's");
     }
+    kernels_ = &kernel_table(level).matmul;
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
     if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
         throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");

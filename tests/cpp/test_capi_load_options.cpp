@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "nemo_fixtures.h"
 #include "parakeet_capi.h"
+#include "process_threads.h"
 #include "runtime/cpu_features.h"
 
 namespace {
@@ -118,6 +119,21 @@ TEST(LoadOptions, EachKeyGivesWhatItsVariableGives) {
     // The thread budget changes no result.
     expect_same(plain, with_json(f32, "{\"threads\": 1}"));
     expect_same(plain, with_json(f32, "{\"threads\": 3}"));
+}
+
+// "threads" gives the context a backend of its own with that many threads (the caller and
+// n - 1 workers, started with it), which set_concurrency(K, 0) then divides among K backends.
+TEST(LoadOptions, ThreadsIsTheContextsOwnBudget) {
+    const int before = process_thread_count();
+    parakeet_ctx* ctx = parakeet_capi_load_with(fixture("model.gguf").c_str(), "{\"threads\": 3}");
+    ASSERT_NE(ctx, nullptr) << parakeet_capi_load_error();
+    EXPECT_EQ(process_thread_count(), before + 2);
+    EXPECT_EQ(parakeet_capi_set_concurrency(ctx, 2, 0), 2);  // 3 / 2: one thread each, no workers
+    EXPECT_EQ(process_thread_count(), before);
+    EXPECT_EQ(parakeet_capi_set_concurrency(ctx, 1, 0), 1);  // back to its own 3 threads
+    EXPECT_EQ(process_thread_count(), before + 2);
+    parakeet_capi_free(ctx);
+    EXPECT_EQ(process_thread_count(), before);
 }
 
 TEST(LoadOptions, KeyOverridesItsVariable) {

@@ -106,6 +106,12 @@ int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event*
 void parakeet_capi_free_events(parakeet_stream_event* events);
 void parakeet_capi_stream_free(parakeet_stream* s);
 
+size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
+int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,
+                                size_t dst_bytes);
+int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, size_t src_bytes,
+                                  int64_t n_values, float* dst);
+
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
 int parakeet_capi_last_error_code(parakeet_ctx* ctx);

@@ -26,7 +26,8 @@
 #ifndef PARAKEET_CAPI_H
 #define PARAKEET_CAPI_H
 
-#include <stdint.h> /* int32_t (hotword token ids) */
+#include <stddef.h> /* size_t */
+#include <stdint.h> /* int32_t (hotword token ids), int64_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -424,6 +425,28 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ct
                                                                 int n_samples, int sample_rate,
                                                                 const parakeet_context_graph* graph,
                                                                 int acoustic_top_m, const char* lang);
+
+/* ---- ggml block formats ------------------------------------------------------------------ */
+
+/* The tensor types of GGUF files, by ggml's type id: F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6,
+ * Q5_1 7, Q8_0 8, Q4_K 12, Q5_K 13, Q6_K 14 (the ones this library reads). What a converter
+ * needs to write and read them exactly as ggml does (docs/gguf.md, "Tensor types"). */
+
+/* Bytes that n_values values of type ggml_type take; 0 when the type is not one of the above
+ * or n_values is no whole number of its blocks (32 values; 256 for the K-quants). */
+PARAKEET_API size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
+
+/* Encodes src[0 .. n_values) as ggml_type into dst (dst_bytes >= the row bytes): byte for byte
+ * what ggml's reference quantiser writes (ggml_quantize_chunk without an importance matrix);
+ * F16 rounds to nearest even. Returns 0, or -1 with the reason in
+ * parakeet_capi_thread_last_error(). Thread-safe. */
+PARAKEET_API int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,
+                                             size_t dst_bytes);
+
+/* Decodes n_values values of ggml_type from src (src_bytes >= the row bytes) into dst: bit for
+ * bit what ggml's reference dequantiser computes. Returns 0 or -1 (as above). Thread-safe. */
+PARAKEET_API int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, size_t src_bytes,
+                                               int64_t n_values, float* dst);
 
 /* ---- Errors and strings ------------------------------------------------------------------ */
 

@@ -43,7 +43,7 @@ enum : uint32_t {
     kU8 = 0, kI8 = 1, kU16 = 2, kI16 = 3, kU32 = 4, kI32 = 5, kF32 = 6, kBool = 7,
     kString = 8, kArray = 9, kU64 = 10, kI64 = 11, kF64 = 12,
 };
-enum : uint32_t { kTypeF32 = 0, kTypeF16 = 1, kTypeQ8_0 = 8, kTypeQ4_K = 12 };
+enum : uint32_t { kTypeF32 = 0, kTypeF16 = 1, kTypeQ8_0 = 8, kTypeQ2_K = 10, kTypeQ4_K = 12 };
 
 struct TensorSpec {
     std::string name;

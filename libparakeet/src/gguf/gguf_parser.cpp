@@ -242,7 +242,7 @@ void GgufParser::read_tensor_info(uint64_t index) {
         const char* type_name = ggml_type_name(type_id);
         if (type_name == nullptr) fail("tensor " + name + " has unknown ggml type " + str(type_id));
         fail("tensor " + name + " has type " + type_name + " (" + str(type_id) +
-             "), which is not supported yet (supported: f32, f16, q8_0)");
+             "), which is not supported (supported: " + ggml_supported_type_names() + ")");
     }
     t.type = static_cast<GgmlType>(type_id);
     const GgmlTypeLayout layout = ggml_type_layout(t.type);

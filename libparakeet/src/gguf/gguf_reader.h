@@ -17,8 +17,8 @@
 //   - bool values must be 0 or 1; other bytes are rejected;
 //   - arrays may nest up to kMaxArrayDepth levels;
 //   - tensors have 0..4 dimensions (0 = a scalar of one element), every dimension ≥ 1, the
-//     element count and byte size must fit in 63 bits, the type must be F32, F16 or Q8_0
-//     (others are rejected by name: "type q4_K (12) is not supported yet"), a quantised row
+//     element count and byte size must fit in 63 bits, the type must be one of ggml_supported_type_names()
+//     (others are rejected by name: "type q2_K (10), which is not supported"), a quantised row
 //     (ne[0]) must hold whole blocks, the offset must be a multiple of the alignment, and the
 //     data must lie inside the file (tensors may overlap).
 //

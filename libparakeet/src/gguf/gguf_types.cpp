@@ -67,19 +67,38 @@ const char* ggml_type_name(uint32_t type_id) {
 }
 
 bool ggml_type_supported(uint32_t type_id) {
-    return type_id == static_cast<uint32_t>(GgmlType::F32) ||
-           type_id == static_cast<uint32_t>(GgmlType::F16) ||
-           type_id == static_cast<uint32_t>(GgmlType::Q8_0);
+    switch (static_cast<GgmlType>(type_id)) {
+        case GgmlType::F32:
+        case GgmlType::F16:
+        case GgmlType::Q4_0:
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_0:
+        case GgmlType::Q5_1:
+        case GgmlType::Q8_0:
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K:
+        case GgmlType::Q6_K:
+            return true;
+    }
+    return false;
+}
+
+const char* ggml_supported_type_names() {
+    return "f32, f16, q4_0, q4_1, q5_0, q5_1, q8_0, q4_K, q5_K, q6_K";
 }
 
 GgmlTypeLayout ggml_type_layout(GgmlType type) {
     switch (type) {
-        case GgmlType::F32:
-            return {1, 4};
-        case GgmlType::F16:
-            return {1, 2};
-        case GgmlType::Q8_0:
-            return {32, 34};
+        case GgmlType::F32: return {1, 4};
+        case GgmlType::F16: return {1, 2};
+        case GgmlType::Q4_0: return {32, 18};
+        case GgmlType::Q4_1: return {32, 20};
+        case GgmlType::Q5_0: return {32, 22};
+        case GgmlType::Q5_1: return {32, 24};
+        case GgmlType::Q8_0: return {32, 34};
+        case GgmlType::Q4_K: return {256, 144};
+        case GgmlType::Q5_K: return {256, 176};
+        case GgmlType::Q6_K: return {256, 210};
     }
     return {1, 0};  // unreachable for the enumerators above
 }

@@ -47,10 +47,18 @@ bool gguf_value_type_is_integer(GgufValueType t);
 bool gguf_value_type_is_float(GgufValueType t);
 
 // Tensor element types this engine reads. The numbers are ggml's type ids.
+// The block layouts are ggml's (quant/ggml_blocks.h gives them byte by byte).
 enum class GgmlType : uint32_t {
     F32 = 0,
-    F16 = 1,  // IEEE half
-    Q8_0 = 8, // blocks of 32 elements: f16 scale d, then 32 int8 q; value = d * q
+    F16 = 1,   // IEEE half
+    Q4_0 = 2,  // blocks of 32: f16 d, 16 bytes of nibbles; value = (nibble - 8) * d
+    Q4_1 = 3,  // blocks of 32: f16 d, f16 m, nibbles; value = nibble * d + m
+    Q5_0 = 6,  // blocks of 32: f16 d, 32 high bits, nibbles; value = (q5 - 16) * d
+    Q5_1 = 7,  // blocks of 32: f16 d, f16 m, 32 high bits, nibbles; value = q5 * d + m
+    Q8_0 = 8,  // blocks of 32: f16 d, then 32 int8 q; value = d * q
+    Q4_K = 12, // super-blocks of 256: f16 d, dmin, 8 packed 6-bit scales and mins, nibbles
+    Q5_K = 13, // as Q4_K plus 256 high bits
+    Q6_K = 14, // super-blocks of 256: low nibbles, high 2 bits, 16 int8 scales, f16 d
 };
 
 // ggml's name of any ggml type id ("f32", "q8_0", "q4_K", "bf16", ...), or nullptr when the
@@ -68,5 +76,11 @@ struct GgmlTypeLayout {
 // Whether this engine reads tensors of `type_id`, and if so their layout.
 bool ggml_type_supported(uint32_t type_id);
 GgmlTypeLayout ggml_type_layout(GgmlType type);
+// The names of the supported types, "f32, f16, q4_0, ...", for error messages.
+const char* ggml_supported_type_names();
+// Whether `type` stores blocks of quantised values (every supported type but F32 and F16).
+inline bool ggml_type_is_quantised(GgmlType type) {
+    return type != GgmlType::F32 && type != GgmlType::F16;
+}
 
 }  // namespace pk

@@ -124,6 +124,7 @@ void add_conv_subsampling_scalar(KernelTable& t);
 void add_attention_rel_pos_scalar(KernelTable& t);
 void add_attention_local_rel_pos_scalar(KernelTable& t);
 void add_fft_scalar(KernelTable& t);
+void add_matmul_kquant_scalar(KernelTable& t);  // Q4_0 ... Q6_K
 #if defined(PARAKEET_HAVE_X86)
 void add_matmul_kernels_avx2(KernelTable& t);
 void add_ops_softmax_avx2(KernelTable& t);
@@ -134,12 +135,14 @@ void add_conv_pointwise_avx2(KernelTable& t);
 void add_conv_subsampling_avx2(KernelTable& t);
 void add_attention_rel_pos_avx2(KernelTable& t);
 void add_attention_local_rel_pos_avx2(KernelTable& t);
+void add_matmul_kquant_avx2(KernelTable& t);
 
 void add_matmul_kernels_avx512(KernelTable& t);       // Q8_0 with VNNI
 void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only through BF16 weights)
 void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
+void add_matmul_kquant_avx512(KernelTable& t);  // VNNI
 #endif
 
 }  // namespace pk::kernels

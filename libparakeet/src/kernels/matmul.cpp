@@ -106,7 +106,7 @@ struct GemmShape {
 // memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
-    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16});
+    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16, kRowsKq});
     alignas(64) float edge[kMaxRows * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
     for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
@@ -295,6 +295,48 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     });
 }
 
+// Unsigned-form weights (Q4_0 ... Q6_K), for any M: activations quantised as for the VNNI Q8_0
+// GEMM plus their block sums; each K slice of a weight panel decoded once into units in the
+// thread's buffer and reused by every row panel of the A block. Decoding is the price of
+// keeping the stored 4.5-6.5 bits per weight resident; it is shared by all the rows, and a
+// matrix-vector product (M = 1) pays it for one row.
+void gemm_kq(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x, int64_t M,
+             int64_t K, const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
+    const int64_t mr = kRowsKq;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t nblocks = K / kQ8Block;
+    const size_t panel_blocks = static_cast<size_t>(row_panels * mr * nblocks);
+    int8_t* aq = scratch.alloc_array<int8_t>(panel_blocks * kQ8Block);
+    float* as = scratch.alloc_array<float>(panel_blocks);
+    float* ac = scratch.alloc_array<float>(panel_blocks * kKqCorrPerBlock);
+    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return (pc * row_panels + ir * kc) * mr; };
+    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks, [&](int64_t i, int64_t pc, int64_t kc) {
+        const int64_t o = at(i, pc, kc);
+        kern.quantize_kq(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K, kc, mr, aq + o * kQ8Block,
+                         as + o, ac + o * kKqCorrPerBlock);
+    });
+
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
+    const size_t raw_unit_bytes = weight_row_bytes(w.type(), K) * kPanel / static_cast<size_t>(nblocks);
+    const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, raw_unit_bytes, bias, y, ldy};
+    const bool halves = w.type() == WeightType::Q6_K;
+    uint8_t* slices = static_cast<uint8_t*>(
+        scratch.alloc(static_cast<size_t>(split.chunks * kKcQ8Blocks) * kKqUnitBytes));
+    run_chunks(team, split.chunks, [&](int i) {
+        uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kKqUnitBytes;
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
+            kern.decode_kq_units(w.type(), w.panel(jr), K, pc, kc, buf);
+            return static_cast<const uint8_t*>(buf);
+        };
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,
+                        int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = at(ir, pc, kc);
+            kern.tile_kq(rows, kc, halves, aq + o * kQ8Block, as + o, ac + o * kKqCorrPerBlock, b, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
 // BF16 weights: activations rounded to bf16 pairs K slice by K slice (as gemm_float packs
 // floats), tiles reading the packed weights as they are (the prefetch of gemm_share brings
 // the next panel's slice).
@@ -392,6 +434,8 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                         kern.matvec_bf16(xp + m * pairs, pairs,
                                          reinterpret_cast<const uint16_t*>(w.panel(p)), out);
                         break;
+                    default:  // the unsigned-form types never come here (gemm_kq)
+                        break;
                 }
                 float* ym = y + m * ldy + col0;
                 for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
@@ -412,7 +456,9 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()).
     const MatmulKernels& kern = w.kernels();
     ArenaScope scope(scratch);
-    if (M <= kMaxMatvecRows) {
+    if (is_unsigned_form(w.type())) {
+        gemm_kq(kern, team, scratch, x, M, K, w, bias, y, ldy);
+    } else if (M <= kMaxMatvecRows) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0 && kern.tile_q8_vnni) {
         gemm_q8_vnni(kern, team, scratch, x, M, K, w, bias, y, ldy);

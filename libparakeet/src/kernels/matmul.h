@@ -23,22 +23,37 @@ namespace matmul_detail {
 struct MatmulKernels;
 }
 
+// The values of the stored types are ggml's type ids.
 enum class WeightType : uint8_t {
-    F32,   // float
-    F16,   // IEEE half
-    Q8_0,  // GGUF Q8_0: blocks of 32 weights along K, each a half scale d and 32 int8 q, w = d*q
-    BF16,  // bfloat16 (opt-in, made at load from F32 / F16: PackedWeights::to_bf16); needs a
-           // CPU with AVX512_BF16 at the avx512 level, and the activations are rounded to
-           // bfloat16 too (products accumulate in f32)
+    F32 = 0,   // float
+    F16 = 1,   // IEEE half
+    Q4_0 = 2,  // ggml's 4- to 6-bit blocks (quant/ggml_blocks.h), kept in their stored bytes:
+    Q4_1 = 3,  //   the "unsigned-form" types of matmul_layout.h, which the kernels decode
+    Q5_0 = 6,  //   into unsigned integers with a scale and an offset per 16 or 32 k
+    Q5_1 = 7,
+    Q8_0 = 8,  // GGUF Q8_0: blocks of 32 weights along K, each a half scale d and 32 int8 q, w = d*q
+    Q4_K = 12,
+    Q5_K = 13,
+    Q6_K = 14,
+    BF16 = 30, // bfloat16 (opt-in, made at load from F32 / F16: PackedWeights::to_bf16); needs a
+               // CPU with AVX512_BF16 at the avx512 level, and the activations are rounded to
+               // bfloat16 too (products accumulate in f32)
 };
 
-// Bytes of one row of K raw weights of this type (Q8_0: K / 32 blocks of 34 bytes).
+// Whether `type` is one of the unsigned-form block types (Q4_0 ... Q6_K, Q8_0 excepted).
+bool is_unsigned_form(WeightType type);
+// Weights per block of a stored type (1 for F32 / F16 / BF16, 32, or 256 for the K-quants).
+int64_t weight_block_values(WeightType type);
+
+// Bytes of one row of K raw weights of this type (Q8_0: K / 32 blocks of 34 bytes; the block
+// types: K / block values blocks of ggml's size).
 size_t weight_row_bytes(WeightType type, int64_t k);
 
 class PackedWeights {
 public:
     // Repacks `data`: N rows of weight_row_bytes(type, K) bytes each (e.g. mmap'd GGUF memory,
-    // which is not kept). Throws std::invalid_argument for N or K < 1, or K % 32 != 0 for Q8_0.
+    // which is not kept). Throws std::invalid_argument for N or K < 1, or K not a multiple of the
+    // type's block (weight_block_values).
     // The layout is the one the kernels of `level` read, and matmul() runs those kernels on
     // it (kernel_table(level)): a model packs for the level it was loaded at; tests pack for
     // each level to compare them in one process. A level above the CPU's throws.
@@ -86,6 +101,8 @@ private:
 // K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
 // Q8_0 weights: each row of x is quantised per block of 32 to int8 (scale max|x| / 127,
 // round to nearest even) and the products are exact integer sums scaled per block.
+// Unsigned-form weights (Q4_0 ... Q6_K): x is quantised per block of 32 as for Q8_0; each group
+// of 16 or 32 k adds scale_x * (s * (integer sum of u * q_x)) - o * scale_x * (sum of q_x).
 // BF16 weights: each row of x is rounded to bfloat16 (nearest even) and the products of
 // pairs are accumulated in f32.
 // The kernels are those of w.level(); levels give bitwise identical Q8_0 results.

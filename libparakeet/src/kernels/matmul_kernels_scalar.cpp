@@ -186,7 +186,8 @@ void add_matmul_kernels_scalar(KernelTable& t) {
                              pack_rows_f32, quantize_row_q8, quantize_panel_q8, matvec_f32,
                              matvec_f16,    matvec_q8,
                              nullptr,       nullptr,         nullptr,   // no VNNI
-                             nullptr,       nullptr,         nullptr,   nullptr};  // no BF16
+                             nullptr,       nullptr,         nullptr,   nullptr,   // no BF16
+                             nullptr,       nullptr,         nullptr};  // add_matmul_kquant_scalar
 }
 
 }  // namespace pk::kernels

@@ -19,6 +19,17 @@
 //               i.e. one zmm per quad of k: what vpdpbusd multiplies (unsigned) against four
 //               signed activations broadcast to every output; the +128 is taken back per
 //               activation block (see the VNNI activation layout below).
+//   Unsigned-form types (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): ggml's blocks as stored,
+//               reordered but not re-encoded, so the resident size is the file's: panel p holds,
+//               for each block column c < K / block values, the blocks of column c of its 16 rows
+//               in row order (zero blocks, whose values are 0, for padding rows).
+//   The GEMM decodes the K slice of a panel it is about to reuse into "units" of 32 k, of
+//   kKqUnitBytes each (matmul_kquant.cpp), in the thread's buffer:
+//                 float  s[2][16], o[2][16]   scale and offset of group h (16 k) of output j
+//                 uint8  u[8 quads][16 * 4]   u[t][4 j + i] = u of W[16 p + j][32 b + 4 t + i]
+//               with W = s * u - o in each group (quant::unsigned_form), u < 64: the quad layout
+//               that vpdpbusd (and vpmaddubsw) multiplies, unsigned, by signed activations.
+//               Types whose groups are 32 k (all but Q6_K) have s[1] = s[0] and o[1] = o[0].
 //
 // Activations are packed per call into row panels of MR rows, zero-padded past M, and cut
 // along K into the slices the GEMM loops over (see matmul.cpp): slice s holds, for every row
@@ -34,6 +45,9 @@
 //     (each row's block contiguous, so quad t is the 32-bit word at 4 t), float scale[b MR + r]
 //     as above, and int32 corr[b MR + r] = -128 * (sum of that block's q), which cancels the
 //     +128 of the quad weights exactly. Missing rows are zero. Matrix-vector rows: MR = 1.
+//   Unsigned-form weights (MR = kRowsKq): int8 q and float scale as the VNNI layout, and float
+//     corr[3 (b MR + r) + h] = scale * (sum of q over half h of the block) for h < 2, and
+//     corr[3 (b MR + r) + 2] = scale * (sum over the whole block): the offsets' share.
 //
 // BF16 (opt-in, made at load from F32 or F16 weights; only where the CPU has AVX512_BF16):
 //   weights:      K2 = ceil(K / 2) pairs of k; panel[32 t + 2 j + h] = bf16 of W[16 p + j][2 t + h]
@@ -47,6 +61,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/matmul.h"
 #include "runtime/cpu_features.h"
 
 namespace pk::kernels::matmul_detail {
@@ -62,6 +77,9 @@ constexpr size_t kQ8WideBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block 
 constexpr int64_t kQ8QuadsPerBlock = kQ8Block / 4;
 constexpr int32_t kQ8QuadBias = 128;
 constexpr int64_t kRowsBf16 = 8;
+constexpr int64_t kRowsKq = 4;
+constexpr size_t kKqUnitBytes = 4 * kPanel * sizeof(float) + kPanel * kQ8Block;  // 768
+constexpr int64_t kKqCorrPerBlock = 3;
 constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
 
 // Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels).
@@ -144,6 +162,22 @@ struct MatmulKernels {
     // One row of K floats as ceil(K / 2) pairs; out[0..16) = that row times one BF16 panel.
     void (*row_to_bf16)(const float* x, int64_t K, uint32_t* pairs);
     void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
+
+    // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one packed panel of
+    // `type` (a panel of K = k values) into n consecutive units.
+    void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t k, int64_t u0, int64_t n,
+                            uint8_t* units);
+    // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into an activation
+    // panel of mr >= rows rows (mr = kRowsKq), missing rows zero. The same bits at every level.
+    void (*quantize_kq)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
+                        int8_t* q, float* scale, float* corr);
+    // Tile of kRowsKq rows over nunits units; halves: the weights' groups are 16 k (Q6_K), else
+    // 32. Per output, unit and group: isum = exact integer sum of u * q, then
+    //   acc = fma(s * float(isum), scale, acc);  acc = fma(-o, corr, acc)
+    // in that order (so every level gives the same bits).
+    void (*tile_kq)(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const float* a_scale,
+                    const float* a_corr, const uint8_t* units, float* c, int64_t ldc, const float* bias,
+                    bool accumulate);
 };
 
 }  // namespace pk::kernels::matmul_detail

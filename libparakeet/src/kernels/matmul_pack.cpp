@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/bf16.h"
@@ -11,6 +12,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/matmul.h"
 #include "kernels/matmul_layout.h"
+#include "quant/ggml_blocks.h"
 
 namespace pk::kernels {
 
@@ -21,13 +23,14 @@ namespace {
 constexpr size_t kQ8RawBlockBytes = 2 + kQ8Block;  // half d, then 32 int8
 
 size_t panel_bytes(WeightType type, int64_t k) {
+    if (is_unsigned_form(type)) return kPanel * weight_row_bytes(type, k);
     switch (type) {
         case WeightType::F32: return static_cast<size_t>(k) * kPanel * sizeof(float);
         case WeightType::F16: return static_cast<size_t>(k) * kPanel * sizeof(uint16_t);
         case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8PanelBlockBytes;
         case WeightType::BF16: return static_cast<size_t>((k + 1) / 2) * kBf16PairBytes;
+        default: return 0;
     }
-    return 0;
 }
 
 template <class T>
@@ -103,16 +106,51 @@ void put_quads(const int8_t* src, int64_t j, uint8_t* dst) {
     }
 }
 
+// The unsigned-form layout: each block column's 16 row blocks together; padding rows stay zero.
+void pack_blocks(WeightType type, const uint8_t* w, int64_t n, int64_t k, uint8_t* out) {
+    const size_t row_bytes = weight_row_bytes(type, k);
+    const size_t block_bytes = quant::block_bytes(static_cast<GgmlType>(type));
+    const int64_t columns = k / weight_block_values(type);
+    for (int64_t row = 0; row < n; ++row) {
+        const int64_t p = row / kPanel, j = row % kPanel;
+        uint8_t* panel = out + static_cast<size_t>(p) * kPanel * row_bytes;
+        for (int64_t c = 0; c < columns; ++c) {
+            std::memcpy(panel + (c * kPanel + j) * block_bytes, w + row * row_bytes + c * block_bytes, block_bytes);
+        }
+    }
+}
+
 }  // namespace
 
+bool is_unsigned_form(WeightType type) {
+    switch (type) {
+        case WeightType::Q4_0:
+        case WeightType::Q4_1:
+        case WeightType::Q5_0:
+        case WeightType::Q5_1:
+        case WeightType::Q4_K:
+        case WeightType::Q5_K:
+        case WeightType::Q6_K:
+            return true;
+        default:
+            return false;
+    }
+}
+
+int64_t weight_block_values(WeightType type) {
+    if (type == WeightType::Q8_0) return kQ8Block;
+    return is_unsigned_form(type) ? quant::block_values(static_cast<GgmlType>(type)) : 1;
+}
+
 size_t weight_row_bytes(WeightType type, int64_t k) {
+    if (is_unsigned_form(type)) return quant::row_bytes(static_cast<GgmlType>(type), k);
     switch (type) {
         case WeightType::F32: return static_cast<size_t>(k) * sizeof(float);
         case WeightType::F16: return static_cast<size_t>(k) * sizeof(uint16_t);
         case WeightType::Q8_0: return static_cast<size_t>(k / kQ8Block) * kQ8RawBlockBytes;
         case WeightType::BF16: return static_cast<size_t>(k) * sizeof(uint16_t);
+        default: return 0;
     }
-    return 0;
 }
 
 PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64_t k,
@@ -123,8 +161,9 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
     }
     kernels_ = &kernel_table(level).matmul;
     if (n < 1 || k < 1) throw std::invalid_argument("PackedWeights: N and K must be >= 1");
-    if (type == WeightType::Q8_0 && k % kQ8Block != 0) {
-        throw std::invalid_argument("PackedWeights: Q8_0 needs K to be a multiple of 32");
+    if (k % weight_block_values(type) != 0) {
+        throw std::invalid_argument("PackedWeights: K must be a multiple of the type's block of " +
+                                    std::to_string(weight_block_values(type)));
     }
     if (type == WeightType::BF16 && !bf16_available(level)) {
         throw std::invalid_argument("PackedWeights: BF16 weights need AVX512_BF16 at the avx512 level");
@@ -150,6 +189,9 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
             break;
         case WeightType::BF16:
             pack_bf16_pairs(static_cast<const uint16_t*>(data), n, k, reinterpret_cast<uint16_t*>(mem));
+            break;
+        default:
+            pack_blocks(type, static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem));
             break;
     }
 }

@@ -49,6 +49,12 @@ public:
     // f32() or nullptr when the tensor is absent (optional biases).
     const float* optional_f32(const std::string& name, std::initializer_list<int64_t> torch_shape) const;
 
+    // The matrix kernels' type for a weight matrix stored as tensor.type (every supported type
+    // maps to one: their ids are ggml's).
+    static kernels::WeightType weight_type(const GgufTensor& tensor) {
+        return static_cast<kernels::WeightType>(tensor.type);
+    }
+
     [[noreturn]] void fail(const std::string& what) const;
 
 private:

@@ -12,11 +12,11 @@
 
 namespace pk {
 
-// The [n, k] matrix `name` (F32, F16 or Q8_0), repacked for kernels::matmul at t.level().
+// The [n, k] matrix `name` (F32, F16 or any quantised type), repacked for kernels::matmul at t.level().
 std::shared_ptr<const kernels::PackedWeights> load_packed_weights(const TensorLoader& t, const std::string& name,
                                                                   int64_t n, int64_t k);
 
-// The [rows, cols] tensor `name` as floats, whatever its stored type (F32, F16 or Q8_0).
+// The [rows, cols] tensor `name` as floats, whatever its stored type.
 std::vector<float> load_f32_copy(const TensorLoader& t, const std::string& name, int64_t rows, int64_t cols);
 
 }  // namespace pk

@@ -8,18 +8,6 @@
 #include "model/layers/q8_at_load.h"
 
 namespace pk {
-namespace {
-
-kernels::WeightType weight_type(const TensorLoader& t, const GgufTensor& tensor) {
-    switch (tensor.type) {
-        case GgmlType::F32: return kernels::WeightType::F32;
-        case GgmlType::F16: return kernels::WeightType::F16;
-        case GgmlType::Q8_0: return kernels::WeightType::Q8_0;
-    }
-    t.fail(tensor.name + " has a type the matrix kernels cannot use");
-}
-
-}  // namespace
 
 Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t out, int64_t in,
                     bool bias_required) {
@@ -34,11 +22,11 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
         kernels::quantize_q8_0(reinterpret_cast<const float*>(w.data), out * in, q.data());
         l.weights_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::Q8_0, q.data(), out, in,
                                                                     t.level());
-    } else if (t.bf16() && w.type != GgmlType::Q8_0 && bf16_at_load(w.name)) {
+    } else if (t.bf16() && !ggml_type_is_quantised(w.type) && bf16_at_load(w.name)) {
         l.weights_ = std::make_shared<const kernels::PackedWeights>(
-            kernels::PackedWeights::to_bf16(weight_type(t, w), w.data, out, in, t.level()));
+            kernels::PackedWeights::to_bf16(t.weight_type(w), w.data, out, in, t.level()));
     } else {
-        l.weights_ = std::make_shared<const kernels::PackedWeights>(weight_type(t, w), w.data, out, in, t.level());
+        l.weights_ = std::make_shared<const kernels::PackedWeights>(t.weight_type(w), w.data, out, in, t.level());
     }
     const std::string bias = schema::bias(prefix);
     l.bias_ = bias_required ? t.f32(bias, {out}) : t.optional_f32(bias, {out});

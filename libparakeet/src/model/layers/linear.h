@@ -16,7 +16,7 @@ class Linear {
 public:
     Linear() = default;
 
-    // Loads `<prefix>.weight` (PyTorch shape [out, in] or [out, in, 1]; F32, F16 or Q8_0) and
+    // Loads `<prefix>.weight` (PyTorch shape [out, in] or [out, in, 1]; F32, F16 or any quantised type) and
     // `<prefix>.bias` ([out], F32) — the bias may be absent unless `bias_required`.
     static Linear load(const TensorLoader& t, const std::string& prefix, int64_t out, int64_t in,
                        bool bias_required);

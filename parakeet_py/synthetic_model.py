@@ -263,11 +263,7 @@ def write_synthetic_model(path: "os.PathLike[str] | str", arch: SyntheticArch = 
 
         def produce() -> np.ndarray:
             x = _values(arch, shape, init, np.random.default_rng([seed, index]))
-            if kind == "f16":
-                return quantize.encode_f16(x, name)
-            if kind == "q8_0":
-                return quantize.encode_q8_0(x)
-            return x
+            return quantize.encode(x, kind, name)
 
         return TensorPlan(name, shape, GGML_TYPES[kind], quantize.encoded_nbytes(shape, kind), produce)
 

@@ -9,6 +9,7 @@ import click
 from tabulate import tabulate
 
 from parakeet_py import Context
+from parakeet_py.convert.quantize import OUT_TYPES
 
 from .common import MODEL_PATH, attention_label, kernels_label
 
@@ -39,6 +40,8 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
             rows.append((label, value))
     types = info.get("tensor_types", {})
     rows.append(("tensors", ", ".join(f"{n} {t}" for t, n in sorted(types.items()))))
+    for cls, counts in sorted(info.get("tensor_classes", {}).items()):
+        rows.append((f"  {cls}", ", ".join(f"{n} {t}" for t, n in sorted(counts.items()))))
     if "file_bytes" in info:
         rows.append(("file size", _megabytes(int(info["file_bytes"]))))
     if "packed_bytes" in info:
@@ -76,14 +79,17 @@ def _print_report(report: Any, as_json: bool) -> None:
                f"{report.bytes_written / 1e6:.1f} MB in {report.seconds:.1f} s")
     for warning in report.warnings:
         click.echo(f"warning: {warning}", err=True)
+    for why in report.kept:
+        click.echo(f"kept: {why}", err=True)
 
 
 @click.command("convert")
 @click.argument("nemo_file", type=click.Path(exists=True, dir_okay=False))
 @click.argument("gguf_file", type=click.Path(dir_okay=False))
-@click.option("--type", "out_type", type=click.Choice(["f32", "f16", "q8_0"]), default="f32", show_default=True,
+@click.option("--type", "out_type", type=click.Choice(OUT_TYPES), default="f32", show_default=True,
               help="Storage of the large matrix weights (everything else stays f32): f16 halves them, "
-                   "q8_0 stores 8-bit blocks (about a quarter of f32).")
+                   "q8_0 stores 8-bit blocks (about a quarter of f32), q6_k ... q4_0 ggml's 6- to 4-bit "
+                   "blocks (K-quants need rows of 256 values; a weight that does not fit stays f32).")
 @click.option("--name", help="general.name written into the file (default: the input file's name).")
 @click.option("--json", "as_json", is_flag=True, help="Print the conversion report as JSON.")
 def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
@@ -105,18 +111,21 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
 @click.command("quantize")
 @click.argument("in_file", type=click.Path(exists=True, dir_okay=False))
 @click.argument("out_file", type=click.Path(dir_okay=False))
-@click.option("--type", "out_type", type=click.Choice(["q8_0", "f16"]), default="q8_0", show_default=True,
-              help="New storage of the large matrix weights (only ever smaller than before).")
+@click.option("--type", "out_type", type=click.Choice(OUT_TYPES), default="q8_0", show_default=True,
+              help="New storage of the large matrix weights; f32 decodes every tensor of any file to "
+                   "plain floats.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def quantize(in_file: str, out_file: str, out_type: str, as_json: bool) -> None:
-    """Rewrite a parakeet GGUF file (IN_FILE) with smaller matrix weights (OUT_FILE).
+    """Rewrite a parakeet GGUF file (IN_FILE) with its matrix weights in another type (OUT_FILE).
 
-    Every other tensor and all metadata are copied unchanged; weights already stored in a
-    smaller type stay as they are.
+    The allowlisted matrix weights that fit the type's blocks are re-encoded (byte for byte as
+    ggml's reference quantisers; from a quantised file they are decoded first); every other
+    tensor and all metadata are copied unchanged. --type f32 decodes every tensor of any file.
 
     \b
-    Example:
-      parakeet-cli quantize model-f32.gguf model-q8_0.gguf --type q8_0
+    Examples:
+      parakeet-cli quantize model-f32.gguf model-q4_k.gguf --type q4_k
+      parakeet-cli quantize model-q5_k.gguf model-f32.gguf --type f32
     """
     from parakeet_py.convert import requantize_gguf
 

@@ -36,8 +36,10 @@ KEPT_PREPROCESSOR_TENSORS = (schema.MEL_FILTERBANK, schema.MEL_WINDOW)
 def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] = None) -> ConversionReport:
     """Convert the ``.nemo`` file ``in_path`` into a GGUF file at ``out_path``.
 
-    ``out_type``: ``f32`` (every tensor F32), ``f16`` or ``q8_0`` (the allowlisted matmul
-    weights halved / quantised, everything else F32). ``name`` sets ``general.name``
+    ``out_type``: ``f32`` (every tensor F32), or one of ``f16``, ``q8_0``, ``q6_k``, ``q5_k``,
+    ``q5_1``, ``q5_0``, ``q4_k``, ``q4_1``, ``q4_0`` (the allowlisted matmul weights that fit the
+    type's blocks halved / quantised, everything else F32; the report's ``kept`` says which
+    allowlisted weights did not fit). ``name`` sets ``general.name``
     (default: the input file's stem). Raises :class:`ConversionError` (or a subclass) with a
     readable message on any problem; ``out_path`` is then left untouched.
     """
@@ -69,6 +71,7 @@ def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] =
         n_tensors=len(plans), type_counts=counts, skipped=skipped, bytes_written=size,
         seconds=time.perf_counter() - start, metadata=summarise_metadata(metadata),
         warnings=warnings + skip_warnings + spec.warnings,
+        kept=[why for n, t in selected if (why := quantize.storage_decision(n, t.shape, out_type)[1])],
     )
 
 
@@ -114,11 +117,7 @@ def plan_tensor(name: str, ref: TensorRef, out_type: str) -> TensorPlan:
         x = ref.numpy().astype(np.float32, copy=False)
         if not np.isfinite(x).all():
             raise ConversionError(f"tensor '{name}' contains NaN or infinite values; refusing to convert it")
-        if kind == "f16":
-            return quantize.encode_f16(x, name)
-        if kind == "q8_0":
-            return quantize.encode_q8_0(x)
-        return x
+        return quantize.encode(x, kind, name)
 
     return TensorPlan(name, tuple(ref.shape), GGML_TYPES[kind], quantize.encoded_nbytes(ref.shape, kind), produce)
 

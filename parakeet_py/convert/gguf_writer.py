@@ -22,15 +22,15 @@ from .nemo_config import MetaValue
 
 ARCHITECTURE = schema.ARCHITECTURE
 
-GGML_TYPES = {
-    "f32": gguf.GGMLQuantizationType.F32,
-    "f16": gguf.GGMLQuantizationType.F16,
-    "q8_0": gguf.GGMLQuantizationType.Q8_0,
-}
-FILE_TYPES = {  # general.file_type, as llama.cpp's tools read it
-    "f32": gguf.LlamaFileType.ALL_F32,
-    "f16": gguf.LlamaFileType.MOSTLY_F16,
-    "q8_0": gguf.LlamaFileType.MOSTLY_Q8_0,
+_T = gguf.GGMLQuantizationType
+GGML_TYPES = {"f32": _T.F32, "f16": _T.F16, "q8_0": _T.Q8_0, "q6_k": _T.Q6_K, "q5_k": _T.Q5_K,
+              "q5_1": _T.Q5_1, "q5_0": _T.Q5_0, "q4_k": _T.Q4_K, "q4_1": _T.Q4_1, "q4_0": _T.Q4_0}
+TYPE_NAMES = {v: k for k, v in GGML_TYPES.items()}  # ggml type → our lower-case name
+_F = gguf.LlamaFileType
+FILE_TYPES = {  # general.file_type, as llama.cpp's tools read it (a K-quant file is "_S": one type)
+    "f32": _F.ALL_F32, "f16": _F.MOSTLY_F16, "q8_0": _F.MOSTLY_Q8_0, "q6_k": _F.MOSTLY_Q6_K,
+    "q5_k": _F.MOSTLY_Q5_K_S, "q5_1": _F.MOSTLY_Q5_1, "q5_0": _F.MOSTLY_Q5_0,
+    "q4_k": _F.MOSTLY_Q4_K_S, "q4_1": _F.MOSTLY_Q4_1, "q4_0": _F.MOSTLY_Q4_0,
 }
 
 _SCALAR_KINDS = {

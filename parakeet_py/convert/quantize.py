@@ -1,11 +1,17 @@
-"""Which tensors may be stored in a smaller type, and the f16 / q8_0 encodings.
+"""Which tensors may be stored in a smaller type, and their encodings.
 
 Only the 2-D weights the engine feeds straight into a matrix product may be halved or
 quantised (the FFN and attention projections, the subsampling output projection and the
 joint's encoder/prediction projections), and only when both dimensions are at least 32 and
-the row length is a whole number of 32-element blocks. Everything else (norms, biases,
-convolutions, the LSTM, embeddings, the joint output layer, the CTC head, the mel filterbank)
-stays F32, exactly as in the published parakeet.cpp files.
+the row length is a whole number of the type's blocks (32 values; 256 for the K-quants
+q4_k, q5_k and q6_k). Such a tensor that does not fit stays F32 (in the 110M model
+``joint.pred.weight``, 640 long, under the K-quants): the report says which and why.
+Everything else (norms, biases, convolutions, the LSTM, embeddings, the joint output layer,
+the CTC head, the mel filterbank) stays F32, exactly as in the published parakeet.cpp files
+and as parakeet.cpp's ``quantize`` tool decides.
+
+f16 and q8_0 are encoded here in numpy; the 4- to 6-bit types by libparakeet
+(:mod:`.ggml_blocks`), byte for byte as ggml's reference quantisers.
 
 Q8_0 must be bit-identical to ggml's ``quantize_row_q8_0_ref``: per block of 32 values,
 ``d = max|x| / 127`` (float32), ``id = 1/d`` (0 when d is 0), ``q = roundf(x * id)``
@@ -14,14 +20,17 @@ Q8_0 must be bit-identical to ggml's ``quantize_row_q8_0_ref``: per block of 32 
 """
 
 import re
-from typing import Tuple
+from typing import Optional, Tuple
 
 import numpy as np
 
+from . import ggml_blocks
 from . import gguf_schema as schema
 from .errors import ConversionError
 
-OUT_TYPES = ("f32", "f16", "q8_0")
+OUT_TYPES = ("f32", "f16", "q8_0", "q6_k", "q5_k", "q5_1", "q5_0", "q4_k", "q4_1", "q4_0")
+BLOCK_BYTES = {"f32": 4, "f16": 2, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24, "q8_0": 34,
+               "q4_k": 144, "q5_k": 176, "q6_k": 210}
 QK8_0 = 32
 Q8_0_BLOCK_BYTES = 2 + QK8_0
 MIN_DIM = 32
@@ -41,28 +50,44 @@ def storage_type(name: str, shape: Tuple[int, ...], out_type: str) -> str:
 
     ``shape`` is in numpy/torch order, so ``shape[-1]`` is the row length K (ggml's ne0).
     """
+    return storage_decision(name, shape, out_type)[0]
+
+
+def storage_decision(name: str, shape: Tuple[int, ...], out_type: str) -> Tuple[str, Optional[str]]:
+    """``(type, why_kept)``: the storage type, and for an allowlisted weight that cannot take
+    ``out_type`` the reason it stays F32 (None otherwise)."""
     if out_type not in OUT_TYPES:
         raise ConversionError(f"unknown output type {out_type!r} (choose from {', '.join(OUT_TYPES)})")
-    if (
-        out_type == "f32"
-        or not is_matmul_weight(name)
-        or len(shape) != 2
-        or min(shape) < MIN_DIM
-        or shape[1] % QK8_0 != 0
-    ):
-        return "f32"
-    return out_type
+    if out_type == "f32" or not is_matmul_weight(name):
+        return "f32", None
+    # f16 keeps the 32-value rule of the published converter, though halves have no blocks.
+    block = max(QK8_0, ggml_blocks.BLOCK_VALUES[out_type])
+    if len(shape) != 2:
+        return "f32", f"{name} stays F32: it has {len(shape)} dimensions, {out_type} needs 2"
+    if min(shape) < MIN_DIM:
+        return "f32", f"{name} stays F32: shape {list(shape)} has a dimension below {MIN_DIM}"
+    if shape[1] % block != 0:
+        return "f32", (f"{name} stays F32: its row length {shape[1]} is not a multiple of the "
+                       f"{block}-value {out_type} block")
+    return out_type, None
 
 
 def encoded_nbytes(shape: Tuple[int, ...], type_name: str) -> int:
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if type_name not in BLOCK_BYTES:
+        raise ValueError(type_name)
+    return n // ggml_blocks.BLOCK_VALUES[type_name] * BLOCK_BYTES[type_name]
+
+
+def encode(x: np.ndarray, type_name: str, name: str = "tensor") -> np.ndarray:
+    """float32 ``x`` in the bytes of ``type_name`` (f32: ``x`` itself)."""
     if type_name == "f32":
-        return 4 * n
+        return np.asarray(x, dtype=np.float32)
     if type_name == "f16":
-        return 2 * n
+        return encode_f16(x, name)
     if type_name == "q8_0":
-        return n // QK8_0 * Q8_0_BLOCK_BYTES
-    raise ValueError(type_name)
+        return encode_q8_0(x)
+    return ggml_blocks.encode(x, type_name)
 
 
 def encode_f16(x: np.ndarray, name: str = "tensor") -> np.ndarray:

@@ -8,7 +8,7 @@ from typing import Any, Dict, List
 class ConversionReport:
     input: str
     output: str
-    out_type: str  # f32, f16 or q8_0
+    out_type: str  # one of quantize.OUT_TYPES
     arch: str
     name: str
     n_tensors: int  # tensors written
@@ -18,6 +18,9 @@ class ConversionReport:
     seconds: float
     metadata: Dict[str, Any]  # parakeet.* / general.* keys written (tokenizer pieces summarised)
     warnings: List[str] = field(default_factory=list)
+    # Allowlisted weights that could not take out_type and kept their type, each with why
+    # ("joint.pred.weight stays F32: its row length 640 is not a multiple of ...").
+    kept: List[str] = field(default_factory=list)
 
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)

@@ -1,9 +1,12 @@
-"""GGUF → GGUF: shrink the allowlisted F32/F16 matmul weights of a parakeet GGUF file.
+"""GGUF → GGUF: re-encode the matmul weights of a parakeet GGUF file in another type.
 
-Every metadata key and every other tensor is copied unchanged; only tensors that
-:func:`quantize.storage_type` would store as ``out_type`` are re-encoded, and only towards a
-smaller type (F32 → F16 or Q8_0, F16 → Q8_0). Tensors already in another quantised type are
-copied as they are.
+Every metadata key (but the file type) is copied unchanged. ``out_type`` f32 decodes every
+tensor to F32 (so any file can be read back as plain floats, bit for bit as ggml decodes it).
+Any other type re-encodes the allowlisted matmul weights that fit its blocks
+(:func:`quantize.storage_decision`), from whatever type they are stored in (a quantised source
+is decoded first, so going from one quantised type to another loses precision twice); every
+other tensor is copied as it is stored, as parakeet.cpp's ``quantize`` does. The report lists
+the allowlisted weights that kept their type and why.
 """
 
 import time
@@ -16,13 +19,12 @@ import numpy as np
 from . import gguf_schema as schema
 from . import quantize
 from .errors import ConversionError
-from .gguf_writer import ARCHITECTURE, FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
+from . import ggml_blocks
+from .gguf_writer import ARCHITECTURE, FILE_TYPES, GGML_TYPES, TYPE_NAMES, TensorPlan, write_gguf
 from .nemo_config import MetaValue
 from .convert import summarise_metadata
 from .report import ConversionReport
 
-_T = gguf.GGMLQuantizationType
-_SHRINKS = {("f32", _T.F16), ("f32", _T.Q8_0), ("f16", _T.Q8_0)}  # (source kind, target type)
 # Written by the writer itself (architecture), or meaningless once the file is rewritten.
 _NOT_COPIED = {schema.GENERAL_ARCHITECTURE, "general.alignment", schema.GENERAL_FILE_TYPE}
 
@@ -43,8 +45,8 @@ def _field_value(field) -> Any:
 
 def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionReport:
     """Rewrite the parakeet GGUF ``in_path`` to ``out_path`` with its matmul weights as ``out_type``."""
-    if out_type not in ("f16", "q8_0"):
-        raise ConversionError(f"requantising can only shrink weights: choose f16 or q8_0, not {out_type!r}")
+    if out_type not in quantize.OUT_TYPES:
+        raise ConversionError(f"unknown output type {out_type!r} (choose from {', '.join(quantize.OUT_TYPES)})")
     start = time.perf_counter()
     in_path, out_path = Path(in_path), Path(out_path)
     if in_path.resolve() == out_path.resolve():
@@ -65,7 +67,11 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
         sub = field.types[1] if len(field.types) > 1 else None
         metadata.append(MetaValue(key, "raw", (_field_value(field), field.types[0], sub)))
 
+    for t in reader.tensors:
+        if t.tensor_type not in TYPE_NAMES:
+            raise ConversionError(f"tensor '{t.name}' has type {t.tensor_type.name}, which this tool cannot read")
     plans = [_plan(t, out_type) for t in reader.tensors]
+    kept = [why for t in reader.tensors if (why := quantize.storage_decision(t.name, _shape(t), out_type)[1])]
     size = write_gguf(out_path, metadata, plans)
     counts: dict = {}
     for p in plans:
@@ -76,25 +82,26 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
     return ConversionReport(
         input=str(in_path), output=str(out_path), out_type=out_type, arch=arch_value, name=name_value,
         n_tensors=len(plans), type_counts=counts, skipped=[], bytes_written=size,
-        seconds=time.perf_counter() - start, metadata=summary,
+        seconds=time.perf_counter() - start, metadata=summary, kept=kept,
     )
 
 
+def _shape(t) -> tuple:
+    return tuple(int(n) for n in reversed(t.shape.tolist()))  # ggml ne → numpy order
+
+
 def _plan(t, out_type: str) -> TensorPlan:
-    shape = tuple(int(n) for n in reversed(t.shape.tolist()))  # ggml ne → numpy order
+    shape = _shape(t)
     raw = t.data
-
-    def passthrough() -> np.ndarray:
-        return np.asarray(raw).reshape(-1).view(np.uint8)
-
-    source = {_T.F32: "f32", _T.F16: "f16"}.get(t.tensor_type)
-    target = GGML_TYPES[quantize.storage_type(t.name, shape, out_type)] if source else t.tensor_type
-    if source is None or (source, target) not in _SHRINKS:
-        return TensorPlan(t.name, shape, t.tensor_type, int(t.n_bytes), passthrough)
+    source = TYPE_NAMES[t.tensor_type]
+    target = "f32" if out_type == "f32" else quantize.storage_type(t.name, shape, out_type)
+    if target == source or (target == "f32" and out_type != "f32"):
+        # The same type, or a tensor this type does not apply to: copied as stored.
+        return TensorPlan(t.name, shape, t.tensor_type, int(t.n_bytes), lambda: np.asarray(raw).reshape(-1).view(np.uint8))
 
     def produce() -> np.ndarray:
-        x = np.asarray(raw).reshape(shape).astype(np.float32)
-        return quantize.encode_f16(x, t.name) if target == _T.F16 else quantize.encode_q8_0(x)
+        values = np.asarray(raw).reshape(-1).view(np.uint8)
+        x = ggml_blocks.decode(values, source, shape) if source != "f32" else np.asarray(raw).reshape(shape)
+        return quantize.encode(x.astype(np.float32, copy=False), target, t.name)
 
-    kind = "f16" if target == _T.F16 else "q8_0"
-    return TensorPlan(t.name, shape, target, quantize.encoded_nbytes(shape, kind), produce)
+    return TensorPlan(t.name, shape, GGML_TYPES[target], quantize.encoded_nbytes(shape, target), produce)

@@ -341,9 +341,11 @@ TEST(GgufTypes, NamesGgmlTypesIncludingUnsupportedOnes) {
     EXPECT_STREQ(pk::ggml_type_name(30), "bf16");
     EXPECT_EQ(pk::ggml_type_name(4), nullptr);  // retired Q4_2
     EXPECT_EQ(pk::ggml_type_name(1000), nullptr);
-    EXPECT_TRUE(pk::ggml_type_supported(1));
-    EXPECT_FALSE(pk::ggml_type_supported(2));
+    for (uint32_t id : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 12u, 13u, 14u}) EXPECT_TRUE(pk::ggml_type_supported(id)) << id;
+    for (uint32_t id : {4u, 9u, 10u, 11u, 15u, 30u}) EXPECT_FALSE(pk::ggml_type_supported(id)) << id;
     EXPECT_EQ(pk::ggml_type_layout(pk::GgmlType::Q8_0).block_bytes, 34u);
+    EXPECT_EQ(pk::ggml_type_layout(pk::GgmlType::Q4_K).block_bytes, 144u);
+    EXPECT_EQ(pk::ggml_type_layout(pk::GgmlType::Q6_K).block_elems, 256);
     EXPECT_STREQ(pk::gguf_value_type_name(12), "f64");
     EXPECT_EQ(pk::gguf_value_type_name(13), nullptr);
 }

@@ -126,7 +126,7 @@ def test_transcribe_failures_are_reported_and_the_rest_still_run(expected, tmp_p
     (["transcribe", "-m", MODEL, "-o", "/tmp/x", SPEECH, SPEECH], "same output name"),
     (["info"], "Missing option '-m'"),
     (["convert", "/no/such.nemo", "out.gguf"], "does not exist"),
-    (["quantize", MODEL, "out.gguf", "--type", "f32"], "'f32' is not one of"),
+    (["quantize", MODEL, "out.gguf", "--type", "q3_k"], "'q3_k' is not one of"),
     (["bench", "--manifest", "/no/list.txt"], "does not exist"),
     (["frobnicate"], "No such command"),
 ])

@@ -146,7 +146,7 @@ def test_shape_rules_both_dims_at_least_32_and_whole_blocks(out_type, shape, exp
 
 def test_unknown_out_type_is_an_error():
     with pytest.raises(ConversionError, match="unknown output type"):
-        storage_type("joint.enc.weight", (64, 64), "q4_k")
+        storage_type("joint.enc.weight", (64, 64), "q3_k")
 
 
 def test_encoded_sizes():

@@ -14,6 +14,24 @@ using pk::capi::guarded;
 
 namespace {
 
+// The class of a GGUF tensor, for reporting storage types per class: which weights a
+// quantised file stores small (ffn, attention, joint; subsampling's output projection) and
+// which stay F32.
+const char* tensor_class(const std::string& name) {
+    auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+    if (has(".feed_forward")) return "ffn";
+    if (has(".self_attn.")) return "attention";
+    if (has(".conv.")) return "conv";
+    if (has("encoder.pre_encode.out.")) return "subsampling_out";
+    if (has("encoder.pre_encode.")) return "subsampling";
+    if (has("joint.enc.")) return "joint_enc";
+    if (has("joint.pred.")) return "joint_pred";
+    if (has("joint.")) return "joint_out";
+    if (has("ctc_decoder.") || (name.rfind("decoder.decoder_layers.", 0) == 0)) return "ctc";
+    if (has("decoder.")) return "prediction";
+    return "other";
+}
+
 // The model-info JSON document (see parakeet_capi_model_info_json in the header).
 std::string describe(const pk::Model& m) {
     const pk::ModelConfig& c = m.config();
@@ -44,9 +62,21 @@ std::string describe(const pk::Model& m) {
     }
     // Tensor storage types and how many tensors use each.
     std::map<std::string, int64_t> type_counts;
-    for (const auto& t : m.gguf().tensors()) ++type_counts[pk::ggml_type_name(static_cast<uint32_t>(t.type))];
+    std::map<std::string, std::map<std::string, int64_t>> class_counts;
+    for (const auto& t : m.gguf().tensors()) {
+        const char* type = pk::ggml_type_name(static_cast<uint32_t>(t.type));
+        ++type_counts[type];
+        ++class_counts[tensor_class(t.name)][type];
+    }
     j.key("tensor_types").begin_object();
     for (const auto& [type, count] : type_counts) j.key(type.c_str()).value(count);
+    j.end_object();
+    j.key("tensor_classes").begin_object();
+    for (const auto& [cls, counts] : class_counts) {
+        j.key(cls.c_str()).begin_object();
+        for (const auto& [type, count] : counts) j.key(type.c_str()).value(count);
+        j.end_object();
+    }
     j.end_object();
     j.key("file_bytes").value(static_cast<int64_t>(m.gguf().file_size()));
     j.key("packed_bytes").value(static_cast<int64_t>(m.packed_bytes()));

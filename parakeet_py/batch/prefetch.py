@@ -1,6 +1,6 @@
 """Decoding audio ahead of the backends, within a memory bound.
 
-A few decoder threads read and decode the next files (``prepare_audio``: libsndfile, FFmpeg and soxr
+A few decoder threads read and decode the next files (``prepare_audio``: libsndfile and soxr
 release the GIL) into a buffer that holds at most ``max_items`` clips and ``max_bytes`` of
 samples (a single clip larger than that is still let in when the buffer is empty, so a long
 file never stalls the job). The transcribing threads take decoded clips from it, so a backend

@@ -48,19 +48,20 @@ KINDS = {
 CASES = [(name, rate, channels) for name, kind in KINDS.items() for rate in kind.rates for channels in kind.channels]
 
 
-def speech(rate: int, channels: int) -> np.ndarray:
-    """The fixture speech as float32 [frames, channels] at ``rate`` (the second channel is the
-    first at -0.5, so a mixdown is not one channel)."""
+def speech(rate: int, channels: int, repeat: int = 1) -> np.ndarray:
+    """The fixture speech (``repeat`` times over) as float32 [frames, channels] at ``rate`` (the
+    second channel is the first at -0.5, so a mixdown is not one channel)."""
     x, source_rate = soundfile.read(SPEECH, dtype="float32")
     if rate != source_rate:
         x = soxr.resample(x, source_rate, rate, quality="HQ")
+    x = np.tile(x, repeat)
     return np.stack([x, -0.5 * x], axis=1) if channels == 2 else x[:, None]
 
 
-def encode(name: str, rate: int, channels: int) -> bytes:
-    """The fixture speech encoded as ``name`` (a key of KINDS)."""
+def encode(name: str, rate: int, channels: int, repeat: int = 1) -> bytes:
+    """The fixture speech (``repeat`` times over) encoded as ``name`` (a key of KINDS)."""
     kind = KINDS[name]
-    pcm = speech(rate, channels)
+    pcm = speech(rate, channels, repeat)
     buf = io.BytesIO()
     with av.open(buf, "w", format=kind.muxer, options=kind.options) as out:
         stream = out.add_stream(kind.encoder, rate=rate, layout="stereo" if channels == 2 else "mono")

@@ -1,10 +1,12 @@
-"""Audio in: files (anything libsndfile reads), bytes, file objects and numpy arrays.
+"""Audio in: files, bytes, file objects and numpy arrays.
 
 Everything ends up as float32 mono samples at the model's rate, which is what the library's
 ``*_pcm`` functions take:
 
-* files, bytes and file objects are decoded with ``soundfile`` (WAV, FLAC, OGG/Vorbis, MP3,
-  AIFF, ... as the installed libsndfile supports), as float32;
+* files, bytes and file objects are decoded block by block, by the decoder their first bytes
+  call for (:mod:`.audio_decode`): libsndfile for WAV, FLAC, Ogg Vorbis/Opus and MP3 (and,
+  unless an allowlist is given, the other formats it reads: AIFF, AU, CAF, ...), FFmpeg through
+  PyAV for M4A/MP4/MOV, WebM/Matroska, MPEG program streams and AMR;
 * integer arrays are scaled to [-1, 1] (signed: divided by 2^(bits-1); unsigned: centred
   first, as 8-bit WAV is), float arrays are taken as they are;
 * several channels ([frames, channels]) are averaged to mono;
@@ -18,15 +20,14 @@ NaN/Inf, a bad rate or shape), :class:`~parakeet_py.errors.InvalidArgument` for 
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
-from typing import Any, BinaryIO, Iterator, Optional, Union
+from typing import Any, BinaryIO, Callable, Collection, Iterator, Optional, Union
 
 import numpy as np
-import soundfile
 import soxr
 
+from .audio_decode import check_complete, open_decoder
+from .audio_samples import BLOCK_FRAMES, as_float, mono
 from .errors import InvalidArgument, InvalidAudio
 
 # Anything accepted as an audio source by load_audio / Context.transcribe.
@@ -35,10 +36,9 @@ AudioSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, Binar
 # More channels than this in a 2-D array almost certainly means [channels, frames] was passed.
 MAX_CHANNELS = 64
 
-# Audio is decoded, converted, mixed down and resampled this many frames at a time, so a long
-# input is never held twice over (as float64 and float32, as stereo and mono, or at two rates):
-# only the source, the one output array and a block.
-BLOCK_FRAMES = 1 << 18
+# A header's length preallocates the output up to this many frames (20 min at 16 kHz); a longer
+# file grows it as it decodes, so a header that lies about its length allocates nothing for it.
+PREALLOCATE_MAX_FRAMES = 20 * 60 * 16000
 
 
 def _describe(source: Any) -> str:
@@ -48,62 +48,6 @@ def _describe(source: Any) -> str:
         return f"<{len(source)} bytes of audio>"
     name = getattr(source, "name", None)
     return name if isinstance(name, str) else "<audio stream>"
-
-
-def _open_file(source: Any) -> soundfile.SoundFile:
-    """Open a path, bytes or a binary file object for decoding."""
-    name = _describe(source)
-    if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
-        if not os.path.exists(path):
-            raise InvalidAudio(f"{path}: no such file")
-        if os.path.isdir(path):
-            raise InvalidAudio(f"{path}: is a directory, not an audio file")
-    elif isinstance(source, (bytes, bytearray, memoryview)):
-        source = io.BytesIO(source)
-    elif not hasattr(source, "read"):
-        raise InvalidAudio(
-            f"cannot read audio from a {type(source).__name__}: pass a path, bytes, a binary file "
-            "object or a numpy array"
-        )
-    with _decode_errors(name):
-        return soundfile.SoundFile(source)
-
-
-@contextlib.contextmanager
-def _decode_errors(name: str) -> Iterator[None]:
-    """Turn what soundfile raises for a bad file into an InvalidAudio naming the input."""
-    try:
-        yield
-    except soundfile.LibsndfileError as e:
-        raise InvalidAudio(f"{name}: cannot decode audio: {e.error_string}") from e
-    except (RuntimeError, OSError, ValueError, TypeError, EOFError) as e:
-        raise InvalidAudio(f"{name}: cannot decode audio: {e}") from e
-
-
-def _file_blocks(f: "soundfile.SoundFile", name: str) -> Iterator[np.ndarray]:
-    """The file's frames as [n, channels] float32 blocks, all read into one reused buffer."""
-    buffer = np.empty((BLOCK_FRAMES, f.channels), dtype=np.float32)
-    while True:
-        with _decode_errors(name):
-            block = f.read(out=buffer)
-        if len(block) == 0:
-            return
-        yield block
-
-
-def _as_float(array: np.ndarray) -> np.ndarray:
-    """A real array (checked by _check_array) → float32 samples (integers scaled to [-1, 1])."""
-    kind = array.dtype.kind
-    if kind == "f":
-        return array.astype(np.float32, copy=False)
-    # In float64, in place: exact for every integer width up to 32 bits, one temporary.
-    half = float(2 ** (8 * array.dtype.itemsize - 1))
-    wide = array.astype(np.float64)
-    if kind == "u":
-        wide -= half
-    wide /= half
-    return wide.astype(np.float32)
 
 
 def _check_array(array: np.ndarray, name: str) -> None:
@@ -128,14 +72,7 @@ def _check_array(array: np.ndarray, name: str) -> None:
 def _array_blocks(array: np.ndarray) -> Iterator[np.ndarray]:
     """The array's frames as float32 blocks (1-D, or [n, channels]), converted one at a time."""
     for begin in range(0, len(array), BLOCK_FRAMES):
-        yield _as_float(array[begin:begin + BLOCK_FRAMES])
-
-
-def _mono(block: np.ndarray) -> np.ndarray:
-    """A float32 block, 1-D or [n, channels] averaged over channels."""
-    if block.ndim == 1:
-        return block
-    return block[:, 0] if block.shape[1] == 1 else block.mean(axis=1, dtype=np.float32)
+        yield as_float(array[begin:begin + BLOCK_FRAMES])
 
 
 def _check_finite(samples: np.ndarray, name: str, offset: int = 0) -> None:
@@ -197,7 +134,8 @@ class _MonoOutput:
 
 def prepare_audio(
     source: AudioSource, *, sample_rate: Optional[int] = None, target_rate: int = 16000,
-    check_finite: bool = True,
+    check_finite: bool = True, formats: Optional[Collection[str]] = None,
+    limit: Optional[Callable[[int, int, int], None]] = None,
 ) -> np.ndarray:
     """Turn any accepted source into contiguous float32 mono samples at ``target_rate``.
 
@@ -205,6 +143,12 @@ def prepare_audio(
     With ``check_finite=False`` NaN/Inf samples that need no resampling are passed on untouched
     (the library rejects them itself, naming the sample); resampled audio is always checked,
     since the resampler would smear a bad sample over its neighbours.
+
+    For files: ``formats`` limits the containers (and their codecs) decoded, by the names in
+    :data:`.audio_formats.CONTAINERS` (None: every format either decoder reads). ``limit`` is
+    called with (frames, sample rate, channels) of the source, first with the length its header
+    states, then after each decoded block with the frames so far; whatever it raises stops the
+    decoding, so a length limit holds before the audio is whole.
     """
     target_rate = _check_rate(target_rate, "target_rate")
     name = _describe(source) if not isinstance(source, np.ndarray) else "audio array"
@@ -221,26 +165,33 @@ def prepare_audio(
             return np.ascontiguousarray(source)
         out = _MonoOutput(name, rate, target_rate, len(source), check)
         for block in _array_blocks(source):
-            out.add(_mono(block))
+            out.add(mono(block))
         return out.finish()
     if sample_rate is not None:
         raise InvalidArgument(f"{name}: sample_rate is only for audio arrays; files carry their own rate")
-    with _open_file(source) as f:
-        rate = int(f.samplerate)
-        frames = f.frames if f.seekable() else 0
-        out = _MonoOutput(name, rate, target_rate, frames, check_finite or rate != target_rate)
-        for block in _file_blocks(f, name):
-            out.add(_mono(block))
+    with open_decoder(source, name, formats) as decoder:
+        rate, channels, stated = decoder.rate, decoder.channels, decoder.stated_frames
+        if limit is not None and stated is not None:
+            limit(stated, rate, channels)
+        hint = min(stated or 0, PREALLOCATE_MAX_FRAMES * rate // 16000)
+        out = _MonoOutput(name, rate, target_rate, hint, check_finite or rate != target_rate)
+        decoded = 0
+        for block in decoder.blocks():
+            decoded += len(block)
+            if limit is not None:
+                limit(decoded, rate, channels)
+            out.add(mono(block))
+        check_complete(decoder, decoded)
     return out.finish()
 
 
 def load_audio(source: AudioSource, *, target_rate: int = 16000, sample_rate: Optional[int] = None) -> np.ndarray:
     """Decode ``source`` to float32 mono samples at ``target_rate`` Hz.
 
-    ``source``: a path (``str`` or ``os.PathLike``) to any format libsndfile reads (WAV, FLAC,
-    OGG, MP3, ...), the file's bytes, a binary file object, or a numpy array (1-D mono or 2-D
-    ``[frames, channels]``, any float or int dtype) together with its ``sample_rate``.
-    Raises :class:`ParakeetError` for a missing, unreadable, corrupt or unsupported input, and
-    for NaN/Inf samples.
+    ``source``: a path (``str`` or ``os.PathLike``) to an audio file (WAV, FLAC, Ogg, MP3, M4A,
+    MP4, WebM, ...: docs/python.md lists them), the file's bytes, a binary file object, or a
+    numpy array (1-D mono or 2-D ``[frames, channels]``, any float or int dtype) together with
+    its ``sample_rate``. Raises :class:`ParakeetError` for a missing, unreadable, corrupt,
+    truncated or unsupported input, and for NaN/Inf samples.
     """
     return prepare_audio(source, sample_rate=sample_rate, target_rate=target_rate, check_finite=True)

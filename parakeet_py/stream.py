@@ -26,7 +26,8 @@ import numpy as np
 import soxr
 
 from . import _native
-from .audio import _as_float, _check_array, _check_finite, _mono
+from .audio import _check_array, _check_finite
+from .audio_samples import as_float, mono
 from .errors import InternalError, InvalidArgument, InvalidAudio
 from .transcript import Token, Word, tokens_from_json, words_from_json
 
@@ -118,7 +119,7 @@ def pcm_samples(pcm: Any) -> np.ndarray:
     _check_array(pcm, "audio array")
     if pcm.ndim == 1 and pcm.dtype == np.float32:
         return np.ascontiguousarray(pcm)
-    return np.ascontiguousarray(_mono(_as_float(pcm)), dtype=np.float32)
+    return np.ascontiguousarray(mono(as_float(pcm)), dtype=np.float32)
 
 
 class Stream:

@@ -9,14 +9,15 @@ parakeet-cli transcribe --stream -m model.gguf -`` transcribes live.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from typing import BinaryIO, Iterator, TextIO, Tuple
 
 import numpy as np
-import soundfile
 
-from parakeet_py import Context, InvalidAudio, StreamUpdate
+from parakeet_py import Context, StreamUpdate
+from parakeet_py.audio_decode import check_complete, open_decoder
 
 # Raw PCM on standard input: 16 kHz mono signed 16-bit little-endian, read 0.1 s at a time.
 STDIN_RATE = 16000
@@ -47,18 +48,20 @@ def open_source(source: str) -> Tuple[Iterator[np.ndarray], int]:
     """(blocks of audio, their sample rate) for a path or ``-``."""
     if source == "-":
         return stdin_blocks(sys.stdin.buffer), STDIN_RATE
-    try:
-        f = soundfile.SoundFile(source)
-    except (RuntimeError, OSError, ValueError) as e:  # LibsndfileError is a RuntimeError
-        raise InvalidAudio(f"{source}: cannot decode audio: {getattr(e, 'error_string', e)}") from e
+    opened = contextlib.ExitStack()
+    decoder = opened.enter_context(open_decoder(source, source))  # closed when blocks() ends
 
     def blocks() -> Iterator[np.ndarray]:
-        with f:
-            frames = max(1, int(f.samplerate * FILE_BLOCK_SEC))
-            for block in f.blocks(blocksize=frames, dtype="float32", always_2d=True):
-                yield block
+        with opened:
+            frames = max(1, int(decoder.rate * FILE_BLOCK_SEC))
+            decoded = 0
+            for block in decoder.blocks():
+                decoded += len(block)
+                for begin in range(0, len(block), frames):
+                    yield block[begin:begin + frames]
+            check_complete(decoder, decoded)
 
-    return blocks(), int(f.samplerate)
+    return blocks(), decoder.rate
 
 
 class TextPrinter:

@@ -28,8 +28,10 @@ from typing import Any, Dict, Iterable, List, Optional
 
 from ..errors import InvalidArgument
 
-#: File endings a directory or glob is searched for (what libsndfile commonly reads).
-AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".opus", ".mp3", ".aiff", ".aif", ".au", ".caf", ".w64")
+#: File endings a directory or glob is searched for (what the decoders read: libsndfile's
+#: formats, then FFmpeg's; the decoder itself is chosen from the content, not the ending).
+AUDIO_EXTENSIONS = (".wav", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aiff", ".aif", ".au", ".caf", ".w64",
+                    ".m4a", ".mp4", ".mov", ".webm", ".mka", ".mkv", ".mpeg", ".mpg", ".mpga", ".amr")
 PATH_COLUMNS = ("path", "audio_filepath")  # the second: NeMo manifests
 MANIFEST_SUFFIXES = (".jsonl", ".json", ".parquet")
 # Where a row's reference transcript is: a plain list's TAB column, or NeMo's "text".

@@ -16,14 +16,15 @@ import time
 from dataclasses import dataclass
 from typing import Any, Optional
 
-import soundfile
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route, WebSocketRoute
 
-from parakeet_py import Cancelled, ParakeetError, load_audio
+from parakeet_py import Cancelled, ParakeetError
+from parakeet_py.audio import prepare_audio
+from parakeet_py.audio_formats import UPLOAD_CONTAINERS
 
 from . import formats, request_fields, sse
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
@@ -39,10 +40,9 @@ log = logging.getLogger("parakeet.server")
 
 # Most samples (frames x channels) one upload may decode to, per second of allowed audio: 48 kHz
 # stereo. Compressed formats make tiny files of hours of audio (a 30 KB FLAC of silence holds
-# 20 minutes), so the header is checked before anything is decoded.
+# 20 minutes), so the header is checked before anything is decoded, and the decoded length
+# after every block (a header may understate it, or state nothing).
 DECODED_SAMPLES_PER_SECOND = 48000 * 2
-# What soundfile raises for input it cannot read (LibsndfileError is a RuntimeError).
-_UNREADABLE = (RuntimeError, OSError, ValueError, TypeError, EOFError)
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class ServerConfig:
     def limits(self) -> dict:
         """The limits a client may want to know before uploading (advertised by /health and
         /v1/models). The duration is checked from the file's header before anything is decoded
-        and again after decoding; over either limit is answered 413."""
+        and again after every decoded block; over either limit is answered 413."""
         return {"max_upload_bytes": self.max_upload_bytes, "max_audio_seconds": self.max_audio_seconds}
 
     def stream_limits(self) -> dict:
@@ -121,23 +121,19 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
     def decode_upload(upload) -> Any:
-        # Runs on a worker thread (blocking work).
-        try:
-            upload.file.seek(0)
-            header = soundfile.info(upload.file)
-        except _UNREADABLE:
-            header = None  # load_audio below says why
-        else:
-            check_audio_size(header.frames, header.samplerate, header.channels, config.max_audio_seconds)
+        # Runs on a worker thread (blocking work). Only the upload containers and codecs are
+        # decoded; the length limit is checked against the header, then after every block.
         upload.file.seek(0)
         try:
-            # Any format libsndfile reads; resampled to the model's rate; NaN/Inf refused.
-            audio = load_audio(upload.file, target_rate=sample_rate)
+            audio = prepare_audio(upload.file, target_rate=sample_rate, formats=UPLOAD_CONTAINERS,
+                                  limit=lambda frames, rate, channels: check_audio_size(
+                                      frames, rate, channels, config.max_audio_seconds))
+        except AudioTooLong:
+            raise
         except ParakeetError as e:
             raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
-        check_audio_size(audio.size, sample_rate, 1, config.max_audio_seconds)  # a header may understate it
         return audio
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None) -> Any:

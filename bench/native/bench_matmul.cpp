@@ -1,4 +1,5 @@
-// Times pk::kernels::matmul. Each argument TYPE:M:K:N:THREADS (TYPE = f32, f16 or q8_0) is
+// Times pk::kernels::matmul. Each argument TYPE:M:K:N:THREADS (TYPE = f32, f16, bf16, or a
+// ggml block type: q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0) is
 // run in the order given: one warm-up call, then calls until both --reps and --min-time are
 // reached; one JSON object per line reports the median time, GFLOP/s (2 M N K / time) and
 // the weight bytes streamed per second. Besides wall time it reports the process CPU time per
@@ -18,11 +19,11 @@
 #include <vector>
 
 #include "bench_timing.h"
-#include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
 #include "capi/environment.h"
 #include "runtime/cpu_features.h"
+#include "quant/ggml_blocks.h"
 #include "runtime/thread_team.h"
 
 namespace {
@@ -36,46 +37,36 @@ struct Config {
     int threads;
 };
 
+// The stored type of each TYPE name (bf16 is made at load from F32).
+const std::map<std::string, WeightType>& type_names() {
+    static const std::map<std::string, WeightType> names{
+        {"f32", WeightType::F32},   {"bf16", WeightType::F32},  {"f16", WeightType::F16},
+        {"q8_0", WeightType::Q8_0}, {"q6_k", WeightType::Q6_K}, {"q5_k", WeightType::Q5_K},
+        {"q5_1", WeightType::Q5_1}, {"q5_0", WeightType::Q5_0}, {"q4_k", WeightType::Q4_K},
+        {"q4_1", WeightType::Q4_1}, {"q4_0", WeightType::Q4_0}};
+    return names;
+}
+
 bool parse_config(const char* s, Config& c) {
     char type[16];
     long long m, k, n;
     int t;
     if (std::sscanf(s, "%15[^:]:%lld:%lld:%lld:%d", type, &m, &k, &n, &t) != 5) return false;
     c = Config{type, m, k, n, t};
-    return (c.type == "f32" || c.type == "f16" || c.type == "q8_0" || c.type == "bf16") && m >= 1 && k >= 1 &&
-           n >= 1 && t >= 1;
+    return type_names().count(c.type) && m >= 1 && k >= 1 && n >= 1 && t >= 1;
 }
 
-// The type of the raw weights a GGUF file would hold (bf16 is made at load from F32).
-WeightType type_of(const std::string& s) {
-    return s == "f32" || s == "bf16" ? WeightType::F32 : s == "f16" ? WeightType::F16 : WeightType::Q8_0;
-}
+WeightType type_of(const std::string& s) { return type_names().at(s); }
 
-// Random raw weights of the given type, as a GGUF file would hold them.
+// Random raw weights of the given type, as a GGUF file would hold them: uniform floats, encoded
+// by the reference quantisers.
 std::vector<uint8_t> random_weights(const Config& c, std::mt19937& rng) {
     std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    const WeightType type = type_of(c.type);
-    std::vector<uint8_t> raw(pk::kernels::weight_row_bytes(type, c.K) * c.N);
-    if (type == WeightType::F32) {
-        for (size_t i = 0; i < raw.size() / 4; ++i) {
-            const float f = dist(rng);
-            std::memcpy(raw.data() + 4 * i, &f, 4);
-        }
-    } else if (type == WeightType::F16) {
-        for (size_t i = 0; i < raw.size() / 2; ++i) {
-            const uint16_t h = pk::kernels::f32_to_f16(dist(rng));
-            std::memcpy(raw.data() + 2 * i, &h, 2);
-        }
-    } else {
-        for (size_t b = 0; b < raw.size() / 34; ++b) {
-            const uint16_t d = pk::kernels::f32_to_f16(0.01f * dist(rng));
-            std::memcpy(raw.data() + 34 * b, &d, 2);
-            for (int i = 0; i < 32; ++i) {
-                const int q = static_cast<int>(rng() % 255) - 127;  // -127..127
-                raw[34 * b + 2 + i] = static_cast<uint8_t>(static_cast<int8_t>(q));
-            }
-        }
-    }
+    std::vector<float> w(static_cast<size_t>(c.N * c.K));
+    for (auto& v : w) v = 0.05f * dist(rng);
+    const auto type = static_cast<pk::GgmlType>(type_of(c.type));
+    std::vector<uint8_t> raw(pk::quant::row_bytes(type, c.K) * static_cast<size_t>(c.N));
+    pk::quant::quantize_row(type, w.data(), c.N * c.K, raw.data());
     return raw;
 }
 
@@ -98,8 +89,9 @@ int main(int argc, char** argv) {
             if (!parse_config(argv[i], c)) {
                 std::fprintf(stderr,
                              "usage: %s [--reps N] [--min-time SECONDS] TYPE:M:K:N:THREADS...\n"
-                             "  TYPE = f32 | f16 | q8_0 (q8_0 needs K %% 32 == 0) | bf16 (opt-in\n"
-                             "  kernels, F32 weights rounded at packing; needs AVX512_BF16)\n",
+                             "  TYPE = f32 | f16 | bf16 (opt-in kernels, F32 weights rounded at\n"
+                             "  packing; needs AVX512_BF16) | q8_0 q5_1 q5_0 q4_1 q4_0 (K %% 32 == 0)\n"
+                             "  | q6_k q5_k q4_k (K %% 256 == 0)\n",
                              argv[0]);
                 return 2;
             }
@@ -116,8 +108,9 @@ int main(int argc, char** argv) {
     std::mt19937 rng(1234);
     using Clock = std::chrono::steady_clock;
     for (const Config& c : configs) {
-        if (c.type == "q8_0" && c.K % 32 != 0) {
-            std::fprintf(stderr, "q8_0 needs K %% 32 == 0\n");
+        if (c.K % pk::kernels::weight_block_values(type_of(c.type)) != 0) {
+            std::fprintf(stderr, "%s needs K to be a multiple of %lld\n", c.type.c_str(),
+                         static_cast<long long>(pk::kernels::weight_block_values(type_of(c.type))));
             return 2;
         }
         auto& team = teams[c.threads];

@@ -28,26 +28,22 @@ UnitView unit_at(uint8_t* units, int64_t i) {
 
 void decode_kq_units(WeightType type, const uint8_t* panel, int64_t k, int64_t u0, int64_t n, uint8_t* units) {
     const auto gtype = static_cast<GgmlType>(type);
-    const int64_t per_block = quant::block_values(gtype);
+    const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
     const size_t block_bytes = quant::block_bytes(gtype);
-    const int64_t units_per_block = per_block / kQ8Block;
     (void)k;
-    quant::UnsignedBlock ub;
-    // Every block column the units touch, each of its 16 rows decoded once.
-    for (int64_t c = u0 / units_per_block; c * units_per_block < u0 + n; ++c) {
+    alignas(4) uint8_t u[kQ8Block];
+    float s[2], o[2];
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t unit = u0 + i, column = unit / units_per_block;
+        const int v = static_cast<int>(unit % units_per_block);
+        const UnitView out = unit_at(units, i);
         for (int64_t j = 0; j < kPanel; ++j) {
-            quant::unsigned_form(gtype, panel + (c * kPanel + j) * block_bytes, ub);
-            for (int64_t v = 0; v < units_per_block; ++v) {
-                const int64_t unit = c * units_per_block + v;
-                if (unit < u0 || unit >= u0 + n) continue;
-                const UnitView out = unit_at(units, unit - u0);
-                const uint8_t* src = ub.u + v * kQ8Block;
-                for (int64_t h = 0; h < 2; ++h) {
-                    out.s[h * kPanel + j] = ub.s[2 * v + h];
-                    out.o[h * kPanel + j] = ub.o[2 * v + h];
-                }
-                for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) std::memcpy(out.u + t * 4 * kPanel + 4 * j, src + 4 * t, 4);
+            quant::unsigned_unit(gtype, panel + (column * kPanel + j) * block_bytes, v, u, s, o);
+            for (int64_t h = 0; h < 2; ++h) {
+                out.s[h * kPanel + j] = s[h];
+                out.o[h * kPanel + j] = o[h];
             }
+            for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) std::memcpy(out.u + t * 4 * kPanel + 4 * j, u + 4 * t, 4);
         }
     }
 }

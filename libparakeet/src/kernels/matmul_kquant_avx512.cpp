@@ -14,10 +14,10 @@ using namespace matmul_detail;
 // one's undefined source register "may be used uninitialized".
 inline __m512 to_float(__m512i v) { return _mm512_maskz_cvtepi32_ps(0xFFFF, v); }
 
-template <bool kHalves>
-void tile_kq_vnni(int64_t rows, int64_t nunits, const int8_t* a, const float* a_scale, const float* a_corr,
+template <bool kHalves, int kRows>
+void tile_kq_vnni(int64_t nunits, const int8_t* a, const float* a_scale, const float* a_corr,
                   const uint8_t* units, float* c, int64_t ldc, const float* bias, bool accumulate) {
-    __m512 acc[kRowsKq];
+    __m512 acc[kRows];
     for (auto& v : acc) v = _mm512_setzero_ps();
     for (int64_t b = 0; b < nunits; ++b) {
         const uint8_t* unit = units + static_cast<size_t>(b) * kKqUnitBytes;
@@ -27,7 +27,7 @@ void tile_kq_vnni(int64_t rows, int64_t nunits, const int8_t* a, const float* a_
         for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) w[t] = _mm512_loadu_si512(u + 64 * t);
         const __m512 s0 = _mm512_loadu_ps(so), s1 = _mm512_loadu_ps(so + kPanel);
         const __m512 o0 = _mm512_loadu_ps(so + 2 * kPanel), o1 = _mm512_loadu_ps(so + 3 * kPanel);
-        for (int64_t r = 0; r < rows; ++r) {
+        for (int r = 0; r < kRows; ++r) {
             const int64_t row = b * kRowsKq + r;
             const int8_t* qx = a + row * kQ8Block;
             int32_t quad[kQ8QuadsPerBlock];
@@ -49,7 +49,7 @@ void tile_kq_vnni(int64_t rows, int64_t nunits, const int8_t* a, const float* a_
             }
         }
     }
-    for (int64_t r = 0; r < rows; ++r) {
+    for (int r = 0; r < kRows; ++r) {
         float* cr = c + r * ldc;
         __m512 v = acc[r];
         if (accumulate) {
@@ -63,11 +63,13 @@ void tile_kq_vnni(int64_t rows, int64_t nunits, const int8_t* a, const float* a_
 
 void tile_kq(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const float* a_scale, const float* a_corr,
              const uint8_t* units, float* c, int64_t ldc, const float* bias, bool accumulate) {
-    if (halves) {
-        tile_kq_vnni<true>(rows, nunits, a, a_scale, a_corr, units, c, ldc, bias, accumulate);
-    } else {
-        tile_kq_vnni<false>(rows, nunits, a, a_scale, a_corr, units, c, ldc, bias, accumulate);
-    }
+    // Row counts as template arguments, so that the rows' accumulators stay in registers.
+    using Tile = void (*)(int64_t, const int8_t*, const float*, const float*, const uint8_t*, float*, int64_t,
+                          const float*, bool);
+    static constexpr Tile kTiles[2][kRowsKq] = {
+        {tile_kq_vnni<false, 1>, tile_kq_vnni<false, 2>, tile_kq_vnni<false, 3>, tile_kq_vnni<false, 4>},
+        {tile_kq_vnni<true, 1>, tile_kq_vnni<true, 2>, tile_kq_vnni<true, 3>, tile_kq_vnni<true, 4>}};
+    kTiles[halves][rows - 1](nunits, a, a_scale, a_corr, units, c, ldc, bias, accumulate);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Dequantisation and the unsigned form of ggml's blocks (layouts in ggml_blocks.h). Both start
-// from one unpacking per type into integers and per-group parameters, so the bit layouts are
-// written once; the float formula of each type is then exactly ggml's.
+// from one unpacking per 32 values into integers and per-group parameters, so the bit layouts
+// are written once; the float formula of each type is then exactly ggml's.
 #include "quant/ggml_blocks.h"
 
 #include <cstring>
@@ -19,26 +19,22 @@ float half_at(const uint8_t* p) {
 }
 
 // How a type turns its integers into values (g = the value's group of 16):
-//   Offset     x = float(u - bias) * a[g]     q4_0, q5_0, q6_K
-//   AddMin     x = float(u) * a[g] + b[g]     q4_1, q5_1 (b = m)
-//   SubtractMin x = a[g] * float(u) - b[g]    q4_K, q5_K (a = d * sc, b = dmin * m)
+//   Offset      x = float(u - bias) * a[g]     q4_0, q5_0, q6_K
+//   AddMin      x = float(u) * a[g] + b[g]     q4_1, q5_1 (b = m)
+//   SubtractMin x = a[g] * float(u) - b[g]     q4_K, q5_K (a = d * sc, b = dmin * m)
 enum class Formula { Offset, AddMin, SubtractMin };
 
-struct Unpacked {
-    int n;  // values in the block: 32 or 256
-    Formula formula;
-    int bias;  // Offset only
-    uint8_t u[256];
-    float a[16];
-    float b[16];
-};
-
-void set_groups(Unpacked& p, float a, float b) {
-    for (int g = 0; g < p.n / 16; ++g) {
-        p.a[g] = a;
-        p.b[g] = b;
+Formula formula_of(GgmlType type) {
+    switch (type) {
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_1: return Formula::AddMin;
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: return Formula::SubtractMin;
+        default: return Formula::Offset;
     }
 }
+
+int bias_of(GgmlType type) { return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q6_K ? 32 : 16; }
 
 // The low and high nibbles of qs[16] are values j and j + 16.
 void nibbles32(const uint8_t* qs, uint8_t* u) {
@@ -54,87 +50,61 @@ void high_bits32(const uint8_t* qh_bytes, uint8_t* u) {
     for (int j = 0; j < 32; ++j) u[j] = static_cast<uint8_t>(u[j] | (((qh >> j) & 1u) << 4));
 }
 
-// q4_K / q5_K: the nibbles of the four groups of 64, then the scales and mins per sub-block.
-void k4_values(const uint8_t* block, const uint8_t* qs, Unpacked& p) {
-    const float d = half_at(block);
-    const float dmin = half_at(block + 2);
-    const uint8_t* scales = block + 4;
-    for (int g = 0; g < 4; ++g) {
-        for (int l = 0; l < 32; ++l) {
-            p.u[64 * g + l] = qs[32 * g + l] & 0xF;
-            p.u[64 * g + 32 + l] = qs[32 * g + l] >> 4;
-        }
-    }
-    for (int j = 0; j < 8; ++j) {
-        uint8_t sc, m;
-        k4_scale_min(j, scales, sc, m);
-        const float dj = d * sc;
-        const float mj = dmin * m;
-        p.a[2 * j] = p.a[2 * j + 1] = dj;
-        p.b[2 * j] = p.b[2 * j + 1] = mj;
-    }
-}
-
-void unpack(GgmlType type, const uint8_t* block, Unpacked& p) {
+// Values [32 v, 32 v + 32) of one block (v < 8 for the K-quants, 0 otherwise) as integers u
+// and the parameters a, b of their two groups of 16 (the Formula's). One unpacking serves the
+// dequantiser and the matrix kernels' decoder.
+void unpack_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* a, float* b) {
     switch (type) {
         case GgmlType::Q4_0:
-            p = {32, Formula::Offset, 8, {}, {}, {}};
-            nibbles32(block + 2, p.u);
-            set_groups(p, half_at(block), 0.0f);
+        case GgmlType::Q5_0: {
+            const bool five = type == GgmlType::Q5_0;
+            nibbles32(block + (five ? 6 : 2), u);
+            if (five) high_bits32(block + 2, u);
+            a[0] = a[1] = half_at(block);
+            b[0] = b[1] = 0.0f;
             return;
+        }
         case GgmlType::Q4_1:
-            p = {32, Formula::AddMin, 0, {}, {}, {}};
-            nibbles32(block + 4, p.u);
-            set_groups(p, half_at(block), half_at(block + 2));
+        case GgmlType::Q5_1: {
+            const bool five = type == GgmlType::Q5_1;
+            nibbles32(block + (five ? 8 : 4), u);
+            if (five) high_bits32(block + 4, u);
+            a[0] = a[1] = half_at(block);
+            b[0] = b[1] = half_at(block + 2);
             return;
-        case GgmlType::Q5_0:
-            p = {32, Formula::Offset, 16, {}, {}, {}};
-            nibbles32(block + 6, p.u);
-            high_bits32(block + 2, p.u);
-            set_groups(p, half_at(block), 0.0f);
-            return;
-        case GgmlType::Q5_1:
-            p = {32, Formula::AddMin, 0, {}, {}, {}};
-            nibbles32(block + 8, p.u);
-            high_bits32(block + 4, p.u);
-            set_groups(p, half_at(block), half_at(block + 2));
-            return;
+        }
         case GgmlType::Q4_K:
-            p = {256, Formula::SubtractMin, 0, {}, {}, {}};
-            k4_values(block, block + 16, p);
-            return;
         case GgmlType::Q5_K: {
-            p = {256, Formula::SubtractMin, 0, {}, {}, {}};
-            k4_values(block, block + 48, p);
-            const uint8_t* qh = block + 16;
-            for (int g = 0; g < 4; ++g) {
-                for (int l = 0; l < 32; ++l) {
-                    p.u[64 * g + l] = static_cast<uint8_t>(p.u[64 * g + l] | (((qh[l] >> (2 * g)) & 1) << 4));
-                    p.u[64 * g + 32 + l] =
-                        static_cast<uint8_t>(p.u[64 * g + 32 + l] | (((qh[l] >> (2 * g + 1)) & 1) << 4));
-                }
+            // Sub-block v: group v / 2 of 64, its low nibbles (v even) or high nibbles (v odd).
+            const bool five = type == GgmlType::Q5_K;
+            const uint8_t* qs = block + (five ? 48 : 16) + 32 * (v / 2);
+            const int shift = 4 * (v % 2);
+            for (int l = 0; l < 32; ++l) u[l] = (qs[l] >> shift) & 0xF;
+            if (five) {
+                const uint8_t* qh = block + 16;
+                for (int l = 0; l < 32; ++l) u[l] = static_cast<uint8_t>(u[l] | (((qh[l] >> v) & 1) << 4));
             }
+            uint8_t sc, m;
+            k4_scale_min(v, block + 4, sc, m);
+            a[0] = a[1] = half_at(block) * sc;
+            b[0] = b[1] = half_at(block + 2) * m;
             return;
         }
         case GgmlType::Q6_K: {
-            p = {256, Formula::Offset, 32, {}, {}, {}};
+            // Half h = v / 4 of 128; its quarter q = v % 4 takes the low (q < 2) or high nibbles
+            // of ql[64 h + 32 (q % 2) ..] and bits 2 q, 2 q + 1 of qh[32 h ..].
+            const int h = v / 4, q = v % 4;
+            const uint8_t* ql = block + 64 * h + 32 * (q % 2);
+            const uint8_t* qh = block + 128 + 32 * h;
+            const int shift = 4 * (q / 2);
+            for (int l = 0; l < 32; ++l) {
+                u[l] = static_cast<uint8_t>(((ql[l] >> shift) & 0xF) | (((qh[l] >> (2 * q)) & 3) << 4));
+            }
             const float d = half_at(block + 208);
-            const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
-            for (int h = 0; h < 2; ++h) {
-                const uint8_t* ql = block + 64 * h;
-                const uint8_t* qh = block + 128 + 32 * h;
-                uint8_t* u = p.u + 128 * h;
-                for (int l = 0; l < 32; ++l) {
-                    u[l] = static_cast<uint8_t>((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4));
-                    u[l + 32] = static_cast<uint8_t>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4));
-                    u[l + 64] = static_cast<uint8_t>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4));
-                    u[l + 96] = static_cast<uint8_t>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4));
-                }
-            }
-            for (int g = 0; g < 16; ++g) {
-                p.a[g] = d * sc[g];
-                p.b[g] = 0.0f;
-            }
+            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 8 * h + 2 * q;
+            a[0] = d * sc[0];
+            a[1] = d * sc[1];
+            b[0] = b[1] = 0.0f;
             return;
         }
         default:
@@ -171,31 +141,36 @@ void dequantize_row(GgmlType type, const uint8_t* src, int64_t n, float* dst) {
             break;
     }
     const size_t bytes = block_bytes(type);
-    Unpacked p;
-    for (int64_t b = 0; b < n / block_values(type); ++b, src += bytes) {
-        unpack(type, src, p);
-        for (int i = 0; i < p.n; ++i) {
-            const int g = i / 16;
-            switch (p.formula) {
-                case Formula::Offset: dst[i] = static_cast<float>(p.u[i] - p.bias) * p.a[g]; break;
-                case Formula::AddMin: dst[i] = static_cast<float>(p.u[i]) * p.a[g] + p.b[g]; break;
-                case Formula::SubtractMin: dst[i] = p.a[g] * static_cast<float>(p.u[i]) - p.b[g]; break;
+    const int units = static_cast<int>(block_values(type) / 32);
+    const Formula formula = formula_of(type);
+    const int bias = bias_of(type);
+    uint8_t u[32];
+    float a[2], b[2];
+    for (int64_t blk = 0; blk < n / block_values(type); ++blk, src += bytes) {
+        for (int v = 0; v < units; ++v, dst += 32) {
+            unpack_unit(type, src, v, u, a, b);
+            for (int i = 0; i < 32; ++i) {
+                const int g = i / 16;
+                switch (formula) {
+                    case Formula::Offset: dst[i] = static_cast<float>(u[i] - bias) * a[g]; break;
+                    case Formula::AddMin: dst[i] = static_cast<float>(u[i]) * a[g] + b[g]; break;
+                    case Formula::SubtractMin: dst[i] = a[g] * static_cast<float>(u[i]) - b[g]; break;
+                }
             }
         }
-        dst += p.n;
     }
 }
 
-void unsigned_form(GgmlType type, const uint8_t* block, UnsignedBlock& out) {
-    Unpacked p;
-    unpack(type, block, p);
-    std::memcpy(out.u, p.u, static_cast<size_t>(p.n));
-    for (int g = 0; g < p.n / 16; ++g) {
-        out.s[g] = p.a[g];
-        switch (p.formula) {
-            case Formula::Offset: out.o[g] = static_cast<float>(p.bias) * p.a[g]; break;
-            case Formula::AddMin: out.o[g] = -p.b[g]; break;
-            case Formula::SubtractMin: out.o[g] = p.b[g]; break;
+void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o) {
+    float b[2];
+    unpack_unit(type, block, v, u, s, b);
+    const Formula formula = formula_of(type);
+    const float bias = static_cast<float>(bias_of(type));
+    for (int g = 0; g < 2; ++g) {
+        switch (formula) {
+            case Formula::Offset: o[g] = bias * s[g]; break;
+            case Formula::AddMin: o[g] = -b[g]; break;
+            case Formula::SubtractMin: o[g] = b[g]; break;
         }
     }
 }

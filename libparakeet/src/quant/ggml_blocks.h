@@ -48,16 +48,11 @@ void dequantize_row(GgmlType type, const uint8_t* src, int64_t n, float* dst);
 // copy, F16 rounds to nearest even, the others are ggml's reference quantisers.
 void quantize_row(GgmlType type, const float* src, int64_t n, uint8_t* dst);
 
-// A quantised block (not Q8_0) as unsigned integers with a scale and an offset per group of 16
-// values: value i is, in exact arithmetic, s[i / 16] * u[i] - o[i / 16], with u < 64. The matrix
-// kernels multiply u by int8 activations (vpdpbusd / vpmaddubsw take unsigned weights) and
-// apply s and o per group.
-struct UnsignedBlock {
-    uint8_t u[256];
-    float s[16];
-    float o[16];
-};
-void unsigned_form(GgmlType type, const uint8_t* block, UnsignedBlock& out);
+// Values [32 v, 32 v + 32) of a quantised block (not Q8_0; v < block_values / 32) as unsigned
+// integers u[32] < 64 with a scale s and an offset o per group of 16: value i is, in exact
+// arithmetic, s[i / 16] * u[i] - o[i / 16]. The matrix kernels multiply u by int8 activations
+// (vpdpbusd / vpmaddubsw take unsigned weights) and apply s and o per group.
+void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o);
 
 // q4_K / q5_K: the 6-bit scale and min of sub-block j < 8 from the 12 packed bytes.
 inline void k4_scale_min(int j, const uint8_t* scales, uint8_t& sc, uint8_t& m) {

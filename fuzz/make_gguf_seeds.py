@@ -2,7 +2,8 @@
 """Writes the seed inputs of fuzz_gguf into fuzz/corpus/fuzz_gguf/.
 
 Small valid GGUF files that between them use every metadata value type, nested arrays, each
-tensor type the reader supports (f32, f16, q8_0), a custom alignment and version 2, so the
+tensor type the reader supports (f32, f16 and every ggml block type: one file each), a custom
+alignment and version 2, so the
 fuzzer starts from inputs that reach every part of the parser. Written with `struct` alone, to
 need nothing beyond Python. The files carry no .gguf suffix because the repository ignores
 *.gguf outside tests/data.
@@ -17,6 +18,9 @@ U8, I8, U16, I16, U32, I32, F32, BOOL, STRING, ARRAY, U64, I64, F64 = range(13)
 SCALAR_FORMAT = {U8: "<B", I8: "<b", U16: "<H", I16: "<h", U32: "<I", I32: "<i", F32: "<f",
                  BOOL: "<B", U64: "<Q", I64: "<q", F64: "<d"}
 GGML_F32, GGML_F16, GGML_Q8_0 = 0, 1, 8
+# ggml block types: (name, type id, values per block, bytes per block).
+BLOCK_TYPES = [("q4_0", 2, 32, 18), ("q4_1", 3, 32, 20), ("q5_0", 6, 32, 22), ("q5_1", 7, 32, 24),
+               ("q8_0", 8, 32, 34), ("q4_k", 12, 256, 144), ("q5_k", 13, 256, 176), ("q6_k", 14, 256, 210)]
 
 
 def gguf_string(s):
@@ -83,6 +87,11 @@ SEEDS = {
         alignment=64),
     "version2_scalar": gguf([], [("scalar", GGML_F32, [], pattern(4, 6))], version=2),
 }
+# One matrix of two rows of two blocks per block type (bytes of a pattern: scales and values of
+# every size, some halves NaN or infinite, which decoding must survive).
+for _name, _type, _values, _bytes in BLOCK_TYPES:
+    SEEDS[f"type_{_name}"] = gguf([("general.architecture", STRING, "parakeet")],
+                                  [("joint.enc.weight", _type, [2 * _values, 2], pattern(4 * _bytes, _type))])
 
 if __name__ == "__main__":
     write_seeds("fuzz_gguf", SEEDS)

@@ -107,13 +107,14 @@ def _transcribe_ids(path):
         return [t.id for t in ctx.transcribe(str(SPEECH)).tokens]
 
 
+@pytest.mark.parametrize("family", sorted(MODELS))
 @pytest.mark.parametrize("type_name", [t for t in OUT_TYPES if t != "f32"])
-def test_every_type_loads_and_transcribes(tmp_path, type_name):
-    src = MODELS["hybrid_tdt_ctc"]
+def test_every_type_loads_and_transcribes(tmp_path, type_name, family):
+    src = MODELS[family]
     out = tmp_path / f"model-{type_name}.gguf"
     report = requantize_gguf(src, out, type_name)
     written = {t.name: t.tensor_type.name for t in gguf.GGUFReader(out).tensors}
-    assert written["encoder.layers.0.feed_forward1.linear2.weight"] == type_name.upper()
+    assert written["encoder.layers.0.feed_forward1.linear2.weight"] == type_name.upper()  # [64, 256]
     if ggml_blocks.BLOCK_VALUES[type_name] == 256:  # rows of 64 cannot take 256-value blocks
         assert written["encoder.layers.0.feed_forward1.linear1.weight"] == "F32"
         assert any("encoder.layers.0.feed_forward1.linear1.weight stays F32" in k for k in report.kept)

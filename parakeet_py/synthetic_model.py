@@ -61,10 +61,12 @@ class SyntheticArch:
 
 
 ARCH_110M = SyntheticArch()
+# parakeet-tdt-0.6b's shape (128 mels), for benchmarks of the bigger model.
+ARCH_600M = SyntheticArch(name="600m", d_model=1024, n_layers=24, n_heads=8, ff_dim=4096, n_mels=128)
 # A tiny parameterisation of the same architecture, for tests.
 ARCH_TINY = SyntheticArch(name="tiny", d_model=64, n_layers=2, n_heads=2, ff_dim=256, subsampling_channels=32,
                           vocab=64, pred_hidden=48, joint_hidden=40)
-ARCHS: Dict[str, SyntheticArch] = {a.name: a for a in (ARCH_110M, ARCH_TINY)}
+ARCHS: Dict[str, SyntheticArch] = {a.name: a for a in (ARCH_110M, ARCH_600M, ARCH_TINY)}
 
 
 def cache_dir() -> Path:
@@ -293,5 +295,5 @@ def ensure_synthetic_model(arch: SyntheticArch = ARCH_110M, out_type: str = "q8_
     return path
 
 
-__all__ = ["SyntheticArch", "ARCH_110M", "ARCH_TINY", "ARCHS", "ensure_synthetic_model", "write_synthetic_model",
+__all__ = ["SyntheticArch", "ARCH_110M", "ARCH_600M", "ARCH_TINY", "ARCHS", "ensure_synthetic_model", "write_synthetic_model",
            "synthetic_model_path", "cache_dir"]

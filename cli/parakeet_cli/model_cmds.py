@@ -41,7 +41,7 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
     types = info.get("tensor_types", {})
     rows.append(("tensors", ", ".join(f"{n} {t}" for t, n in sorted(types.items()))))
     for cls, counts in sorted(info.get("tensor_classes", {}).items()):
-        rows.append((f"  {cls}", ", ".join(f"{n} {t}" for t, n in sorted(counts.items()))))
+        rows.append((f"  {cls} tensors", ", ".join(f"{n} {t}" for t, n in sorted(counts.items()))))
     if "file_bytes" in info:
         rows.append(("file size", _megabytes(int(info["file_bytes"]))))
     if "packed_bytes" in info:

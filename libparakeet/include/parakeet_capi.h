@@ -113,8 +113,8 @@ PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
  * "n_layers", "n_heads", "ff_dim", "subsampling_factor", "vocab_size", "frame_sec",
  * "has_ctc", "has_transducer", ["pred_hidden", "joint_hidden", "max_symbols"],
  * ["durations"], "tensor_types": {"f32": n, ...}, "tensor_classes": {"ffn": {"q4_K": n, ...},
- * "attention", "conv", "subsampling", "subsampling_out", "joint_enc", "joint_pred", "joint_out",
- * "ctc", "prediction", "other"}, "file_bytes", "packed_bytes",
+ * "attention", "conv", "norm", "featurizer", "subsampling", "subsampling_out", "joint_enc",
+ * "joint_pred", "joint_out", "ctc", "prediction", "other"}, "file_bytes", "packed_bytes",
  * "attention": {"mode": "auto"|"full"} or {"mode": "local", "left": L, "right": R} (the
  * context's current setting), "auto_full_max_frames": the longest encoder sequence (frames)
  * auto runs with full attention, "isa": the context's kernel level, chosen at load ("scalar",

@@ -19,6 +19,8 @@ namespace {
 // which stay F32.
 const char* tensor_class(const std::string& name) {
     auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+    if (has(".norm")) return "norm";
+    if (has("preprocessor.")) return "featurizer";
     if (has(".feed_forward")) return "ffn";
     if (has(".self_attn.")) return "attention";
     if (has(".conv.")) return "conv";

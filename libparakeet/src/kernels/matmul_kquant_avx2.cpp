@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"
+#include "quant/ggml_blocks.h"
 
 namespace pk::kernels {
 namespace {
@@ -88,6 +89,147 @@ void tile_kq_avx2(int64_t nunits, const int8_t* a, const float* a_scale, const f
     }
 }
 
+// ---- Decoding (decode_kq_units of matmul_kquant.cpp, the same units).
+
+inline __m256i shift_right16(__m256i x, int n) { return _mm256_srl_epi16(x, _mm_cvtsi32_si128(n)); }
+
+// The 32 values of a 32-block's 16 bytes of nibbles: low nibbles first, then high.
+inline __m256i nibbles32(const uint8_t* qs) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m128i low4 = _mm_set1_epi8(0x0F);
+    return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), low4), _mm_and_si128(x, low4));
+}
+
+// Bit j of the u32 at qh as 0x10 in byte j.
+inline __m256i high_bits32(const uint8_t* qh_bytes) {
+    uint32_t qh;
+    __builtin_memcpy(&qh, qh_bytes, sizeof qh);
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(static_cast<int>(qh)),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201ull));
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+// The integers u of values [32 v, 32 v + 32) of one block (quant::unsigned_unit's u).
+inline __m256i unit_u(WeightType type, const uint8_t* block, int v) {
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+    switch (type) {
+        case WeightType::Q4_0: return nibbles32(block + 2);
+        case WeightType::Q4_1: return nibbles32(block + 4);
+        case WeightType::Q5_0: return _mm256_or_si256(nibbles32(block + 6), high_bits32(block + 2));
+        case WeightType::Q5_1: return _mm256_or_si256(nibbles32(block + 8), high_bits32(block + 4));
+        case WeightType::Q4_K: return _mm256_and_si256(shift_right16(load(block + 16 + 32 * (v / 2)), 4 * (v % 2)), low4);
+        case WeightType::Q5_K: {
+            const __m256i n = _mm256_and_si256(shift_right16(load(block + 48 + 32 * (v / 2)), 4 * (v % 2)), low4);
+            const __m256i hb = _mm256_and_si256(shift_right16(load(block + 16), v), _mm256_set1_epi8(1));
+            return _mm256_or_si256(n, _mm256_slli_epi16(hb, 4));
+        }
+        case WeightType::Q6_K: {
+            const int h = v / 4, q = v % 4;
+            const __m256i n = _mm256_and_si256(shift_right16(load(block + 64 * h + 32 * (q % 2)), 4 * (q / 2)), low4);
+            const __m256i hb = _mm256_and_si256(shift_right16(load(block + 128 + 32 * h), 2 * q), _mm256_set1_epi8(3));
+            return _mm256_or_si256(n, _mm256_slli_epi16(hb, 4));
+        }
+        default: return _mm256_setzero_si256();  // not an unsigned-form type: never asked for
+    }
+}
+
+// quant::unsigned_unit_scales with F16C (exact, like the portable conversion) and without its
+// dispatch: the same products, so the same bits.
+inline void unit_scales(WeightType type, const uint8_t* block, int v, float* s, float* o) {
+    auto half = [](const uint8_t* p) {
+        uint16_t h;
+        __builtin_memcpy(&h, p, sizeof h);
+        return _cvtsh_ss(h);
+    };
+    switch (type) {
+        case WeightType::Q4_0:
+        case WeightType::Q5_0:
+            s[0] = s[1] = half(block);
+            o[0] = o[1] = (type == WeightType::Q4_0 ? 8.0f : 16.0f) * s[0];
+            return;
+        case WeightType::Q4_1:
+        case WeightType::Q5_1:
+            s[0] = s[1] = half(block);
+            o[0] = o[1] = -half(block + 2);
+            return;
+        case WeightType::Q4_K:
+        case WeightType::Q5_K: {
+            uint8_t sc, m;
+            quant::k4_scale_min(v, block + 4, sc, m);
+            s[0] = s[1] = half(block) * sc;
+            o[0] = o[1] = half(block + 2) * m;
+            return;
+        }
+        case WeightType::Q6_K: {
+            const float d = half(block + 208);
+            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 2 * v;
+            for (int g = 0; g < 2; ++g) {
+                s[g] = d * sc[g];
+                o[g] = 32.0f * s[g];
+            }
+            return;
+        }
+        default:  // not an unsigned-form type: never asked for
+            s[0] = s[1] = o[0] = o[1] = 0.0f;
+            return;
+    }
+}
+
+// r[j] = the 8 dwords of row j -> r[t] = dword t of rows 0..7.
+inline void transpose8x8(__m256i* r) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; ++i) {
+        t[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; ++i) {
+        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int i = 0; i < 4; ++i) {
+        r[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+        r[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+    }
+}
+
+// Eight rows at a time: each row's 32 u in a register, transposed into the quads of the unit.
+void decode_kq_units(WeightType type, const uint8_t* panel, int64_t, int64_t u0, int64_t n, uint8_t* units) {
+    const auto gtype = static_cast<GgmlType>(type);
+    const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
+    const size_t block_bytes = quant::block_bytes(gtype);
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t unit = u0 + i, column = unit / units_per_block;
+        const int v = static_cast<int>(unit % units_per_block);
+        uint8_t* out = units + static_cast<size_t>(i) * kKqUnitBytes;
+        auto* s = reinterpret_cast<float*>(out);
+        float* o = s + 2 * kPanel;
+        uint8_t* quads = out + 4 * kPanel * sizeof(float);
+        for (int64_t g = 0; g < 2; ++g) {
+            __m256i rows[8];
+            for (int64_t jj = 0; jj < 8; ++jj) {
+                const int64_t j = 8 * g + jj;
+                const uint8_t* block = panel + (column * kPanel + j) * block_bytes;
+                rows[jj] = unit_u(type, block, v);
+                float sc[2], off[2];
+                unit_scales(type, block, v, sc, off);
+                s[j] = sc[0];
+                s[kPanel + j] = sc[1];
+                o[j] = off[0];
+                o[kPanel + j] = off[1];
+            }
+            transpose8x8(rows);
+            for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) {
+                _mm256_storeu_si256(reinterpret_cast<__m256i*>(quads + 64 * t + 32 * g), rows[t]);
+            }
+        }
+    }
+}
+
 // quantize_kq (matmul_kquant.cpp) with AVX2: the same scale (q8_scale), the same rounding
 // (cvtps2dq rounds to nearest even, as nearbyint does), the same exact sums.
 void quantize_kq(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr, int8_t* q, float* scale,
@@ -158,6 +300,7 @@ void tile_kq(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const f
 void add_matmul_kquant_avx2(KernelTable& t) {
     t.matmul.tile_kq = tile_kq;
     t.matmul.quantize_kq = quantize_kq;
+    t.matmul.decode_kq_units = decode_kq_units;
 }
 
 }  // namespace pk::kernels

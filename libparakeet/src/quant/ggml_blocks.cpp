@@ -50,29 +50,20 @@ void high_bits32(const uint8_t* qh_bytes, uint8_t* u) {
     for (int j = 0; j < 32; ++j) u[j] = static_cast<uint8_t>(u[j] | (((qh >> j) & 1u) << 4));
 }
 
-// Values [32 v, 32 v + 32) of one block (v < 8 for the K-quants, 0 otherwise) as integers u
-// and the parameters a, b of their two groups of 16 (the Formula's). One unpacking serves the
-// dequantiser and the matrix kernels' decoder.
-void unpack_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* a, float* b) {
+// The integers u of values [32 v, 32 v + 32) of one block (v < 8 for the K-quants, 0
+// otherwise). One unpacking serves the dequantiser and the matrix kernels' decoder.
+void unit_values(GgmlType type, const uint8_t* block, int v, uint8_t* u) {
     switch (type) {
-        case GgmlType::Q4_0:
-        case GgmlType::Q5_0: {
-            const bool five = type == GgmlType::Q5_0;
-            nibbles32(block + (five ? 6 : 2), u);
-            if (five) high_bits32(block + 2, u);
-            a[0] = a[1] = half_at(block);
-            b[0] = b[1] = 0.0f;
+        case GgmlType::Q4_0: nibbles32(block + 2, u); return;
+        case GgmlType::Q4_1: nibbles32(block + 4, u); return;
+        case GgmlType::Q5_0:
+            nibbles32(block + 6, u);
+            high_bits32(block + 2, u);
             return;
-        }
-        case GgmlType::Q4_1:
-        case GgmlType::Q5_1: {
-            const bool five = type == GgmlType::Q5_1;
-            nibbles32(block + (five ? 8 : 4), u);
-            if (five) high_bits32(block + 4, u);
-            a[0] = a[1] = half_at(block);
-            b[0] = b[1] = half_at(block + 2);
+        case GgmlType::Q5_1:
+            nibbles32(block + 8, u);
+            high_bits32(block + 4, u);
             return;
-        }
         case GgmlType::Q4_K:
         case GgmlType::Q5_K: {
             // Sub-block v: group v / 2 of 64, its low nibbles (v even) or high nibbles (v odd).
@@ -84,10 +75,6 @@ void unpack_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* 
                 const uint8_t* qh = block + 16;
                 for (int l = 0; l < 32; ++l) u[l] = static_cast<uint8_t>(u[l] | (((qh[l] >> v) & 1) << 4));
             }
-            uint8_t sc, m;
-            k4_scale_min(v, block + 4, sc, m);
-            a[0] = a[1] = half_at(block) * sc;
-            b[0] = b[1] = half_at(block + 2) * m;
             return;
         }
         case GgmlType::Q6_K: {
@@ -100,8 +87,38 @@ void unpack_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* 
             for (int l = 0; l < 32; ++l) {
                 u[l] = static_cast<uint8_t>(((ql[l] >> shift) & 0xF) | (((qh[l] >> (2 * q)) & 3) << 4));
             }
+            return;
+        }
+        default:
+            throw std::invalid_argument(std::string("no block unpacking for type ") +
+                                        ggml_type_name(static_cast<uint32_t>(type)));
+    }
+}
+
+// The parameters a, b (the Formula's) of the two groups of 16 of values [32 v, 32 v + 32).
+void unit_params(GgmlType type, const uint8_t* block, int v, float* a, float* b) {
+    switch (type) {
+        case GgmlType::Q4_0:
+        case GgmlType::Q5_0:
+            a[0] = a[1] = half_at(block);
+            b[0] = b[1] = 0.0f;
+            return;
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_1:
+            a[0] = a[1] = half_at(block);
+            b[0] = b[1] = half_at(block + 2);
+            return;
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: {
+            uint8_t sc, m;
+            k4_scale_min(v, block + 4, sc, m);
+            a[0] = a[1] = half_at(block) * sc;
+            b[0] = b[1] = half_at(block + 2) * m;
+            return;
+        }
+        case GgmlType::Q6_K: {
             const float d = half_at(block + 208);
-            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 8 * h + 2 * q;
+            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 2 * v;
             a[0] = d * sc[0];
             a[1] = d * sc[1];
             b[0] = b[1] = 0.0f;
@@ -148,7 +165,8 @@ void dequantize_row(GgmlType type, const uint8_t* src, int64_t n, float* dst) {
     float a[2], b[2];
     for (int64_t blk = 0; blk < n / block_values(type); ++blk, src += bytes) {
         for (int v = 0; v < units; ++v, dst += 32) {
-            unpack_unit(type, src, v, u, a, b);
+            unit_values(type, src, v, u);
+            unit_params(type, src, v, a, b);
             for (int i = 0; i < 32; ++i) {
                 const int g = i / 16;
                 switch (formula) {
@@ -161,9 +179,9 @@ void dequantize_row(GgmlType type, const uint8_t* src, int64_t n, float* dst) {
     }
 }
 
-void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o) {
+void unsigned_unit_scales(GgmlType type, const uint8_t* block, int v, float* s, float* o) {
     float b[2];
-    unpack_unit(type, block, v, u, s, b);
+    unit_params(type, block, v, s, b);
     const Formula formula = formula_of(type);
     const float bias = static_cast<float>(bias_of(type));
     for (int g = 0; g < 2; ++g) {
@@ -173,6 +191,11 @@ void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float
             case Formula::SubtractMin: o[g] = b[g]; break;
         }
     }
+}
+
+void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o) {
+    unit_values(type, block, v, u);
+    unsigned_unit_scales(type, block, v, s, o);
 }
 
 }  // namespace pk::quant

@@ -30,13 +30,16 @@
 
 #include "gguf/gguf_types.h"
 
+// The functions defined here are `static inline`: this header is included by *_avx2.cpp files
+// too, whose copies must never be the ones the linker picks for portable code.
+
 namespace pk::quant {
 
 // Values and bytes of one block of `type` (F32 / F16: one value).
-inline int64_t block_values(GgmlType type) { return ggml_type_layout(type).block_elems; }
-inline size_t block_bytes(GgmlType type) { return ggml_type_layout(type).block_bytes; }
+static inline int64_t block_values(GgmlType type) { return ggml_type_layout(type).block_elems; }
+static inline size_t block_bytes(GgmlType type) { return ggml_type_layout(type).block_bytes; }
 // Bytes of n values (n a multiple of block_values(type)).
-inline size_t row_bytes(GgmlType type, int64_t n) {
+static inline size_t row_bytes(GgmlType type, int64_t n) {
     return static_cast<size_t>(n / block_values(type)) * block_bytes(type);
 }
 
@@ -53,9 +56,11 @@ void quantize_row(GgmlType type, const float* src, int64_t n, uint8_t* dst);
 // arithmetic, s[i / 16] * u[i] - o[i / 16]. The matrix kernels multiply u by int8 activations
 // (vpdpbusd / vpmaddubsw take unsigned weights) and apply s and o per group.
 void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o);
+// Only the scales and offsets of unsigned_unit (for decoders that extract u themselves).
+void unsigned_unit_scales(GgmlType type, const uint8_t* block, int v, float* s, float* o);
 
 // q4_K / q5_K: the 6-bit scale and min of sub-block j < 8 from the 12 packed bytes.
-inline void k4_scale_min(int j, const uint8_t* scales, uint8_t& sc, uint8_t& m) {
+static inline void k4_scale_min(int j, const uint8_t* scales, uint8_t& sc, uint8_t& m) {
     if (j < 4) {
         sc = scales[j] & 63;
         m = scales[j + 4] & 63;

@@ -436,6 +436,22 @@ def test_unresolvable_interpolation(tmp_path):
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
 
 
+def test_an_oversized_gzip_member_is_refused_before_decompressing(tmp_path, monkeypatch):
+    from parakeet_py.convert import nemo_archive
+    monkeypatch.setattr(nemo_archive, "MAX_GZIP_MEMBER_BYTES", 4000)
+    F.write_tiny_nemo(tmp_path / "zipped.nemo", "ctc", compress=True)
+    with pytest.raises(ArchiveError, match="model_weights.ckpt' of .* bytes uncompressed, more than the 4000"):
+        convert_nemo(tmp_path / "zipped.nemo", tmp_path / "out.gguf")
+
+
+def test_an_oversized_config_is_refused_before_reading(tmp_path, monkeypatch):
+    from parakeet_py.convert import nemo_archive
+    monkeypatch.setattr(nemo_archive, "MAX_READ_WHOLE_BYTES", 100)
+    F.write_tiny_nemo(tmp_path / "m.nemo", "ctc")
+    with pytest.raises(ArchiveError, match="model_config.yaml' of .* bytes, more than the 100 "):
+        convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
+
+
 # --- requantise and the command line ---------------------------------------------------------------
 def test_requantize_f32_gguf_equals_direct_q8_0_conversion(models, tmp_path):
     path = models["hybrid_tdt_ctc"][0]

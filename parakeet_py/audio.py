@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 from typing import Any, BinaryIO, Iterator, Optional, Union
 
 import numpy as np
@@ -67,7 +68,39 @@ def _open_file(source: Any) -> soundfile.SoundFile:
             "object or a numpy array"
         )
     with _decode_errors(name):
-        return soundfile.SoundFile(source)
+        f = soundfile.SoundFile(source)
+    try:
+        _check_wav_length(f, name)
+    except InvalidAudio:
+        f.close()
+        raise
+    return f
+
+
+# libsndfile logs a WAV data chunk that claims more than the file holds as
+# "data : <claimed> (should be <held>)" and then reads what is there; 0 and 0xFFFFFFFF are the
+# sizes writers that stream leave (the length was not known), which promise nothing.
+_WAV_DATA_LOG = re.compile(r"^data : (\d+) \(should be (\d+)\)$", re.MULTILINE)
+_STREAMED_SIZES = (0, 0xFFFFFFFF)
+_BYTES_PER_SAMPLE = {"PCM_U8": 1, "PCM_S8": 1, "PCM_16": 2, "PCM_24": 3, "PCM_32": 4, "FLOAT": 4, "DOUBLE": 8}
+
+
+def _check_wav_length(f: soundfile.SoundFile, name: str) -> None:
+    """A WAV cut short (its header promises more audio than follows) is an error, as in the
+    library's reader and in the same words: transcribing the rest as if whole hides corruption."""
+    if f.format != "WAV":
+        return
+    m = _WAV_DATA_LOG.search(f.extra_info)
+    if m is None or int(m.group(1)) in _STREAMED_SIZES:
+        return
+    promised = int(m.group(1))
+    bytes_per_second = _BYTES_PER_SAMPLE.get(f.subtype, 0) * f.channels * f.samplerate
+    if bytes_per_second == 0:
+        return
+    held = f.frames * bytes_per_second // f.samplerate
+    raise InvalidAudio(f"{name}: truncated WAV: the header promises {promised / bytes_per_second:.3f} s of audio "
+                       f"({promised} bytes), the file holds {held / bytes_per_second:.3f} s ({held} bytes)")
+
 
 
 @contextlib.contextmanager

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: builds the C++ library and tests (build/), runs ctest, then pytest against
 # this working tree (the freshly built library and the Python sources, not an installed copy).
-# Usage: bash tools/test.sh        (after tools/setup.sh)
+# Tests marked `long` (a simulated multi-node Ray cluster: minutes on a 2-core machine) run
+# only with --long, which runs just them; .ci/run runs both.
+# Usage: bash tools/test.sh [--long]        (after tools/setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -15,5 +17,7 @@ bash tools/check_exports.sh "$BUILD"
 (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 
 PY=${PY:-$ROOT/.venv/bin/python}
+TIER="not long"
+[ "${1:-}" = "--long" ] && TIER="long"
 PARAKEET_LIBRARY="$BUILD/libparakeet/libparakeet.so" PYTHONPATH="$ROOT:$ROOT/cli" \
-  "$PY" -m pytest -q tests/python
+  "$PY" -m pytest -q tests/python -m "$TIER"

@@ -63,6 +63,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
+@click.option("--retry-errors", is_flag=True,
+              help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing OUTPUT.")
 @click.option("--prefetch", type=click.IntRange(min=1),
               help="Decoded clips held ready ahead of the backends. Default: 2 x --concurrency.")
@@ -72,6 +74,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="A progress bar (files, audio hours, RTFx, ETA) on standard error. Default: when it is a terminal.")
 @click.option("--ray", "use_ray", is_flag=True, help="Run the job on Ray Data (pip install 'parakeet[ray]').")
 @click.option("--ray-address", help="The Ray cluster to join (default: $RAY_ADDRESS, else Ray in this process).")
+@click.option("--ray-network", is_flag=True,
+              help="Let the Ray this job starts (no --ray-address) listen on the machine's network address; "
+                   "by default its every listener is on 127.0.0.1.")
 @click.option("--actors", type=click.IntRange(min=1), default=1, show_default=True,
               help="With --ray: model-holding actors (one per node is the usual shape).")
 @click.option("--cpus-per-actor", type=click.FloatRange(min=0.0, min_open=True), default=1.0, show_default=True,
@@ -79,9 +84,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="With --ray: rows per actor call.")
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
-          timestamps: bool, attention: Optional[object], resume: bool, overwrite: bool, prefetch: Optional[int],
-          decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str], actors: int,
-          cpus_per_actor: float, batch_size: int) -> None:
+          timestamps: bool, attention: Optional[object], resume: bool, retry_errors: bool, overwrite: bool,
+          prefetch: Optional[int], decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str],
+          ray_network: bool, actors: int, cpus_per_actor: float, batch_size: int) -> None:
     """Transcribe every recording of INPUT... into one table, OUTPUT.
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
@@ -90,7 +95,8 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
     order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
     row with its error; the job goes on), words and tokens with --timestamps, then the
     manifest's other columns. Rows are written as they finish; after a crash, --resume
-    transcribes only what is missing. Error rows do not change the exit status.
+    transcribes only what is missing (--retry-errors: and the files that failed). Error rows do
+    not change the exit status.
 
     \b
     Examples:
@@ -101,13 +107,16 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
     """
     if resume and overwrite:
         raise click.UsageError("--resume and --overwrite exclude each other")
+    if retry_errors and not resume:
+        raise click.UsageError("--retry-errors works with --resume")
     options = BatchOptions(concurrency=concurrency, threads=threads, decoder=decoder, timestamps=timestamps,
                            attention=attention, decoders=decoders, prefetch=prefetch)
     if use_ray:
         from parakeet_py.batch.ray_job import run_ray_job
 
         s = run_ray_job(model, inputs, output, options, address=ray_address, actors=actors, num_cpus=cpus_per_actor,
-                        batch_size=batch_size, resume=resume, overwrite=overwrite)
+                        batch_size=batch_size, resume=resume, overwrite=overwrite, retry_errors=retry_errors,
+                        network=ray_network)
         click.echo(_summary(s["rows"], s["errors"], None, s["audio_seconds"], s["wall_seconds"], output), err=True)
         return
     if "://" in model or not os.path.isfile(model):
@@ -115,8 +124,11 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
     bar = _Bar(progress_wanted(progress, "batch", sys.stderr))
     try:
         stats = run_batch(model, inputs, output, options, resume=resume, overwrite=overwrite,
-                          on_start=bar.start, on_row=bar.row)
+                          retry_errors=retry_errors, on_start=bar.start, on_row=bar.row)
     finally:
         bar.close()
+    if stats.dropped_lines:
+        click.echo(f"warning: {output} held {stats.dropped_lines} corrupt line(s); dropped, their files were "
+                   "transcribed again", err=True)
     click.echo(_summary(stats.done, stats.errors, stats.skipped, stats.audio_seconds, stats.wall_seconds, output),
                err=True)

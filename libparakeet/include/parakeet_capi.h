@@ -159,7 +159,9 @@ PARAKEET_API char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const c
 /* A progress callback: called on the request's own thread (the caller's) with the fraction
  * of the work done, in [0, 1] and never decreasing; the last call of a finished request has
  * 1.0. Return 0 to go on, non-zero to cancel. It must not call into the library on the same
- * context's request (it may read other state freely). */
+ * context's request (it may read other state freely); parakeet_capi_set_threads called from
+ * inside it, which would wait for the backend the request holds, fails with
+ * PARAKEET_ERROR_INVALID_ARGUMENT instead. */
 typedef int (*parakeet_progress_fn)(float fraction, void* user_data);
 
 /* The *_json functions with a progress callback (fn NULL: no progress, the same as the plain
@@ -312,7 +314,10 @@ PARAKEET_API char* parakeet_capi_stream_finalize_json(parakeet_stream* s);
  * out_events NULL). */
 PARAKEET_API int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events);
 PARAKEET_API void parakeet_capi_free_events(parakeet_stream_event* events);
-/* Frees a stream (NULL is a no-op). */
+/* Frees a stream (NULL is a no-op). A stream that a call on another thread is still inside
+ * (feed, finalize, drain) is not freed: the error (PARAKEET_ERROR_INVALID_ARGUMENT, in
+ * parakeet_capi_thread_last_error()) says so and the stream stays valid; free it once that call
+ * has returned. */
 PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
 
 /* ---- parakeet.cpp's offline calls ---------------------------------------------------------
@@ -454,8 +459,9 @@ PARAKEET_API int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, s
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it
  * succeeded). Under concurrency another thread's call may have finished since yours: use
- * parakeet_capi_thread_last_error() for the exact error of your own call. The pointer stays
- * valid until the next parakeet_capi_last_error() call on ctx or parakeet_capi_free(ctx).
+ * parakeet_capi_thread_last_error() for the exact error of your own call. The string is the
+ * calling thread's own copy: it stays valid until this thread's next parakeet_capi_last_error()
+ * call, whatever other threads do meanwhile (parakeet_capi_free(ctx) included).
  * ctx NULL returns a static "context is NULL". */
 PARAKEET_API const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional
 
 from ..context import Context
+from ..errors import InternalError
 from ..transcript import Attention
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
@@ -43,6 +44,7 @@ class BatchStats:
 
     total: int                           # inputs this run transcribes (after resume's skip)
     skipped: int = 0                     # inputs already in the output (resume)
+    dropped_lines: int = 0               # corrupt output lines resume dropped (their files are redone)
     done: int = 0
     errors: int = 0
     audio_seconds: float = 0.0
@@ -70,12 +72,13 @@ def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[d
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
-              resume: bool = False, overwrite: bool = False,
+              resume: bool = False, overwrite: bool = False, retry_errors: bool = False,
               on_start: Optional[Callable[[BatchStats], None]] = None,
               on_row: Optional[Callable[[dict, BatchStats], None]] = None) -> BatchStats:
     """Transcribe every input (manifests, lists, directories, globs: see :mod:`.manifest`) into
-    ``output`` (``.jsonl`` or ``.parquet``). ``resume`` skips the ids ``output`` already holds;
-    without it an existing output is an error unless ``overwrite``. ``on_start`` gets the stats
+    ``output`` (``.jsonl`` or ``.parquet``). ``resume`` skips the ids ``output`` already holds
+    (with ``retry_errors``, not those of error rows, which are replaced); without it an existing
+    output is an error unless ``overwrite``. ``on_start`` gets the stats
     once the skip is known, ``on_row`` each row as it is written (from the transcribing
     threads, one at a time). Returns the final stats."""
     options = options or BatchOptions()
@@ -84,9 +87,9 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
     schema = None
     if output_format(output) == "parquet":
         schema = arrow_schema(options.timestamps, passthrough_schema(entries))
-    writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite)
+    writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
     todo: List[Entry] = [e for e in entries if e.id not in writer.done]
-    stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo))
+    stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo), dropped_lines=writer.dropped_lines)
     lock = threading.Lock()
 
     def write(row: dict) -> None:
@@ -114,7 +117,13 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
                                for _ in range(options.concurrency)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
+                deaths = prefetcher.deaths
         stats.wall_seconds = time.perf_counter() - stats.started
+        # Every input is a row, good or error; anything less is a failure of the job itself.
+        if deaths or stats.done != stats.total:
+            why = f"a decoder thread died ({'; '.join(deaths)}); " if deaths else ""
+            raise InternalError(f"the batch job is incomplete: {why}{stats.done} rows of {stats.total} were written "
+                                "(run again with --resume to do the rest)")
     finally:
         writer.close()
     return stats

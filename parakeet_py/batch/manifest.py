@@ -83,6 +83,15 @@ def entry_from_row(row: Dict[str, Any], base: Optional[Path], where: str, line: 
     return Entry(id=str(ident) if ident not in (None, "") else path, path=path, extra=extra, line=line)
 
 
+def row_id(row: Dict[str, Any], base: Optional[Path]) -> Optional[str]:
+    """The id :func:`entry_from_row` gives ``row`` (its path resolved against ``base`` when it
+    has no id), or None for a row without a path, which is never done."""
+    try:
+        return entry_from_row(row, base, "").id
+    except ManifestError:
+        return None
+
+
 def _read_jsonl(path: Path) -> List[Entry]:
     entries = []
     with open(path, encoding="utf-8") as f:

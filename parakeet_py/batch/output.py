@@ -5,10 +5,13 @@
   whole lines plus at most one torn last line, which ``--resume`` cuts off.
 * ``.parquet``: a Parquet file cannot be appended to, so rows go to a JSONL journal beside it
   (``OUT.journal.jsonl``, written as above); at the end the journal (and, on resume, the rows
-  of the earlier Parquet file) are streamed into ``OUT.tmp``, which is renamed over ``OUT``
-  (atomic), and the journal is removed. A crash leaves the old ``OUT`` untouched and the journal.
+  of the earlier Parquet file) are streamed into a temporary file of this run's own name,
+  which is fsync'ed, renamed over ``OUT`` (atomic), the folder fsync'ed, and only then the
+  journal removed. A crash leaves the old ``OUT`` untouched and the journal.
 
-Resume reads the ids already written (the file, the journal) and the job skips them.
+Resume reads the ids already written (the file, the journal) and the job skips them. A
+corrupt line (a bad sector, a stray write) is dropped and counted, and its file done again;
+with ``retry_errors`` the error rows are dropped too, so their files are done again.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import json
 import os
 import threading
 import time
+import uuid
 from typing import Any, Dict, Iterator, List, Optional, Set
 
 from ..errors import InvalidArgument
@@ -64,22 +68,83 @@ def jsonl_rows(path: str) -> Iterator[Dict[str, Any]]:
                 yield json.loads(line)
 
 
-def _parquet_ids(path: str) -> Set[str]:
+def _parse_row(line: bytes) -> Optional[Dict[str, Any]]:
+    """A line of an output as a row, or None when it is not one (corrupt)."""
+    try:
+        row = json.loads(line)
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return row if isinstance(row, dict) and isinstance(row.get("id"), str) else None
+
+
+def unique_tmp(path: str) -> str:
+    """A temporary name beside ``path`` that no other run (or a crashed one) can hold."""
+    return f"{path}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp"
+
+
+def durable_replace(tmp: str, path: str) -> None:
+    """Put the finished file ``tmp`` in place as ``path`` so that a power cut leaves either the
+    old file or the whole new one: its data on disk first, then the rename, then the folder."""
+    fd = os.open(tmp, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def _resume_rows(path: str, retry_errors: bool) -> "tuple[Set[str], int]":
+    """Reads a JSONL output to resume it: (ids kept, corrupt lines dropped). When it drops
+    anything (a corrupt line; an error row, with ``retry_errors``) it rewrites the file without."""
+    kept: List[bytes] = []
+    done: Set[str] = set()
+    dropped_errors = False
+    corrupt = 0
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            row = _parse_row(line)
+            if row is None:
+                corrupt += 1
+            elif retry_errors and row.get("error") is not None:
+                dropped_errors = True
+            else:
+                done.add(row["id"])
+                kept.append(line)
+    if corrupt or dropped_errors:
+        tmp = unique_tmp(path)
+        with open(tmp, "wb") as out:
+            out.writelines(kept)
+        durable_replace(tmp, path)
+    return done, corrupt
+
+
+def _parquet_rows_by_error(path: str) -> "tuple[Set[str], Set[str]]":
+    """(every id, the ids of error rows) of a finished Parquet output."""
     import pyarrow.parquet as pq
 
-    return set(pq.read_table(path, columns=["id"]).column("id").to_pylist())
+    table = pq.read_table(path, columns=["id", "error"])
+    ids, errors = table.column("id").to_pylist(), table.column("error").to_pylist()
+    return set(ids), {i for i, e in zip(ids, errors) if e is not None}
 
 
 class JsonlWriter:
     """Appends rows to a JSONL file, one atomic line each (thread-safe)."""
 
-    def __init__(self, path: str, *, resume: bool, overwrite: bool) -> None:
+    def __init__(self, path: str, *, resume: bool, overwrite: bool, retry_errors: bool = False) -> None:
         self.path = path
         self.done: Set[str] = set()
+        self.dropped_lines = 0
         if os.path.exists(path):
             if resume:
                 _cut_torn_line(path)
-                self.done = {row["id"] for row in jsonl_rows(path)}
+                self.done, self.dropped_lines = _resume_rows(path, retry_errors)
             elif not overwrite:
                 raise OutputError(f"{path} exists: pass --resume to continue the job, or --overwrite")
         parent = os.path.dirname(os.path.abspath(path))
@@ -110,7 +175,7 @@ class JsonlWriter:
 class ParquetWriter:
     """Rows to a journal as they come; one Parquet file, renamed into place, at the end."""
 
-    def __init__(self, path: str, schema: Any, *, resume: bool, overwrite: bool) -> None:
+    def __init__(self, path: str, schema: Any, *, resume: bool, overwrite: bool, retry_errors: bool = False) -> None:
         try:
             import pyarrow  # noqa: F401
         except ImportError as e:
@@ -122,22 +187,33 @@ class ParquetWriter:
         if not resume and os.path.exists(path) and not overwrite:
             raise OutputError(f"{path} exists: pass --resume to continue the job, or --overwrite")
         self._previous = path if resume and os.path.exists(path) else None
-        self._journal = JsonlWriter(self.journal_path, resume=resume, overwrite=True)
-        self.done = self._journal.done | (_parquet_ids(path) if self._previous else set())
+        self._journal = JsonlWriter(self.journal_path, resume=resume, overwrite=True, retry_errors=retry_errors)
+        self.dropped_lines = self._journal.dropped_lines
+        previous, previous_errors = _parquet_rows_by_error(path) if self._previous else (set(), set())
+        self.done = self._journal.done | (previous - (previous_errors if retry_errors else set()))
+        self._written: Set[str] = set()  # ids written to the journal by this run
+        self._lock = threading.Lock()
 
     def write(self, row: Dict[str, Any]) -> None:
         self._journal.write(row)
+        with self._lock:
+            self._written.add(row["id"])
 
     def close(self) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        import pyarrow.compute as pc
+
         self._journal.close()
-        tmp = self.path + ".tmp"
+        tmp = unique_tmp(self.path)
         with pq.ParquetWriter(tmp, self.schema) as out:
             if self._previous:
+                # A row this run wrote again (a retried error) replaces the earlier table's.
+                redone = pa.array(sorted(self._journal.done | self._written), pa.string())
                 for batch in pq.ParquetFile(self._previous).iter_batches(PARQUET_ROWS_PER_GROUP):
-                    out.write_table(pa.Table.from_batches([batch]).cast(self.schema))
+                    table = pa.Table.from_batches([batch]).cast(self.schema)
+                    out.write_table(table.filter(pc.invert(pc.is_in(table.column("id"), value_set=redone))))
             chunk: List[Dict[str, Any]] = []
             for row in jsonl_rows(self.journal_path):
                 chunk.append(row)
@@ -146,15 +222,16 @@ class ParquetWriter:
                     chunk = []
             if chunk:
                 out.write_table(pa.Table.from_pylist(chunk, schema=self.schema))
-        os.replace(tmp, self.path)
+        durable_replace(tmp, self.path)
         os.remove(self.journal_path)
 
 
-def open_output(path: str, *, schema: Optional[Any], resume: bool, overwrite: bool) -> Any:
-    """A JsonlWriter or ParquetWriter for ``path`` (its ``done`` holds the ids already written)."""
+def open_output(path: str, *, schema: Optional[Any], resume: bool, overwrite: bool, retry_errors: bool = False) -> Any:
+    """A JsonlWriter or ParquetWriter for ``path`` (its ``done`` holds the ids already written,
+    ``dropped_lines`` the corrupt lines resume dropped)."""
     if output_format(path) == "jsonl":
-        return JsonlWriter(path, resume=resume, overwrite=overwrite)
-    return ParquetWriter(path, schema, resume=resume, overwrite=overwrite)
+        return JsonlWriter(path, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
+    return ParquetWriter(path, schema, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
 
 
 def read_rows(path: str) -> List[Dict[str, Any]]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from typing import Any, Callable, Deque, Iterable, Iterator, Optional, Tuple
+from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tuple
 
 import numpy as np
 
 from ..audio import prepare_audio
 from ..errors import ParakeetError
 from .manifest import Entry
+from .rows import error_message
 
 #: A decoded entry: its samples, or the reason it could not be decoded.
 Decoded = Tuple[Entry, Optional[np.ndarray], Optional[str]]
@@ -26,11 +27,15 @@ Decoded = Tuple[Entry, Optional[np.ndarray], Optional[str]]
 
 def decode(entry: Entry, rate: int) -> Decoded:
     """``entry``'s audio as float32 mono at ``rate``, exactly as ``Context.transcribe(path)``
-    prepares it (``check_finite=False``: NaN/Inf samples are left for the library to name)."""
+    prepares it (``check_finite=False``: NaN/Inf samples are left for the library to name).
+    Every failure is the entry's error, a MemoryError included (a header that claims 2^36
+    samples): a decoder thread must never die of one file."""
     try:
         return entry, prepare_audio(entry.path, target_rate=rate, check_finite=False), None
     except ParakeetError as e:
         return entry, None, str(e)
+    except Exception as e:
+        return entry, None, error_message(entry.path, f"cannot decode audio: {type(e).__name__}: {e}")
 
 
 class Prefetcher:
@@ -45,6 +50,7 @@ class Prefetcher:
         self._bytes = 0
         self._running = max(1, decoders)
         self._stopped = False
+        self._deaths: List[str] = []  # why decoder threads died (each leaves its entry undone)
         self._cond = threading.Condition()
         self._source_lock = threading.Lock()
         self._threads = [threading.Thread(target=self._decoder, name=f"batch-decode-{i}", daemon=True)
@@ -71,6 +77,9 @@ class Prefetcher:
                     self._buffer.append((item, size))
                     self._bytes += size
                     self._cond.notify_all()
+        except BaseException as e:  # decode() turns failures into rows; anything else ends the thread
+            with self._cond:
+                self._deaths.append(f"{threading.current_thread().name}: {type(e).__name__}: {e}")
         finally:
             with self._cond:
                 self._running -= 1
@@ -103,6 +112,12 @@ class Prefetcher:
             self._cond.notify_all()
         for t in self._threads:
             t.join()
+
+    @property
+    def deaths(self) -> List[str]:
+        """Why decoder threads died, if any did (the job must then report rows missing)."""
+        with self._cond:
+            return list(self._deaths)
 
     @property
     def buffered(self) -> Tuple[int, int]:

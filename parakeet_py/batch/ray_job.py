@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import json
 import os
 import shutil
 import time
@@ -38,8 +39,8 @@ import pyarrow as pa
 from ..context import Context
 from ..transcript import Attention
 from .local_job import BatchOptions
-from .manifest import PATH_COLUMNS, Entry, ManifestError, entry_from_row, read_inputs
-from .output import OutputError, output_format
+from .manifest import PATH_COLUMNS, Entry, ManifestError, entry_from_row, read_inputs, row_id
+from .output import OutputError, durable_replace, output_format, unique_tmp
 from .prefetch import decode
 from .rows import arrow_schema, decoder_label, error_message, make_row, model_id
 
@@ -154,17 +155,20 @@ def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Op
         num_cpus=num_cpus, max_task_retries=max_task_retries)
 
 
-def _drop_done(batch: pa.Table, done: Set[str]) -> pa.Table:
-    import pyarrow.compute as pc
+def _drop_done(batch: pa.Table, done: Set[str], base: Optional[str]) -> pa.Table:
+    """The rows of ``batch`` whose ids are not in ``done``; a row's id is the one the UDF gives it
+    (a row without an ``id`` takes its path resolved against the manifest's folder)."""
+    columns = [c for c in ("id",) + PATH_COLUMNS if c in batch.column_names]
+    folder = Path(base) if base else None
+    keep = [row_id(row, folder) not in done for row in batch.select(columns).to_pylist()]
+    return batch.filter(pa.array(keep, pa.bool_()))
 
-    column = "id" if "id" in batch.column_names else next(c for c in PATH_COLUMNS if c in batch.column_names)
-    return batch.filter(pc.invert(pc.is_in(batch.column(column).cast(pa.string()),
-                                           value_set=pa.array(sorted(done), pa.string()))))
 
-
-def written_ids(directory: str) -> Set[str]:
+def written_ids(directory: str, retry_errors: bool = False) -> Set[str]:
     """The ids in a Ray job's output directory. A part file that cannot be read (a writer
-    killed mid-file) is renamed to ``*.incomplete`` so its rows are done again."""
+    killed mid-file) is renamed to ``*.incomplete`` so its rows are done again. With
+    ``retry_errors`` the error rows are removed from their part files (rewritten whole, then
+    renamed into place) and their ids left out, so they are done again."""
     import pyarrow.json as pj
     import pyarrow.parquet as pq
 
@@ -174,11 +178,27 @@ def written_ids(directory: str) -> Set[str]:
         if not name.endswith((".parquet", ".json", ".jsonl")):
             continue
         try:
-            table = pq.read_table(path, columns=["id"]) if name.endswith(".parquet") else pj.read_json(path)
-            ids.update(str(v) for v in table.column("id").to_pylist())
+            table = pq.read_table(path) if name.endswith(".parquet") else pj.read_json(path)
         except (pa.ArrowException, OSError):
             os.replace(path, path + ".incomplete")
+            continue
+        if retry_errors and table.column("error").null_count != table.num_rows:
+            table = table.filter(table.column("error").is_null())
+            _rewrite_part(path, table)
+        ids.update(str(v) for v in table.column("id").to_pylist())
     return ids
+
+
+def _rewrite_part(path: str, table: pa.Table) -> None:
+    import pyarrow.parquet as pq
+
+    tmp = unique_tmp(path)
+    if path.endswith(".parquet"):
+        pq.write_table(table, tmp)
+    else:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.writelines(json.dumps(row, ensure_ascii=False, default=str) + "\n" for row in table.to_pylist())
+    durable_replace(tmp, path)
 
 
 def _read_manifest(inputs: List[str]) -> Tuple[Any, Optional[str]]:
@@ -196,23 +216,43 @@ def _read_manifest(inputs: List[str]) -> Tuple[Any, Optional[str]]:
     return ray.data.from_items([{"id": e.id, "path": e.path, **e.extra} for e in entries]), None
 
 
-def ray_init(address: Optional[str]) -> None:
-    """Join ``address`` (or ``$RAY_ADDRESS``), or start Ray in this process when neither is given."""
+# Ray's switch between a cluster's node (listeners on the machine's network address) and a
+# single machine (every listener on 127.0.0.1). Ray reads it when it is imported.
+_RAY_CLUSTER_VAR = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+
+
+def ray_init(address: Optional[str], network: bool = False) -> None:
+    """Join ``address`` (or ``$RAY_ADDRESS``), or start Ray in this process when neither is given.
+    A Ray started here keeps every listener on 127.0.0.1 unless ``network`` (or the user's own
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=1``) opens it to the network: a job on one machine must
+    not expose ports by default."""
+    joining = bool(address or os.environ.get("RAY_ADDRESS"))
+    if not joining:
+        os.environ.setdefault(_RAY_CLUSTER_VAR, "1" if network else "0")
     import ray
 
     if ray.is_initialized():
         return
-    if address or os.environ.get("RAY_ADDRESS"):
+    if joining:
         ray.init(address=address or None, log_to_driver=False)
-    else:
-        ray.init(include_dashboard=False, log_to_driver=False)
+        return
+    loopback = os.environ[_RAY_CLUSTER_VAR] == "0"
+    if loopback:
+        # Ray imported before the variable was set has read it already: tell it again.
+        from ray._private import ray_constants
+
+        ray_constants.ENABLE_RAY_CLUSTER = False
+    ray.init(include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1" if loopback else None)
 
 
 def run_ray_job(model: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
                 address: Optional[str] = None, actors: Union[int, Tuple[int, int]] = 1, num_cpus: float = 1.0,
-                batch_size: int = 8, resume: bool = False, overwrite: bool = False) -> Dict[str, Any]:
+                batch_size: int = 8, resume: bool = False, overwrite: bool = False, retry_errors: bool = False,
+                network: bool = False) -> Dict[str, Any]:
     """``parakeet-cli batch --ray``: ``output`` (ending .parquet or .jsonl) becomes a directory of
-    part files. Returns a summary: rows written this run, errors, audio seconds, wall seconds."""
+    part files. Returns a summary: rows written this run, errors, audio seconds, wall seconds.
+    ``retry_errors`` with ``resume`` does the error rows again; ``network`` lets a Ray started
+    here (no ``address``) listen on the network (see :func:`ray_init`)."""
     options = options or BatchOptions()
     fmt = output_format(output)
     if os.path.exists(output) and not os.path.isdir(output):
@@ -221,13 +261,13 @@ def run_ray_job(model: str, inputs: Iterable[str], output: str, options: Optiona
         if not overwrite:
             raise OutputError(f"{output} exists: pass --resume to continue the job, or --overwrite")
         shutil.rmtree(output)
-    ray_init(address)
+    ray_init(address, network)
     started = time.perf_counter()
     ds, base = _read_manifest(list(inputs))
     if resume and os.path.isdir(output):
-        done = written_ids(output)
+        done = written_ids(output, retry_errors)
         if done:
-            ds = ds.map_batches(_drop_done, fn_kwargs={"done": done}, batch_format="pyarrow")
+            ds = ds.map_batches(_drop_done, fn_kwargs={"done": done, "base": base}, batch_format="pyarrow")
     out = transcribe_dataset(ds, model, concurrency=options.concurrency, threads=options.threads,
                              decoder=options.decoder, timestamps=options.timestamps, attention=options.attention,
                              actors=actors, num_cpus=num_cpus, batch_size=batch_size, base_dir=base)

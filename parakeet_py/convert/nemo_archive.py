@@ -18,6 +18,12 @@ from typing import BinaryIO, Dict, List, Optional
 from .errors import ArchiveError
 
 _GZIP_MAGIC = b"\x1f\x8b"
+# Members read whole into memory are capped by the size their tar header declares, checked
+# before reading: the config and tokenizer files (kilobytes in real archives), and in a gzip
+# archive every member, the checkpoint included (legacy archives hold small models; a
+# hostile one can declare terabytes that compress to almost nothing).
+MAX_READ_WHOLE_BYTES = 64 << 20
+MAX_GZIP_MEMBER_BYTES = 4 << 30
 
 
 def normalize_member_name(raw: str) -> str:
@@ -102,10 +108,13 @@ class NemoArchive:
 
     # --- reading -----------------------------------------------------------------------
     def read_bytes(self, name: str) -> bytes:
+        self._check_size(name, MAX_READ_WHOLE_BYTES, "")
         with self.open(name) as f:
             return f.read()
 
     def open(self, name: str) -> BinaryIO:
+        if self.compressed:
+            self._check_size(name, MAX_GZIP_MEMBER_BYTES, " uncompressed")
         info = self._members.get(name)
         if info is None:
             raise ArchiveError(f"{self.path} has no member '{name}'")
@@ -119,3 +128,9 @@ class NemoArchive:
             return stream
         except (tarfile.TarError, EOFError, OSError) as e:
             raise ArchiveError(f"cannot read member '{name}' of {self.path}: {e}") from e
+
+    def _check_size(self, name: str, limit: int, how: str) -> None:
+        info = self._members.get(name)
+        if info is not None and info.size > limit:
+            raise ArchiveError(f"member '{name}' of {self.path} is {info.size} bytes{how}, more than the {limit} "
+                               "it may have to be read into memory")

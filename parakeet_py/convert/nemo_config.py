@@ -43,6 +43,14 @@ GGML_MAX_NAME = 64  # ggml tensor names hold at most 63 bytes plus the terminati
 
 _MISSING = object()
 _INTERP = re.compile(r"\$\{([^${}]*)\}")
+# Bounds on resolving one key, so a hostile config cannot make interpolation run away: how
+# deep references may chain (a cycle ends here), how long a resolved string may grow (a value
+# holding ten references to the level below is ten times as long, level after level), and how
+# many references one key may follow in all (fan-out costs time before it costs memory). Real
+# configs stay far below each; going over is a ConversionError.
+MAX_INTERP_DEPTH = 16
+MAX_RESOLVED_CHARS = 1 << 20
+MAX_INTERP_LOOKUPS = 10_000
 
 
 # --------------------------------------------------------------------------------------------
@@ -56,11 +64,12 @@ class NemoConfig:
     the root (a leading ``model.`` is dropped, since the saved root *is* the model config),
     relative ones (``${.x}``, ``${..x}``) from the referring node. Interpolations are
     resolved only for the keys actually read, so a hostile file cannot make us walk a huge
-    aliased tree.
+    aliased tree, and within the bounds above (depth, resolved size, references followed).
     """
 
     def __init__(self, root: Dict[str, Any]):
         self.root = root
+        self._lookups_left = MAX_INTERP_LOOKUPS
 
     @classmethod
     def from_yaml(cls, data: bytes, what: str = "model_config.yaml") -> "NemoConfig":
@@ -76,6 +85,7 @@ class NemoConfig:
 
     def get(self, path: str, default: Any = None) -> Any:
         """Value at dotted ``path`` (interpolations resolved), or ``default`` if a key is missing."""
+        self._lookups_left = MAX_INTERP_LOOKUPS
         node: Any = self.root
         parents: List[str] = []
         for key in path.split("."):
@@ -92,20 +102,31 @@ class NemoConfig:
     def _resolve(self, value: Any, parents: List[str], path: str, depth: int = 0) -> Any:
         if not isinstance(value, str) or "${" not in value:
             return value
-        if depth > 16:
+        if depth > MAX_INTERP_DEPTH:
             raise ConversionError(f"config key '{path}': interpolation nests too deeply (a cycle?)")
         whole = _INTERP.fullmatch(value)
         if whole:
-            target, target_parents = self._lookup(whole.group(1), parents, path)
+            target, target_parents = self._lookup(whole.group(1), parents, path, depth)
             return self._resolve(target, target_parents, path, depth + 1)
+        pieces: List[str] = []
+        size, pos = 0, 0
+        for m in _INTERP.finditer(value):
+            target, target_parents = self._lookup(m.group(1), parents, path, depth)
+            piece = str(self._resolve(target, target_parents, path, depth + 1))
+            size += (m.start() - pos) + len(piece)
+            if size > MAX_RESOLVED_CHARS:
+                raise ConversionError(f"config key '{path}': interpolation expands to more than "
+                                      f"{MAX_RESOLVED_CHARS} characters")
+            pieces += [value[pos:m.start()], piece]
+            pos = m.end()
+        pieces.append(value[pos:])
+        return "".join(pieces)
 
-        def substitute(m: "re.Match[str]") -> str:
-            target, target_parents = self._lookup(m.group(1), parents, path)
-            return str(self._resolve(target, target_parents, path, depth + 1))
-
-        return _INTERP.sub(substitute, value)
-
-    def _lookup(self, ref: str, parents: List[str], path: str) -> Tuple[Any, List[str]]:
+    def _lookup(self, ref: str, parents: List[str], path: str, depth: int) -> Tuple[Any, List[str]]:
+        self._lookups_left -= 1
+        if self._lookups_left < 0:
+            raise ConversionError(f"config key '{path}': interpolation expands to more than "
+                                  f"{MAX_INTERP_LOOKUPS} references")
         ref = ref.strip()
         if ":" in ref:
             raise ConversionError(f"config key '{path}' uses the resolver '${{{ref}}}', which cannot be evaluated here")
@@ -120,7 +141,8 @@ class NemoConfig:
             node: Any = self.root
             ok = True
             for i, k in enumerate(keys):
-                node = self._resolve(node, keys[:i], path)
+                # Nodes on the way are references too; they count towards the same depth.
+                node = self._resolve(node, keys[:i], path, depth + 1)
                 if isinstance(node, dict) and k in node:
                     node = node[k]
                 else:

@@ -12,10 +12,17 @@ rebuild tensors and containers, mapped to our own harmless functions; any other 
 refused before anything is called. Tensors come back as lazy :class:`TensorRef` objects:
 the storage bytes are read only when :meth:`TensorRef.numpy` is called, so a multi-GB
 checkpoint is streamed tensor by tensor.
+
+The pickle's BUILD opcode sets attributes on whatever object it is given, so every object
+the unpickler hands out is made fresh for that one name in that one file (a BUILD can never
+reach an object another checkpoint will use) and refuses state; the only BUILD accepted is
+the one torch writes, the ``_metadata`` of the state_dict. Sizes are capped before anything
+is read or allocated: data.pkl, and a tensor view that shows a small storage as a huge one.
 """
 
 import collections
 import io
+import math
 import pickle
 import zipfile
 from typing import Any, BinaryIO, Dict, Optional, Tuple
@@ -26,9 +33,21 @@ from .errors import CheckpointError, UnsafePickleError
 
 WHAT = "model_weights.ckpt"
 
+# data.pkl holds names, shapes and storage keys only (a few hundred KB for the largest
+# Parakeet models); it is read whole, so it is capped.
+MAX_PICKLE_BYTES = 64 << 20
+# A view may show a storage's elements more than once (torch saves expanded tensors with
+# stride 0), but one that would make more elements than its storage holds is refused above
+# this many: a one-element storage must not become terabytes.
+MAX_BROADCAST_ELEMENTS = 1 << 24
+
+
+def _refuse_state(obj: Any, state: Any) -> None:
+    raise UnsafePickleError(f"refusing to set state on {obj!r} in {WHAT}: only tensors are allowed")
+
 
 class _StorageType:
-    """Stands for one ``torch.<X>Storage`` class named in the pickle."""
+    """Stands for one ``torch.<X>Storage`` class named in the pickle (made per name)."""
 
     __slots__ = ("torch_name", "dtype")
 
@@ -39,11 +58,13 @@ class _StorageType:
     def __repr__(self) -> str:
         return f"torch.{self.torch_name}"
 
+    __setstate__ = _refuse_state
+
 
 # Storage classes torch writes (typed storages are what torch 1.x and 2.x both pickle for
-# tensors; UntypedStorage holds raw bytes).
-_STORAGE_TYPES = {
-    name: _StorageType(name, dt)
+# tensors; UntypedStorage holds raw bytes), by name → numpy dtype name.
+_STORAGE_DTYPES = {
+    name: dt
     for name, dt in (
         ("DoubleStorage", "float64"),
         ("FloatStorage", "float32"),
@@ -78,6 +99,11 @@ class _TorchDType:
     def __init__(self, dtype: str):
         self.dtype = dtype
 
+    def __repr__(self) -> str:
+        return f"torch.{self.dtype}"
+
+    __setstate__ = _refuse_state
+
 
 class _Storage:
     """A storage the pickle referred to: which zip entry, which element type, how many."""
@@ -89,6 +115,11 @@ class _Storage:
         self.key = key
         self.dtype = dtype
         self.numel = numel
+
+    def __repr__(self) -> str:
+        return f"storage '{self.key}'"
+
+    __setstate__ = _refuse_state
 
 
 def _itemsize(dtype: str) -> int:
@@ -125,9 +156,14 @@ class TensorRef:
             flat = (raw.view("<u2").astype(np.uint32) << 16).view(np.float32)
         else:
             flat = raw
-        numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        numel = math.prod(self.shape)  # exact: np.prod would wrap around for a hostile shape
         if numel == 0:
             return np.zeros(self.shape, dtype=flat.dtype.newbyteorder("="))
+        if numel > flat.size and numel > MAX_BROADCAST_ELEMENTS:
+            raise CheckpointError(
+                f"tensor view of {numel} elements (size {list(self.shape)}, stride {list(self.stride)}) "
+                f"from a storage of {flat.size} elements in {WHAT}: refusing to allocate it"
+            )
         # Bounds: the furthest element this view touches must lie inside the storage,
         # otherwise as_strided would read memory that is not ours.
         last = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.stride))
@@ -198,13 +234,42 @@ def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
     return _rebuild_parameter(data)
 
 
+class _StateDict(collections.OrderedDict):
+    """The OrderedDict a state_dict unpickles to. torch.save writes its ``_metadata``
+    attribute (per-module versions) with a BUILD; that is the one state accepted."""
+
+    def __setstate__(self, state: Any) -> None:
+        if not isinstance(state, dict) or set(state) - {"_metadata"}:
+            raise UnsafePickleError(f"refusing to set state {sorted(state) if isinstance(state, dict) else state!r} "
+                                    f"on a dict in {WHAT}: only tensors are allowed")
+
+
+class _Callable:
+    """One allowed callable as the pickle sees it, made per name: a BUILD on it is refused,
+    and could not reach the module's function anyway."""
+
+    __slots__ = ("_fn", "_name")
+
+    def __init__(self, fn, name: str):
+        self._fn = fn
+        self._name = name
+
+    def __call__(self, *args):
+        return self._fn(*args)
+
+    def __repr__(self) -> str:
+        return self._name
+
+    __setstate__ = _refuse_state
+
+
 _ALLOWED_CALLABLES = {
     ("torch._utils", "_rebuild_tensor"): _rebuild_tensor,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter_with_state,
-    ("collections", "OrderedDict"): collections.OrderedDict,
+    ("collections", "OrderedDict"): _StateDict,
 }
 
 
@@ -223,9 +288,9 @@ class _TensorOnlyUnpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
         found = _ALLOWED_CALLABLES.get((module, name))
         if found is not None:
-            return found
-        if module == "torch" and name in _STORAGE_TYPES:
-            return _STORAGE_TYPES[name]
+            return _Callable(found, f"{module}.{name}")
+        if module == "torch" and name in _STORAGE_DTYPES:
+            return _StorageType(name, _STORAGE_DTYPES[name])
         if module == "torch" and name in _TORCH_DTYPES:
             return _TorchDType(_TORCH_DTYPES[name])
         raise UnsafePickleError(f"refusing to load '{module}.{name}' from {WHAT}: only tensors are allowed")
@@ -270,6 +335,10 @@ class TorchCheckpoint:
         self._prefix = pkl[0][: -len("data.pkl")]
         self._byteorder = self._read_byteorder()
         self._storages: Dict[str, _Storage] = {}
+        size = self._zip.getinfo(pkl[0]).file_size
+        if size > MAX_PICKLE_BYTES:
+            raise CheckpointError(f"{WHAT}: data.pkl is {size} bytes, more than the {MAX_PICKLE_BYTES} "
+                                  "a state_dict's pickle needs")
         try:
             obj = _TensorOnlyUnpickler(io.BytesIO(self._zip.read(pkl[0])), self).load()
         except UnsafePickleError:

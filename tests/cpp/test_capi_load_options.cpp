@@ -195,17 +195,43 @@ TEST(LoadOptions, DocumentIsStrict) {
     EXPECT_EQ(o.threads, 6);
 }
 
-TEST(LoadOptions, NumbersIgnoreTheNumericLocale) {
-    // A locale with a decimal comma must not change how "2.5" reads (strtod would stop at '.').
+// Sets LC_NUMERIC to a locale with a decimal comma: an installed one, or else de_DE compiled
+// with localedef into a temporary LOCPATH (most machines have the sources, not the locale).
+// Returns its name, or nullptr when neither works.
+const char* set_decimal_comma_locale() {
     const char* names[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "fr_FR.utf8"};
-    const char* set = nullptr;
     for (const char* n : names)
-        if ((set = std::setlocale(LC_NUMERIC, n)) != nullptr) break;
-    const pk::StreamSettings s = pk::capi::parse_stream_options("{\"chunk_sec\": 2.5, \"left_sec\": 1e1}");
+        if (std::setlocale(LC_NUMERIC, n) != nullptr) return n;
+    char dir[] = "/tmp/parakeet_locale_XXXXXX";
+    if (mkdtemp(dir) == nullptr) return nullptr;
+    const std::string make = std::string("localedef -i de_DE -f UTF-8 ") + dir + "/de_DE.UTF-8 >/dev/null 2>&1";
+    if (std::system(make.c_str()) != 0) return nullptr;
+    setenv("LOCPATH", dir, 1);  // setlocale reads LOCPATH at each call
+    return std::setlocale(LC_NUMERIC, "de_DE.UTF-8") != nullptr ? "de_DE.UTF-8 (generated)" : nullptr;
+}
+
+TEST(LoadOptions, NumbersIgnoreTheNumericLocale) {
+    const char* locale = set_decimal_comma_locale();
+    if (locale == nullptr) GTEST_SKIP() << "no decimal-comma locale installed and localedef could not make one";
+    // The locale is really in effect: strtod stops at the '.' of "2.5".
+    const double by_strtod = std::strtod("2.5", nullptr);
+    pk::StreamSettings s;
+    pk::LoadOptions o;
+    std::string error;
+    try {
+        s = pk::capi::parse_stream_options("{\"chunk_sec\": 2.5, \"left_sec\": 1e1, \"right_sec\": 0.75}");
+        pk::capi::apply_load_options_json("{\"attention\": [8.0, 4], \"threads\": 2.0}", o);
+    } catch (const std::exception& e) {
+        error = e.what();
+    }
     std::setlocale(LC_NUMERIC, "C");
+    ASSERT_EQ(by_strtod, 2.0) << locale << " does not have a decimal comma";
+    ASSERT_EQ(error, "");
     EXPECT_EQ(s.chunk_sec, 2.5);
     EXPECT_EQ(s.left_sec, 10.0);
-    if (set == nullptr) std::printf("no decimal-comma locale installed: checked under the C locale only\n");
+    EXPECT_EQ(s.right_sec, 0.75);
+    EXPECT_EQ(o.attention, pk::AttentionSetting::local(8, 4));
+    EXPECT_EQ(o.threads, 2);
 }
 
 }  // namespace

@@ -185,12 +185,22 @@ TEST(WavReader, RejectsMalformedFiles) {
     EXPECT_NE(error_of(make_wav(s, p)).find("12 bits"), std::string::npos);
 }
 
-TEST(WavReader, TruncatedDataTakesWhatIsThere) {
+TEST(WavReader, TruncatedDataIsAnErrorNamingWhatWasPromised) {
+    // A header that promises 10 s with 16 bytes after it (a failed copy): before, this read as
+    // 0.001 s of audio, with no word of the rest.
     std::vector<uint8_t> p;
-    for (int i = 0; i < 10; ++i) put16(p, 100);
+    for (int i = 0; i < 8; ++i) put16(p, 100);
     auto b = make_wav({}, p);
-    b.resize(b.size() - 5);  // 7.5 samples left: 7 whole frames
-    EXPECT_EQ(decode(b).samples.size(), 7u);
+    const uint32_t promised = 320000;
+    std::memcpy(&b[40], &promised, 4);
+    EXPECT_EQ(error_of(b), "test.wav: truncated WAV: the header promises 10.000 s of audio (320000 bytes), the file "
+                           "holds 0.001 s (16 bytes)");
+    // Cut inside the last frame: still short of what the header promised.
+    std::vector<uint8_t> q;
+    for (int i = 0; i < 10; ++i) put16(q, 100);
+    auto c = make_wav({}, q);
+    c.resize(c.size() - 5);
+    EXPECT_NE(error_of(c).find("truncated WAV"), std::string::npos);
 }
 
 TEST(WavReader, RejectsAudioOverTheLengthLimit) {
@@ -226,13 +236,18 @@ TEST(WavReader, ChunkSizesNearFourGigabytesDoNotReadPastTheEnd) {
     put32(s.extra_chunk, 0xFFFFFFF1u);  // odd too: the pad byte must not wrap the position
     s.extra_chunk.insert(s.extra_chunk.end(), {1, 2, 3, 4});
     EXPECT_NE(error_of(make_wav(s, {0, 0})).find("no 'data'"), std::string::npos);
-    // A data chunk that claims more than the file holds (but is no streaming marker).
+    // A data chunk that claims more than the file holds (but is no streaming marker) is a
+    // truncated file; the streaming markers 0 and 0xFFFFFFFF read what is there.
     std::vector<uint8_t> p;
     for (int i = 0; i < 3; ++i) put16(p, 16384);
     auto b = make_wav({}, p);
-    const uint32_t huge = 0xFFFFFFFEu;
-    std::memcpy(&b[40], &huge, 4);
-    EXPECT_EQ(decode(b).samples, std::vector<float>(3, 0.5f));
+    for (const uint32_t size : {0xFFFFFFFEu, 0xFFFFFFFFu, 0u}) {
+        std::memcpy(&b[40], &size, 4);
+        if (size == 0xFFFFFFFEu)
+            EXPECT_NE(error_of(b).find("truncated WAV"), std::string::npos);
+        else
+            EXPECT_EQ(decode(b).samples, std::vector<float>(3, 0.5f)) << size;
+    }
 }
 
 TEST(WavReader, ChannelCountsAtTheBlockAlignLimit) {

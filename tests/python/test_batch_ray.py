@@ -3,8 +3,11 @@ the model can come from a URI, resume skips what is written, and an actor killed
 retried with no row lost or duplicated."""
 
 import importlib
+import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -16,7 +19,7 @@ os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # keeps every R
 # CI installs Ray (the test extra) and must run these tests: there a missing Ray is an error, not a skip.
 ray = importlib.import_module("ray") if os.environ.get("CI") else pytest.importorskip("ray")
 
-from batch_helpers import CLIPS, MODEL, check_rows, write_corpus  # noqa: E402
+from batch_helpers import CLIPS, MODEL, ROOT, check_rows, write_corpus  # noqa: E402
 from parakeet_py.batch import BatchOptions, read_inputs, read_rows, run_batch, transcribe_dataset  # noqa: E402
 from parakeet_py.batch.ray_job import run_ray_job  # noqa: E402
 
@@ -118,3 +121,40 @@ def test_an_actor_killed_mid_job_is_retried_without_losing_or_duplicating_rows(c
     rows = read_rows(str(out))
     assert len(rows) == total
     check_rows(rows, manifest, timestamps=False)
+
+
+def test_resume_of_a_relative_manifest_without_ids_redoes_nothing(cluster, tmp_path):
+    # Ids are the paths resolved against the manifest's folder; resume compared them with the
+    # raw relative paths, so every row was done (and written) again.
+    for i, clip in enumerate(CLIPS):
+        (tmp_path / f"clip{i}.wav").write_bytes(clip.read_bytes())
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(f'{{"path": "clip{i}.wav"}}\n' for i in range(len(CLIPS))))
+    out = tmp_path / "out.jsonl"
+    first = run_ray_job(str(MODEL), [str(manifest)], str(out), batch_size=2)
+    second = run_ray_job(str(MODEL), [str(manifest)], str(out), batch_size=2, resume=True)
+    assert (first["rows"], second["rows"]) == (len(CLIPS), 0)
+    assert len(read_rows(str(out))) == len(CLIPS)
+
+
+def test_retry_errors_on_ray_replaces_the_error_rows(cluster, tmp_path):
+    manifest = write_corpus(tmp_path)
+    out = tmp_path / "out.parquet"
+    assert run_ray_job(str(MODEL), [str(manifest)], str(out), batch_size=3)["errors"] == 2
+    (tmp_path / "not_audio.wav").write_bytes(CLIPS[0].read_bytes())  # the bad file is fixed
+    again = run_ray_job(str(MODEL), [str(manifest)], str(out), batch_size=3, resume=True, retry_errors=True)
+    assert (again["rows"], again["errors"]) == (2, 1)
+    rows = read_rows(str(out))
+    assert len(rows) == len({r["id"] for r in rows}) == len(CLIPS) + 2
+
+
+def test_a_ray_started_here_listens_only_on_loopback(tmp_path):
+    # In a fresh process, without the variable the other tests set: what `batch --ray` starts.
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "cli"), str(Path(__file__).parent)])
+    done = subprocess.run([sys.executable, str(Path(__file__).parent / "listening_sockets.py")], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found, "Ray started no listener?"
+    assert all(address == "127.0.0.1" for address, _ in found), found

@@ -8,7 +8,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from convert_helpers import TorchZipWriter, checkpoint_bytes, zip_with_pickle
+from convert_helpers import TorchZipWriter, _str, checkpoint_bytes, zip_with_pickle
 from parakeet_py.convert.errors import CheckpointError, UnsafePickleError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
 
@@ -224,3 +224,79 @@ def test_storage_types_are_not_callable_as_constructors():
     with pytest.raises(CheckpointError):
         TorchCheckpoint(io.BytesIO(zip_with_pickle(data)))
 
+
+
+# --- BUILD cannot reach objects shared beyond one file ---------------------------------------
+def _build_before_a_state_dict(target: bytes, slot_state: bytes) -> bytes:
+    """A checkpoint whose pickle first BUILDs the state (None, ``slot_state``) onto the object
+    that ``target`` pushes and drops it, then holds an ordinary one-tensor state_dict."""
+    w = TorchZipWriter()
+    w.add_tensor("x", np.arange(4, dtype=np.float32))
+    ordinary = w.pickle_bytes()
+    prelude = target + b"(N" + slot_state + b"tb0"  # (None, slot_state), BUILD, POP
+    return w.to_bytes(pickle_override=ordinary[:2] + prelude + ordinary[2:])
+
+
+def _dict(key: str, value: bytes) -> bytes:
+    return b"}" + _str(key) + value + b"s"
+
+
+def test_build_on_a_storage_type_is_refused_and_later_files_read_right():
+    # Before: the FloatStorage object was one per process, so this set float16 for every
+    # later checkpoint, which then read its float32 weights as halves without an error.
+    hostile = _build_before_a_state_dict(b"ctorch\nFloatStorage\n", _dict("dtype", _str("float16")))
+    with pytest.raises(UnsafePickleError, match="refusing to set state"):
+        TorchCheckpoint(io.BytesIO(hostile))
+    x = load(checkpoint_bytes({"x": np.arange(4, dtype=np.float32)}))["x"]
+    assert x.dtype == np.float32 and x.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("target", [b"ctorch._utils\n_rebuild_tensor_v2\n", b"ctorch._utils\n_rebuild_parameter\n",
+                                    b"ccollections\nOrderedDict\n", b"ctorch\nfloat32\n"])
+def test_build_on_an_allowed_callable_or_dtype_is_refused(target):
+    from parakeet_py.convert import torch_checkpoint as tc
+    defaults = tc._rebuild_tensor_v2.__defaults__, tc._rebuild_parameter.__defaults__
+    # (True, None, None) as new defaults: requires_grad=True for every later tensor.
+    hostile = _build_before_a_state_dict(target, _dict("__defaults__", b"(\x88NNt"))
+    with pytest.raises(UnsafePickleError, match="refusing to set state"):
+        TorchCheckpoint(io.BytesIO(hostile))
+    assert (tc._rebuild_tensor_v2.__defaults__, tc._rebuild_parameter.__defaults__) == defaults
+
+
+def test_build_on_the_state_dict_takes_only_torchs_metadata():
+    w = TorchZipWriter()
+    w.add_tensor("x", np.arange(4, dtype=np.float32))
+    ordinary = w.pickle_bytes()
+    # torch.save writes the state_dict's _metadata attribute with a BUILD after the items.
+    with_metadata = ordinary[:-1] + _dict("_metadata", b"}") + b"b."
+    assert load(w.to_bytes(pickle_override=with_metadata))["x"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    other = ordinary[:-1] + _dict("update", b"N") + b"b."
+    with pytest.raises(UnsafePickleError, match="refusing to set state"):
+        TorchCheckpoint(io.BytesIO(w.to_bytes(pickle_override=other)))
+
+
+# --- size caps ---------------------------------------------------------------------------------
+def test_a_stride_zero_view_of_a_huge_shape_is_refused_before_allocating():
+    w = TorchZipWriter()
+    key = w.add_storage(np.zeros(1, np.float32))
+    w.add_view("x", key, 0, (1 << 20, 1 << 20), (0, 0))  # 4 TiB as float32, from one element
+    ck = TorchCheckpoint(io.BytesIO(w.to_bytes()))
+    with pytest.raises(CheckpointError, match="elements .* from a storage of 1 elements"):
+        ck.tensors["x"].numpy()
+
+
+def test_a_small_broadcast_view_still_reads():
+    w = TorchZipWriter()
+    key = w.add_storage(np.array([7.0], np.float32))
+    w.add_view("x", key, 0, (3, 2), (0, 0))
+    assert load(w.to_bytes())["x"].tolist() == [[7.0, 7.0], [7.0, 7.0], [7.0, 7.0]]
+
+
+def test_an_oversized_data_pkl_is_refused_unread(monkeypatch):
+    from parakeet_py.convert import torch_checkpoint as tc
+    monkeypatch.setattr(tc, "MAX_PICKLE_BYTES", 1000)
+    w = TorchZipWriter()
+    for i in range(40):
+        w.add_tensor(f"tensor_with_a_long_name_{i}", np.zeros(1, np.float32))
+    with pytest.raises(CheckpointError, match="data.pkl is .* bytes, more than the 1000"):
+        TorchCheckpoint(io.BytesIO(w.to_bytes()))

@@ -436,6 +436,45 @@ def test_unresolvable_interpolation(tmp_path):
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
 
 
+def test_an_interpolation_cycle_through_a_path_is_a_conversion_error(tmp_path):
+    # The cycle runs through the middle of a dotted path (loop.x looks up loop, which is
+    # loop.x again): before, the depth restarted there and Python's RecursionError escaped.
+    cfg, sd = F.tiny_config("ctc"), F.tiny_state_dict("ctc")
+    cfg["encoder"]["d_model"] = "${loop.x}"
+    cfg["loop"] = "${loop.x}"
+    F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
+    with pytest.raises(ConversionError, match="interpolation nests too deeply"):
+        convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
+
+
+def test_interpolation_fan_out_is_capped(tmp_path):
+    # Ten references per level, seven levels: 10 MB from a 100-byte file (nine levels: 1 GB).
+    cfg, sd = F.tiny_config("ctc"), F.tiny_state_dict("ctc")
+    cfg["l0"] = "a"
+    for level in range(1, 8):
+        cfg[f"l{level}"] = "${l%d}" % (level - 1) * 10
+    cfg["encoder"]["d_model"] = "${l7}"
+    F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
+    with pytest.raises(ConversionError, match="interpolation expands"):
+        convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
+
+
+def test_an_oversized_gzip_member_is_refused_before_decompressing(tmp_path, monkeypatch):
+    from parakeet_py.convert import nemo_archive
+    monkeypatch.setattr(nemo_archive, "MAX_GZIP_MEMBER_BYTES", 4000)
+    F.write_tiny_nemo(tmp_path / "zipped.nemo", "ctc", compress=True)
+    with pytest.raises(ArchiveError, match="model_weights.ckpt' of .* bytes uncompressed, more than the 4000"):
+        convert_nemo(tmp_path / "zipped.nemo", tmp_path / "out.gguf")
+
+
+def test_an_oversized_config_is_refused_before_reading(tmp_path, monkeypatch):
+    from parakeet_py.convert import nemo_archive
+    monkeypatch.setattr(nemo_archive, "MAX_READ_WHOLE_BYTES", 100)
+    F.write_tiny_nemo(tmp_path / "m.nemo", "ctc")
+    with pytest.raises(ArchiveError, match="model_config.yaml' of .* bytes, more than the 100 "):
+        convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
+
+
 # --- requantise and the command line ---------------------------------------------------------------
 def test_requantize_f32_gguf_equals_direct_q8_0_conversion(models, tmp_path):
     path = models["hybrid_tdt_ctc"][0]

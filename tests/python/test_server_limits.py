@@ -15,7 +15,9 @@ import soundfile
 from server_helpers import MODEL, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
-DEADLINE_SEC = 30
+# A hang guard only: the tests wait for events (a counter moved, a backend freed), never for a
+# time, so a slow or busy machine only makes them slower. Generous on purpose.
+DEADLINE_SEC = 180
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
@@ -68,12 +70,10 @@ def assert_413(r, code):
 
 
 def test_audio_over_the_duration_limit_is_413_before_decoding(limited):
-    start = time.perf_counter()
     r = httpx.post(limited.url + URL_PATH, files={"file": ("long.flac", flac_of_silence(70), "audio/flac")},
                    timeout=60)
     err = assert_413(r, "audio_too_long")
     assert "70.0 s long" in err["message"] and "limit is 60 s" in err["message"] and err["param"] == "file"
-    assert time.perf_counter() - start < 5
     assert limited.metric("parakeet_audio_seconds_total") == 0  # the model never ran
 
 
@@ -120,9 +120,9 @@ def test_a_client_that_disconnects_cancels_its_request(tmp_path):
             wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1, "the request to start")
         finally:
             sock.close()
-        started = time.monotonic()
+        # The counter moves only when the progress callback stops the library mid-run, so it
+        # says the request was stopped, not run to its end (and no audio was counted as done).
         wait_for(lambda: srv.metric("parakeet_requests_cancelled_total") == 1, "the request to be cancelled")
-        assert time.monotonic() - started < 3  # stopped, not run to its end
         wait_for(lambda: srv.metric("parakeet_backends_in_use") == 0, "the backend to be free")
         assert srv.metric("parakeet_audio_seconds_total") == 0
         assert srv.metric("parakeet_requests_total", {"route": URL_PATH, "status": "499"}) == 1

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <sstream>
 
@@ -40,6 +41,13 @@ const char* format_name(uint16_t tag) {
     throw InvalidAudio(name + ": " + what);
 }
 
+// Seconds with three decimals, whatever the C locale (to_chars ignores it).
+std::string seconds(double s) {
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), s, std::chars_format::fixed, 3);
+    return std::string(buf, r.ptr);
+}
+
 struct Format {
     uint16_t tag = 0;
     int channels = 0;
@@ -47,6 +55,15 @@ struct Format {
     int bits = 0;
     int block_align = 0;
 };
+
+// "truncated WAV: the header promises 10.000 s of audio (320000 bytes), the file holds 0.001 s
+// (16 bytes)": the same words as parakeet_py's reader.
+std::string truncation_message(const Format& fmt, uint64_t promised, uint64_t held) {
+    const double bytes_per_second = static_cast<double>(fmt.block_align) * fmt.sample_rate;
+    return "truncated WAV: the header promises " + seconds(promised / bytes_per_second) + " s of audio (" +
+           std::to_string(promised) + " bytes), the file holds " + seconds(held / bytes_per_second) + " s (" +
+           std::to_string(held) + " bytes)";
+}
 
 Format parse_fmt(const uint8_t* p, uint32_t size, const std::string& name) {
     if (size < 16) fail(name, "WAV 'fmt ' chunk is too short");
@@ -157,8 +174,11 @@ WavAudio decode_image(const uint8_t* data, size_t size, const std::string& name,
         } else if (std::memcmp(chunk, "data", 4) == 0) {
             if (!have_fmt) fail(name, "WAV 'data' chunk comes before the 'fmt ' chunk");
             // Writers that stream set the size to 0 or 0xFFFFFFFF: take what the file holds.
-            size_t n_bytes = chunk_size;
-            if (chunk_size == 0 || chunk_size == 0xFFFFFFFFu || chunk_size > available) n_bytes = available;
+            // Any other size is a promise; a file holding less was cut short (a failed copy),
+            // and transcribing the rest as if it were whole would hide that.
+            const bool unknown_size = chunk_size == 0 || chunk_size == 0xFFFFFFFFu;
+            if (!unknown_size && chunk_size > available) fail(name, truncation_message(fmt, chunk_size, available));
+            const size_t n_bytes = unknown_size ? available : chunk_size;
             const size_t frames = n_bytes / static_cast<size_t>(fmt.block_align);
             if (max_seconds > 0 && static_cast<double>(frames) > max_seconds * fmt.sample_rate) {
                 std::ostringstream m;

@@ -1,4 +1,5 @@
 // Backend pools and thread counts through the C ABI.
+#include "capi/callback_scope.h"
 #include "capi/context.h"
 #include "capi/environment.h"
 #include "common/errors.h"
@@ -23,6 +24,9 @@ long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx) {
 
 int parakeet_capi_set_threads(int n_threads) {
     return guarded<int>(nullptr, -1, [&] {
+        // The callback's request may hold the default backend, whose lock this waits for.
+        if (pk::capi::CallbackScope::active())
+            throw pk::InvalidArgument("set_threads cannot be called from inside a progress callback");
         pk::capi::apply_thread_environment();
         pk::Backend& b = pk::default_backend();
         std::lock_guard<std::mutex> lock(b.mutex());

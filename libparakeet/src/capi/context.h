@@ -19,9 +19,6 @@ struct parakeet_ctx {
     std::mutex error_mu;
     std::string last_error;
     pk::ErrorCode last_error_code = pk::ErrorCode::None;
-    // What parakeet_capi_last_error() last returned: a copy, so the pointer stays valid
-    // while other threads keep finishing calls.
-    std::string returned_error;
 };
 
 namespace pk::capi {

@@ -10,6 +10,9 @@ namespace {
 
 thread_local std::string t_error;
 thread_local ErrorCode t_error_code = ErrorCode::None;
+// What parakeet_capi_last_error() last returned to this thread: a copy of its own, so no
+// other thread's call (or last_error call) can change or free it under the caller.
+thread_local std::string t_returned_error;
 
 }  // namespace
 
@@ -65,9 +68,13 @@ extern "C" {
 
 const char* parakeet_capi_last_error(parakeet_ctx* ctx) {
     if (ctx == nullptr) return "context is NULL";
-    std::lock_guard<std::mutex> lock(ctx->error_mu);
-    ctx->returned_error = ctx->last_error;
-    return ctx->returned_error.c_str();
+    std::string copy;
+    {
+        std::lock_guard<std::mutex> lock(ctx->error_mu);
+        copy = ctx->last_error;
+    }
+    pk::capi::t_returned_error.swap(copy);
+    return pk::capi::t_returned_error.c_str();
 }
 
 int parakeet_capi_last_error_code(parakeet_ctx* ctx) {

@@ -1,13 +1,12 @@
-// The streaming entry points of the C ABI: parakeet_stream wraps a pk::ChunkedStream with the
-// lock that serialises calls on one stream and the queue of <EOU>/<EOB> events.
+// The streaming entry points of the C ABI (the handle: capi/stream_handle.h).
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
 
 #include "capi/context.h"
+#include "capi/stream_handle.h"
 #include "capi/stream_options.h"
 #include "capi/transcript_json.h"
 #include "common/errors.h"
@@ -16,13 +15,6 @@
 #include "parakeet_capi.h"
 
 using pk::capi::guarded;
-
-struct parakeet_stream {
-    parakeet_ctx* ctx = nullptr;
-    std::mutex mu;  // one call at a time on a stream
-    std::unique_ptr<pk::ChunkedStream> stream;
-    std::deque<parakeet_stream_event> events;  // decoded, not yet drained
-};
 
 namespace {
 
@@ -98,9 +90,31 @@ void check_stream(const parakeet_stream* s) {
     if (s == nullptr) throw pk::InvalidArgument("stream is NULL");
 }
 
+// Counts a call on a stream for as long as it runs (see stream_free).
+class InFlight {
+public:
+    explicit InFlight(parakeet_stream* s) : s_(s) {
+        if (s_ != nullptr) s_->calls_in_flight.fetch_add(1, std::memory_order_acq_rel);
+    }
+    ~InFlight() {
+        if (s_ != nullptr) s_->calls_in_flight.fetch_sub(1, std::memory_order_acq_rel);
+    }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+private:
+    parakeet_stream* s_;
+};
+
 parakeet_ctx* ctx_of(const parakeet_stream* s) { return s != nullptr ? s->ctx : nullptr; }
 
 }  // namespace
+
+namespace pk::capi {
+
+int stream_calls_in_flight(const parakeet_stream* s) { return s->calls_in_flight.load(std::memory_order_acquire); }
+
+}  // namespace pk::capi
 
 extern "C" {
 
@@ -119,6 +133,7 @@ parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* 
 
 char* parakeet_capi_stream_feed(parakeet_stream* s, const float* pcm, int n_samples, int* eou_out) {
     if (eou_out != nullptr) *eou_out = 0;
+    const InFlight in(s);
     return guarded<char*>(ctx_of(s), nullptr, [&] {
         check_stream(s);
         const pk::StreamUpdate u = feed(s, pcm, n_samples);
@@ -128,6 +143,7 @@ char* parakeet_capi_stream_feed(parakeet_stream* s, const float* pcm, int n_samp
 }
 
 char* parakeet_capi_stream_finalize(parakeet_stream* s) {
+    const InFlight in(s);
     return guarded<char*>(ctx_of(s), nullptr, [&] {
         check_stream(s);
         return pk::capi::to_c_string(finalize(s).text);
@@ -135,6 +151,7 @@ char* parakeet_capi_stream_finalize(parakeet_stream* s) {
 }
 
 char* parakeet_capi_stream_feed_json(parakeet_stream* s, const float* pcm, int n_samples) {
+    const InFlight in(s);
     return guarded<char*>(ctx_of(s), nullptr, [&] {
         check_stream(s);
         return pk::capi::to_c_string(update_json(s, feed(s, pcm, n_samples)));
@@ -142,6 +159,7 @@ char* parakeet_capi_stream_feed_json(parakeet_stream* s, const float* pcm, int n
 }
 
 char* parakeet_capi_stream_finalize_json(parakeet_stream* s) {
+    const InFlight in(s);
     return guarded<char*>(ctx_of(s), nullptr, [&] {
         check_stream(s);
         return pk::capi::to_c_string(update_json(s, finalize(s)));
@@ -150,6 +168,7 @@ char* parakeet_capi_stream_finalize_json(parakeet_stream* s) {
 
 int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events) {
     if (out_events != nullptr) *out_events = nullptr;
+    const InFlight in(s);
     return guarded<int>(ctx_of(s), -1, [&] {
         check_stream(s);
         if (out_events == nullptr) throw pk::InvalidArgument("out_events is NULL");
@@ -167,6 +186,19 @@ int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event*
 
 void parakeet_capi_free_events(parakeet_stream_event* events) { std::free(events); }
 
-void parakeet_capi_stream_free(parakeet_stream* s) { delete s; }
+// A stream another thread is feeding (or finalizing, or draining) is not freed: that call
+// would go on in freed memory. The free is refused with an error instead, and the stream
+// stays valid; free it again once that call has returned.
+void parakeet_capi_stream_free(parakeet_stream* s) {
+    if (s == nullptr) return;
+    if (s->calls_in_flight.load(std::memory_order_acquire) != 0) {
+        pk::capi::set_error(s->ctx, pk::ErrorCode::InvalidArgument,
+                            "stream_free: the stream is in use by a call on another thread (a feed, finalize or "
+                            "drain); free it after that call returns");
+        return;
+    }
+    pk::capi::clear_error(nullptr);
+    delete s;
+}
 
 }  // extern "C"

@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "audio/wav_reader.h"
+#include "capi/callback_scope.h"
 #include "capi/context.h"
 #include "capi/decoder_number.h"
 #include "capi/transcript_json.h"
@@ -21,7 +22,10 @@ struct Result {
 pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
     pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
     if (fn != nullptr)
-        options.progress = [fn, user_data](double fraction) { return fn(static_cast<float>(fraction), user_data) == 0; };
+        options.progress = [fn, user_data](double fraction) {
+            const pk::capi::CallbackScope inside;
+            return fn(static_cast<float>(fraction), user_data) == 0;
+        };
     return options;
 }
 

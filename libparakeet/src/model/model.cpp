@@ -93,11 +93,8 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     return m;
 }
 
-const Resampler& Model::resampler_for(int sample_rate) const {
-    std::lock_guard<std::mutex> lock(resamplers_mu_);
-    auto& r = resamplers_[sample_rate];
-    if (!r) r = std::make_unique<Resampler>(sample_rate, config_.pre.sample_rate);
-    return *r;
+std::shared_ptr<const Resampler> Model::resampler_for(int sample_rate) const {
+    return resamplers_.get(sample_rate, config_.pre.sample_rate);
 }
 
 int64_t Model::resampled_length(const float* samples, int64_t n, int sample_rate) const {
@@ -106,7 +103,7 @@ int64_t Model::resampled_length(const float* samples, int64_t n, int sample_rate
     if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
         throw InvalidAudio("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
                            std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
-    return sample_rate == config_.pre.sample_rate ? n : resampler_for(sample_rate).output_length(n);
+    return sample_rate == config_.pre.sample_rate ? n : resampler_for(sample_rate)->output_length(n);
 }
 
 const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
@@ -120,10 +117,10 @@ const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, i
         *n_out = n;
         return samples;
     }
-    const Resampler& r = resampler_for(sample_rate);
-    const int64_t m = r.output_length(n);
+    const std::shared_ptr<const Resampler> r = resampler_for(sample_rate);
+    const int64_t m = r->output_length(n);
     float* out = b.arena().alloc_array<float>(static_cast<size_t>(m > 0 ? m : 1));
-    r.process(b.team(), samples, n, out);
+    r->process(b.team(), samples, n, out);
     *n_out = m;
     return out;
 }

@@ -7,7 +7,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +18,7 @@
 #include "model/encoder/encoder.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
+#include "model/frontend/resampler_cache.h"
 #include "model/load_options.h"
 #include "model/model_config.h"
 #include "model/request_options.h"
@@ -187,7 +187,7 @@ private:
     // transcribe_on, freeing `release` (the owner of `samples`) once it is no longer read.
     Transcript run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
                    std::vector<float>* release) const;
-    const Resampler& resampler_for(int sample_rate) const;
+    std::shared_ptr<const Resampler> resampler_for(int sample_rate) const;
 
     std::string path_;
     GgufReader gguf_;
@@ -210,9 +210,8 @@ private:
     IsaLevel isa_ = IsaLevel::Scalar;
     int threads_ = 0;  // LoadOptions::threads: 0 means the process-wide default
 
-    // Resamplers by input rate, built on first use (their filter tables are shared).
-    mutable std::mutex resamplers_mu_;
-    mutable std::map<int, std::unique_ptr<Resampler>> resamplers_;
+    // Resamplers by input rate, built on first use; only the most recently used are kept.
+    mutable ResamplerCache resamplers_;
 };
 
 template <class Decode>

@@ -1,5 +1,7 @@
 #include "model/model_config.h"
 
+#include <algorithm>
+
 #include "common/errors.h"
 #include "gguf/gguf_reader.h"
 #include "model/gguf_schema.h"
@@ -120,6 +122,11 @@ ModelConfig read_model_config(const GgufReader& g) {
         reject(g, std::string(schema::kGeneralArchitecture) + " is '" + general_arch + "', expected '" +
                       schema::kArchitecture + "'");
     if (!g.has_key(schema::kArch)) reject(g, std::string("missing key ") + schema::kArch);
+    // Tensors such as norms and biases are read in place from the mapped file as floats; an
+    // alignment of 1 or 2 would hand the kernels misaligned float pointers.
+    if (g.alignment() < kMinTensorAlignment)
+        reject(g, "general.alignment = " + std::to_string(g.alignment()) + " is below " +
+                      std::to_string(kMinTensorAlignment) + ", the alignment of the f32 tensors read in place");
 
     ModelConfig c;
     c.arch = parse_arch(g, g.get_string(schema::kArch));
@@ -161,6 +168,9 @@ ModelConfig read_model_config(const GgufReader& g) {
             c.durations.push_back(static_cast<int>(d));
         }
         if (c.durations.empty()) reject(g, key + " is empty");
+        // A blank moves the decoder on by its duration: with only 0s it could never advance.
+        if (std::find_if(c.durations.begin(), c.durations.end(), [](int d) { return d != 0; }) == c.durations.end())
+            reject(g, key + " holds no non-zero duration");
     }
     return c;
 }

@@ -3,6 +3,7 @@
 // engine can run.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,9 @@ struct ModelConfig {
         return static_cast<double>(pre.hop_length) * enc.subsampling_factor / pre.sample_rate;
     }
 };
+
+// The least general.alignment a model file may have: f32 tensors are read in place.
+constexpr uint32_t kMinTensorAlignment = 4;
 
 // Reads and validates the configuration. Throws ModelError for a file that is not a Parakeet
 // model or holds settings this engine does not support (the message says which key).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "model/decoder/beam_common.h"
@@ -49,6 +50,8 @@ std::vector<BeamHypothesis> beam_tdt(PredictionCache& net, int n_frames, const B
         if (d == 0 && zero_idx < 0) zero_idx = i;
         if (d != 0 && (min_nonzero_idx < 0 || d < o.durations[static_cast<size_t>(min_nonzero_idx)])) min_nonzero_idx = i;
     }
+    // A blank must advance; the model loader refuses duration sets without a non-zero entry.
+    if (min_nonzero_idx < 0) throw std::logic_error("beam_tdt: the TDT durations hold no non-zero entry");
 
     TokenTrail trail;
     std::vector<float> logp(static_cast<size_t>(V + 1)), dlogp(static_cast<size_t>(D));

@@ -1,0 +1,33 @@
+"""Copies a GGUF file with some metadata changed, for tests of how the library treats model
+files it must refuse (a key set to a bad value, a bad general.alignment)."""
+
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import gguf
+
+from parakeet_py.convert.requantize import _field_value
+
+
+def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optional[int] = None) -> Path:
+    """Writes ``src`` to ``dst`` with the keys in ``changes`` given new values (same types), and
+    the data section aligned to ``alignment`` (stored as general.alignment) when given."""
+    reader = gguf.GGUFReader(src)
+    arch = _field_value(reader.get_field("general.architecture"))
+    writer = gguf.GGUFWriter(dst, arch)
+    if alignment is not None:
+        writer.data_alignment = alignment
+        writer.add_uint32("general.alignment", alignment)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key in ("general.architecture", "general.alignment"):
+            continue
+        value = changes.get(key, _field_value(field))
+        sub = field.types[1] if len(field.types) > 1 else None
+        writer.add_key_value(key, value, field.types[0], sub_type=sub)
+    for t in reader.tensors:
+        writer.add_tensor(t.name, t.data, raw_dtype=t.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return dst

@@ -15,15 +15,17 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Tuple
 
+import gguf
 import numpy as np
 
 from .. import _native
+from .gguf_writer import GGML_TYPES
 
-# ggml type ids by the lower-case names our tools take (ggml itself spells the K-quants q4_K).
-TYPE_IDS = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q5_0": 6, "q5_1": 7, "q8_0": 8,
-            "q4_k": 12, "q5_k": 13, "q6_k": 14}
-BLOCK_VALUES = {"f32": 1, "f16": 1, "q4_0": 32, "q4_1": 32, "q5_0": 32, "q5_1": 32, "q8_0": 32,
-                "q4_k": 256, "q5_k": 256, "q6_k": 256}
+# ggml type ids, values per block and bytes per block, by the lower-case names our tools take
+# (ggml itself spells the K-quants q4_K); gguf-py's enum values are ggml's ids.
+TYPE_IDS = {name: int(t) for name, t in GGML_TYPES.items()}
+BLOCK_VALUES = {name: gguf.GGML_QUANT_SIZES[t][0] for name, t in GGML_TYPES.items()}
+BLOCK_BYTES = {name: gguf.GGML_QUANT_SIZES[t][1] for name, t in GGML_TYPES.items()}
 _CHUNK_VALUES = 1 << 20
 
 
@@ -55,8 +57,12 @@ def encode(x: np.ndarray, type_name: str) -> np.ndarray:
             TYPE_IDS[type_name], ffi.from_buffer("float[]", src), src.size,
             ffi.from_buffer("uint8_t[]", dst, require_writable=True), dst.size))
 
-    with ThreadPoolExecutor(_threads()) as pool:
-        list(pool.map(run, range(0, rows.shape[0], per_chunk)))
+    starts = range(0, rows.shape[0], per_chunk)
+    if len(starts) == 1:  # most tensors: no pool to start
+        run(0)
+    else:
+        with ThreadPoolExecutor(_threads()) as pool:
+            list(pool.map(run, starts))
     return out.reshape(*x.shape[:-1], out.shape[-1]) if x.ndim else out.reshape(-1)
 
 

@@ -28,9 +28,7 @@ from . import ggml_blocks
 from . import gguf_schema as schema
 from .errors import ConversionError
 
-OUT_TYPES = ("f32", "f16", "q8_0", "q6_k", "q5_k", "q5_1", "q5_0", "q4_k", "q4_1", "q4_0")
-BLOCK_BYTES = {"f32": 4, "f16": 2, "q4_0": 18, "q4_1": 20, "q5_0": 22, "q5_1": 24, "q8_0": 34,
-               "q4_k": 144, "q5_k": 176, "q6_k": 210}
+OUT_TYPES = tuple(ggml_blocks.TYPE_IDS)  # f32, f16, q8_0, q6_k ... q4_0: the writer's types
 QK8_0 = 32
 Q8_0_BLOCK_BYTES = 2 + QK8_0
 MIN_DIM = 32
@@ -74,9 +72,9 @@ def storage_decision(name: str, shape: Tuple[int, ...], out_type: str) -> Tuple[
 
 def encoded_nbytes(shape: Tuple[int, ...], type_name: str) -> int:
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-    if type_name not in BLOCK_BYTES:
+    if type_name not in ggml_blocks.BLOCK_BYTES:
         raise ValueError(type_name)
-    return n // ggml_blocks.BLOCK_VALUES[type_name] * BLOCK_BYTES[type_name]
+    return n // ggml_blocks.BLOCK_VALUES[type_name] * ggml_blocks.BLOCK_BYTES[type_name]
 
 
 def encode(x: np.ndarray, type_name: str, name: str = "tensor") -> np.ndarray:

@@ -325,7 +325,7 @@ void gemm_kq(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     run_chunks(team, split.chunks, [&](int i) {
         uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kKqUnitBytes;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
-            kern.decode_kq_units(w.type(), w.panel(jr), K, pc, kc, buf);
+            kern.decode_kq_units(w.type(), w.panel(jr), pc, kc, buf);
             return static_cast<const uint8_t*>(buf);
         };
         auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c,

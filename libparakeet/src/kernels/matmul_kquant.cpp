@@ -26,11 +26,10 @@ UnitView unit_at(uint8_t* units, int64_t i) {
     return UnitView{f, f + 2 * kPanel, p + 4 * kPanel * sizeof(float)};
 }
 
-void decode_kq_units(WeightType type, const uint8_t* panel, int64_t k, int64_t u0, int64_t n, uint8_t* units) {
+void decode_kq_units(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units) {
     const auto gtype = static_cast<GgmlType>(type);
     const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
     const size_t block_bytes = quant::block_bytes(gtype);
-    (void)k;
     alignas(4) uint8_t u[kQ8Block];
     float s[2], o[2];
     for (int64_t i = 0; i < n; ++i) {

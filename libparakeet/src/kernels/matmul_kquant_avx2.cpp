@@ -136,48 +136,6 @@ inline __m256i unit_u(WeightType type, const uint8_t* block, int v) {
     }
 }
 
-// quant::unsigned_unit_scales with F16C (exact, like the portable conversion) and without its
-// dispatch: the same products, so the same bits.
-inline void unit_scales(WeightType type, const uint8_t* block, int v, float* s, float* o) {
-    auto half = [](const uint8_t* p) {
-        uint16_t h;
-        __builtin_memcpy(&h, p, sizeof h);
-        return _cvtsh_ss(h);
-    };
-    switch (type) {
-        case WeightType::Q4_0:
-        case WeightType::Q5_0:
-            s[0] = s[1] = half(block);
-            o[0] = o[1] = (type == WeightType::Q4_0 ? 8.0f : 16.0f) * s[0];
-            return;
-        case WeightType::Q4_1:
-        case WeightType::Q5_1:
-            s[0] = s[1] = half(block);
-            o[0] = o[1] = -half(block + 2);
-            return;
-        case WeightType::Q4_K:
-        case WeightType::Q5_K: {
-            uint8_t sc, m;
-            quant::k4_scale_min(v, block + 4, sc, m);
-            s[0] = s[1] = half(block) * sc;
-            o[0] = o[1] = half(block + 2) * m;
-            return;
-        }
-        case WeightType::Q6_K: {
-            const float d = half(block + 208);
-            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 2 * v;
-            for (int g = 0; g < 2; ++g) {
-                s[g] = d * sc[g];
-                o[g] = 32.0f * s[g];
-            }
-            return;
-        }
-        default:  // not an unsigned-form type: never asked for
-            s[0] = s[1] = o[0] = o[1] = 0.0f;
-            return;
-    }
-}
-
 // r[j] = the 8 dwords of row j -> r[t] = dword t of rows 0..7.
 inline void transpose8x8(__m256i* r) {
     __m256i t[8], u[8];
@@ -198,7 +156,7 @@ inline void transpose8x8(__m256i* r) {
 }
 
 // Eight rows at a time: each row's 32 u in a register, transposed into the quads of the unit.
-void decode_kq_units(WeightType type, const uint8_t* panel, int64_t, int64_t u0, int64_t n, uint8_t* units) {
+void decode_kq_units(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units) {
     const auto gtype = static_cast<GgmlType>(type);
     const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
     const size_t block_bytes = quant::block_bytes(gtype);
@@ -216,7 +174,7 @@ void decode_kq_units(WeightType type, const uint8_t* panel, int64_t, int64_t u0,
                 const uint8_t* block = panel + (column * kPanel + j) * block_bytes;
                 rows[jj] = unit_u(type, block, v);
                 float sc[2], off[2];
-                unit_scales(type, block, v, sc, off);
+                quant::unsigned_unit_scales(gtype, block, v, sc, off);
                 s[j] = sc[0];
                 s[kPanel + j] = sc[1];
                 o[j] = off[0];

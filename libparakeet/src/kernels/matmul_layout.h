@@ -27,7 +27,7 @@
 //   kKqUnitBytes each (matmul_kquant.cpp), in the thread's buffer:
 //                 float  s[2][16], o[2][16]   scale and offset of group h (16 k) of output j
 //                 uint8  u[8 quads][16 * 4]   u[t][4 j + i] = u of W[16 p + j][32 b + 4 t + i]
-//               with W = s * u - o in each group (quant::unsigned_form), u < 64: the quad layout
+//               with W = s * u - o in each group (quant::unsigned_unit), u < 64: the quad layout
 //               that vpdpbusd (and vpmaddubsw) multiplies, unsigned, by signed activations.
 //               Types whose groups are 32 k (all but Q6_K) have s[1] = s[0] and o[1] = o[0].
 //
@@ -164,9 +164,8 @@ struct MatmulKernels {
     void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
 
     // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one packed panel of
-    // `type` (a panel of K = k values) into n consecutive units.
-    void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t k, int64_t u0, int64_t n,
-                            uint8_t* units);
+    // `type` into n consecutive units.
+    void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into an activation
     // panel of mr >= rows rows (mr = kRowsKq), missing rows zero. The same bits at every level.
     void (*quantize_kq)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,

@@ -12,26 +12,13 @@
 namespace pk::quant {
 namespace {
 
-float half_at(const uint8_t* p) {
-    uint16_t h;
-    std::memcpy(&h, p, sizeof h);
-    return kernels::f16_to_f32(h);
-}
-
-// How a type turns its integers into values (g = the value's group of 16):
-//   Offset      x = float(u - bias) * a[g]     q4_0, q5_0, q6_K
-//   AddMin      x = float(u) * a[g] + b[g]     q4_1, q5_1 (b = m)
-//   SubtractMin x = a[g] * float(u) - b[g]     q4_K, q5_K (a = d * sc, b = dmin * m)
-enum class Formula { Offset, AddMin, SubtractMin };
-
-Formula formula_of(GgmlType type) {
-    switch (type) {
-        case GgmlType::Q4_1:
-        case GgmlType::Q5_1: return Formula::AddMin;
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K: return Formula::SubtractMin;
-        default: return Formula::Offset;
-    }
+// How a type turns its integers into values, with its unit's s and o (unsigned_unit_scales;
+// g = the value's group of 16), in ggml's order of operations:
+//   q4_0, q5_0, q6_K   x = float(u - bias) * s[g]   (the offset o = bias * s is not used)
+//   the others         x = s[g] * float(u) - o[g]   (q4_K, q5_K: (d sc) q - (dmin m); q4_1,
+//                      q5_1: d q + m, as o = -m, and x - (-m) is exactly x + m)
+bool is_offset_type(GgmlType type) {
+    return type == GgmlType::Q4_0 || type == GgmlType::Q5_0 || type == GgmlType::Q6_K;
 }
 
 int bias_of(GgmlType type) { return type == GgmlType::Q4_0 ? 8 : type == GgmlType::Q6_K ? 32 : 16; }
@@ -95,41 +82,6 @@ void unit_values(GgmlType type, const uint8_t* block, int v, uint8_t* u) {
     }
 }
 
-// The parameters a, b (the Formula's) of the two groups of 16 of values [32 v, 32 v + 32).
-void unit_params(GgmlType type, const uint8_t* block, int v, float* a, float* b) {
-    switch (type) {
-        case GgmlType::Q4_0:
-        case GgmlType::Q5_0:
-            a[0] = a[1] = half_at(block);
-            b[0] = b[1] = 0.0f;
-            return;
-        case GgmlType::Q4_1:
-        case GgmlType::Q5_1:
-            a[0] = a[1] = half_at(block);
-            b[0] = b[1] = half_at(block + 2);
-            return;
-        case GgmlType::Q4_K:
-        case GgmlType::Q5_K: {
-            uint8_t sc, m;
-            k4_scale_min(v, block + 4, sc, m);
-            a[0] = a[1] = half_at(block) * sc;
-            b[0] = b[1] = half_at(block + 2) * m;
-            return;
-        }
-        case GgmlType::Q6_K: {
-            const float d = half_at(block + 208);
-            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 2 * v;
-            a[0] = d * sc[0];
-            a[1] = d * sc[1];
-            b[0] = b[1] = 0.0f;
-            return;
-        }
-        default:
-            throw std::invalid_argument(std::string("no block unpacking for type ") +
-                                        ggml_type_name(static_cast<uint32_t>(type)));
-    }
-}
-
 void check_whole_blocks(GgmlType type, int64_t n) {
     if (n < 0 || n % block_values(type) != 0) {
         throw std::invalid_argument(std::string(ggml_type_name(static_cast<uint32_t>(type))) + ": " +
@@ -159,36 +111,18 @@ void dequantize_row(GgmlType type, const uint8_t* src, int64_t n, float* dst) {
     }
     const size_t bytes = block_bytes(type);
     const int units = static_cast<int>(block_values(type) / 32);
-    const Formula formula = formula_of(type);
+    const bool offset = is_offset_type(type);
     const int bias = bias_of(type);
     uint8_t u[32];
-    float a[2], b[2];
+    float s[2], o[2];
     for (int64_t blk = 0; blk < n / block_values(type); ++blk, src += bytes) {
         for (int v = 0; v < units; ++v, dst += 32) {
             unit_values(type, src, v, u);
-            unit_params(type, src, v, a, b);
+            unsigned_unit_scales(type, src, v, s, o);
             for (int i = 0; i < 32; ++i) {
                 const int g = i / 16;
-                switch (formula) {
-                    case Formula::Offset: dst[i] = static_cast<float>(u[i] - bias) * a[g]; break;
-                    case Formula::AddMin: dst[i] = static_cast<float>(u[i]) * a[g] + b[g]; break;
-                    case Formula::SubtractMin: dst[i] = a[g] * static_cast<float>(u[i]) - b[g]; break;
-                }
+                dst[i] = offset ? static_cast<float>(u[i] - bias) * s[g] : s[g] * static_cast<float>(u[i]) - o[g];
             }
-        }
-    }
-}
-
-void unsigned_unit_scales(GgmlType type, const uint8_t* block, int v, float* s, float* o) {
-    float b[2];
-    unit_params(type, block, v, s, b);
-    const Formula formula = formula_of(type);
-    const float bias = static_cast<float>(bias_of(type));
-    for (int g = 0; g < 2; ++g) {
-        switch (formula) {
-            case Formula::Offset: o[g] = bias * s[g]; break;
-            case Formula::AddMin: o[g] = -b[g]; break;
-            case Formula::SubtractMin: o[g] = b[g]; break;
         }
     }
 }

@@ -27,8 +27,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "gguf/gguf_types.h"
+#include "kernels/f16.h"
 
 // The functions defined here are `static inline`: this header is included by *_avx2.cpp files
 // too, whose copies must never be the ones the linker picks for portable code.
@@ -56,8 +58,6 @@ void quantize_row(GgmlType type, const float* src, int64_t n, uint8_t* dst);
 // arithmetic, s[i / 16] * u[i] - o[i / 16]. The matrix kernels multiply u by int8 activations
 // (vpdpbusd / vpmaddubsw take unsigned weights) and apply s and o per group.
 void unsigned_unit(GgmlType type, const uint8_t* block, int v, uint8_t* u, float* s, float* o);
-// Only the scales and offsets of unsigned_unit (for decoders that extract u themselves).
-void unsigned_unit_scales(GgmlType type, const uint8_t* block, int v, float* s, float* o);
 
 // q4_K / q5_K: the 6-bit scale and min of sub-block j < 8 from the 12 packed bytes.
 static inline void k4_scale_min(int j, const uint8_t* scales, uint8_t& sc, uint8_t& m) {
@@ -67,6 +67,51 @@ static inline void k4_scale_min(int j, const uint8_t* scales, uint8_t& sc, uint8
     } else {
         sc = static_cast<uint8_t>((scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4));
         m = static_cast<uint8_t>((scales[j + 4] >> 4) | ((scales[j] >> 6) << 4));
+    }
+}
+
+// A half at p (unaligned, little-endian).
+static inline float half_at(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, sizeof h);
+    return kernels::f16_to_f32(h);
+}
+
+// Only the scales and offsets of unsigned_unit, for decoders that extract u themselves (inline:
+// the decoders call it per row and unit). The dequantiser's parameters are these too: a = s, and
+// the min m = -o (q4_1, q5_1) or dmin * m = o (q4_K, q5_K).
+static inline void unsigned_unit_scales(GgmlType type, const uint8_t* block, int v, float* s, float* o) {
+    switch (type) {
+        case GgmlType::Q4_0:
+        case GgmlType::Q5_0:
+            s[0] = s[1] = half_at(block);
+            o[0] = o[1] = (type == GgmlType::Q4_0 ? 8.0f : 16.0f) * s[0];
+            return;
+        case GgmlType::Q4_1:
+        case GgmlType::Q5_1:
+            s[0] = s[1] = half_at(block);
+            o[0] = o[1] = -half_at(block + 2);
+            return;
+        case GgmlType::Q4_K:
+        case GgmlType::Q5_K: {
+            uint8_t sc, m;
+            k4_scale_min(v, block + 4, sc, m);
+            s[0] = s[1] = half_at(block) * sc;
+            o[0] = o[1] = half_at(block + 2) * m;
+            return;
+        }
+        case GgmlType::Q6_K: {
+            const float d = half_at(block + 208);
+            const auto* sc = reinterpret_cast<const int8_t*>(block + 192) + 2 * v;
+            for (int g = 0; g < 2; ++g) {
+                s[g] = d * sc[g];
+                o[g] = 32.0f * s[g];
+            }
+            return;
+        }
+        default:  // F32, F16, Q8_0 have no unsigned form
+            s[0] = s[1] = o[0] = o[1] = 0.0f;
+            return;
     }
 }
 

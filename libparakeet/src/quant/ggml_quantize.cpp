@@ -43,88 +43,84 @@ int nearest_int(float v) {
 
 int clamp(int v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-// ---- q4_0, q5_0: symmetric, d from the signed value of largest magnitude.
+// ---- q4_0, q5_0, q4_1, q5_1: 32 levels of 4 or 5 bits per block.
 
-float signed_max(const float* x, int n) {
+// Packs 32 values as ggml's nibbles: value j in the low nibble of qs[j], value j + 16 in the high.
+void put_nibbles(const uint8_t* q, uint8_t* qs) {
+    for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>((q[j] & 0x0F) | ((q[j + 16] & 0x0F) << 4));
+}
+
+// Packs 32 five-bit values: their nibbles at qs and their 5th bits as a u32 at qh.
+void put_q5(const uint8_t* q, uint8_t* qh_bytes, uint8_t* qs) {
+    put_nibbles(q, qs);
+    uint32_t qh = 0;
+    for (int j = 0; j < 32; ++j) qh |= ((q[j] & 0x10u) >> 4) << j;
+    std::memcpy(qh_bytes, &qh, sizeof qh);
+}
+
+// q4_0 / q5_0 (levels 16 / 32): the value of largest magnitude, with its sign, gives
+// d = max / -(levels / 2); q = min(levels - 1, (int8)(x * (1 / d) + levels / 2 + 0.5)). Returns d.
+float symmetric_levels(const float* x, int levels, uint8_t* q) {
     float amax = 0.0f, max = 0.0f;
-    for (int j = 0; j < n; ++j) {
+    for (int j = 0; j < 32; ++j) {
         if (amax < std::fabs(x[j])) {
             amax = std::fabs(x[j]);
             max = x[j];
         }
     }
-    return max;
-}
-
-void quantize_q4_0(const float* x, uint8_t* y) {
-    const float d = signed_max(x, 32) / -8;
+    const float d = max / static_cast<float>(-levels / 2);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    put_half(y, d);
-    for (int j = 0; j < 16; ++j) {
-        const float x0 = x[j] * id;
-        const float x1 = x[16 + j] * id;
-        const int q0 = std::min(15, static_cast<int>(static_cast<int8_t>(x0 + 8.5f)));
-        const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>(x1 + 8.5f)));
-        y[2 + j] = static_cast<uint8_t>(q0 | (q1 << 4));
-    }
-}
-
-// Stores 32 five-bit values: their nibbles at qs and their 5th bits as a u32 at qh.
-void put_q5(const uint8_t* q, uint8_t* qh_bytes, uint8_t* qs) {
-    uint32_t qh = 0;
-    for (int j = 0; j < 16; ++j) {
-        qs[j] = static_cast<uint8_t>((q[j] & 0x0F) | ((q[j + 16] & 0x0F) << 4));
-        qh |= ((q[j] & 0x10u) >> 4) << j;
-        qh |= ((q[j + 16] & 0x10u) >> 4) << (j + 16);
-    }
-    std::memcpy(qh_bytes, &qh, sizeof qh);
-}
-
-void quantize_q5_0(const float* x, uint8_t* y) {
-    const float d = signed_max(x, 32) / -16;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    put_half(y, d);
-    uint8_t q[32];
+    const float offset = static_cast<float>(levels / 2) + 0.5f;
     for (int j = 0; j < 32; ++j) {
-        q[j] = static_cast<uint8_t>(std::min(31, static_cast<int>(static_cast<int8_t>(x[j] * id + 16.5f))));
+        q[j] = static_cast<uint8_t>(std::min(levels - 1, static_cast<int>(static_cast<int8_t>(x[j] * id + offset))));
     }
-    put_q5(q, y + 2, y + 6);
+    return d;
 }
 
-// ---- q4_1, q5_1: affine, d = range / levels, m = min.
-
-void min_max(const float* x, int n, float& min, float& max) {
+// q4_1 / q5_1 (levels 16 / 32): d = (max - min) / (levels - 1), q = (x - min) * (1 / d) + 0.5
+// truncated; ggml clamps q4_1's to 15 and not q5_1's (clamp_top). Sets d and min.
+void affine_levels(const float* x, int levels, bool clamp_top, uint8_t* q, float& d, float& min) {
     min = FLT_MAX;
-    max = -FLT_MAX;
-    for (int j = 0; j < n; ++j) {
+    float max = -FLT_MAX;
+    for (int j = 0; j < 32; ++j) {
         if (x[j] < min) min = x[j];
         if (x[j] > max) max = x[j];
     }
-}
-
-void quantize_q4_1(const float* x, uint8_t* y) {
-    float min, max;
-    min_max(x, 32, min, max);
-    const float d = (max - min) / 15;
+    d = (max - min) / static_cast<float>(levels - 1);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    put_half(y, d);
-    put_half(y + 2, min);
-    for (int j = 0; j < 16; ++j) {
-        const int q0 = std::min(15, static_cast<int>(static_cast<int8_t>((x[j] - min) * id + 0.5f)));
-        const int q1 = std::min(15, static_cast<int>(static_cast<int8_t>((x[16 + j] - min) * id + 0.5f)));
-        y[4 + j] = static_cast<uint8_t>(q0 | (q1 << 4));
+    for (int j = 0; j < 32; ++j) {
+        const int l = static_cast<int8_t>((x[j] - min) * id + 0.5f);
+        q[j] = static_cast<uint8_t>(clamp_top ? std::min(levels - 1, l) : l);
     }
 }
 
-void quantize_q5_1(const float* x, uint8_t* y) {
-    float min, max;
-    min_max(x, 32, min, max);
-    const float d = (max - min) / 31;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+void quantize_q4_0(const float* x, uint8_t* y) {
+    uint8_t q[32];
+    put_half(y, symmetric_levels(x, 16, q));
+    put_nibbles(q, y + 2);
+}
+
+void quantize_q5_0(const float* x, uint8_t* y) {
+    uint8_t q[32];
+    put_half(y, symmetric_levels(x, 32, q));
+    put_q5(q, y + 2, y + 6);
+}
+
+void quantize_q4_1(const float* x, uint8_t* y) {
+    uint8_t q[32];
+    float d, min;
+    affine_levels(x, 16, true, q, d, min);
     put_half(y, d);
     put_half(y + 2, min);
+    put_nibbles(q, y + 4);
+}
+
+void quantize_q5_1(const float* x, uint8_t* y) {
     uint8_t q[32];
-    for (int j = 0; j < 32; ++j) q[j] = static_cast<uint8_t>((x[j] - min) * id + 0.5f);
+    float d, min;
+    affine_levels(x, 32, false, q, d, min);
+    put_half(y, d);
+    put_half(y + 2, min);
     put_q5(q, y + 4, y + 8);
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""End-to-end RTFx on one clip: libparakeet (f32, f16, q8_0 at each ISA level) vs NeMo (PyTorch)
+"""End-to-end RTFx on one clip: libparakeet (every weight type, at each ISA level) vs NeMo (PyTorch)
 vs onnxruntime (f32 and int8, our driver and onnx-asr) vs parakeet.cpp.
 
     .nemo/bin/python bench/bench_e2e.py                       # 110m, clip_10s, 2 threads, 7 reps
@@ -17,7 +17,8 @@ seconds, ratios, the machine load, the instruction set each engine ran, and the 
 targets as PASS/FAIL lines (a benchmark's printout, not a test).
 
 Engines (the whole pipeline per request, from float samples to token ids/text):
-  ours-W[@L]  W = f32 | f16 | q8_0: parakeet_capi_transcribe_pcm (mel, encoder, greedy TDT,
+  ours-W[@L]  W = any weight type bench/make_bench_models.py writes (f32 | f16 | q8_0 | q6_k
+          | q5_k | q4_k | q5_0 | q4_0): parakeet_capi_transcribe_pcm (mel, encoder, greedy TDT,
           detokenisation) on model-W.gguf after parakeet_capi_set_threads(T). "@L" loads it
           with the load option {"isa": L} (scalar | avx2 | avx512); a plain ours-W in --engines
           becomes one engine per --levels entry. The worker reads back the level that ran
@@ -456,9 +457,13 @@ def fastest(med, names):
     return min(present, key=med.get) if present else None
 
 
-def targets(args, med, rtfx, ref_ort_f32, ref_ort_int8):
-    """The issue's targets ("Use the whole CPU"), one line per libparakeet variant that they
-    name. ORT references are the fastest onnxruntime engine of that precision in this run."""
+KQUANTS = ("q6_k", "q5_k", "q4_k")
+
+
+def targets(args, med, rtfx, peak, ref_ort_int8, machine):
+    """The targets of the issues that measure with this script, one line per libparakeet
+    variant that they name (ours-W or ours-W@L). ORT references are the fastest onnxruntime
+    engine of that precision in this run; `machine` is the levels this CPU has."""
     lines = []
 
     def line(ok, text):
@@ -467,20 +472,50 @@ def targets(args, med, rtfx, ref_ort_f32, ref_ort_int8):
     def variants(wtype):
         return [e for e in med if e.split("@")[0] == f"ours-{wtype}"]
 
+    def same_level(e, wtype):  # ours-<wtype> at e's level, if it ran
+        twin = f"ours-{wtype}" + (e[e.index("@"):] if "@" in e else "")
+        return twin if twin in med else None
+
+    def level(e):
+        return e.split("@")[1] if "@" in e else machine[-1]
+
     if args.model == "110m":
         for e in variants("q8_0") if ref_ort_int8 else []:
             r = med[ref_ort_int8] / med[e]
             line(r >= 3.5, f"110M q8_0 >= 3.5x onnxruntime int8: {e} {r:.2f}x {ref_ort_int8}")
-        for e in variants("f32") if ref_ort_f32 else []:
-            r = med[ref_ort_f32] / med[e]
-            line(r >= 1.6, f"110M f32 >= 1.6x onnxruntime f32: {e} {r:.2f}x {ref_ort_f32}")
     if args.model == "600m":
         for e in variants("q8_0"):
-            line(rtfx[e] >= 30, f"0.6B q8_0 RTFx >= 30: {e} RTFx {rtfx[e]:.1f}")
-    if "ours-base-q8_0" in med:
-        for e in variants("q8_0"):
-            r = med["ours-base-q8_0"] / med[e]
-            line(r >= 1.8, f"q8_0 >= 1.8x the base commit's q8_0: {e} {r:.2f}x ours-base-q8_0")
+            if level(e) == "avx512":
+                line(rtfx[e] >= 40, f"0.6B q8_0 RTFx >= 40 (avx512): {e} RTFx {rtfx[e]:.1f}")
+    for t in KQUANTS:  # the K-quants against parakeet.cpp on the same file
+        if f"pcpp-{t}" in med:
+            for e in variants(t):
+                r = med[f"pcpp-{t}"] / med[e]
+                line(r >= 3.0, f"{t} >= 3x parakeet.cpp on the same file: {e} {r:.2f}x pcpp-{t}")
+    for e in variants("q4_k"):
+        q8 = same_level(e, "q8_0")
+        if q8:
+            r = med[q8] / med[e]
+            line(r >= 0.9, f"q4_k >= 0.9x our q8_0 speed: {e} {r:.2f}x {q8}")
+            if args.model == "600m":
+                r = peak[e] / peak[q8]
+                line(r <= 0.6, f"0.6B q4_k peak RSS <= 0.6x our q8_0's: {e} {r:.2f}x {q8}")
+    # The AVX2 level's targets are judged where AVX2 is all the CPU has: on an AVX-512 machine
+    # onnxruntime runs its VNNI kernels, so the ratio to it says nothing about an AVX2 laptop.
+    for e in (x for x in variants("q8_0") if level(x) == "avx2"):
+        f32 = same_level(e, "f32")
+        if f32:
+            r = med[f32] / med[e]
+            line(r >= 1.6, f"avx2 q8_0 >= 1.6x our f32: {e} {r:.2f}x {f32}")
+        if ref_ort_int8 and machine[-1] == "avx2":
+            r = med[ref_ort_int8] / med[e]
+            line(r >= 3.0, f"avx2 q8_0 >= 3x onnxruntime int8 (AVX2-only CPU): {e} {r:.2f}x {ref_ort_int8}")
+    for t in KQUANTS:
+        for e in (x for x in variants(t) if level(x) == "avx2"):
+            f32 = same_level(e, "f32")
+            if f32:
+                r = med[f32] / med[e]
+                line(r >= 1.0, f"avx2 {t} >= our f32: {e} {r:.2f}x {f32}")
     return lines
 
 
@@ -491,7 +526,7 @@ def main():
     ap.add_argument("--clip", default="clip_10s")
     ap.add_argument("--clip-path", default=None, help="default: .cache/bench/clips/<clip>.wav")
     ap.add_argument("--engines", default=None,
-                    help="comma list of " + ",".join(ENGINES + OPTIONAL_ENGINES) + " (W = f32, f16, q8_0; "
+                    help="comma list of " + ",".join(ENGINES + OPTIONAL_ENGINES) + " (W = a weight type: f32, f16, q8_0, q6_k, q5_k, q4_k, q5_0, q4_0, ...; "
                     "L = " + ", ".join(LEVELS) + "); default: " + ",".join(ENGINES) +
                     ", plus ours-base-q8_0 with --lib-base and pcpp-q8_0 when bench/setup_parakeet_cpp.sh has run")
     ap.add_argument("--levels", default=None,
@@ -617,7 +652,8 @@ def main():
           f"ORT int8 = {ref_int8 or '-'} (the faster onnxruntime engine of each precision)")
     print(bl.table(["engine", "isa", "ms", "RTFx", "vs NeMo", "vs ORT f32", "vs ORT int8", "mel / enc / dec ms",
                     "peak RSS MB", "tokens"], rows))
-    goals = targets(args, med, rtfx, ref_f32, ref_int8)
+    peak = {e: results["engines"][e]["peak_rss_bytes"] for e in engines}
+    goals = targets(args, med, rtfx, peak, ref_int8, machine_levels())
     results["targets"] = goals
     if goals:
         print("\ntargets (this run only: judge them from a run whose load and other processes' CPU share are "

@@ -10,7 +10,9 @@ What it makes under .cache/bench/ (see bench/README.md):
   clips/clip_{7s,10s,23s,30s}.wav    espeak-ng speech (sox to 16 kHz int16), zero-padded/trimmed
   tokenizer/                          SentencePiece BPE, vocab 1024, trained on generated text
   <model>/model.nemo                  NeMo EncDecHybridRNNTCTCBPEModel (TDT, durations 0..4)
-  <model>/model-{f32,f16,q8_0}.gguf   this repository's converter
+  <model>/model-<type>.gguf          this repository's converter, --types (default: every
+                                      type it writes); f32 from the .nemo, the others
+                                      requantized from that f32 file
   <model>/frontend.npz                NeMo's mel filterbank and window (for the numpy mel in ORT runs)
   <model>/summary.json                parameters, joint bias, tokens/s and durations on the clips
   <model>/onnx/{encoder,decoder_joint}-model.onnx       NeMo's model.export() (external data for 600m)
@@ -333,13 +335,17 @@ def build_model(name, tokenizer_dir, out_dir, clips_dir, tokens_per_second):
     return model
 
 
-def convert(nemo_path, out_dir, python, force):
+def convert(nemo_path, out_dir, python, types, force):
+    """f32 from the .nemo; every other type from that f32 GGUF (the same tensors as converting
+    the .nemo to the type directly, without reading the checkpoint again per type)."""
     env = dict(os.environ, PYTHONPATH=REPO)
-    for t in ("f32", "f16", "q8_0"):
+    f32 = os.path.join(out_dir, "model-f32.gguf")
+    for t in ["f32"] + [t for t in types if t != "f32"]:
         out = os.path.join(out_dir, f"model-{t}.gguf")
         if os.path.exists(out) and not force:
             continue
-        subprocess.run([python, "-m", "parakeet_py.convert", nemo_path, out, "--type", t],
+        source = nemo_path if t == "f32" else f32
+        subprocess.run([python, "-m", "parakeet_py.convert", source, out, "--type", t],
                        check=True, env=env, cwd=REPO)
 
 
@@ -391,6 +397,8 @@ def main():
     ap.add_argument("--out", default=OUT)
     ap.add_argument("--tokens-per-second", type=float, default=3.0)
     ap.add_argument("--convert-python", default="python3", help="python that runs parakeet_py.convert")
+    ap.add_argument("--types", default="f32,f16,q8_0,q6_k,q5_k,q4_k,q5_0,q4_0",
+                    help="GGUF weight types to write (comma-separated; any of parakeet-cli quantize's)")
     ap.add_argument("--no-onnx", action="store_true")
     ap.add_argument("--force", action="store_true", help="rebuild outputs that exist")
     args = ap.parse_args()
@@ -417,7 +425,7 @@ def main():
         if not args.no_onnx:
             onnx_asr_files(onnx_dir, tok_dir, MODELS[name]["n_mels"])
             quantize_onnx_int8(onnx_dir, args.force)
-        convert(nemo_path, out_dir, args.convert_python, args.force)
+        convert(nemo_path, out_dir, args.convert_python, args.types.split(","), args.force)
     return 0
 
 

@@ -123,8 +123,8 @@ class Context:
     whose environment variable in parentheses sets it; docs/python.md):
     ``isa``: "scalar", "avx2" or "avx512", the kernel level (at most the CPU's; ``$PARAKEET_CPU``);
     ``bf16``: round an f32/f16 model's encoder matrices to bfloat16 (needs AVX512_BF16;
-    ``$PARAKEET_BF16``); ``q8_all``: a q8_0 model quantises its remaining F32 matrices at load
-    (default True; ``$PARAKEET_Q8_ALL``); ``q8_subsampling``: ... and its subsampling's pointwise
+    ``$PARAKEET_BF16``); ``q8_all``: a quantised model quantises its remaining F32 matrices to
+    Q8_0 at load (default True; ``$PARAKEET_Q8_ALL``); ``q8_subsampling``: ... and its subsampling's pointwise
     convolutions (default False; ``$PARAKEET_Q8_SUBSAMPLING``).
 
     Raises :class:`~parakeet_py.errors.BadModel` when the file is not a model this library can

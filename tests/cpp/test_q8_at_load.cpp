@@ -59,9 +59,9 @@ TEST(Q8AtLoad, RoundsHalfAwayFromZeroWithTheFloatScale) {
 }
 
 TEST(Q8AtLoad, RulePicksQ8_0FilesAndTheRemainingMatmulWeights) {
-    EXPECT_TRUE(pk::is_q8_0_model(pk::GgufReader::open(fixture("model-q8_0.gguf"))));
-    EXPECT_FALSE(pk::is_q8_0_model(pk::GgufReader::open(fixture("model.gguf"))));
-    EXPECT_FALSE(pk::is_q8_0_model(pk::GgufReader::open(fixture("model-f16.gguf"))));
+    EXPECT_TRUE(pk::is_quantised_model(pk::GgufReader::open(fixture("model-q8_0.gguf"))));
+    EXPECT_FALSE(pk::is_quantised_model(pk::GgufReader::open(fixture("model.gguf"))));
+    EXPECT_FALSE(pk::is_quantised_model(pk::GgufReader::open(fixture("model-f16.gguf"))));
     for (const char* n : {"encoder.layers.0.conv.pointwise_conv1.weight", "encoder.layers.16.conv.pointwise_conv2.weight",
                           "encoder.pre_encode.out.weight"})
         EXPECT_TRUE(pk::quantised_at_load(n, false)) << n;

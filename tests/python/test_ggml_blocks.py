@@ -125,6 +125,27 @@ def test_every_type_loads_and_transcribes(tmp_path, type_name, family):
     assert ffn[_GGML_NAMES.get(type_name, type_name)] > 0
 
 
+@pytest.mark.parametrize("type_name", ["q4_k", "q6_k", "q4_0"])
+def test_a_quantised_file_quantises_its_remaining_f32_matrices_at_load(tmp_path, type_name):
+    """The conv pointwise convolutions, F32 in every quantised file, become Q8_0 at load in a
+    K-quant or q4_0 model as in a q8_0 one (q8_all, on by default): the resident weights
+    shrink, the transcript stays a transcript; q8_all=False keeps the file's F32."""
+    out = tmp_path / f"model-{type_name}.gguf"
+    requantize_gguf(MODELS["tdt"], out, type_name)
+    written = {t.name: t.tensor_type.name for t in gguf.GGUFReader(out).tensors}
+    assert written["encoder.layers.0.conv.pointwise_conv1.weight"] == "F32"
+    with Context(str(out)) as ctx:
+        at_load = ctx.info["packed_bytes"]
+        assert [t.id for t in ctx.transcribe(str(SPEECH)).tokens]
+    with Context(str(out), q8_all=False) as ctx:
+        as_stored = ctx.info["packed_bytes"]
+    # Per layer 3·d² conv pointwise weights go from 4 to 1.125 bytes each (d = 64 here): Q8_0
+    # packed for the kernels keeps a float scale per 32 values.
+    layers = sum(1 for n in written if n.endswith("conv.pointwise_conv2.weight"))
+    f32_bytes = layers * 3 * 64 * 64 * 4
+    assert as_stored - at_load == f32_bytes - f32_bytes * 9 // 32
+
+
 def test_quantize_to_f32_decodes_any_file_as_ggml_does(tmp_path):
     lib = _ggml()
     q = tmp_path / "model-q5_k.gguf"

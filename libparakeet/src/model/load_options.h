@@ -16,7 +16,7 @@ struct LoadOptions {
     std::optional<IsaLevel> isa;
     // The attention requests use unless their options say otherwise (set_attention changes it).
     AttentionSetting attention = AttentionSetting::automatic();
-    // A q8_0 model quantises its remaining F32 matrices at load (model/layers/q8_at_load.h).
+    // A quantised model quantises its remaining F32 matrices to Q8_0 at load (model/layers/q8_at_load.h).
     bool q8_all = true;
     // ... and the subsampling's pointwise convolutions too (opt-in).
     bool q8_subsampling = false;

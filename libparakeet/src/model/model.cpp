@@ -69,7 +69,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     m->config_ = read_model_config(m->gguf_);
     m->bf16_ = options.bf16;
     m->threads_ = options.threads;
-    const TensorLoader tensors(m->gguf_, isa, {is_q8_0_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
+    const TensorLoader tensors(m->gguf_, isa, {is_quantised_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {

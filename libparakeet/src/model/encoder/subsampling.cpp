@@ -28,7 +28,7 @@ void load_3x3(const TensorLoader& t, const std::string& name, int64_t C, std::ve
 
 }  // namespace
 
-// When q8_at_load.h says so (opt-in), a q8_0 model quantises the 1x1 convs at load: they are
+// When q8_at_load.h says so (opt-in), a quantised model quantises the 1x1 convs to Q8_0 at load: they are
 // then a Q8_0 matrix product (the VNNI GEMM, ~3x the f32 kernel). Else the f32 kernel.
 DwStridingSubsampling::Pointwise DwStridingSubsampling::Pointwise::load(const TensorLoader& t, const std::string& name,
                                                                         int64_t C) {

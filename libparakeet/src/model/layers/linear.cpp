@@ -13,7 +13,7 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
                     bool bias_required) {
     Linear l;
     const GgufTensor& w = t.get(schema::weight(prefix), {out, in});
-    // A q8_0 model quantises its remaining F32 matmul weights here (q8_at_load.h); a row
+    // A quantised model quantises its remaining F32 matmul weights to Q8_0 here (q8_at_load.h); a row
     // length that is no whole number of Q8_0 blocks keeps F32. With LoadOptions::bf16 the
     // encoder's other F32/F16 weights become bfloat16 (bf16_at_load.h).
     if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name, t.q8_subsampling()) &&

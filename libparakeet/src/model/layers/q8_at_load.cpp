@@ -6,9 +6,12 @@
 
 namespace pk {
 
-bool is_q8_0_model(const GgufReader& gguf) {
-    const GgufTensor* t = gguf.find_tensor(schema::weight(schema::layer_module(0, schema::kFeedForward1Linear1)));
-    return t != nullptr && t->type == GgmlType::Q8_0;
+bool is_quantised_model(const GgufReader& gguf) {
+    const std::string layer0 = schema::layer_module(0, "");
+    for (const GgufTensor& t : gguf.tensors()) {
+        if (t.name.compare(0, layer0.size(), layer0) == 0 && ggml_type_is_quantised(t.type)) return true;
+    }
+    return false;
 }
 
 bool quantised_at_load(const std::string& name, bool subsampling) {

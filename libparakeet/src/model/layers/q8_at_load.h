@@ -1,12 +1,14 @@
-// Quantising a q8_0 model's remaining F32 matrices to Q8_0 at load.
+// Quantising a quantised model's remaining F32 matrices to Q8_0 at load.
 //
-// q8_0 GGUF files keep some large matmul weights in F32: the conv module's pointwise
-// convolutions in ours and in parakeet.cpp's, the subsampling output projection too in
-// parakeet.cpp's. Since the int8 GEMM runs ~3x faster than the f32 one
-// (AVX-512 VNNI), those F32 products would be ~30 % of a q8_0 request's GEMM time. A model
-// whose file is q8_0 therefore quantises them at load (bit-identical to what our converter
-// would have stored), unless LoadOptions::q8_all is off (PARAKEET_Q8_ALL=0). Measured cost and gain: docs/performance.md,
-// "q8_0: quantising the remaining F32 matrices at load".
+// Quantised GGUF files (q8_0, the K-quants, q4_0/q5_0, ...) keep some large matmul weights in
+// F32: the conv module's pointwise convolutions in ours and in parakeet.cpp's, the subsampling
+// output projection too in parakeet.cpp's. Since the int8 GEMM runs ~3x faster than the f32
+// one (AVX-512 VNNI), those F32 products would be ~30 % of a q8_0 request's GEMM time, and
+// more of a K-quant one's. A model whose encoder is stored quantised therefore quantises them
+// to Q8_0 at load (bit-identical to what our converter would have stored for a q8_0 file),
+// unless LoadOptions::q8_all is off (PARAKEET_Q8_ALL=0). That also makes the resident size
+// smaller, never larger. Measured cost and gain: docs/performance.md, "q8_0: quantising the
+// remaining F32 matrices at load".
 //
 // This file is the one place that decides which tensors; Linear::load applies it.
 #pragma once
@@ -17,8 +19,10 @@
 
 namespace pk {
 
-// A "q8_0 model": the first layer's first FFN weight (the bulk of every file) is stored Q8_0.
-bool is_q8_0_model(const GgufReader& gguf);
+// A "quantised model": some tensor of the first encoder layer (whose weights are the bulk of
+// every file) is stored in a quantised ggml type. Not only the first FFN weight: under the
+// K-quants a row shorter than 256 keeps it F32 while the layer's other matrices are quantised.
+bool is_quantised_model(const GgufReader& gguf);
 
 // Whether the weight tensor `name` is one of those quantised at load (when F32, in a q8_0
 // model, with the switch on): the conv module's pointwise convolutions and the subsampling

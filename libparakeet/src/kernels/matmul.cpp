@@ -106,7 +106,7 @@ struct GemmShape {
 // memory only when prepare_b asks for them.
 template <class PrepareB, class Tile>
 void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
-    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16, kRowsKq});
+    constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16, kRowsKq, kRowsKqVnni});
     alignas(64) float edge[kMaxRows * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
     for (int64_t pc = 0; pc < s.k_units; pc += s.kc) {
@@ -302,7 +302,7 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
 // matrix-vector product (M = 1) pays it for one row.
 void gemm_kq(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x, int64_t M,
              int64_t K, const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
-    const int64_t mr = kRowsKq;
+    const int64_t mr = kern.kq_rows;
     const int64_t row_panels = ceil_div(M, mr);
     const int64_t nblocks = K / kQ8Block;
     const size_t panel_blocks = static_cast<size_t>(row_panels * mr * nblocks);

@@ -187,7 +187,7 @@ void add_matmul_kernels_scalar(KernelTable& t) {
                              matvec_f16,    matvec_q8,
                              nullptr,       nullptr,         nullptr,   // no VNNI
                              nullptr,       nullptr,         nullptr,   nullptr,   // no BF16
-                             nullptr,       nullptr,         nullptr};  // add_matmul_kquant_scalar
+                             nullptr,       nullptr,         0,         nullptr};  // add_matmul_kquant_scalar
 }
 
 }  // namespace pk::kernels

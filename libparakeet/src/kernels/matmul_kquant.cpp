@@ -118,6 +118,7 @@ void add_matmul_kquant_scalar(KernelTable& t) {
     t.matmul.decode_kq_units = decode_kq_units;
     t.matmul.quantize_kq = quantize_kq;
     t.matmul.tile_kq = tile_kq;
+    t.matmul.kq_rows = kRowsKq;
 }
 
 }  // namespace pk::kernels

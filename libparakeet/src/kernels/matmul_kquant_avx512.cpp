@@ -1,6 +1,8 @@
 // The unsigned-form tile with AVX-512 VNNI: one vpdpbusd per quad of k multiplies the 16
 // outputs' unsigned weights by four signed activations. Same float operations, in the same
-// order, as the portable tile (matmul_kquant.cpp), so the levels agree bitwise.
+// order, as the portable tile (matmul_kquant.cpp), so the levels agree bitwise. Activation
+// panels of kRowsKqVnni = 8 rows (the portable and AVX2 tiles take 4): with 32 registers each
+// weight vector serves 8 rows, 370 -> 400 GFLOP/s for q4_k at 125 x 512 x 2048, 1 thread, Zen 4.
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"
@@ -26,36 +28,42 @@ inline __m512i broadcast_quad(const int8_t* p) {
 template <bool kHalves, int kRows>
 void tile_kq_vnni(int64_t nunits, const int8_t* a, const float* a_scale, const float* a_corr,
                   const uint8_t* units, float* c, int64_t ldc, const float* bias, bool accumulate) {
+    // The q8_0 tile's order (matmul_kernels_avx512.cpp): quad by quad, each weight vector
+    // loaded once and used by every row, the rows' integer sums independent chains.
+    constexpr int kGroups = kHalves ? 2 : 1;
+    constexpr int kQuadsPerGroup = kQ8QuadsPerBlock / kGroups;
     __m512 acc[kRows];
-    for (auto& v : acc) v = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nunits; ++b) {
         const uint8_t* unit = units + static_cast<size_t>(b) * kKqUnitBytes;
         const auto* so = reinterpret_cast<const float*>(unit);
-        const uint8_t* u = unit + 4 * kPanel * sizeof(float);
-        __m512i w[kQ8QuadsPerBlock];
-        for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) w[t] = _mm512_loadu_si512(u + 64 * t);
-        const __m512 s0 = _mm512_loadu_ps(so), s1 = _mm512_loadu_ps(so + kPanel);
-        const __m512 o0 = _mm512_loadu_ps(so + 2 * kPanel), o1 = _mm512_loadu_ps(so + 3 * kPanel);
-        for (int r = 0; r < kRows; ++r) {
-            const int64_t row = b * kRowsKq + r;
-            const int8_t* qx = a + row * kQ8Block;
-            __m512i isum0 = _mm512_setzero_si512(), isum1 = _mm512_setzero_si512();
-            for (int64_t t = 0; t < 4; ++t) isum0 = _mm512_dpbusd_epi32(isum0, w[t], broadcast_quad(qx + 4 * t));
-            for (int64_t t = 4; t < 8; ++t) isum1 = _mm512_dpbusd_epi32(isum1, w[t], broadcast_quad(qx + 4 * t));
-            const __m512 dx = _mm512_set1_ps(a_scale[row]);
-            const float* corr = a_corr + row * kKqCorrPerBlock;
-            if (kHalves) {
-                acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(s0, to_float(isum0)), dx, acc[r]);
-                acc[r] = _mm512_fnmadd_ps(o0, _mm512_set1_ps(corr[0]), acc[r]);
-                acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(s1, to_float(isum1)), dx, acc[r]);
-                acc[r] = _mm512_fnmadd_ps(o1, _mm512_set1_ps(corr[1]), acc[r]);
-            } else {
-                const __m512 isum = to_float(_mm512_add_epi32(isum0, isum1));
-                acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(s0, isum), dx, acc[r]);
-                acc[r] = _mm512_fnmadd_ps(o0, _mm512_set1_ps(corr[2]), acc[r]);
+        const auto* u = reinterpret_cast<const __m512i*>(unit + 4 * kPanel * sizeof(float));
+        const int8_t* qb = a + b * kRowsKqVnni * kQ8Block;
+#pragma GCC unroll 2
+        for (int g = 0; g < kGroups; ++g) {
+            __m512i isum[kRows];
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r) isum[r] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+            for (int t = g * kQuadsPerGroup; t < (g + 1) * kQuadsPerGroup; ++t) {
+                const __m512i wt = _mm512_loadu_si512(u + t);
+#pragma GCC unroll 8
+                for (int r = 0; r < kRows; ++r) {
+                    isum[r] = _mm512_dpbusd_epi32(isum[r], wt, broadcast_quad(qb + r * kQ8Block + 4 * t));
+                }
+            }
+            const __m512 sg = _mm512_loadu_ps(so + g * kPanel), og = _mm512_loadu_ps(so + (2 + g) * kPanel);
+#pragma GCC unroll 8
+            for (int r = 0; r < kRows; ++r) {
+                const int64_t row = b * kRowsKqVnni + r;
+                const float corr = a_corr[row * kKqCorrPerBlock + (kHalves ? g : 2)];
+                acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(sg, to_float(isum[r])), _mm512_set1_ps(a_scale[row]), acc[r]);
+                acc[r] = _mm512_fnmadd_ps(og, _mm512_set1_ps(corr), acc[r]);
             }
         }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
         float* cr = c + r * ldc;
         __m512 v = acc[r];
@@ -73,14 +81,19 @@ void tile_kq(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const f
     // Row counts as template arguments, so that the rows' accumulators stay in registers.
     using Tile = void (*)(int64_t, const int8_t*, const float*, const float*, const uint8_t*, float*, int64_t,
                           const float*, bool);
-    static constexpr Tile kTiles[2][kRowsKq] = {
-        {tile_kq_vnni<false, 1>, tile_kq_vnni<false, 2>, tile_kq_vnni<false, 3>, tile_kq_vnni<false, 4>},
-        {tile_kq_vnni<true, 1>, tile_kq_vnni<true, 2>, tile_kq_vnni<true, 3>, tile_kq_vnni<true, 4>}};
+    static constexpr Tile kTiles[2][kRowsKqVnni] = {
+        {tile_kq_vnni<false, 1>, tile_kq_vnni<false, 2>, tile_kq_vnni<false, 3>, tile_kq_vnni<false, 4>,
+         tile_kq_vnni<false, 5>, tile_kq_vnni<false, 6>, tile_kq_vnni<false, 7>, tile_kq_vnni<false, 8>},
+        {tile_kq_vnni<true, 1>, tile_kq_vnni<true, 2>, tile_kq_vnni<true, 3>, tile_kq_vnni<true, 4>,
+         tile_kq_vnni<true, 5>, tile_kq_vnni<true, 6>, tile_kq_vnni<true, 7>, tile_kq_vnni<true, 8>}};
     kTiles[halves][rows - 1](nunits, a, a_scale, a_corr, units, c, ldc, bias, accumulate);
 }
 
 }  // namespace
 
-void add_matmul_kquant_avx512(KernelTable& t) { t.matmul.tile_kq = tile_kq; }
+void add_matmul_kquant_avx512(KernelTable& t) {
+    t.matmul.tile_kq = tile_kq;
+    t.matmul.kq_rows = kRowsKqVnni;
+}
 
 }  // namespace pk::kernels

@@ -77,7 +77,8 @@ constexpr size_t kQ8WideBlockBytes = kPanel * sizeof(float) + kPanel * kQ8Block 
 constexpr int64_t kQ8QuadsPerBlock = kQ8Block / 4;
 constexpr int32_t kQ8QuadBias = 128;
 constexpr int64_t kRowsBf16 = 8;
-constexpr int64_t kRowsKq = 4;
+constexpr int64_t kRowsKq = 4;      // portable and AVX2 tiles (AVX2 has 16 vector registers)
+constexpr int64_t kRowsKqVnni = 8;  // AVX-512: each weight vector loaded once for 8 rows
 constexpr size_t kKqUnitBytes = 4 * kPanel * sizeof(float) + kPanel * kQ8Block;  // 768
 constexpr int64_t kKqCorrPerBlock = 3;
 constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
@@ -167,10 +168,12 @@ struct MatmulKernels {
     // `type` into n consecutive units.
     void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into an activation
-    // panel of mr >= rows rows (mr = kRowsKq), missing rows zero. The same bits at every level.
+    // panel of mr >= rows rows (mr = kq_rows), missing rows zero. The same bits at every level.
     void (*quantize_kq)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
                         int8_t* q, float* scale, float* corr);
-    // Tile of kRowsKq rows over nunits units; halves: the weights' groups are 16 k (Q6_K), else
+    // Rows of the activation panels tile_kq reads (kRowsKq, or kRowsKqVnni at the avx512 level).
+    int64_t kq_rows;
+    // Tile of rows <= kq_rows rows over nunits units; halves: the weights' groups are 16 k (Q6_K), else
     // 32. Per output, unit and group: isum = exact integer sum of u * q, then
     //   acc = fma(s * float(isum), scale, acc);  acc = fma(-o, corr, acc)
     // in that order (so every level gives the same bits).

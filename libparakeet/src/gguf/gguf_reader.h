@@ -95,6 +95,8 @@ public:
     // Lets the OS drop the file pages read so far (see MappedFile::drop_resident_pages); tensor
     // data stays readable. A no-op for from_buffer readers.
     void drop_resident_pages() const { file_.drop_resident_pages(); }
+    // ... and only those of one tensor's data (MappedFile::drop_pages).
+    void drop_pages(const GgufTensor& t) const { file_.drop_pages(t.data, t.n_bytes); }
 
     // ---- metadata -------------------------------------------------------------------------
     bool has_key(const std::string& key) const { return key_index_.count(key) != 0; }

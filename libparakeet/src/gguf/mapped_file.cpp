@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -48,6 +49,15 @@ MappedFile::~MappedFile() { unmap(); }
 
 void MappedFile::drop_resident_pages() const {
     if (data_ != nullptr) ::madvise(const_cast<uint8_t*>(data_), size_, MADV_DONTNEED);
+}
+
+void MappedFile::drop_pages(const uint8_t* p, size_t n) const {
+    if (data_ == nullptr || p < data_ || p >= data_ + size_) return;
+    static const size_t kPage = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const size_t off = static_cast<size_t>(p - data_);
+    const size_t begin = (off + kPage - 1) / kPage * kPage;  // pages shared with a neighbour stay
+    const size_t end = std::min(off + n, size_) / kPage * kPage;
+    if (end > begin) ::madvise(const_cast<uint8_t*>(data_) + begin, end - begin, MADV_DONTNEED);
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

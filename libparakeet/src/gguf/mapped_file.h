@@ -35,6 +35,10 @@ public:
     // stays valid: a later read faults the page back in from the file. Used after load, once
     // the weights that were repacked elsewhere no longer need their file pages in memory.
     void drop_resident_pages() const;
+    // The same for the whole pages inside [p, p + n) (p inside the mapping; otherwise a no-op):
+    // the loader drops a matrix's file pages as soon as it has repacked it, so that the file's
+    // pages and the packed copy are not both resident at the peak of a load.
+    void drop_pages(const uint8_t* p, size_t n) const;
 
 private:
     void unmap();

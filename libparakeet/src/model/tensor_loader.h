@@ -55,6 +55,11 @@ public:
         return static_cast<kernels::WeightType>(tensor.type);
     }
 
+    // Lets the OS drop the file pages of a tensor the caller has copied out (a repacked
+    // matrix): the peak RSS of a load is then about the packed weights, not the packed weights
+    // plus the file. The data stays readable (a read faults it back in from the file).
+    void release(const GgufTensor& tensor) const { gguf_.drop_pages(tensor); }
+
     [[noreturn]] void fail(const std::string& what) const;
 
 private:

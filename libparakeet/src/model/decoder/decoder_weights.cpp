@@ -7,7 +7,9 @@ namespace pk {
 std::shared_ptr<const kernels::PackedWeights> load_packed_weights(const TensorLoader& t, const std::string& name,
                                                                   int64_t n, int64_t k) {
     const GgufTensor& w = t.get(name, {n, k});
-    return std::make_shared<const kernels::PackedWeights>(t.weight_type(w), w.data, n, k, t.level());
+    auto packed = std::make_shared<const kernels::PackedWeights>(t.weight_type(w), w.data, n, k, t.level());
+    t.release(w);
+    return packed;
 }
 
 std::vector<float> load_f32_copy(const TensorLoader& t, const std::string& name, int64_t rows, int64_t cols) {

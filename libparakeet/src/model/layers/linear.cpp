@@ -28,6 +28,7 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     } else {
         l.weights_ = std::make_shared<const kernels::PackedWeights>(t.weight_type(w), w.data, out, in, t.level());
     }
+    t.release(w);
     const std::string bias = schema::bias(prefix);
     l.bias_ = bias_required ? t.f32(bias, {out}) : t.optional_f32(bias, {out});
     l.in_ = in;

@@ -17,6 +17,7 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/matmul_store_avx512.h"
+#include "kernels/matmul_vnni_avx512.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers).
@@ -28,13 +29,6 @@ namespace {
 using namespace matmul_detail;
 
 constexpr int64_t VR = kRowsQ8Vnni;
-
-// One 32-bit word (4 int8 activations) in every lane.
-inline __m512i broadcast_quad(const int8_t* p) {
-    int32_t v;
-    std::memcpy(&v, p, sizeof v);
-    return _mm512_set1_epi32(v);
-}
 
 // acc += w_scale * x_scale * isum, for 16 outputs (the order of scale_add in the AVX2 file).
 inline __m512 scale_add(__m512i isum, __m512 w_scale, __m512 x_scale, __m512 acc) {
@@ -61,7 +55,7 @@ void tile_q8_vnni_rows(int64_t nblocks, const int8_t* a, const float* a_scale,
             const __m512i wt = _mm512_load_si512(w + t);
 #pragma GCC unroll 8
             for (int r = 0; r < R; ++r) {
-                acc[r] = _mm512_dpbusd_epi32(acc[r], wt, broadcast_quad(a + r * kQ8Block + 4 * t));
+                acc[r] = dpbusd_broadcast(acc[r], wt, a + r * kQ8Block + 4 * t);
             }
         }
         const __m512 ws = _mm512_load_ps(reinterpret_cast<const float*>(b));
@@ -132,8 +126,8 @@ void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_cor
         const __m512i* w = reinterpret_cast<const __m512i*>(panel + kPanel * sizeof(float));
         __m512i i0 = _mm512_set1_epi32(x_corr[blk]), i1 = _mm512_setzero_si512();
         for (int t = 0; t < kQ8QuadsPerBlock; t += 2) {
-            i0 = _mm512_dpbusd_epi32(i0, _mm512_load_si512(w + t), broadcast_quad(xq + 4 * t));
-            i1 = _mm512_dpbusd_epi32(i1, _mm512_load_si512(w + t + 1), broadcast_quad(xq + 4 * t + 4));
+            i0 = dpbusd_broadcast(i0, _mm512_load_si512(w + t), xq + 4 * t);
+            i1 = dpbusd_broadcast(i1, _mm512_load_si512(w + t + 1), xq + 4 * t + 4);
         }
         f = scale_add(_mm512_add_epi32(i0, i1), _mm512_load_ps(reinterpret_cast<const float*>(panel)),
                       _mm512_set1_ps(x_scale[blk]), f);

@@ -6,6 +6,8 @@
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"
+#include "kernels/matmul_store_avx512.h"
+#include "kernels/matmul_vnni_avx512.h"
 
 namespace pk::kernels {
 namespace {
@@ -15,15 +17,6 @@ using namespace matmul_detail;
 // int32 -> float (exact for block sums); the masked form, because GCC 12 warns that the plain
 // one's undefined source register "may be used uninitialized".
 inline __m512 to_float(__m512i v) { return _mm512_maskz_cvtepi32_ps(0xFFFF, v); }
-
-// Four activations (one 32-bit word) in every lane, loaded straight from memory: the load
-// port broadcasts it (vpbroadcastd zmm, m32). Going through a general register instead costs
-// two vector-pipe uops per quad, as many as the vpdpbusd itself, and halved the tile's speed.
-inline __m512i broadcast_quad(const int8_t* p) {
-    int32_t v;
-    __builtin_memcpy(&v, p, sizeof v);
-    return _mm512_set1_epi32(v);
-}
 
 template <bool kHalves, int kRows>
 void tile_kq_vnni(int64_t nunits, const int8_t* a, const float* a_scale, const float* a_corr,
@@ -50,7 +43,7 @@ void tile_kq_vnni(int64_t nunits, const int8_t* a, const float* a_scale, const f
                 const __m512i wt = _mm512_loadu_si512(u + t);
 #pragma GCC unroll 8
                 for (int r = 0; r < kRows; ++r) {
-                    isum[r] = _mm512_dpbusd_epi32(isum[r], wt, broadcast_quad(qb + r * kQ8Block + 4 * t));
+                    isum[r] = dpbusd_broadcast(isum[r], wt, qb + r * kQ8Block + 4 * t);
                 }
             }
             const __m512 sg = _mm512_loadu_ps(so + g * kPanel), og = _mm512_loadu_ps(so + (2 + g) * kPanel);
@@ -64,16 +57,7 @@ void tile_kq_vnni(int64_t nunits, const int8_t* a, const float* a_scale, const f
         }
     }
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) {
-        float* cr = c + r * ldc;
-        __m512 v = acc[r];
-        if (accumulate) {
-            v = _mm512_add_ps(_mm512_loadu_ps(cr), v);
-        } else if (bias) {
-            v = _mm512_add_ps(v, _mm512_loadu_ps(bias));
-        }
-        _mm512_storeu_ps(cr, v);
-    }
+    for (int r = 0; r < kRows; ++r) store_row_avx512(c + r * ldc, acc[r], bias, accumulate);
 }
 
 void tile_kq(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const float* a_scale, const float* a_corr,

@@ -264,6 +264,14 @@ def test_unsupported_option_values(server, field, value, param):
     assert_error(post(server, **upload(SPEECH, **{field: value})), 400, param=param)
 
 
+@pytest.mark.parametrize("field,value", [
+    ("beam_size", "9" * 5000),  # int() refuses over 4300 digits: was a 500
+    ("chunking_strategy", "[" * 5000 + "]" * 5000),  # json.loads' RecursionError: was a 500
+], ids=["5000-digit beam_size", "deeply nested chunking_strategy"])
+def test_hostile_field_values_are_400_not_500(server, field, value):
+    assert_error(post(server, **upload(SPEECH, **{field: value})), 400, param=field)
+
+
 def test_nan_samples_are_refused(server, tmp_path):
     import numpy as np
     import soundfile

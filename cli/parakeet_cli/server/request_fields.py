@@ -107,10 +107,10 @@ def _chunking_strategy(form: Any) -> None:
             return
         try:
             nested = json.loads(plain)
-        except ValueError:
-            raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain!r}") from None
+        except (ValueError, RecursionError):  # deep nesting exhausts the parser's recursion
+            raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain[:40]!r}") from None
         if not isinstance(nested, dict):
-            raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain!r}")
+            raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain[:40]!r}")
     unknown = sorted(set(nested) - _VAD_KEYS)
     if unknown:
         raise _bad(param, f"unknown chunking_strategy field {unknown[0]!r} (known: {', '.join(sorted(_VAD_KEYS))})")
@@ -188,8 +188,11 @@ def _beam_size(text: Optional[str], stream: bool) -> Optional[int]:
     empty for greedy decoding; not with stream=true (streams decode greedily)."""
     if text is None or not text.strip():
         return None
-    if not re.fullmatch(r"\s*\d+\s*", text) or not 1 <= int(text) <= MAX_BEAM_SIZE:
-        raise _bad("beam_size", f"'beam_size' must be an integer from 1 to {MAX_BEAM_SIZE}, not {text!r}")
+    # At most a few digits before int(): Python refuses to convert more than 4300 (a ValueError,
+    # which would be a 500), and no beam that long is allowed anyway.
+    digits = text.strip()
+    if not re.fullmatch(r"\d{1,6}", digits) or not 1 <= int(digits) <= MAX_BEAM_SIZE:
+        raise _bad("beam_size", f"'beam_size' must be an integer from 1 to {MAX_BEAM_SIZE}, not {text[:20]!r}")
     if stream:
         raise _bad("beam_size", "beam_size cannot be used with stream=true", code="unsupported_value")
     return int(text)

@@ -23,6 +23,9 @@ import soundfile
 from data_helpers import AUDIO, CLIPS, MODEL, ROOT  # noqa: F401 (the server tests take them from here)
 
 START_TIMEOUT_SEC = 60
+# Every test client is 127.0.0.1: a test in which one client fills the whole server (all the
+# queue's places, all the stream slots) lifts the per-client share.
+ONE_CLIENT = ["--client-share", "1"]
 STOP_TIMEOUT_SEC = 15
 
 

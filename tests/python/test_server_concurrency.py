@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from server_helpers import CLIPS, ServerProcess, long_wav_bytes
+from server_helpers import CLIPS, ONE_CLIENT, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
 POLL_SEC = 0.01
@@ -39,7 +39,7 @@ def wait_for(predicate, what):
 
 def test_parallel_requests_equal_sequential_ones(tmp_path):
     clips = [(c.name, c.read_bytes()) for c in CLIPS] * 2
-    with ServerProcess(["--concurrency", "3", "--max-queue", str(len(clips))], tmp_path) as srv:
+    with ServerProcess(["--concurrency", "3", "--max-queue", str(len(clips)), *ONE_CLIENT], tmp_path) as srv:
         sequential = []
         for name, data in clips:
             r = transcribe(srv, name, data, response_format="verbose_json", **{"timestamp_granularities[]": "word"})
@@ -58,7 +58,7 @@ def test_k_backends_run_at_once(tmp_path, very_long_wav):
     # Seconds of compute per request, so that the 10 ms sampler cannot miss the overlap (with
     # the 120 s clip a request took ~70 ms, and the check failed on a loaded machine).
     long_wav = very_long_wav
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2", "--attention", "full"],
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2", "--attention", "full", *ONE_CLIENT],
                        tmp_path) as srv:
         peak = {"in_use": 0.0, "depth": 0.0}
         done = threading.Event()
@@ -93,7 +93,7 @@ def very_long_wav():
 
 def test_full_queue_answers_503_with_retry_after(tmp_path, very_long_wav):
     long_wav = very_long_wav
-    with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "1", "--attention", "full"],
+    with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "1", "--attention", "full", *ONE_CLIENT],
                        tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=2) as pool:
             running = pool.submit(transcribe, srv, "a.wav", long_wav)

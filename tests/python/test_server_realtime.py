@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from parakeet_py import Context, load_audio
-from server_helpers import ServerProcess
+from server_helpers import ONE_CLIENT, ServerProcess
 from stream_helpers import LONG, MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
@@ -34,7 +34,7 @@ _bounded = per_test_limit(240)
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     with ServerProcess(["--concurrency", "2", "--threads", "1", "--realtime-window", SMALL_WINDOW, "--max-streams", "8",
-                        "--max-append-mb", "0.25"], tmp_path_factory.mktemp("realtime"), model=MODEL) as srv:
+                        "--max-append-mb", "0.25", *ONE_CLIENT], tmp_path_factory.mktemp("realtime"), model=MODEL) as srv:
         yield srv
 
 
@@ -172,6 +172,8 @@ def test_concurrent_sessions_beyond_the_pool_give_single_stream_results(server, 
     (json.dumps({"type": "transcription_session.update", "session": {
         "input_audio_transcription": {"language": "english"}}}), "invalid_value"),
     (b"\x00\x01binary", "invalid_frame"),
+    # A RecursionError, which was taken for a vanished client.
+    pytest.param("[" * 100_000 + "]" * 100_000, "invalid_json", id="deeply-nested-json"),
 ])
 def test_malformed_events_get_an_error_and_the_session_goes_on(server, clips, frame, code):
     with raw_session(server) as ws:

@@ -12,7 +12,7 @@ import openai
 import pytest
 
 from parakeet_py import Context, load_audio
-from server_helpers import AUDIO, ServerProcess, long_wav_bytes
+from server_helpers import AUDIO, ONE_CLIENT, ServerProcess, long_wav_bytes
 from stream_helpers import MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
@@ -28,7 +28,7 @@ _bounded = per_test_limit(240)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--sse-window", SMALL_WINDOW, "--max-streams", "8"],
+    with ServerProcess(["--concurrency", "2", "--threads", "1", "--sse-window", SMALL_WINDOW, "--max-streams", "8", *ONE_CLIENT],
                        tmp_path_factory.mktemp("sse"), model=MODEL) as srv:
         yield srv
 

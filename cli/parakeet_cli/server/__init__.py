@@ -15,8 +15,14 @@ import click
 from parakeet_py import __version__
 
 from ..common import ATTENTION, ATTENTION_HELP, kernel_options
-from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
-                     DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
+from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
+                     DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                     DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_WINDOW,
+                     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
+                     LOOPBACK_ORIGINS)
+
+# --host values that mean every address: no name of their own to trust.
+_WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
 API_KEY_ENV = "PARAKEET_API_KEY"
 MAX_UPLOAD_ENV = "PARAKEET_MAX_UPLOAD_MB"
@@ -78,7 +84,34 @@ def _window_text(window: Any) -> str:
               help="The same for stream=true transcriptions of uploaded files.")
 @click.option("--stream-idle-timeout", default=DEFAULT_STREAM_IDLE_SECONDS, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
-              help="Seconds a /v1/realtime connection may send nothing before it is closed.")
+              help="Seconds a /v1/realtime session may send no audio before it is closed (other events do not "
+                   "count).")
+@click.option("--max-session-seconds", default=DEFAULT_MAX_SESSION_SECONDS, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a /v1/realtime session may stay open, audio or not.")
+@click.option("--client-share", default=DEFAULT_CLIENT_SHARE, show_default=True,
+              type=click.FloatRange(min=0, max=1, min_open=True),
+              help="Fraction of the queue's places (concurrency + max-queue) and of the live streams that one "
+                   "client (IP address) may hold; at least one each.")
+@click.option("--max-connections", default=DEFAULT_MAX_CONNECTIONS, show_default=True, type=click.IntRange(min=1),
+              help="Open connections in all; one more is answered 503 and closed.")
+@click.option("--max-connections-per-client", default=DEFAULT_MAX_CONNECTIONS_PER_CLIENT, show_default=True,
+              type=click.IntRange(min=1), help="Open connections from one IP address; one more is answered 503 "
+                                               "and closed.")
+@click.option("--header-timeout", default=DEFAULT_HEADER_TIMEOUT, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a request's line and headers may take to arrive; then the connection is closed.")
+@click.option("--body-timeout", default=DEFAULT_BODY_TIMEOUT, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a request's body may take to arrive after its headers; then 408 and close.")
+@click.option("--trusted-host", "trusted_hosts", multiple=True,
+              help="A Host name clients use, trusted beyond loopback and --host (repeat; '*': any). Others get 400.")
+@click.option("--allowed-origin", "allowed_origins", multiple=True,
+              help="A web origin (scheme://host[:port]) whose pages may use the server, beyond loopback's "
+                   "(repeat; '*': any). A request with another Origin gets 403.")
+@click.option("--shutdown-timeout", default=DEFAULT_SHUTDOWN_TIMEOUT, show_default=True,
+              type=click.FloatRange(min=0),
+              help="On SIGINT/SIGTERM, seconds the requests in flight get before they are cancelled.")
 @click.option("--max-append-mb", default=DEFAULT_MAX_APPEND_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Largest audio in one input_audio_buffer.append, in MiB (decoded).")
@@ -90,7 +123,10 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
          max_queue: Optional[int], max_streams: int, realtime_window: Any, sse_window: Any,
-         stream_idle_timeout: float, max_append_mb: float, model_id: Optional[str], log_level: str) -> None:
+         stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
+         max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
+         allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, model_id: Optional[str],
+         log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -114,6 +150,15 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         realtime_window=realtime_window,
         stream_idle_seconds=stream_idle_timeout,
         max_append_bytes=int(max_append_mb * 1024 * 1024),
+        max_session_seconds=max_session_seconds,
+        client_share=client_share,
+        max_connections=max_connections,
+        max_connections_per_client=max_connections_per_client,
+        header_timeout=header_timeout,
+        body_timeout=body_timeout,
+        trusted_hosts=LOOPBACK_HOSTS + (() if host in _WILDCARD_HOSTS else (host,)) + trusted_hosts,
+        allowed_origins=LOOPBACK_ORIGINS + allowed_origins,
+        shutdown_timeout=shutdown_timeout,
     )
     try:
         context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention, isa=isa,

@@ -11,10 +11,11 @@ import contextlib
 import hmac
 import threading
 import logging
+import math
 import os
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -28,10 +29,16 @@ from parakeet_py.audio_formats import UPLOAD_CONTAINERS
 
 from . import formats, request_fields, sse
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
-from .limits import (DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
-                     DEFAULT_REALTIME_WINDOW, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS)
+from .clients import client_key
+from .connections import ConnectionLimits, guarded_protocol
+from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
+                     DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+                     DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_WINDOW,
+                     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
+                     LOOPBACK_ORIGINS)
 from .live import LiveStreams, Window
 from .metrics import Metrics, RequestMetricsMiddleware
+from .origins import HostOriginGuard
 from .queue import Overloaded, TranscriptionQueue
 from .realtime import RealtimeConfig, realtime_endpoint
 from .upload import ClientGone, read_form
@@ -60,6 +67,18 @@ class ServerConfig:
     realtime_window: Window = DEFAULT_REALTIME_WINDOW
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
     max_append_bytes: int = int(DEFAULT_MAX_APPEND_MB * 1024 * 1024)
+    max_session_seconds: float = DEFAULT_MAX_SESSION_SECONDS
+    # One client's (IP address's) share of the queue's places and of the live streams.
+    client_share: float = DEFAULT_CLIENT_SHARE
+    # Connections (enforced below the application: connections.py).
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_connections_per_client: int = DEFAULT_MAX_CONNECTIONS_PER_CLIENT
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+    body_timeout: float = DEFAULT_BODY_TIMEOUT
+    # Host headers and web origins answered (origins.py).
+    trusted_hosts: Tuple[str, ...] = LOOPBACK_HOSTS
+    allowed_origins: Tuple[str, ...] = LOOPBACK_ORIGINS
+    shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT
 
     def limits(self) -> dict:
         """The limits a client may want to know before uploading (advertised by /health and
@@ -70,7 +89,8 @@ class ServerConfig:
     def stream_limits(self) -> dict:
         """The live-stream limits (advertised by /health under "streams")."""
         return {"max_streams": self.max_streams, "max_append_bytes": self.max_append_bytes,
-                "idle_seconds": self.stream_idle_seconds, "sse_window": list(self.sse_window),
+                "idle_seconds": self.stream_idle_seconds, "max_session_seconds": self.max_session_seconds,
+                "client_share": self.client_share, "sse_window": list(self.sse_window),
                 "realtime_window": list(self.realtime_window)}
 
 
@@ -100,8 +120,12 @@ def create_app(context, config: ServerConfig) -> Starlette:
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
-    queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics)
-    live = LiveStreams(context, config.max_streams, metrics)
+    queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics,
+                               client_share=config.client_share)
+    live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share)
+    # Set when the server stops and the requests in flight have had their time: every
+    # transcription still running then stops at its next progress report.
+    stopping = threading.Event()
     try:
         created = int(os.path.getmtime(config.model_path))
     except OSError:
@@ -144,30 +168,48 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # The request stops at its next progress report once the client has gone (a beam
             # search request has no progress reports: it runs to the end).
             transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                            progress=None if beam else lambda _fraction: not gone.is_set())
+                                            progress=None if beam else
+                                            lambda _fraction: not (gone.is_set() or stopping.is_set()))
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
         return transcript
 
+    def overloaded(e: Overloaded) -> APIError:
+        reason = e.reason or f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting)"
+        return APIError(503, f"{reason}; retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
+                        headers={"Retry-After": str(e.retry_after)})
+
     async def transcriptions(request: Request) -> Response:
         try:
             check_api_key(request)
-            form = await read_form(request, config.max_upload_bytes)
+            # A place in the queue before the body is read: uploads beyond the queue are refused
+            # before they are received (and spooled to disk).
+            ticket = queue.reserve(client_key(request))
         except APIError as e:
             return e.response()
-        except ClientGone:
-            return error_response(400, "the client disconnected before sending the whole request",
-                                  code="incomplete_request")
+        except Overloaded as e:
+            return overloaded(e).response()
         try:
-            return await _transcribe_form(request, form)
+            try:
+                form = await read_form(request, config.max_upload_bytes)
+            except APIError as e:
+                return e.response()
+            except ClientGone:
+                return error_response(400, "the client disconnected before sending the whole request",
+                                      code="incomplete_request")
+            try:
+                return await _transcribe_form(request, form, ticket)
+            finally:
+                await form.close()
         finally:
-            await form.close()
+            queue.release(ticket)  # unless run() took it (then the job's end gives it back)
 
-    async def _transcribe_form(request: Request, form) -> Response:
+    async def _transcribe_form(request: Request, form, ticket) -> Response:
         fields = request_fields.parse(form)
         if fields.stream:
-            return await _stream_form(fields)
+            queue.release(ticket)  # a stream takes a stream slot instead
+            return await _stream_form(fields, client_key(request))
         response_format, granularities, language, upload = (fields.response_format, fields.granularities,
                                                             fields.language, fields.upload)
 
@@ -177,15 +219,15 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # json and text need no word/token times (the transcript's JSON is still built, for
             # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size))
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
+            if stopping.is_set() and not gone.is_set():
+                log.info("request cancelled: the server is stopping")
+                raise APIError(503, "the server is shutting down; retry on another one or later", type=SERVER_ERROR,
+                               code="server_shutting_down", headers={"Retry-After": "5", "Connection": "close"}) from e
             log.info("request cancelled: the client disconnected")
             raise transcription_error(e) from e
-        except Overloaded as e:
-            raise APIError(503, f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting); "
-                                f"retry after {e.retry_after} s", type=SERVER_ERROR, code="server_overloaded",
-                           headers={"Retry-After": str(e.retry_after)}) from e
         except ParakeetError as e:
             raise transcription_error(e) from e
         finally:
@@ -201,11 +243,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return PlainTextResponse(formats.srt_body(transcript))
         return PlainTextResponse(formats.vtt_body(transcript), media_type="text/vtt")
 
-    async def _stream_form(fields: request_fields.TranscriptionRequest) -> Response:
+    async def _stream_form(fields: request_fields.TranscriptionRequest, client: str) -> Response:
         """stream=true: the file decoded chunk by chunk, answered as Server-Sent Events."""
-        lease = live.admit("sse")
+        lease = live.admit("sse", client)
         if lease is None:
-            raise streams_full()
+            raise streams_full(client)
         try:
             audio = await live.run(decode_upload, fields.upload)
             await live.begin(lease, config.sse_window, sample_rate)
@@ -219,9 +261,9 @@ def create_app(context, config: ServerConfig) -> Starlette:
         return StreamingResponse(sse.transcript_events(live, lease, audio, piece), media_type=sse.MEDIA_TYPE,
                                  headers=sse.HEADERS)
 
-    def streams_full() -> APIError:
-        return APIError(503, f"the server is at its limit of {config.max_streams} live streams; retry later",
-                        type=SERVER_ERROR, code="too_many_streams", headers={"Retry-After": "1"})
+    def streams_full(client: str) -> APIError:
+        return APIError(503, live.refusal(client), type=SERVER_ERROR, code="too_many_streams",
+                        headers={"Retry-After": "1"})
 
     async def list_models(request: Request) -> Response:
         check_api_key(request)
@@ -258,6 +300,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
         try:
             yield
         finally:
+            stopping.set()  # whatever still runs stops at its next progress report
             queue.shutdown()
             live.shutdown()
 
@@ -273,11 +316,17 @@ def create_app(context, config: ServerConfig) -> Starlette:
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,
     )
+    app.add_middleware(HostOriginGuard, trusted_hosts=config.trusted_hosts, allowed_origins=config.allowed_origins)
     app.add_middleware(RequestMetricsMiddleware, metrics=metrics)
     app.state.metrics = metrics
+    app.state.stopping = stopping
     app.state.queue = queue
     app.state.live = live
     return app
+
+
+# Seconds uvicorn waits beyond --shutdown-timeout for the cancelled requests to answer.
+SHUTDOWN_ANSWER_SEC = 5
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:
@@ -285,7 +334,37 @@ def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str
     import uvicorn
 
     app = create_app(context, config)
-    # A realtime append is base64 JSON: the frame limit is the append limit plus a third and framing.
-    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=log_level in ("info", "debug"),
-                timeout_graceful_shutdown=30, ws="websockets",
-                ws_max_size=config.max_append_bytes * 4 // 3 + 64 * 1024)
+    stopping: threading.Event = app.state.stopping
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: Any = None) -> None:
+            # The requests in flight get --shutdown-timeout seconds; then each transcription
+            # still running is cancelled (its answer: 503 server_shutting_down), and uvicorn
+            # waits a few seconds more for those answers before it closes what is left.
+            timer = asyncio.get_running_loop().call_later(config.shutdown_timeout, stopping.set)
+            try:
+                await super().shutdown(sockets)
+            finally:
+                timer.cancel()
+                stopping.set()
+
+    limits = ConnectionLimits(max_connections=config.max_connections,
+                              max_per_client=config.max_connections_per_client,
+                              header_timeout=config.header_timeout, body_timeout=config.body_timeout)
+    uv_config = uvicorn.Config(
+        app, host=host, port=port, log_level=log_level, access_log=log_level in ("info", "debug"),
+        http=guarded_protocol(limits),
+        timeout_graceful_shutdown=math.ceil(config.shutdown_timeout) + SHUTDOWN_ANSWER_SEC,
+        ws="websockets",
+        # A realtime append is base64 JSON: the frame limit is the append limit plus a third
+        # and framing. One frame waits while one is handled (uvicorn's default queue is 32
+        # frames: 640 MiB a session at the default append limit), and no per-message deflate:
+        # it lets a few KB on the wire inflate to a 20 MiB frame.
+        ws_max_size=config.max_append_bytes * 4 // 3 + 64 * 1024, ws_max_queue=1, ws_per_message_deflate=False)
+    server = Server(uv_config)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    if not server.started:  # could not bind the port, for one: uvicorn has logged why
+        raise SystemExit(3)

@@ -18,3 +18,19 @@ DEFAULT_SSE_WINDOW = (10.0, 10.0, 5.0)
 DEFAULT_STREAM_IDLE_SECONDS = 30.0
 # Largest decoded input_audio_buffer.append, in MiB (OpenAI's limit is 15 MiB).
 DEFAULT_MAX_APPEND_MB = 15.0
+# One client's (IP address's) share of the transcription queue and of the live streams.
+DEFAULT_CLIENT_SHARE = 0.5
+# A realtime session is closed after this long, audio or not.
+DEFAULT_MAX_SESSION_SECONDS = 3600.0
+# Open connections in all and from one IP address; more are answered 503 and closed.
+DEFAULT_MAX_CONNECTIONS = 1024
+DEFAULT_MAX_CONNECTIONS_PER_CLIENT = 64
+# Seconds a request's head may take to arrive, and then its body.
+DEFAULT_HEADER_TIMEOUT = 10.0
+DEFAULT_BODY_TIMEOUT = 120.0
+# On SIGTERM, seconds the requests in flight get before they are cancelled.
+DEFAULT_SHUTDOWN_TIMEOUT = 30.0
+# Host headers and browser origins answered by default: loopback only (origins.py says why).
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+LOOPBACK_ORIGINS = ("http://localhost", "http://127.0.0.1", "http://[::1]",
+                    "https://localhost", "https://127.0.0.1", "https://[::1]")

@@ -1,8 +1,9 @@
 """Live streams of the server (SSE transcriptions and realtime sessions): admission, the
 threads their feeds run on, and what each feed reports to the metrics.
 
-At most ``max_streams`` streams are open at once; one more is refused at once (the caller
-answers 503 or an error event) rather than queued. A stream holds no backend between feeds
+At most ``max_streams`` streams are open at once, and one client (IP address) holds at most
+its share of them; one more is refused at once (the caller answers 503 or an error event)
+rather than queued. A stream holds no backend between feeds
 (the library lends one per chunk), so many more streams than backends stay live; each feed
 runs on one of ``max_streams`` threads, so a feed never waits for a thread, only (inside the
 library) for a backend. A stream's feeds run one after the other: its connection awaits each
@@ -22,6 +23,7 @@ import numpy as np
 
 from parakeet_py import Stream, StreamUpdate
 
+from .clients import Shares, share_limit
 from .metrics import Metrics
 
 T = TypeVar("T")
@@ -37,12 +39,14 @@ class Lease:
     kind: str
     stream: Optional[Stream] = None
     ended: bool = False
+    client: str = ""
 
 
 class LiveStreams:
-    def __init__(self, context: Any, max_streams: int, metrics: Metrics) -> None:
+    def __init__(self, context: Any, max_streams: int, metrics: Metrics, client_share: float = 1.0) -> None:
         self.context = context
         self.max_streams = max_streams
+        self._shares = Shares(share_limit(max_streams, client_share))
         self._metrics = metrics
         self._open = 0  # touched on the event loop thread only
         self._executor = ThreadPoolExecutor(max_workers=max(1, max_streams), thread_name_prefix="parakeet-stream")
@@ -52,15 +56,23 @@ class LiveStreams:
     def open(self) -> int:
         return self._open
 
-    def admit(self, kind: str) -> Optional[Lease]:
-        """A lease, or None when ``max_streams`` are open (counted as refused)."""
-        if self._open >= self.max_streams:
+    def admit(self, kind: str, client: str = "") -> Optional[Lease]:
+        """A lease, or None when ``max_streams`` are open or ``client`` holds its share of them
+        (counted as refused; :meth:`refusal` says which)."""
+        if self._open >= self.max_streams or not self._shares.take(client):
             self._metrics.streams_refused.labels(kind).inc()
             return None
         self._open += 1
         self._metrics.live_streams.labels(kind).inc()
         self._metrics.streams.labels(kind).inc()
-        return Lease(kind)
+        return Lease(kind, client=client)
+
+    def refusal(self, client: str) -> str:
+        """Why :meth:`admit` refused ``client`` just now."""
+        if self._open >= self.max_streams:
+            return f"the server is at its limit of {self.max_streams} live streams; retry later"
+        return (f"this client holds its share of the live streams ({self._shares.limit} of {self.max_streams}); "
+                "close one or retry later")
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on a stream thread (blocking work: decoding, the library)."""
@@ -103,6 +115,7 @@ class LiveStreams:
         lease.ended = True
         self.close_stream(lease)
         self._open -= 1
+        self._shares.give_back(lease.client)
         self._metrics.live_streams.labels(lease.kind).dec()
 
     def shutdown(self) -> None:

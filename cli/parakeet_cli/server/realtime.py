@@ -23,8 +23,11 @@ stays open after an error.
 
 Each event is handled before the next is read, so a client sending faster than the model
 decodes is slowed by the socket (the WebSocket's receive queue is bounded) rather than
-buffered here; one append is at most ``max_append_bytes``. A connection silent for
-``idle_seconds`` is closed, and a dropped connection frees its stream and slot at once.
+buffered here; one append is at most ``max_append_bytes``, and JSON and base64 of a large
+event are decoded on a stream thread, not on the event loop that serves every connection.
+A stream slot is not held for free: a session that sends no audio for ``idle_seconds`` (other
+events do not count) is closed, as is one open for ``max_session_seconds``; an item takes at most
+``max_audio_seconds`` of audio. A dropped connection frees its stream and slot at once.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import itertools
 import json
 import logging
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Optional
@@ -46,6 +50,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from parakeet_py import ParakeetError
 
+from .clients import client_key
 from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
@@ -59,6 +64,9 @@ INSECURE_KEY_PROTOCOL = "openai-insecure-api-key."
 _LANGUAGE = re.compile(r"^[A-Za-z]{2}$")
 # WebSocket close codes (RFC 6455 / IANA): policy violation, try again later.
 CLOSE_POLICY, CLOSE_TRY_LATER = 1008, 1013
+# Events larger than this are parsed (JSON, base64) on a stream thread: a 20 MiB append takes
+# tens of milliseconds to decode, during which the event loop would serve no one else.
+OFF_LOOP_CHARS = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -68,11 +76,14 @@ class RealtimeConfig:
     window: Window
     idle_seconds: float
     max_append_bytes: int
+    max_audio_seconds: float = float("inf")
+    max_session_seconds: float = float("inf")
 
     @classmethod
     def from_server(cls, config: Any) -> "RealtimeConfig":
         return cls(model_id=config.model_id, api_key=config.api_key, window=config.realtime_window,
-                   idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes)
+                   idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes,
+                   max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds)
 
 
 class EventError(Exception):
@@ -85,6 +96,10 @@ class EventError(Exception):
 
 def _new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:24]}"
+
+
+def _b64decode(audio: str) -> bytes:
+    return base64.b64decode(audio, validate=True)
 
 
 def authorized(websocket: WebSocket, api_key: Optional[str]) -> bool:
@@ -112,10 +127,10 @@ def realtime_endpoint(live: LiveStreams, config: RealtimeConfig, metrics: Metric
             await session.refuse("this server offers transcription sessions only: connect with "
                                  "?intent=transcription", code="unsupported_intent", close_code=CLOSE_POLICY)
             return
-        lease = live.admit("realtime")
+        lease = live.admit("realtime", client_key(websocket))
         if lease is None:
-            await session.refuse(f"the server is at its limit of {live.max_streams} live streams; retry later",
-                                 code="too_many_streams", close_code=CLOSE_TRY_LATER, type=SERVER_ERROR)
+            await session.refuse(live.refusal(client_key(websocket)), code="too_many_streams",
+                                 close_code=CLOSE_TRY_LATER, type=SERVER_ERROR)
             return
         try:
             await session.run(lease)
@@ -141,6 +156,7 @@ class Session:
         self.odd_byte = b""
         self.lease = Lease("realtime")  # replaced by run()'s
         self._event_ids = itertools.count()
+        self.started = self.last_audio = time.monotonic()  # the idle timer counts audio only
 
     # ---- sending ---------------------------------------------------------------------------
     async def send(self, event: Dict[str, Any]) -> None:
@@ -175,11 +191,19 @@ class Session:
         created = "transcription_session.created" if self.beta else "session.created"
         await self.send({"type": created, "session": self.session_object(ga=not self.beta)})
         while True:
+            now = time.monotonic()
+            idle_left = self.last_audio + self.config.idle_seconds - now
+            life_left = self.started + self.config.max_session_seconds - now
             try:
-                message = await asyncio.wait_for(self.ws.receive(), timeout=self.config.idle_seconds)
+                message = await asyncio.wait_for(self.ws.receive(), timeout=max(0.0, min(idle_left, life_left)))
             except asyncio.TimeoutError:
-                await self.refuse(f"no event for {self.config.idle_seconds:g} s: closing the session",
-                                  code="idle_timeout", close_code=1000)
+                if life_left <= idle_left:
+                    await self.refuse(f"the session reached this server's limit of "
+                                      f"{self.config.max_session_seconds:g} s: closing it (open a new one)",
+                                      code="session_expired", close_code=1000)
+                else:
+                    await self.refuse(f"no audio for {self.config.idle_seconds:g} s: closing the session",
+                                      code="idle_timeout", close_code=1000)
                 return
             if message["type"] == "websocket.disconnect":
                 return
@@ -192,9 +216,12 @@ class Session:
 
     async def handle(self, text: str) -> None:
         try:
-            event = json.loads(text)
+            event = await self.live.run(json.loads, text) if len(text) > OFF_LOOP_CHARS else json.loads(text)
         except ValueError as e:
             await self.error(EventError(f"the event is not valid JSON: {e}", code="invalid_json"))
+            return
+        except RecursionError:  # deep nesting: a malformed event, not a vanished client
+            await self.error(EventError("the event is nested too deeply", code="invalid_json"))
             return
         if not isinstance(event, dict):
             await self.error(EventError("an event must be a JSON object", code="invalid_json"))
@@ -232,17 +259,24 @@ class Session:
             raise EventError(f"an append may hold at most {self.config.max_append_bytes} bytes of audio; "
                              "send it in smaller appends", code="audio_too_large", param="audio")
         try:
-            data = base64.b64decode(audio, validate=True)
+            data = (await self.live.run(_b64decode, audio)) if len(audio) > OFF_LOOP_CHARS else _b64decode(audio)
         except (binascii.Error, ValueError) as e:
             raise EventError(f"'audio' is not valid base64: {e}", code="invalid_value", param="audio") from e
         data, self.odd_byte = self.odd_byte + data, b""
         if len(data) % 2:
             data, self.odd_byte = data[:-1], data[-1:]
+        samples = np.frombuffer(data, dtype="<i2")
+        item_samples = (self.item_samples if self.lease.stream is not None else 0) + samples.size
+        if item_samples > self.config.max_audio_seconds * self.rate:
+            self.odd_byte = b""
+            raise EventError(f"an item may hold at most {self.config.max_audio_seconds:g} s of audio; commit or "
+                             "clear it and go on in a new item", code="audio_too_long", param="audio")
         if self.lease.stream is None:
             await self.live.begin(self.lease, self.config.window, self.rate)
             self.item_id, self.item_samples = _new_id("item"), 0
-        samples = np.frombuffer(data, dtype="<i2")
         self.item_samples += samples.size
+        if samples.size:
+            self.last_audio = time.monotonic()
         update = await self.live.feed(self.lease, samples)
         await self.send_delta(update.text)
 

@@ -67,6 +67,8 @@ CLOSE_POLICY, CLOSE_TRY_LATER = 1008, 1013
 # Events larger than this are parsed (JSON, base64) on a stream thread: a 20 MiB append takes
 # tens of milliseconds to decode, during which the event loop would serve no one else.
 OFF_LOOP_CHARS = 64 * 1024
+# Longest piece of one append fed to the stream at once.
+FEED_PIECE_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -277,8 +279,13 @@ class Session:
         self.item_samples += samples.size
         if samples.size:
             self.last_audio = time.monotonic()
-        update = await self.live.feed(self.lease, samples)
-        await self.send_delta(update.text)
+        # A large append is fed in pieces: the library's working memory for a feed grows with
+        # its length (a 15 MiB append is 5.5 min of audio), and other requests get the
+        # backends between pieces.
+        piece = int(FEED_PIECE_SECONDS * self.rate)
+        for begin in range(0, max(samples.size, 1), piece):
+            update = await self.live.feed(self.lease, samples[begin:begin + piece])
+            await self.send_delta(update.text)
 
     async def on_commit(self, event: Dict[str, Any]) -> None:
         if self.lease.stream is None or self.item_samples == 0:

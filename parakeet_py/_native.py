@@ -66,6 +66,9 @@ char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wa
 char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* samples, int n_samples,
                                               int sample_rate, int beam_size, int nbest, int score_norm,
                                               const char* target_lang);
+char* parakeet_capi_transcribe_pcm_nbest_json_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                       int sample_rate, int beam_size, int nbest, int score_norm,
+                                                       parakeet_progress_fn fn, void* user_data);
 
 typedef struct parakeet_context_graph parakeet_context_graph;
 parakeet_context_graph* parakeet_capi_context_create_text(parakeet_ctx* ctx, const char** phrases,

@@ -309,9 +309,10 @@ class Context:
             raise InvalidArgument("the context is closed")
         code = decoder_code(decoder)
         if beam is not None:
-            if code == _native.DECODER_CTC or progress is not None:
-                raise InvalidArgument("beam search runs on the transducer head, without a progress callback")
-            best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1)[0].transcript
+            if code == _native.DECODER_CTC:
+                raise InvalidArgument("beam search runs on the transducer head, not CTC")
+            best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1,
+                                         progress=progress)[0].transcript
             return best if timestamps else Transcript(text=best.text, duration=best.duration,
                                                       frame_sec=best.frame_sec)
         if hotwords is not None and (code != _native.DECODER_DEFAULT or progress is not None):
@@ -351,13 +352,16 @@ class Context:
             return _hotwords.compile_hotwords(ptr, phrases, score, weights)
 
     def transcribe_nbest(self, audio: AudioSource, *, sample_rate: Optional[int] = None, beam: int = 4,
-                         nbest: Optional[int] = None, score_norm: bool = True) -> List[Hypothesis]:
+                         nbest: Optional[int] = None, score_norm: bool = True,
+                         progress: Optional[ProgressCallback] = None) -> List[Hypothesis]:
         """NeMo's transducer beam search (strategy ``beam``) with ``beam`` beams: the ``nbest``
         best hypotheses (default: ``beam``; NeMo may end with fewer), best first, each a
         :class:`~parakeet_py.nbest.Hypothesis` with its transcript and scores. ``score_norm``
         ranks by score / (tokens + 1) (NeMo's default), otherwise by score. TDT and RNN-T heads
         (hybrids use their transducer); a CTC-only model raises
-        :class:`~parakeet_py.errors.Unsupported`.
+        :class:`~parakeet_py.errors.Unsupported`. ``progress`` is called as for
+        :meth:`transcribe`, from the encoder and then at every frame of the search, and cancels
+        it the same way.
         """
         if self._ptr is None:
             raise InvalidArgument("the context is closed")
@@ -366,10 +370,18 @@ class Context:
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
-        ffi, _ = _native.load()
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        ffi, lib = _native.load()
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
-            return _nbest.transcribe_nbest(ptr, buf, int(samples.size), self.sample_rate, beam, nbest, score_norm)
+            if progress is None:
+                return _nbest.transcribe_nbest(ptr, buf, int(samples.size), self.sample_rate, beam, nbest, score_norm)
+            norm, n = 1 if score_norm else 0, int(samples.size)
+            document = _call_with_progress(progress, lambda fn, handle: (
+                lib.parakeet_capi_transcribe_pcm_nbest_json_progress(ptr, buf, n, self.sample_rate, beam, nbest, norm,
+                                                                     fn, handle)))
+            return _nbest.hypotheses_from_json(document)
 
     # ---- streaming -------------------------------------------------------------------------
     def stream(self, chunk: float = 2.0, left: float = 10.0, right: float = 2.0, *,
@@ -468,17 +480,24 @@ def _progress_callback() -> Any:
     return _progress_trampoline
 
 
-def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
-                              timestamps: bool) -> Transcript:
-    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback."""
-    ffi, lib = _native.load()
+def _call_with_progress(progress: ProgressCallback, invoke: Callable[[Any, Any], Any]) -> str:
+    """``invoke(fn, user_data)``: one library call with ``progress`` as its callback; its string."""
+    ffi, _ = _native.load()
     call = _ProgressCall(progress)
     handle = ffi.new_handle(call)  # kept alive for the whole call
-    result = lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, _progress_callback(), handle)
+    result = invoke(_progress_callback(), handle)
     if result == ffi.NULL and call.error is not None:
         raise call.error  # the callback's own exception (the library reports "cancelled")
     # A callback that returned False makes the library fail with PARAKEET_ERROR_CANCELLED: Cancelled.
-    transcript = Transcript.from_json(_native.string_result(result))
+    return _native.string_result(result)
+
+
+def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
+                              timestamps: bool) -> Transcript:
+    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback."""
+    _, lib = _native.load()
+    transcript = Transcript.from_json(_call_with_progress(
+        progress, lambda fn, handle: lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, fn, handle)))
     if timestamps:
         return transcript
     return Transcript(text=transcript.text, duration=transcript.duration, frame_sec=transcript.frame_sec,

@@ -196,6 +196,13 @@ PARAKEET_API char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, c
 PARAKEET_API char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* samples,
                                                            int n_samples, int sample_rate, int beam_size,
                                                            int nbest, int score_norm, const char* target_lang);
+/* parakeet_capi_transcribe_pcm_nbest_json with a progress callback, as the *_json_progress
+ * functions take it (fn NULL: none): reports come from the encoder, as there, and from the
+ * search at every encoder frame, so a non-zero return stops a beam search too. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_nbest_json_progress(parakeet_ctx* ctx, const float* samples,
+                                                                    int n_samples, int sample_rate,
+                                                                    int beam_size, int nbest, int score_norm,
+                                                                    parakeet_progress_fn fn, void* user_data);
 
 /* ---- Attention -----------------------------------------------------------------------------
  * The encoder's self-attention over the whole recording (full) costs time and memory growing

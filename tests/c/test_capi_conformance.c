@@ -650,6 +650,23 @@ static void test_nbest(parakeet_ctx* ctx, const char* rnnt_model, const char* ct
     char* raw = parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 2, 2, 0, NULL);
     CHECK(raw && contains(raw, "\"score_norm\":false") && contains(raw, "\"duration_frames\":"));
 
+    /* With a progress callback: the same document, reports up to exactly 1; a stop asked
+     * during the search (past the encoder's share of the progress, 0.94) cancels it. */
+    struct progress_log plog = {0};
+    plog.cancel_above = 2.0f;
+    char* with_fn = parakeet_capi_transcribe_pcm_nbest_json_progress(ctx, s, n, 16000, 4, 4, 1, record_progress, &plog);
+    CHECK(four && with_fn && strcmp(four, with_fn) == 0);
+    CHECK(plog.calls >= 4 && plog.monotone_violations == 0 && plog.first == 0.0f && plog.last == 1.0f);
+    parakeet_capi_free_string(with_fn);
+    struct progress_log stop = {0};
+    stop.cancel_above = 0.95f;
+    CHECK(parakeet_capi_transcribe_pcm_nbest_json_progress(ctx, s, n, 16000, 4, 4, 1, record_progress, &stop) == NULL);
+    CHECK(stop.last > 0.95f && stop.last < 1.0f);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "cancelled by the progress callback");
+    char* no_fn = parakeet_capi_transcribe_pcm_nbest_json_progress(ctx, s, n, 16000, 4, 4, 1, NULL, NULL);
+    CHECK(four && no_fn && strcmp(four, no_fn) == 0);
+    parakeet_capi_free_string(no_fn);
+
     CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 2, 3, 1, NULL) == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "beam_size >= nbest >= 1");
     CHECK(parakeet_capi_transcribe_pcm_nbest_json(ctx, s, n, 16000, 0, 0, 1, NULL) == NULL);

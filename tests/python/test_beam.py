@@ -8,7 +8,7 @@ import threading
 import gguf
 import pytest
 
-from parakeet_py import Context, ParakeetError, _native
+from parakeet_py import Cancelled, Context, ParakeetError, _native
 
 from data_helpers import AUDIO, MODEL, MODELS, NEMO_DIR as NEMO, SPEECH
 
@@ -88,11 +88,18 @@ def test_errors(tdt):
             tdt.transcribe_nbest(SHORT, **kwargs)
     with pytest.raises(ParakeetError, match="transducer"):
         tdt.transcribe(SHORT, beam=2, decoder="ctc")
-    with pytest.raises(ParakeetError, match="progress"):
-        tdt.transcribe(SHORT, beam=2, progress=lambda f: True)
     with Context(MODELS["ctc"]) as c:
         with pytest.raises(ParakeetError, match="requires a TDT or RNN-T head"):
             c.transcribe_nbest(SHORT, beam=2)
+
+
+def test_beam_search_reports_progress_and_a_stop_cancels_it(tdt):
+    seen = []
+    best = tdt.transcribe(SHORT, beam=2, progress=lambda f: seen.append(f) or True)
+    assert best.text == tdt.transcribe(SHORT, beam=2).text and seen[0] == 0.0 and seen[-1] == 1.0
+    assert any(0.94 < f < 1.0 for f in seen)  # reports from the search, past the encoder's share
+    with pytest.raises(Cancelled):  # a stop asked during the search stops it
+        tdt.transcribe_nbest(SHORT, beam=2, progress=lambda f: f <= 0.95)
 
 
 def test_cli_beam(tdt):

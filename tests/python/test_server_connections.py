@@ -172,14 +172,16 @@ def test_one_client_holds_only_its_share_of_the_queue(tmp_path):
         first.close()
 
 
-def test_a_stop_cancels_the_transcription_in_flight(tmp_path):
+@pytest.mark.parametrize("fields", [{}, {"beam_size": "4"}], ids=["greedy", "beam"])
+def test_a_stop_cancels_the_transcription_in_flight(tmp_path, fields):
     # 10 min under full attention: seconds of compute; the stop gives it no time at all.
     data = long_wav_bytes(600)
     srv = ServerProcess(["--attention", "full", "--shutdown-timeout", "0"], tmp_path)
     with srv:
         answers = []
         client = threading.Thread(target=lambda: answers.append(httpx.post(
-            srv.url + URL_PATH, files={"file": ("long.wav", data, "audio/wav")}, timeout=HANG_GUARD_SEC)))
+            srv.url + URL_PATH, files={"file": ("long.wav", data, "audio/wav")}, data=fields,
+            timeout=HANG_GUARD_SEC)))
         client.start()
         deadline = time.monotonic() + HANG_GUARD_SEC
         while srv.metric("parakeet_backends_in_use") != 1:

@@ -165,11 +165,10 @@ def create_app(context, config: ServerConfig) -> Starlette:
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
-            # The request stops at its next progress report once the client has gone (a beam
-            # search request has no progress reports: it runs to the end).
+            # The request stops at its next progress report (beam search: at every encoder
+            # frame too) once the client has gone or the server stops.
             transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                            progress=None if beam else
-                                            lambda _fraction: not (gone.is_set() or stopping.is_set()))
+                                            progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)

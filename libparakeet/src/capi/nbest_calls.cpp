@@ -13,6 +13,7 @@
 #include "audio/wav_reader.h"
 #include "capi/attention_json.h"
 #include "capi/context.h"
+#include "capi/progress_callback.h"
 #include "capi/transcript_json.h"
 #include "common/errors.h"
 #include "common/json_writer.h"
@@ -22,7 +23,8 @@ using pk::capi::guarded;
 
 namespace {
 
-pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, int score_norm) {
+pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, int score_norm,
+                                 parakeet_progress_fn fn = nullptr, void* user_data = nullptr) {
     pk::capi::asr_model(ctx);
     if (beam_size < 1 || nbest < 1 || nbest > beam_size)
         throw pk::InvalidArgument("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
@@ -31,6 +33,7 @@ pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, in
     options.beam.beam_size = beam_size;
     options.beam.nbest = nbest;
     options.beam.score_norm = score_norm != 0;
+    options.progress = pk::capi::progress_from(fn, user_data);
     return options;
 }
 
@@ -96,6 +99,15 @@ char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* sa
                                               const char* /*target_lang*/) {
     return guarded<char*>(ctx, nullptr, [&] {
         const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm);
+        return run(ctx, o, samples, n_samples, sample_rate);
+    });
+}
+
+char* parakeet_capi_transcribe_pcm_nbest_json_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                       int sample_rate, int beam_size, int nbest, int score_norm,
+                                                       parakeet_progress_fn fn, void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm, fn, user_data);
         return run(ctx, o, samples, n_samples, sample_rate);
     });
 }

@@ -2,7 +2,7 @@
 #include <utility>
 
 #include "audio/wav_reader.h"
-#include "capi/callback_scope.h"
+#include "capi/progress_callback.h"
 #include "capi/context.h"
 #include "capi/decoder_number.h"
 #include "capi/transcript_json.h"
@@ -21,11 +21,7 @@ struct Result {
 // The request options of a call: the decoder, and the caller's progress callback when given.
 pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
     pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
-    if (fn != nullptr)
-        options.progress = [fn, user_data](double fraction) {
-            const pk::capi::CallbackScope inside;
-            return fn(static_cast<float>(fraction), user_data) == 0;
-        };
+    options.progress = pk::capi::progress_from(fn, user_data);
     return options;
 }
 

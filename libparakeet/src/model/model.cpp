@@ -247,6 +247,7 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
     }
     progress.at(kFrontEndEnd);
     encoder_->run_layers(b.team(), arena, e.data, e.frames, e.attention, progress.sub(kFrontEndEnd, kEncoderEnd));
+    e.decoding = progress.sub(kEncoderEnd, 1.0);
     return e;
 }
 

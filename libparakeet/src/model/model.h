@@ -168,6 +168,7 @@ private:
         float* data = nullptr;  // [frames, d_model]
         int64_t frames = 0;
         AttentionSetting attention = AttentionSetting::full();
+        ProgressSpan decoding;  // the request's progress from the encoder's end to the result
     };
     EncodedRequest encode_request(Backend& b, const float* samples, int64_t n, int sample_rate,
                                   const RequestOptions& options, std::vector<float>* release,

@@ -34,7 +34,7 @@ std::vector<ScoredTranscript> Model::transcribe_nbest(const float* samples, int6
     Backend& b = lease.backend();
     return with_encoded_request(b, samples, n, sample_rate, options, nullptr, [&](const EncodedRequest& enc) {
         std::vector<BeamHypothesis> hyps =
-            transducer_->decode_beam(b.team(), b.arena(), enc.data, enc.frames, enc.frames, options.beam);
+            transducer_->decode_beam(b.team(), b.arena(), enc.data, enc.frames, enc.frames, options.beam, enc.decoding);
         const auto nbest = static_cast<size_t>(options.beam.nbest);
         if (hyps.size() > nbest) hyps.resize(nbest);
         std::vector<ScoredTranscript> out;

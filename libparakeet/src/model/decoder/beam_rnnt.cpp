@@ -23,6 +23,7 @@ std::vector<BeamHypothesis> greedy_search(PredictionCache& net, int n_frames, co
     TokenTrail trail;
     Hyp hyp{0.0, PredictionCache::kRoot, -1};
     for (int t = 0; t < n_frames; ++t) {
+        if (o.on_frame) o.on_frame(t, n_frames);
         for (int symbols = 0; symbols < kGreedySearchMaxSymbols; ++symbols) {
             const float* logits = net.joint(t, hyp.node);
             log_softmax(logits, V + 1, logp.data());
@@ -51,6 +52,7 @@ std::vector<BeamHypothesis> beam_rnnt(PredictionCache& net, int n_frames, const 
     std::vector<Hyp> kept{{0.0, PredictionCache::kRoot, -1}}, hyps;
 
     for (int t = 0; t < n_frames; ++t) {
+        if (o.on_frame) o.on_frame(t, n_frames);
         hyps.swap(kept);
         kept.clear();
         live.clear();

@@ -9,6 +9,8 @@
 // more than beam_size); the caller keeps the first n.
 #pragma once
 
+#include <functional>
+
 #include <vector>
 
 #include "model/decoder/confidence.h"
@@ -24,6 +26,8 @@ struct BeamOptions {
 
 struct BeamSearchOptions {
     int beam_size = 1;
+    // Called at the start of every frame t (of n); may throw (Cancelled) to stop the search.
+    std::function<void(int t, int n)> on_frame;
     bool score_norm = true;
     int blank_id = 0;            // = vocab size; token logits are [0, blank_id]
     std::vector<int> durations;  // TDT durations in frames; empty for RNN-T

@@ -60,6 +60,7 @@ std::vector<BeamHypothesis> beam_tdt(PredictionCache& net, int n_frames, const B
     std::vector<Hyp> kept{{0.0f, PredictionCache::kRoot, 0, -1}}, hyps;
 
     for (int t = 0; t < n_frames; ++t) {
+        if (o.on_frame) o.on_frame(t, n_frames);
         hyps.clear();
         std::vector<Hyp> later;
         for (const Hyp& h : kept) (h.last_frame == t ? hyps : later).push_back(h);

@@ -10,7 +10,8 @@
 namespace pk {
 
 std::vector<BeamHypothesis> TransducerDecoder::decode_beam(ThreadTeam& team, Arena& arena, const float* enc,
-                                                           int64_t T, int64_t enc_len, const BeamOptions& beam) const {
+                                                           int64_t T, int64_t enc_len, const BeamOptions& beam,
+                                                           const ProgressSpan& progress) const {
     if (enc_len < 0 || enc_len > T)
         throw InvalidArgument("encoder length " + std::to_string(enc_len) + " is outside [0, " + std::to_string(T) + "]");
     if (beam.beam_size < 1) throw InvalidArgument("beam size must be at least 1 (got " + std::to_string(beam.beam_size) + ")");
@@ -20,6 +21,7 @@ std::vector<BeamHypothesis> TransducerDecoder::decode_beam(ThreadTeam& team, Are
     o.blank_id = options_.blank_id;
     o.durations = options_.durations;
     o.confidence = options_.confidence;
+    if (progress.progress != nullptr) o.on_frame = [&progress](int t, int n) { progress.at(static_cast<double>(t) / n); };
     ArenaScope scope(arena);
     float* enc_proj = arena.alloc_array<float>(static_cast<size_t>((enc_len > 0 ? enc_len : 1) * joint_.hidden()));
     if (enc_len > 0) joint_.project_encoder(team, arena, enc, enc_len, enc_proj);

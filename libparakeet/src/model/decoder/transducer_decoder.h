@@ -15,6 +15,7 @@
 #include "model/decoder/prediction_net.h"
 #include "model/decoder/stream_carry.h"
 #include "model/decoder/transducer_steps.h"
+#include "model/request_progress.h"
 #include "model/transcript/transcript.h"
 
 namespace pk {
@@ -38,8 +39,10 @@ public:
     // NeMo's beam strategy (beam_tdt.h / beam_rnnt.h, defined in transducer_beam.cpp) on the
     // first enc_len frames: every final hypothesis, best first. Throws InvalidArgument unless
     // 0 <= enc_len <= T and beam.beam_size >= 1.
+    // `progress` is told how far the search is, frame by frame (it may throw Cancelled).
     std::vector<BeamHypothesis> decode_beam(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
-                                            int64_t enc_len, const BeamOptions& beam) const;
+                                            int64_t enc_len, const BeamOptions& beam,
+                                            const ProgressSpan& progress = {}) const;
 
     // A chunked stream's step: greedy decoding of the n_frames frames of enc [n_frames, d_model]
     // continuing from `carry` (updated), with streaming_options(). Token frames are local to

@@ -8,7 +8,7 @@ client waited. The attackers come from other loopback addresses (127.0.0.2-6; al
 apply as they would to strangers on a network.
 
   slowloris   --slowloris sockets (127.0.0.2) trickle a header byte every --trickle s, and
-              reconnect when cut;
+              reconnect --trickle s after they are cut or refused;
   upload      --uploads tasks (127.0.0.3) each send a 25 MiB body as fast as loopback goes,
               over and over (not audio: 400 once received; refused 503 before the body when
               the queue is full);
@@ -107,7 +107,7 @@ async def slowloris(port: int, trickle: float, stop: asyncio.Event) -> None:
         except OSError:
             tally["slowloris cut"] += 1
         w.close()
-        await asyncio.sleep(1)
+        await asyncio.sleep(trickle)  # back at a slowloris' own pace, not as a connection flood
 
 
 async def upload_flood(port: int, stop: asyncio.Event) -> None:

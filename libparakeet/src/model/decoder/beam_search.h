@@ -10,7 +10,6 @@
 #pragma once
 
 #include <functional>
-
 #include <vector>
 
 #include "model/decoder/confidence.h"

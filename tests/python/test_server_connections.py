@@ -113,7 +113,9 @@ def test_a_trickled_body_is_answered_408_at_the_body_timeout_and_frees_its_place
 
 
 def test_connections_over_the_caps_are_refused_at_once(tmp_path):
-    with ServerProcess(["--max-connections", "4", "--max-connections-per-client", "3"], tmp_path) as srv:
+    # The held connections send nothing: a long head timeout keeps them held however slow the test.
+    with ServerProcess(["--max-connections", "4", "--max-connections-per-client", "3", "--header-timeout", "600"],
+                       tmp_path) as srv:
         held = [open_socket(srv) for _ in range(3)]
         refused = open_socket(srv)  # the 4th from this client: over its cap
         answer = read_answer(refused)

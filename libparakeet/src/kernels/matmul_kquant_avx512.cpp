@@ -2,7 +2,7 @@
 // outputs' unsigned weights by four signed activations. Same float operations, in the same
 // order, as the portable tile (matmul_kquant.cpp), so the levels agree bitwise. Activation
 // panels of kRowsKqVnni = 8 rows (the portable and AVX2 tiles take 4): with 32 registers each
-// weight vector serves 8 rows, 370 -> 400 GFLOP/s for q4_k at 125 x 512 x 2048, 1 thread, Zen 4.
+// weight vector serves 8 rows, 370 -> 400 GFLOP/s for q4_k at 125 x 512 x 2048, 1 thread, Intel Xeon.
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"

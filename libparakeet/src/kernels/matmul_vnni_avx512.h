@@ -13,8 +13,8 @@ namespace pk::kernels::matmul_detail {
 // four signed activations read from memory and broadcast by the instruction itself (EVEX
 // embedded broadcast, {1to16}). GCC does not fold a _mm512_set1_epi32 into vpdpbusd; the
 // separate vpbroadcastd is one more uop per product, and the tiles are then bound by the
-// uops the core dispatches per cycle rather than by its two vpdpbusd pipes (q8_0 tile, Zen 4:
-// 531 -> 575 GFLOP/s). The integer result is the same.
+// uops the core issues per cycle rather than by its two vpdpbusd pipes (q8_0 tile, 1 thread,
+// an Intel Xeon with AVX-512 VNNI: 531 -> 575 GFLOP/s). The integer result is the same.
 static inline __m512i dpbusd_broadcast(__m512i acc, __m512i u, const int8_t* q) {
     __asm__("vpdpbusd %[q]%{1to16%}, %[u], %[acc]"
             : [acc] "+v"(acc)

@@ -123,7 +123,7 @@ def test_transcribe_failures_are_reported_and_the_rest_still_run(expected, tmp_p
     (["transcribe", "-m", MODEL, "--decoder", "beam", SPEECH], "'beam' is not one of"),
     (["transcribe", "-m", MODEL, "-c", 0, SPEECH], "x>=1"),
     (["transcribe", "-m", MODEL, "-f", "srt", SPEECH, SHORT], "needs --output-dir"),
-    (["transcribe", "-m", MODEL, "-o", "/tmp/x", SPEECH, SPEECH], "same output name"),
+    (["transcribe", "-m", MODEL, "-o", "/tmp/parakeet-test-same-output-name-never-created", SPEECH, SPEECH], "same output name"),
     (["info"], "Missing option '-m'"),
     (["convert", "/no/such.nemo", "out.gguf"], "does not exist"),
     (["quantize", MODEL, "out.gguf", "--type", "q3_k"], "'q3_k' is not one of"),

@@ -116,8 +116,11 @@ PARAKEET_API void parakeet_capi_free(parakeet_ctx* ctx);
  * "attention", "conv", "norm", "featurizer", "subsampling", "subsampling_out", "joint_enc",
  * "joint_pred", "joint_out", "ctc", "prediction", "other"}, "file_bytes", "packed_bytes",
  * "attention": {"mode": "auto"|"full"} or {"mode": "local", "left": L, "right": R} (the
- * context's current setting), "auto_full_max_frames": the longest encoder sequence (frames)
- * auto runs with full attention, "isa": the context's kernel level, chosen at load ("scalar",
+ * context's current setting; a cache-aware model always runs {"mode": "chunked", "left",
+ * "right"} with its default context), "auto_full_max_frames": the longest encoder sequence
+ * (frames) auto runs with full attention, "streaming": {"mode": "buffered"} or {"mode":
+ * "cache_aware", "contexts": [{"left", "right", "chunk_ms"}]} (the first context is the
+ * default), "isa": the context's kernel level, chosen at load ("scalar",
  * "avx2", "avx512"), "bf16_encoder": whether the encoder's matrices were rounded to bfloat16}.
  * Returns NULL on error (ctx NULL). Free with parakeet_capi_free_string(). Thread-safe. */
 PARAKEET_API char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
@@ -283,15 +286,24 @@ typedef struct parakeet_stream_event {
     float time_sec;    /* encoder_frame * frame_sec */
 } parakeet_stream_event;
 
-/* Begins a stream on ctx with the default settings: left 10 s, chunk 2 s, right 2 s (NeMo's
- * recommendation for about 4 s latency), the model's default decoder. NULL on error. */
+/* Begins a stream on ctx with the default settings. An offline model streams by NeMo's
+ * buffered chunked inference with left 10 s, chunk 2 s, right 2 s (NeMo's recommendation for
+ * about 4 s latency). A cache-aware streaming model (FastConformer trained with chunked_limited
+ * attention, parakeet.encoder.att_context_style) streams as NeMo's cache-aware pipeline does
+ * (CacheAwareStreamingAudioBuffer + conformer_stream_step) with its default attention context,
+ * the first of parakeet.encoder.att_context_presets: chunks of (R + 1) * 80 ms (the first one
+ * 10 ms of audio plus R * 80 ms), each decoded as soon as its audio has arrived; the token ids
+ * and text are NeMo's. The model's default decoder either way. NULL on error. */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx);
 /* The same; `target_lang` is accepted and ignored (the models are monolingual). */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* target_lang);
 /* Begins a stream with settings from a JSON object (NULL or "" for the defaults):
- *   {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}
- * chunk_sec >= 0.08 (one encoder frame), left_sec and right_sec >= 0, each at most 600; decoder
- * as PARAKEET_DECODER_*. Unknown keys and out-of-range values are errors. */
+ *   offline models:     {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}
+ *   cache-aware models: {"att_context": [70, 1], "decoder": 0}
+ * chunk_sec >= 0.08 (one encoder frame), left_sec and right_sec >= 0, each at most 600;
+ * att_context one of the model's contexts ([left, right] in encoder frames; the error names
+ * them); decoder as PARAKEET_DECODER_*. Unknown keys, out-of-range values, a context the model
+ * lacks and the other kind's options are errors. */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json);
 
 /* Feeds `n_samples` samples of 16 kHz mono float audio (any count, 0 included) and decodes

@@ -22,12 +22,13 @@ import yaml
 
 from . import gguf_schema as schema
 from .errors import ConversionError, UnsupportedModelError
+from .streaming_config import encoder_streaming
 
 # What the engine implements; widen these together with the engine.
 SUPPORTED_SUBSAMPLING = {"dw_striding": 8}  # kind → factor
 SUPPORTED_ATTENTION = ("rel_pos",)
 SUPPORTED_CONV_NORM = ("batch_norm", "layer_norm")
-SUPPORTED_NORMALIZE = ("per_feature",)
+SUPPORTED_NORMALIZE = ("per_feature", "NA")  # NA: none (the cache-aware streaming models)
 SUPPORTED_JOINT_ACTIVATION = ("relu",)
 SUPPORTED_MAG_POWER = (1.0, 2.0)
 
@@ -275,6 +276,7 @@ def build_model_spec(
 
     meta: List[MetaValue] = [MetaValue(schema.ARCH, "str", arch)]
     meta += [MetaValue(key, kind, enc[k]) for k, key, kind in _ENCODER_KEYS]
+    meta += enc["streaming_meta"]
     meta += [MetaValue(key, kind, pre[k]) for k, key, kind in _PREPROCESSOR_KEYS]
     meta += [
         MetaValue(schema.VOCAB_SIZE, "u32", V),
@@ -472,6 +474,11 @@ def _conv_out(n: int) -> int:
     return (n + 2 - 3) // 2 + 1
 
 
+def _causal_conv_out(n: int) -> int:
+    """Length after one 3-wide, stride-2 causal convolution (padding 2 before, 1 after)."""
+    return n // 2 + 1
+
+
 def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
     """Effective ``ConformerEncoder`` settings, refusing what the engine cannot run."""
     if not isinstance(r.raw("encoder", None), dict):
@@ -496,8 +503,6 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         r.problem(f"encoder subsampling={sub!r} is not supported (only dw_striding)")
     elif factor != SUPPORTED_SUBSAMPLING[sub]:
         r.problem(f"encoder subsampling_factor={factor} is not supported with {sub} (only {SUPPORTED_SUBSAMPLING[sub]})")
-    if r.get_bool("encoder.causal_downsampling", False):
-        r.problem("encoder causal_downsampling=true (streaming) is not supported")
     if attention not in SUPPORTED_ATTENTION:
         r.problem(f"encoder self_attention_model={attention!r} is not supported (only rel_pos)")
     if norm not in SUPPORTED_CONV_NORM:
@@ -506,15 +511,7 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         r.problem(f"encoder d_model {d} is not divisible by n_heads {n_heads}")
     if kernel % 2 == 0:
         r.problem(f"encoder conv_kernel_size {kernel} is even; only symmetric (odd) kernels are supported")
-    ctx = r.raw("encoder.att_context_size", None)
-    if ctx not in (None, [-1, -1]):
-        r.problem(f"encoder att_context_size={ctx!r} (limited-context / streaming attention) is not supported")
-    style = r.get_str("encoder.att_context_style", "regular")
-    if style != "regular":
-        r.problem(f"encoder att_context_style={style!r} (cache-aware streaming) is not supported")
-    conv_ctx = r.raw("encoder.conv_context_size", None)
-    if conv_ctx is not None and conv_ctx != [(kernel - 1) // 2, (kernel - 1) // 2]:
-        r.problem(f"encoder conv_context_size={conv_ctx!r} (causal convolution) is not supported")
+    streaming, streaming_meta = encoder_streaming(r, kernel, factor)
     if r.raw("encoder.reduction", None) and r.get_int("encoder.reduction_factor", 1) > 1:
         r.problem("encoder reduction (time reduction inside the encoder) is not supported")
     feat_out = r.get_int("encoder.feat_out", -1, minimum=-1)
@@ -526,20 +523,22 @@ def _encoder(r: _Reader, check: _ShapeCheck) -> Dict[str, Any]:
         r.problem(f"encoder feat_in {feat_in} differs from the preprocessor's {n_mels} mel features")
 
     if not r.problems:
-        _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias, norm)
-    return dict(feat_in=feat_in, d_model=d, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim, conv_kernel=kernel,
+        _encoder_tensors(check, n_layers, d, n_heads, ff_dim, kernel, channels, feat_in, use_bias, norm,
+                         streaming.get("causal", False))
+    return dict(streaming_meta=streaming_meta, feat_in=feat_in, d_model=d, n_layers=n_layers, n_heads=n_heads, ff_dim=ff_dim, conv_kernel=kernel,
                 conv_norm_type=norm or "", subsampling_factor=factor, subsampling_conv_channels=channels,
                 xscaling=r.get_bool("encoder.xscaling", True), pos_emb_max_len=r.get_int("encoder.pos_emb_max_len", 5000),
                 use_bias=use_bias)
 
 
 def _encoder_tensors(check: _ShapeCheck, n_layers: int, d: int, h: int, ff: int, k: int, c: int, feat_in: int,
-                     use_bias: bool, conv_norm: str) -> None:
+                     use_bias: bool, conv_norm: str, causal: bool) -> None:
     p = schema.SUBSAMPLING_PREFIX
     for i, shape in ((0, (c, 1, 3, 3)), (2, (c, 1, 3, 3)), (3, (c, c, 1, 1)), (5, (c, 1, 3, 3)), (6, (c, c, 1, 1))):
         check.need(f"{p}conv.{i}.weight", shape)
         check.need(f"{p}conv.{i}.bias", (c,))
-    f8 = _conv_out(_conv_out(_conv_out(feat_in)))
+    out = _causal_conv_out if causal else _conv_out
+    f8 = out(out(out(feat_in)))
     check.need(f"{p}{schema.SUBSAMPLING_OUT}.weight", (d, c * f8))
     check.need(f"{p}{schema.SUBSAMPLING_OUT}.bias", (d,))
 

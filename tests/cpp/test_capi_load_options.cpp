@@ -219,7 +219,7 @@ TEST(LoadOptions, NumbersIgnoreTheNumericLocale) {
     pk::LoadOptions o;
     std::string error;
     try {
-        s = pk::capi::parse_stream_options("{\"chunk_sec\": 2.5, \"left_sec\": 1e1, \"right_sec\": 0.75}");
+        s = pk::capi::parse_stream_options("{\"chunk_sec\": 2.5, \"left_sec\": 1e1, \"right_sec\": 0.75}").settings;
         pk::capi::apply_load_options_json("{\"attention\": [8.0, 4], \"threads\": 2.0}", o);
     } catch (const std::exception& e) {
         error = e.what();

@@ -96,7 +96,7 @@ TEST(ChunkSchedule, DecodedFramesAddUpToTheOfflineEncoderLength) {
                 EXPECT_EQ(w[i].last, i + 1 == w.size());
                 if (w[i].last) {
                     EXPECT_EQ(w[i].window_end, n);
-                    const int64_t enc = pk::FastConformerEncoder::output_frames((w[i].window_end - w[i].window_start) / 160);
+                    const int64_t enc = pk::DwStridingSubsampling::output_frames((w[i].window_end - w[i].window_start) / 160, false);
                     decoded += enc - w[i].left_frames;
                 } else {
                     EXPECT_LT(w[i].window_end, n);
@@ -105,7 +105,7 @@ TEST(ChunkSchedule, DecodedFramesAddUpToTheOfflineEncoderLength) {
             }
             // Exact when the last window is on the 1280-sample grid; otherwise its left context
             // rounds down (NeMo's left_samples // 1280), which can decode one frame more.
-            const int64_t offline = pk::FastConformerEncoder::output_frames(n / 160);
+            const int64_t offline = pk::DwStridingSubsampling::output_frames(n / 160, false);
             if (w.back().window_start % c.frame_samples == 0) {
                 EXPECT_EQ(decoded, offline) << "n = " << n;
             } else {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "default_threads.h"
 #include "isa_levels.h"
 #include "model/model.h"
 #include "model/stream/chunked_stream.h"
@@ -156,20 +157,7 @@ void expect_updates_add_up(const StreamRun& run) {
     nemo_fixtures::expect_identical(from_tokens, run.transcript);
 }
 
-// Runs `fn` with the process-wide backend (what a stream leases without a pool) at `threads`.
-template <class Fn>
-void with_default_threads(int threads, Fn fn) {
-    pk::Backend& b = pk::default_backend();
-    int before;
-    {
-        std::lock_guard<std::mutex> lock(b.mutex());
-        before = b.n_threads();
-        b.set_threads(threads);
-    }
-    fn();
-    std::lock_guard<std::mutex> lock(b.mutex());
-    b.set_threads(before);
-}
+using test_threads::with_default_threads;
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.ref_path << " " << c.head; }
 

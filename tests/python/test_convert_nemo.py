@@ -367,9 +367,12 @@ UNSUPPORTED = [
     ("ctc", "encoder.self_attention_model", "abs_pos", "self_attention_model='abs_pos' is not supported"),
     ("ctc", "encoder.conv_norm_type", "group_norm", "conv_norm_type='group_norm' is not supported"),
     ("ctc", "encoder.att_context_size", [70, 1], "att_context_size=.* is not supported"),
-    ("ctc", "encoder.att_context_style", "chunked_limited", "cache-aware streaming"),
-    ("ctc", "encoder.causal_downsampling", True, "causal_downsampling=true"),
+    ("ctc", "encoder.att_context_style", "chunked_limited", "unlimited context \\(-1\\) is not supported"),
+    ("ctc", "encoder.att_context_style", "chunked_limited_with_rc", "att_context_style='chunked_limited_with_rc'"),
+    ("ctc", "encoder.causal_downsampling", True, "causal downsampling or causal convolutions are supported only in "
+                                                 "cache-aware models"),
     ("ctc", "encoder.conv_context_size", "causal", "causal convolution"),
+    ("ctc", "encoder.conv_context_size", [2, 6], "conv_context_size=\\[2, 6\\] is not supported"),
     ("ctc", "encoder._target_", "nemo.collections.asr.modules.SqueezeformerEncoder", "only ConformerEncoder"),
     ("ctc", "preprocessor.normalize", "all_features", "normalize='all_features' is not supported"),
     ("ctc", "preprocessor.log_zero_guard_type", "clamp", "log_zero_guard_type='clamp'"),
@@ -413,11 +416,11 @@ def test_all_problems_are_listed_at_once(tmp_path):
     cfg, sd = F.tiny_config("ctc"), F.tiny_state_dict("ctc")
     cfg["encoder"]["conv_norm_type"] = "group_norm"
     cfg["encoder"]["self_attention_model"] = "abs_pos"
-    cfg["preprocessor"]["normalize"] = "NA"
+    cfg["preprocessor"]["normalize"] = "all_features"
     F.write_nemo(tmp_path / "m.nemo", cfg, F.checkpoint_bytes(sd))
     with pytest.raises(UnsupportedModelError) as e:
         convert_nemo(tmp_path / "m.nemo", tmp_path / "out.gguf")
-    assert "group_norm" in str(e.value) and "abs_pos" in str(e.value) and "'NA'" in str(e.value)
+    assert "group_norm" in str(e.value) and "abs_pos" in str(e.value) and "'all_features'" in str(e.value)
 
 
 def test_vocab_mismatch_between_tokenizer_and_tensors(tmp_path):

@@ -75,8 +75,14 @@ def test_every_key_the_engine_reads_is_a_converter_name():
     assert not missing, f"keys of {HEADER.name} the converter does not name: {missing}"
 
 
+# The keys only cache-aware streaming models carry (gguf_schema.h, "Cache-aware streaming encoders").
+STREAMING_KEYS = {v for k, v in CPP.items() if k.startswith(("kEncoderAttContext", "kEncoderCausal",
+                                                               "kEncoderConvCausal", "kStreaming"))}
+
+
 def test_the_converter_writes_exactly_the_table_keys():
-    """A hybrid TDT/CTC model (the synthetic one) carries every key of the table."""
+    """A hybrid TDT/CTC model (the synthetic one) carries every key of the table but the
+    cache-aware streaming ones."""
     layout = state_dict_layout(ARCH_TINY)
     vocab = pieces(ARCH_TINY.vocab)
     spec = build_model_spec(NemoConfig(nemo_config(ARCH_TINY)), {n: s for n, s, _ in layout}, vocab)
@@ -87,8 +93,22 @@ def test_the_converter_writes_exactly_the_table_keys():
     assert spec.arch == "hybrid_tdt_ctc"
     table = {v for v in CPP.values() if _is_key(v)}
     assert sorted(set(written) - table) == []
-    assert sorted(table - set(written)) == []
+    assert sorted(table - set(written)) == sorted(STREAMING_KEYS)
     assert len(written) == len(set(written))
+
+
+def test_a_cache_aware_model_carries_the_streaming_keys():
+    """The converted cache-aware fixture (tools/fixtures/make_cacheaware_fixtures.py) writes every
+    streaming key, and only table keys."""
+    import convert_helpers as F
+    from data_helpers import CACHE_AWARE_MODELS
+
+    fields, _ = F.read_gguf(CACHE_AWARE_MODELS["ca_hybrid"])
+    table = {v for v in CPP.values() if _is_key(v)}
+    written = {k for k in fields if _is_key(k)}
+    assert len(STREAMING_KEYS) == 13
+    assert STREAMING_KEYS <= written
+    assert sorted(written - table) == []
 
 
 def test_synthetic_tensors_are_named_by_the_table():

@@ -5,7 +5,7 @@ namespace pk::capi {
 void write_attention(JsonWriter& j, const AttentionSetting& a) {
     j.begin_object();
     j.key("mode").value(a.mode_name());
-    if (a.mode == AttentionSetting::Mode::Local) {
+    if (a.mode == AttentionSetting::Mode::Local || a.mode == AttentionSetting::Mode::Chunked) {
         j.key("left").value(a.left);
         j.key("right").value(a.right);
     }

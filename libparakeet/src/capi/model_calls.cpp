@@ -83,8 +83,27 @@ std::string describe(const pk::Model& m) {
     j.key("file_bytes").value(static_cast<int64_t>(m.gguf().file_size()));
     j.key("packed_bytes").value(static_cast<int64_t>(m.packed_bytes()));
     j.key("attention");
-    pk::capi::write_attention(j, m.attention());
+    pk::capi::write_attention(j, c.enc.chunked_limited() ? pk::AttentionSetting::chunked(c.enc.att_contexts[0].left,
+                                                                                       c.enc.att_contexts[0].right)
+                                                      : m.attention());
     j.key("auto_full_max_frames").value(pk::kAutoFullMaxFrames);
+    // How streams run on this model: NeMo's buffered windows, or cache-aware with the contexts
+    // it was trained with (the first is the default); a chunk is (right + 1) encoder frames.
+    j.key("streaming").begin_object();
+    j.key("mode").value(c.enc.chunked_limited() ? "cache_aware" : "buffered");
+    if (c.enc.chunked_limited()) {
+        const double frame_ms = 1000.0 * c.frame_seconds();
+        j.key("contexts").begin_array();
+        for (const pk::AttContext& a : c.enc.att_contexts) {
+            j.begin_object();
+            j.key("left").value(a.left);
+            j.key("right").value(a.right);
+            j.key("chunk_ms").value(frame_ms * (a.right + 1), 1);
+            j.end_object();
+        }
+        j.end_array();
+    }
+    j.end_object();
     j.key("isa").value(pk::isa_level_name(m.isa()));
     j.key("bf16_encoder").value(m.bf16_encoder());
     j.end_object();

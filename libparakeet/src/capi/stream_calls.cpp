@@ -11,6 +11,7 @@
 #include "capi/transcript_json.h"
 #include "common/errors.h"
 #include "common/json_writer.h"
+#include "model/stream/cache_aware_stream.h"
 #include "model/stream/chunked_stream.h"
 #include "parakeet_capi.h"
 
@@ -18,11 +19,35 @@ using pk::capi::guarded;
 
 namespace {
 
-parakeet_stream* begin(parakeet_ctx* ctx, const pk::StreamSettings& settings) {
+std::string contexts_of(const pk::Model& model) {
+    std::string out;
+    for (const pk::AttContext& c : model.config().enc.att_contexts)
+        out += (out.empty() ? "" : ", ") + ("[" + std::to_string(c.left) + ", " + std::to_string(c.right) + "]");
+    return out;
+}
+
+// A cache-aware model streams with one of its attention contexts (the first by default), an
+// offline model with NeMo's buffered windows; each refuses the other's options.
+std::unique_ptr<pk::LiveStream> make_stream(const pk::Model& model, const pk::capi::StreamOptions& o) {
+    if (model.config().enc.chunked_limited()) {
+        if (o.has_window)
+            throw pk::InvalidArgument("stream options: chunk_sec, left_sec and right_sec apply to offline models; "
+                                      "this cache-aware model streams with att_context, one of " +
+                                      contexts_of(model));
+        const pk::AttContext c = o.att_context.value_or(model.config().enc.att_contexts.front());
+        return std::make_unique<pk::CacheAwareStream>(model, c, o.settings.decoder);
+    }
+    if (o.att_context)
+        throw pk::InvalidArgument("stream options: att_context applies to cache-aware streaming models; this model "
+                                  "is offline (its streams take chunk_sec, left_sec, right_sec)");
+    return std::make_unique<pk::ChunkedStream>(model, o.settings);
+}
+
+parakeet_stream* begin(parakeet_ctx* ctx, const pk::capi::StreamOptions& options) {
     pk::Model& model = pk::capi::asr_model(ctx);
     auto s = std::make_unique<parakeet_stream>();
     s->ctx = ctx;
-    s->stream = std::make_unique<pk::ChunkedStream>(model, settings);
+    s->stream = make_stream(model, options);
     return s.release();
 }
 
@@ -43,11 +68,11 @@ int event_bits(const pk::StreamUpdate& u) {
 }
 
 pk::StreamUpdate feed(parakeet_stream* s, const float* pcm, int n) {
-    return step(s, [&](pk::ChunkedStream& c) { return c.feed(pcm, n); });
+    return step(s, [&](pk::LiveStream& c) { return c.feed(pcm, n); });
 }
 
 pk::StreamUpdate finalize(parakeet_stream* s) {
-    return step(s, [](pk::ChunkedStream& c) { return c.finalize(); });
+    return step(s, [](pk::LiveStream& c) { return c.finalize(); });
 }
 
 // The feed/finalize document (see parakeet_capi.h); drains the event queue into "events".
@@ -119,7 +144,7 @@ int stream_calls_in_flight(const parakeet_stream* s) { return s->calls_in_flight
 extern "C" {
 
 parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx) {
-    return guarded<parakeet_stream*>(ctx, nullptr, [&] { return begin(ctx, pk::StreamSettings{}); });
+    return guarded<parakeet_stream*>(ctx, nullptr, [&] { return begin(ctx, pk::capi::StreamOptions{}); });
 }
 
 parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* /*target_lang*/) {

@@ -1,4 +1,4 @@
-// parakeet_stream, the C ABI's stream handle: a pk::ChunkedStream with the lock that
+// parakeet_stream, the C ABI's stream handle: a pk::LiveStream (buffered or cache-aware) with the lock that
 // serialises calls on one stream, the queue of <EOU>/<EOB> events, and a count of the calls
 // inside it, so that stream_free can refuse a stream another thread is still using.
 #pragma once
@@ -8,13 +8,13 @@
 #include <memory>
 #include <mutex>
 
-#include "model/stream/chunked_stream.h"
+#include "model/stream/live_stream.h"
 #include "parakeet_capi.h"
 
 struct parakeet_stream {
     parakeet_ctx* ctx = nullptr;
     std::mutex mu;  // one call at a time on a stream
-    std::unique_ptr<pk::ChunkedStream> stream;
+    std::unique_ptr<pk::LiveStream> stream;
     std::deque<parakeet_stream_event> events;  // decoded, not yet drained
     // Calls that have entered and not yet returned (counted before they wait for `mu`).
     std::atomic<int> calls_in_flight{0};

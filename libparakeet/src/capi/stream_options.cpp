@@ -8,25 +8,35 @@
 
 namespace pk::capi {
 
-StreamSettings parse_stream_options(const char* json) {
-    StreamSettings s;
-    if (json == nullptr) return s;
+StreamOptions parse_stream_options(const char* json) {
+    StreamOptions o;
+    if (json == nullptr) return o;
     JsonScanner in(json, "stream options");
     in.object([&](const std::string& k) {
         if (k == "chunk_sec") {
-            s.chunk_sec = in.number();
+            o.settings.chunk_sec = in.number();
+            o.has_window = true;
         } else if (k == "left_sec") {
-            s.left_sec = in.number();
+            o.settings.left_sec = in.number();
+            o.has_window = true;
         } else if (k == "right_sec") {
-            s.right_sec = in.number();
+            o.settings.right_sec = in.number();
+            o.has_window = true;
         } else if (k == "decoder") {
-            s.decoder = decoder_from_int(static_cast<int>(in.integer("decoder", -1000000, 1000000)));
+            o.settings.decoder = decoder_from_int(static_cast<int>(in.integer("decoder", -1000000, 1000000)));
+        } else if (k == "att_context") {
+            in.expect('[', "'[' (att_context is [left, right])");
+            const int left = static_cast<int>(in.integer("att_context left", 0, 1 << 16));
+            in.expect(',', "',' (att_context is [left, right])");
+            const int right = static_cast<int>(in.integer("att_context right", 0, 1 << 16));
+            in.expect(']', "']' (att_context is [left, right])");
+            o.att_context = AttContext{left, right};
         } else {
             throw InvalidArgument("stream options: unknown key \"" + k +
-                                  "\" (known: chunk_sec, left_sec, right_sec, decoder)");
+                                  "\" (known: chunk_sec, left_sec, right_sec, att_context, decoder)");
         }
     });
-    return s;
+    return o;
 }
 
 }  // namespace pk::capi

@@ -1,14 +1,24 @@
-// The options document of parakeet_capi_stream_begin_with: a flat JSON object of numbers,
-//   {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}
-// Strict: anything else (unknown keys, strings, nesting, trailing text) is an error that says
+// The options document of parakeet_capi_stream_begin_with: a flat JSON object,
+//   {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}   (offline models)
+//   {"att_context": [70, 1], "decoder": 0}                           (cache-aware models)
+// Strict: anything else (unknown keys, wrong types, nesting, trailing text) is an error that says
 // what was wrong, so a typo in a key never silently falls back to a default.
 #pragma once
 
+#include <optional>
+
+#include "model/model_config.h"
 #include "model/stream/stream_settings.h"
 
 namespace pk::capi {
 
+struct StreamOptions {
+    StreamSettings settings;           // the windows (offline models) and the decoder
+    bool has_window = false;           // chunk_sec, left_sec or right_sec given
+    std::optional<AttContext> att_context;  // cache-aware models: one of the model's contexts
+};
+
 // NULL or "" (only white space): the defaults. Throws InvalidArgument.
-StreamSettings parse_stream_options(const char* json);
+StreamOptions parse_stream_options(const char* json);
 
 }  // namespace pk::capi

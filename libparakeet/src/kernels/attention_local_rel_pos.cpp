@@ -148,16 +148,7 @@ void local_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& are
             const int64_t ja = std::max<int64_t>(0, i0 - L);
             const int64_t nwin = std::min(T, i0 + nr + R) - ja;
             if (!span.holds(h, ja, ja + nwin)) span.load(k, v, ld, dk, T, h, ja);
-            for (int64_t r = 0; r < nr; ++r) {
-                const float* qi = q + (i0 - row0 + r) * ld + h * dk;
-                for (int64_t c = 0; c < dk; ++c) {
-                    qu[r * dk + c] = qi[c] + bias_u[h * dk + c];
-                    qv[r * dk + c] = qi[c] + bias_v[h * dk + c];
-                }
-            }
-            // Padding rows are zero: computed alongside the others, never used.
-            std::fill(qu + nr * dk, qu + padded_rows * dk, 0.0f);
-            std::fill(qv + nr * dk, qv + padded_rows * dk, 0.0f);
+            local_attention::biased_queries(q + (i0 - row0) * ld, ld, h, dk, nr, padded_rows, bias_u, bias_v, qu, qv);
 
             // Each row's keys, and the p rows that the block's rows use.
             BlockRows block{};

@@ -23,6 +23,21 @@ struct BlockRows {
     int64_t end[kRowBlock];
 };
 
+// The block's queries of head h with the position biases added: qu[r] = q_r + u_h and
+// qv[r] = q_r + v_h for r < rows (q: rows of H*dk floats, ld apart), and zero rows up to
+// padded_rows (computed alongside the others by the products, never used).
+inline void biased_queries(const float* q, int64_t ld, int64_t h, int64_t dk, int64_t rows, int64_t padded_rows,
+                           const float* bias_u, const float* bias_v, float* qu, float* qv) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* qr = q + r * ld + h * dk;
+        for (int64_t c = 0; c < dk; ++c) {
+            qu[r * dk + c] = qr[c] + bias_u[h * dk + c];
+            qv[r * dk + c] = qr[c] + bias_v[h * dk + c];
+        }
+    }
+    for (int64_t i = rows * dk; i < padded_rows * dk; ++i) qu[i] = qv[i] = 0.0f;
+}
+
 // out[r * ldo + col] = sum_c x[r * dk + c] * m[c * ldm + col] for r < rows (a multiple of
 // kRowPad) and col in [col0, col1), col0 a multiple of kColumnPad. The sum runs over c in order,
 // so a value depends only on its row of x and column of m. May also compute columns up to

@@ -57,6 +57,25 @@ inline constexpr char kEncoderSubsamplingConvChannels[] = "parakeet.encoder.subs
 inline constexpr char kEncoderXscaling[] = "parakeet.encoder.xscaling";
 inline constexpr char kEncoderPosEmbMaxLen[] = "parakeet.encoder.pos_emb_max_len";
 inline constexpr char kEncoderUseBias[] = "parakeet.encoder.use_bias";
+// Cache-aware streaming encoders (parakeet.cpp's keys): chunked_limited attention with [L, R]
+// contexts (the default pair as left/right, every pair flattened in presets), causal
+// subsampling and causal depthwise convolutions. Absent in offline models (style "regular").
+inline constexpr char kEncoderAttContextStyle[] = "parakeet.encoder.att_context_style";
+inline constexpr char kEncoderAttContextLeft[] = "parakeet.encoder.att_context_left";
+inline constexpr char kEncoderAttContextRight[] = "parakeet.encoder.att_context_right";
+inline constexpr char kEncoderAttContextPresets[] = "parakeet.encoder.att_context_presets";
+inline constexpr char kEncoderCausalDownsampling[] = "parakeet.encoder.causal_downsampling";
+inline constexpr char kEncoderConvCausal[] = "parakeet.encoder.conv_causal";
+// NeMo's streaming_cfg for the default pair. Derived data: the engine computes them from [L, R]
+// (model/stream/cache_aware_schedule.h) and does not read them; the converter writes them for
+// parakeet.cpp.
+inline constexpr char kStreamingChunkSize[] = "parakeet.streaming.chunk_size";
+inline constexpr char kStreamingShiftSize[] = "parakeet.streaming.shift_size";
+inline constexpr char kStreamingPreEncodeCacheSize[] = "parakeet.streaming.pre_encode_cache_size";
+inline constexpr char kStreamingCacheDropSize[] = "parakeet.streaming.cache_drop_size";
+inline constexpr char kStreamingLastChannelCacheSize[] = "parakeet.streaming.last_channel_cache_size";
+inline constexpr char kStreamingValidOutLen[] = "parakeet.streaming.valid_out_len";
+inline constexpr char kStreamingDropExtraPreEncoded[] = "parakeet.streaming.drop_extra_pre_encoded";
 
 // Vocabulary.
 inline constexpr char kVocabSize[] = "parakeet.vocab_size";

@@ -138,10 +138,10 @@ MelFeatures Model::compute_mel(Backend& b, const float* samples, int64_t n) cons
 EncoderOutput Model::encode(Backend& b, const MelFeatures& mel, const FastConformerEncoder::StageObserver& observe,
                             const std::optional<AttentionSetting>& attention) const {
     EncoderOutput e;
-    e.frames = FastConformerEncoder::output_frames(mel.valid);
+    e.frames = encoder_->output_frames(mel.valid);
     if (e.frames <= 0) return e;
     float* out = b.arena().alloc_array<float>(static_cast<size_t>(e.frames * config_.enc.d_model));
-    encoder_->forward(b.team(), b.arena(), mel.data, mel.valid, out, attention.value_or(this->attention()), {},
+    encoder_->forward(b.team(), b.arena(), mel.data, mel.valid, out, resolve_attention(attention, e.frames), {},
                       observe);
     e.data = out;
     return e;
@@ -155,6 +155,26 @@ void Model::set_attention(const AttentionSetting& a) {
 AttentionSetting Model::attention() const {
     std::lock_guard<std::mutex> lock(attention_mu_);
     return attention_;
+}
+
+AttentionSetting Model::resolve_attention(const std::optional<AttentionSetting>& requested, int64_t frames) const {
+    const AttentionSetting a = requested.value_or(attention());
+    const std::vector<AttContext>& contexts = config_.enc.att_contexts;
+    if (contexts.empty()) {
+        if (a.mode == AttentionSetting::Mode::Chunked)
+            throw Unsupported("chunked attention applies to cache-aware streaming models; this model is offline");
+        return a.resolve(frames);
+    }
+    if (a.mode == AttentionSetting::Mode::Chunked) {
+        for (const AttContext& c : contexts)
+            if (c.left == a.left && c.right == a.right) return a;
+        throw Unsupported("attention context " + a.describe() + " is not one of this model's");
+    }
+    if (a.mode != AttentionSetting::Mode::Auto)
+        throw Unsupported("this cache-aware streaming model runs the chunked-limited attention it was trained with (" +
+                          AttentionSetting::chunked(contexts[0].left, contexts[0].right).describe() +
+                          "); " + a.describe() + " attention applies to offline models");
+    return AttentionSetting::chunked(contexts[0].left, contexts[0].right);
 }
 
 }  // namespace pk
@@ -234,8 +254,8 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
     // scope above it, are given back once subsampled: the layers reuse their memory.
     const int64_t n16 = resampled_length(samples, n, sample_rate);
     EncodedRequest e;
-    e.frames = FastConformerEncoder::output_frames(log_mel_->valid_frames(n16));
-    e.attention = options.attention.value_or(this->attention()).resolve(e.frames);
+    e.frames = encoder_->output_frames(log_mel_->valid_frames(n16));
+    e.attention = resolve_attention(options.attention, e.frames);
     e.data = e.frames > 0 ? arena.alloc_array<float>(static_cast<size_t>(e.frames * config_.enc.d_model)) : nullptr;
     {
         ArenaScope scope(arena);

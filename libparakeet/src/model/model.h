@@ -107,6 +107,14 @@ public:
     // LoadOptions::attention. Applies to requests that start afterwards.
     void set_attention(const AttentionSetting& a);
     AttentionSetting attention() const;
+    // What runs on `frames` encoder frames when a request asks for `requested` (unset: the
+    // model's setting): resolve()d, for offline models; for a cache-aware model always its
+    // chunked-limited attention with its default context, as NeMo's transcribe() does (Auto
+    // and the model's own contexts are accepted, full or local attention is Unsupported).
+    AttentionSetting resolve_attention(const std::optional<AttentionSetting>& requested, int64_t frames) const;
+
+    const FastConformerEncoder& encoder() const { return *encoder_; }
+    const LogMel& log_mel() const { return *log_mel_; }
 
     // Whether the encoder's F32/F16 matrices were rounded to bfloat16 at load (LoadOptions::bf16,
     // model/layers/bf16_at_load.h).

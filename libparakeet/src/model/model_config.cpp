@@ -60,14 +60,52 @@ PreprocessorConfig read_preprocessor(const GgufReader& g) {
     const std::string norm_key = schema::kPreprocessorNormalize;
     if (g.has_key(norm_key)) {
         const std::string norm = g.get_string(norm_key);
-        if (norm != "per_feature")
-            reject(g, norm_key + " '" + norm + "' is not supported (only per_feature)");
+        if (norm == "NA") p.normalize_per_feature = false;  // no normalisation (cache-aware models)
+        else if (norm != "per_feature")
+            reject(g, norm_key + " '" + norm + "' is not supported (per_feature or NA)");
     }
     if ((p.n_fft & (p.n_fft - 1)) != 0)
         reject(g, schema::short_key(schema::kPreprocessorNFft) + " must be a power of two");
     if (p.mag_power != 2.0f && p.mag_power != 1.0f)
         reject(g, schema::short_key(schema::kPreprocessorMagPower) + " must be 1 or 2");
     return p;
+}
+
+// The cache-aware keys: att_context_style chunked_limited with its contexts (presets, else the
+// left/right pair), causal subsampling and convolutions. The parakeet.streaming.* sizes are
+// derived from a context and not read.
+void read_streaming(const GgufReader& g, EncoderConfig& e) {
+    e.causal_subsampling = get_flag(g, schema::kEncoderCausalDownsampling, false);
+    e.causal_conv = get_flag(g, schema::kEncoderConvCausal, false);
+    const std::string style_key = schema::kEncoderAttContextStyle;
+    const std::string style = g.has_key(style_key) ? g.get_string(style_key) : "regular";
+    if (style == "regular") return;
+    if (style != "chunked_limited")
+        reject(g, style_key + " '" + style + "' is not supported (regular or chunked_limited)");
+    std::vector<int64_t> flat;
+    if (g.has_key(schema::kEncoderAttContextPresets)) flat = g.get_i64_array(schema::kEncoderAttContextPresets);
+    if (flat.empty()) {
+        flat = {get_int(g, schema::kEncoderAttContextLeft, 0, 1 << 16),
+                get_int(g, schema::kEncoderAttContextRight, 0, 1 << 16)};
+    }
+    if (flat.size() % 2 != 0)
+        reject(g, std::string(schema::kEncoderAttContextPresets) + " must hold [left, right] pairs");
+    for (size_t i = 0; i < flat.size(); i += 2) {
+        const int64_t L = flat[i], R = flat[i + 1];
+        if (L < 0 || R < 0 || L > (1 << 16) || R > (1 << 16))
+            reject(g, "attention context [" + std::to_string(L) + ", " + std::to_string(R) + "] is out of range");
+        if (L % (R + 1) != 0)
+            reject(g, "attention context [" + std::to_string(L) + ", " + std::to_string(R) +
+                          "]: left must be a multiple of right + 1 (NeMo's chunked_limited rule)");
+        e.att_contexts.push_back({static_cast<int>(L), static_cast<int>(R)});
+    }
+    // The left/right pair, when given next to presets, is the default: the first preset.
+    if (g.has_key(schema::kEncoderAttContextLeft) && g.has_key(schema::kEncoderAttContextRight)) {
+        const AttContext first{get_int(g, schema::kEncoderAttContextLeft, 0, 1 << 16),
+                               get_int(g, schema::kEncoderAttContextRight, 0, 1 << 16)};
+        if (!(first == e.att_contexts.front()))
+            reject(g, "att_context_left/right differ from the first of att_context_presets");
+    }
 }
 
 EncoderConfig read_encoder(const GgufReader& g) {
@@ -95,6 +133,7 @@ EncoderConfig read_encoder(const GgufReader& g) {
         reject(g, schema::short_key(schema::kEncoderDModel) + " must be a multiple of " +
                       schema::short_key(schema::kEncoderNHeads));
     if (e.conv_kernel % 2 == 0) reject(g, schema::short_key(schema::kEncoderConvKernel) + " must be odd");
+    read_streaming(g, e);
     if (e.subsampling_factor != 8)
         reject(g, schema::short_key(schema::kEncoderSubsamplingFactor) + " " + std::to_string(e.subsampling_factor) +
                       " is not supported (dw_striding with factor 8 only)");

@@ -27,6 +27,14 @@ struct PreprocessorConfig {
     bool normalize_per_feature = true;
 };
 
+// One attention context [left, right] of a cache-aware streaming encoder, in encoder frames:
+// chunks of right + 1 frames, each frame seeing its chunk and the `left` frames before it.
+struct AttContext {
+    int left = 0;
+    int right = 0;
+    bool operator==(const AttContext& o) const { return left == o.left && right == o.right; }
+};
+
 struct EncoderConfig {
     int feat_in = 80;
     int d_model = 0;
@@ -40,8 +48,18 @@ struct EncoderConfig {
     bool xscaling = true;
     int pos_emb_max_len = 5000;
     bool use_bias = true;
+    // Cache-aware streaming encoders (NeMo att_context_style chunked_limited): the contexts the
+    // model was trained with, the first the default; empty for offline models. Causal
+    // subsampling pads its convolutions 2 before and 1 after (CausalConv2D); causal depthwise
+    // convolutions pad kernel - 1 before and none after.
+    std::vector<AttContext> att_contexts;
+    bool causal_subsampling = false;
+    bool causal_conv = false;
 
     int head_dim() const { return d_model / n_heads; }
+    bool chunked_limited() const { return !att_contexts.empty(); }
+    // Cache-aware streaming needs all three.
+    bool cache_aware() const { return chunked_limited() && causal_subsampling && causal_conv; }
 };
 
 struct ModelConfig {

@@ -24,13 +24,14 @@ const char* AttentionSetting::mode_name() const {
         case Mode::Auto: return "auto";
         case Mode::Full: return "full";
         case Mode::Local: return "local";
+        case Mode::Chunked: return "chunked";
     }
     return "unknown";
 }
 
 std::string AttentionSetting::describe() const {
-    if (mode != Mode::Local) return mode_name();
-    return "local[" + std::to_string(left) + "," + std::to_string(right) + "]";
+    if (mode != Mode::Local && mode != Mode::Chunked) return mode_name();
+    return std::string(mode_name()) + "[" + std::to_string(left) + "," + std::to_string(right) + "]";
 }
 
 }  // namespace pk

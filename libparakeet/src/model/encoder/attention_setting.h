@@ -5,6 +5,10 @@
 //            att_context_size [left, right]: each frame attends to `left` frames before it
 //            and `right` after it, cost O(T * (left + right + 1)). NVIDIA's route to hours of
 //            audio: model.change_attention_model("rel_pos_local_attn", [128, 128]).
+//   chunked — the chunked_limited attention of a cache-aware streaming model ([left, right]:
+//            chunks of right + 1 frames, each frame seeing its chunk and the left frames before
+//            it). Such a model runs only this, with the context it was trained with; NeMo's
+//            transcribe() applies the same mask (model/encoder/encoder.h).
 // `auto` picks full attention up to kAutoFullMaxFrames encoder frames and local [128, 128]
 // above. The choice depends only on the setting and the audio's length, so a result never
 // depends on anything but the audio and the settings.
@@ -16,22 +20,23 @@
 namespace pk {
 
 struct AttentionSetting {
-    enum class Mode { Auto, Full, Local };
+    enum class Mode { Auto, Full, Local, Chunked };
     Mode mode = Mode::Auto;
-    int left = 0;   // Local only: frames of context before each frame (> 0)
-    int right = 0;  // Local only: frames after (> 0)
+    int left = 0;   // Local and Chunked: frames of context before each frame (Local: > 0)
+    int right = 0;  // Local: frames after (> 0); Chunked: a chunk is right + 1 frames
 
     static AttentionSetting automatic() { return {}; }
     static AttentionSetting full() { return {Mode::Full, 0, 0}; }
     // Throws InvalidArgument unless left > 0 and right > 0.
     static AttentionSetting local(int left, int right);
+    static AttentionSetting chunked(int left, int right) { return {Mode::Chunked, left, right}; }
 
     // What runs on an encoder sequence of `frames` frames: Full or Local, never Auto.
     AttentionSetting resolve(int64_t frames) const;
 
-    // "auto", "full" or "local".
+    // "auto", "full", "local" or "chunked".
     const char* mode_name() const;
-    // "auto", "full" or "local[L,R]".
+    // "auto", "full", "local[L,R]" or "chunked[L,R]".
     std::string describe() const;
 
     bool operator==(const AttentionSetting& o) const {

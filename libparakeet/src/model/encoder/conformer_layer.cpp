@@ -4,6 +4,7 @@
 
 #include "kernels/attention_local_rel_pos.h"
 #include "kernels/attention_rel_pos.h"
+#include "kernels/attention_windowed_rel_pos.h"
 #include "kernels/conv_depthwise1d.h"
 #include "kernels/conv_depthwise_weights.h"
 #include "kernels/ops_activation.h"
@@ -29,6 +30,7 @@ ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, 
       ff_dim_(cfg.ff_dim),
       kernel_(cfg.conv_kernel),
       conv_layer_norm_(!cfg.conv_norm_is_batch_norm),
+      causal_conv_(cfg.causal_conv),
       kernels_(&t.kernels()) {
     const auto p = [index](const char* module) { return schema::layer_module(index, module); };
     const int64_t d = d_model_, ff = ff_dim_, dk = cfg.head_dim();
@@ -172,22 +174,34 @@ void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, i
     });
 }
 
-void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T,
-                                 const ProgressSpan& progress) const {
+void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress,
+                                 float* time_cache) const {
     ArenaScope scope(arena);
     const int64_t d = d_model_, C = std::min(T, kRowChunk);
-    float* g = arena.alloc_array<float>(static_cast<size_t>(T * d));     // GLU output
-    float* dw = arena.alloc_array<float>(static_cast<size_t>(T * d));    // depthwise output
+    // A causal conv is the 'same' conv's middle rows on the input with kernel-1 rows put in
+    // front (zeros, or the streaming cache): output t reads inputs t-(kernel-1) .. t.
+    const int64_t lead = causal_conv_ ? kernel_ - 1 : 0, half = (kernel_ - 1) / 2;
+    float* g_all = arena.alloc_array<float>(static_cast<size_t>((lead + T) * d));  // GLU output
+    float* g = g_all + lead * d;
+    float* dw_all = arena.alloc_array<float>(static_cast<size_t>((lead + T) * d));  // depthwise output
+    float* dw = dw_all + (causal_conv_ ? half : 0) * d;
     float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
     float* wide = arena.alloc_array<float>(static_cast<size_t>(C * 2 * d));
+    if (lead > 0) {
+        if (time_cache != nullptr) std::copy_n(time_cache, lead * d, g_all);
+        else std::fill(g_all, g, 0.0f);
+    }
     for_each_row_chunk(T, progress.sub(0.0, 0.5), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         kernels::layer_norm(*kernels_, team, x + r0 * d, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
         pointwise1_.forward(team, arena, h, n, wide);
         kernels::glu(*kernels_, team, wide, n, d, g + r0 * d);
     });
+    // NeMo's CausalConv1D keeps the last kernel-1 inputs of [cache | x] for the next step.
+    if (time_cache != nullptr && lead > 0) std::copy_n(g_all + T * d, lead * d, time_cache);
     // The depthwise convolution reads neighbouring frames, so it runs on the whole sequence.
-    kernels::depthwise_conv1d(*kernels_, team, g, T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(), dw);
+    kernels::depthwise_conv1d(*kernels_, team, g_all, lead + T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(),
+                              dw_all);
     for_each_row_chunk(T, progress.sub(0.5, 1.0), [&](int64_t r0, int64_t r1) {
         const int64_t n = r1 - r0;
         float* dr = dw + r0 * d;
@@ -199,6 +213,91 @@ void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64
     });
 }
 
+namespace {
+
+// Key windows of NeMo's chunked_limited mask for rows [0, T) of one sequence: chunks of
+// right + 1 frames, each frame seeing its own chunk and the left / (right + 1) chunks before it.
+void chunked_windows(int64_t T, int left, int right, int64_t* begin, int64_t* end) {
+    const int64_t chunk = right + 1, before = left / chunk;
+    for (int64_t i = 0; i < T; ++i) {
+        const int64_t c = i / chunk;
+        begin[i] = std::max<int64_t>(0, (c - before) * chunk);
+        end[i] = std::min(T, (c + 1) * chunk);
+    }
+}
+
+}  // namespace
+
+void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                                       const float* pos) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, P = left + 2 * right + 1;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* q = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* k = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* v = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+    int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+    int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+    kernels::layer_norm(*kernels_, team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+    q_.forward(team, arena, h, T, q);
+    k_.forward(team, arena, h, T, k);
+    v_.forward(team, arena, h, T, v);
+    pos_.forward(team, arena, pos, P, p);
+    chunked_windows(T, left, right, begin, end);
+    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, p, P, left + right, pos_bias_u_,
+                                        pos_bias_v_, n_heads_, d / n_heads_, 0, begin, end, h);
+    out_.forward(team, arena, h, T, q);
+    kernels::add(team, x, q, T * d, x);
+}
+
+void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                                      const float* pos, LayerStreamCache& cache) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, P = left + 2 * right + 1, n_c = cache.frames, n = n_c + T;
+    if (cache.positions.empty()) {
+        cache.positions.resize(static_cast<size_t>(P * d));
+        pos_.forward(team, arena, pos, P, cache.positions.data());
+    }
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* q = arena.alloc_array<float>(static_cast<size_t>(T * d));
+    float* k = arena.alloc_array<float>(static_cast<size_t>(n * d));  // [cache | step] keys
+    float* v = arena.alloc_array<float>(static_cast<size_t>(n * d));
+    int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+    int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+    kernels::layer_norm(*kernels_, team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+    q_.forward(team, arena, h, T, q);
+    std::copy_n(cache.keys.data(), n_c * d, k);
+    std::copy_n(cache.values.data(), n_c * d, v);
+    k_.forward(team, arena, h, T, k + n_c * d);
+    v_.forward(team, arena, h, T, v + n_c * d);
+    std::fill(begin, begin + T, 0);
+    std::fill(end, end + T, n);
+    // Query r sits at key position n_c + r; relative positions reach L+R (a full cache, the
+    // chunk's last frame) down to -(T-1) >= -R.
+    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, n, cache.positions.data(), P,
+                                        left + right, pos_bias_u_, pos_bias_v_, n_heads_, d / n_heads_, n_c, begin,
+                                        end, h);
+    out_.forward(team, arena, h, T, q);
+    kernels::add(team, x, q, T * d, x);
+    // The cache keeps the last L frames (NeMo: cache_last_channel, cache_drop_size 0).
+    const int64_t keep = std::min<int64_t>(left, n);
+    cache.keys.assign(k + (n - keep) * d, k + n * d);
+    cache.values.assign(v + (n - keep) * d, v + n * d);
+    cache.frames = keep;
+}
+
+void ConformerLayer::forward_step(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                                  const float* pos, LayerStreamCache& cache) const {
+    if (T <= 0) return;
+    if (cache.conv.empty()) cache.conv.assign(static_cast<size_t>((kernel_ - 1) * d_model_), 0.0f);
+    feed_forward(team, arena, x, T, norm_ff1_, ff1_linear1_, ff1_linear2_, {});
+    cached_attention(team, arena, x, T, left, right, pos, cache);
+    convolution(team, arena, x, T, {}, cache.conv.data());
+    feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_, {});
+    kernels::layer_norm(*kernels_, team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
+}
+
 void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
                              const AttentionSetting& attention, const float* pos,
                              const ProgressSpan& progress) const {
@@ -206,6 +305,9 @@ void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T
     if (attention.mode == AttentionSetting::Mode::Local) {
         local_attention(team, arena, x, T, attention.left, attention.right, pos,
                         progress.sub(kFf1End, kAttentionEnd));
+    } else if (attention.mode == AttentionSetting::Mode::Chunked) {
+        chunked_attention(team, arena, x, T, attention.left, attention.right, pos);
+        progress.at(kAttentionEnd);
     } else {
         full_attention(team, arena, x, T, pos);
         progress.at(kAttentionEnd);

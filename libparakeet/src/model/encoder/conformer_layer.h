@@ -3,6 +3,8 @@
 //   x += ½ · FFN1(LN(x))                        macaron half-step feed-forward
 //   x += MHSA_relpos(LN(x), pos)                relative-position self-attention, full or local
 //   x += Conv(LN(x))                            pointwise → GLU → depthwise (BN folded) → Swish → pointwise
+//                                               (causal models: the depthwise conv pads kernel-1
+//                                               before and none after, NeMo's CausalConv1D)
 //   x += ½ · FFN2(LN(x))
 //   x  = LN_out(x)
 //
@@ -22,6 +24,7 @@
 #include <vector>
 
 #include "model/encoder/attention_setting.h"
+#include "model/encoder/stream_cache.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
 #include "model/request_progress.h"
@@ -47,6 +50,15 @@ public:
     void forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const AttentionSetting& attention,
                  const float* pos, const ProgressSpan& progress = {}) const;
 
+    // One cache-aware streaming step (NeMo's ConformerLayer with cache_last_channel and
+    // cache_last_time): x [T, d_model] are the step's new frames, updated in place; the
+    // attention sees the cached frames' keys and values and the step's own, all of them (the
+    // chunked_limited mask shows a chunk its whole left context); pos: the rows of relative
+    // positions L+R .. -R (RelPositionTable rows) of `cache`'s context. `cache` is updated for
+    // the next step.
+    void forward_step(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right, const float* pos,
+                      LayerStreamCache& cache) const;
+
     // Rows per chunk of the row-wise stages.
     static constexpr int64_t kRowChunk = 512;
 
@@ -58,10 +70,20 @@ private:
     void full_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
     void local_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                          const float* pos, const ProgressSpan& progress) const;
-    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress) const;
+    // Chunked-limited attention on the whole sequence (offline): pos as for forward_step.
+    void chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                           const float* pos) const;
+    // The streaming step's attention over cache + x (see forward_step).
+    void cached_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
+                          const float* pos, LayerStreamCache& cache) const;
+    // time_cache: a causal model's last kernel-1 depthwise inputs, read in place of the zero
+    // padding and updated (streaming); null offline.
+    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress,
+                     float* time_cache = nullptr) const;
 
     int64_t d_model_, n_heads_, ff_dim_, kernel_;
     bool conv_layer_norm_;
+    bool causal_conv_;
     const kernels::KernelTable* kernels_;  // of the level the weights were packed for (TensorLoader)
 
     LayerNormWeights norm_ff1_, norm_att_, norm_conv_, norm_ff2_, norm_out_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/errors.h"
 #include "kernels/ops_elementwise.h"
 #include "model/gguf_schema.h"
 
@@ -36,11 +37,14 @@ void FastConformerEncoder::run_layers(ThreadTeam& team, Arena& arena, float* x, 
     if (cfg_.xscaling) kernels::scale(team, x, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, x);
     const AttentionSetting att = attention.resolve(T);
     const bool local = att.mode == AttentionSetting::Mode::Local;
-    // Full attention uses positions T-1 .. -(T-1), local [L, R] positions L .. -R: both are
-    // consecutive rows of the shared table (row r of a table for length P is position P-1-r).
-    const int64_t reach = local ? std::max(att.left, att.right) + 1 : T;
+    const bool chunked = att.mode == AttentionSetting::Mode::Chunked;
+    // Full attention uses positions T-1 .. -(T-1), local [L, R] positions L .. -R, chunked
+    // [L, R] positions L+R .. -R: all consecutive rows of the shared table (row r of a table
+    // for length P is position P-1-r).
+    const int64_t top = chunked ? att.left + att.right : att.left;  // the largest position
+    const int64_t reach = local || chunked ? std::max<int64_t>(top, att.right) + 1 : T;
     const auto table = positions_.get(reach);
-    const float* pos = local ? table->for_length(reach, d) + (reach - 1 - att.left) * d : table->for_length(T, d);
+    const float* pos = local || chunked ? table->for_length(reach, d) + (reach - 1 - top) * d : table->for_length(T, d);
     const double n = static_cast<double>(layers_.size());
     for (size_t i = 0; i < layers_.size(); ++i) {
         layers_[i].forward(team, arena, x, T, att, pos, progress.sub(i / n, (i + 1) / n));
@@ -56,6 +60,39 @@ void FastConformerEncoder::forward(ThreadTeam& team, Arena& arena, const float* 
     subsample(team, arena, mel, mel_frames, out);
     if (observe) observe(-1, out, T);
     run_layers(team, arena, out, T, attention, progress, observe);
+}
+
+}  // namespace pk
+
+namespace pk {
+
+EncoderStreamCache FastConformerEncoder::stream_cache(const AttContext& context) const {
+    EncoderStreamCache c;
+    c.context = context;
+    c.layers.resize(layers_.size());
+    return c;
+}
+
+int64_t FastConformerEncoder::stream_step(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
+                                          int64_t drop, EncoderStreamCache& cache, float* out) const {
+    if (!cfg_.cache_aware()) throw InvalidArgument("the encoder is not a cache-aware streaming encoder");
+    const int64_t all = output_frames(mel_frames);
+    const int64_t T = all - std::min(drop, all);
+    if (T <= 0) return 0;
+    const int64_t d = cfg_.d_model;
+    {
+        ArenaScope scope(arena);
+        float* sub = arena.alloc_array<float>(static_cast<size_t>(all * d));
+        subsampling_.forward(team, arena, mel, mel_frames, sub);
+        std::copy_n(sub + (all - T) * d, T * d, out);
+    }
+    if (cfg_.xscaling) kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, out);
+    const int L = cache.context.left, R = cache.context.right;
+    const int64_t top = L + R, reach = top + 1;
+    const auto table = positions_.get(reach);
+    const float* pos = table->for_length(reach, d);  // positions L+R .. -R
+    for (size_t i = 0; i < layers_.size(); ++i) layers_[i].forward_step(team, arena, out, T, L, R, pos, cache.layers[i]);
+    return T;
 }
 
 }  // namespace pk

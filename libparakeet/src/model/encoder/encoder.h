@@ -9,6 +9,7 @@
 #include "model/encoder/attention_setting.h"
 #include "model/encoder/conformer_layer.h"
 #include "model/encoder/rel_position_table.h"
+#include "model/encoder/stream_cache.h"
 #include "model/encoder/subsampling.h"
 #include "model/request_progress.h"
 
@@ -18,7 +19,9 @@ class FastConformerEncoder {
 public:
     FastConformerEncoder(const TensorLoader& t, const EncoderConfig& cfg);
 
-    static int64_t output_frames(int64_t mel_frames) { return DwStridingSubsampling::output_frames(mel_frames); }
+    // Encoder frames for `mel_frames` valid mel frames (causal subsampling gives one more).
+    int64_t output_frames(int64_t mel_frames) const { return subsampling_.output_frames(mel_frames); }
+    const EncoderConfig& config() const { return cfg_; }
 
     // Called after the subsampling (stage -1, before x-scaling) and after each layer
     // (stage = layer index) with the [T, d_model] activations; for per-stage comparisons
@@ -37,6 +40,17 @@ public:
     // x-scaling and the conformer layers on the subsampled x: [T, d_model], in place.
     void run_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T, const AttentionSetting& attention,
                     const ProgressSpan& progress = {}, const StageObserver& observe = {}) const;
+
+    // One cache-aware streaming step, NeMo's ConformerEncoder.cache_aware_stream_step: the
+    // causal subsampling on `mel_frames` mel frames (the pre-encode cache in front of the
+    // chunk), the first `drop` of its output frames dropped (drop_extra_pre_encoded), and the
+    // layers on the rest with `cache` (its context, its layers' caches; updated). out holds
+    // output_frames(mel_frames) rows; the step's frames are written from row 0. Returns their
+    // number. Throws InvalidArgument for a model that is not cache-aware.
+    int64_t stream_step(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, int64_t drop,
+                        EncoderStreamCache& cache, float* out) const;
+    // A fresh streaming state for `context` (NeMo's get_initial_cache_state: empty, zeros).
+    EncoderStreamCache stream_cache(const AttContext& context) const;
 
     int64_t d_model() const { return cfg_.d_model; }
     size_t packed_bytes() const;

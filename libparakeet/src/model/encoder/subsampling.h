@@ -6,6 +6,12 @@
 //              ─ conv.5 depthwise 3×3 s2 ─ conv.6 pointwise 1×1 ─ ReLU
 //              ─ flatten each frame channel-major (C·F'') ─ out Linear → [T'', d_model]
 //
+// Causal subsampling (cache-aware models, NeMo's CausalConv2D): every 3×3 stride-2 conv pads 2
+// before and 1 after in both time and frequency instead of 1 and 1. That is the same conv on
+// the input with one zero row and one zero column put in front, so the pad-1 kernels run it on
+// such a shifted copy: output row r reads input rows 2r-2 .. 2r, and a stage of n rows gives
+// n / 2 + 1 (80 mel bins become 41, 21, 11).
+//
 // The input holds only valid mel frames, so NeMo's masking of padded time steps between the
 // convs has nothing to mask: the result equals NeMo's on the valid frames.
 //
@@ -31,7 +37,9 @@ public:
     DwStridingSubsampling(const TensorLoader& t, const EncoderConfig& cfg);
 
     // Number of output frames for `mel_frames` input frames (NeMo's calc_length, three times).
-    static int64_t output_frames(int64_t mel_frames);
+    static int64_t output_frames(int64_t mel_frames, bool causal);
+    int64_t output_frames(int64_t mel_frames) const { return output_frames(mel_frames, causal_); }
+    bool causal() const { return causal_; }
 
     // mel: [T, n_mels] time-major; out: [output_frames(T), d_model] (the pre-encode output,
     // before the x-scaling of the positional encoding).
@@ -47,6 +55,7 @@ private:
 
     int64_t n_mels_;
     int64_t channels_;
+    bool causal_;
     const kernels::KernelTable* kernels_;  // of the level the weights were packed for (TensorLoader)
     std::vector<float> conv0_w_, conv0_b_;          // packed [9, C]
     std::vector<float> dw1_w_, dw1_b_, dw2_w_, dw2_b_;  // packed [9, C]

@@ -63,7 +63,41 @@ int64_t LogMel::valid_frames(int64_t n_samples) const {
     return std::max<int64_t>(padded, 0) / cfg_.hop_length;
 }
 
-void LogMel::frame_log_mel(const float* x, int64_t n, int64_t t, float* scratch, float* row) const {
+bool LogMel::frame_ready(int64_t t, int64_t n_samples) const {
+    // frame t's window ends at signal index t*hop - n_fft/2 + window_begin_ + win (exclusive)
+    const int64_t end = t * cfg_.hop_length - cfg_.n_fft / 2 + window_begin_ + cfg_.win_length;
+    return end <= n_samples && t < valid_frames(n_samples);
+}
+
+int64_t LogMel::first_sample_needed(int64_t t) const {
+    // the window's first sample and, for pre-emphasis, the one before it
+    return std::max<int64_t>(0, t * cfg_.hop_length - cfg_.n_fft / 2 + window_begin_ - 1);
+}
+
+void LogMel::compute_frames(ThreadTeam& team, const float* samples, int64_t first, int64_t n_samples, int64_t t0,
+                            int64_t t1, float* out) const {
+    if (t1 <= t0) return;
+    if (first > first_sample_needed(t0))
+        throw std::invalid_argument("LogMel::compute_frames: the samples start after the first frame's window");
+    const size_t scratch_floats = (2 * static_cast<size_t>(cfg_.n_fft) + 2 + 15) & ~size_t{15};
+    const int64_t n = t1 - t0;
+    const int nth = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(team.size(), n / kMinFramesPerThread)));
+    std::vector<float> scratch(scratch_floats * static_cast<size_t>(nth));
+    auto run_slice = [&](int ith, int n_slices) {
+        const int64_t begin = t0 + n * ith / n_slices, end = t0 + n * (ith + 1) / n_slices;
+        float* sc = scratch.data() + scratch_floats * ith;
+        for (int64_t t = begin; t < end; ++t) frame_log_mel(samples, first, n_samples, t, sc, out + (t - t0) * cfg_.n_mels);
+    };
+    if (nth == 1) {
+        run_slice(0, 1);
+    } else {
+        team.run([&](int ith, int) {
+            if (ith < nth) run_slice(ith, nth);
+        });
+    }
+}
+
+void LogMel::frame_log_mel(const float* x, int64_t x0, int64_t n, int64_t t, float* scratch, float* row) const {
     const int n_fft = cfg_.n_fft;
     const int win = cfg_.win_length;
     const float pe = cfg_.preemph;
@@ -77,16 +111,16 @@ void LogMel::frame_log_mel(const float* x, int64_t n, int64_t t, float* scratch,
     const float* w = window_.data();
     float* dst = frame + window_begin_;
     if (base >= 1 && base + win <= n) {
-        const float* s = x + base;
+        const float* s = x + (base - x0);
         for (int k = 0; k < win; ++k) dst[k] = (s[k] - pe * s[k - 1]) * w[k];
     } else {
         for (int k = 0; k < win; ++k) {
             const int64_t i = base + k;
             float y = 0.0f;
             if (i == 0 && n > 0) {
-                y = x[0];
+                y = x[0 - x0];
             } else if (i > 0 && i < n) {
-                y = x[i] - pe * x[i - 1];
+                y = x[i - x0] - pe * x[i - 1 - x0];
             }
             dst[k] = y * w[k];
         }
@@ -129,7 +163,7 @@ void LogMel::compute(ThreadTeam& team, Arena& arena, const float* samples, int64
     auto run_slice = [&](int ith, int n_slices) {
         const int64_t begin = nv * ith / n_slices, end = nv * (ith + 1) / n_slices;
         float* s = scratch + scratch_floats * ith;
-        for (int64_t t = begin; t < end; ++t) frame_log_mel(samples, n_samples, t, s, out + t * n_mels);
+        for (int64_t t = begin; t < end; ++t) frame_log_mel(samples, 0, n_samples, t, s, out + t * n_mels);
     };
     if (nth == 1) {
         run_slice(0, 1);

@@ -70,11 +70,23 @@ public:
     void compute(ThreadTeam& team, Arena& arena, const float* samples, int64_t n_samples,
                  float* out) const;
 
+    // Incremental features for a live stream of a model without normalisation: frames
+    // [t0, t1) (before normalisation, time-major) from the signal's samples [first, n_samples)
+    // held in `samples` (samples[0] is signal sample `first`); n_samples is how much of the signal
+    // exists so far. A frame's value is its value in compute() on the whole signal once
+    // frame_ready(t, n_samples) (it then reads no sample at or past n_samples), or once
+    // n_samples is the signal's final length. Every frame needs samples from
+    // first_sample_needed(t) on.
+    void compute_frames(ThreadTeam& team, const float* samples, int64_t first, int64_t n_samples, int64_t t0,
+                        int64_t t1, float* out) const;
+    bool frame_ready(int64_t t, int64_t n_samples) const;
+    int64_t first_sample_needed(int64_t t) const;
+
 private:
-    // Log-mel energies of frame t (before normalisation) into row[n_mels]; scratch holds
-    // 2 * n_fft + 2 floats.
-    void frame_log_mel(const float* samples, int64_t n_samples, int64_t t, float* scratch,
-                       float* row) const;
+    // Log-mel energies of frame t (before normalisation) into row[n_mels]; x[i - x0] is signal
+    // sample i (samples the frame reads before x0 must not exist: index < 0); n is the signal's
+    // length. scratch holds 2 * n_fft + 2 floats.
+    void frame_log_mel(const float* x, int64_t x0, int64_t n, int64_t t, float* scratch, float* row) const;
     void normalize(ThreadTeam& team, Arena& arena, int64_t n_valid, float* out) const;
 
     LogMelConfig cfg_;

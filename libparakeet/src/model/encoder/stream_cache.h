@@ -1,0 +1,30 @@
+// What a cache-aware encoder carries from one streaming step to the next (NeMo's
+// cache_last_channel, cache_last_time and cache_last_channel_len), per conformer layer.
+//
+// NeMo keeps the last L layer-normed attention inputs and recomputes their keys and values at
+// every step; the engine keeps the keys and values themselves. Both are the same numbers: a
+// projection's row depends only on that row (layers/linear.h), so a frame's key is the same
+// whether it is computed with its chunk or again later. The zero-filled, masked part of NeMo's
+// cache (cache_last_channel_len < L at the start) is simply not stored.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/model_config.h"
+
+namespace pk {
+
+struct LayerStreamCache {
+    std::vector<float> keys, values;  // [frames, d_model]: the last `frames` (<= L) frames' K and V
+    int64_t frames = 0;
+    std::vector<float> conv;  // [kernel - 1, d_model]: the depthwise conv's last inputs (zero at start)
+    std::vector<float> positions;  // [L + 2R + 1, d_model]: linear_pos of positions L+R .. -R, made once
+};
+
+struct EncoderStreamCache {
+    AttContext context;
+    std::vector<LayerStreamCache> layers;
+};
+
+}  // namespace pk

@@ -1,0 +1,93 @@
+// CacheAwareStream: live transcription of a cache-aware streaming model exactly as NeMo's
+// cache-aware pipeline runs it (CacheAwareStreamingAudioBuffer + conformer_stream_step, the way
+// examples/asr/asr_cache_aware_streaming/speech_to_text_cache_aware_streaming_infer.py does):
+//
+//   * the log-mel frames are computed as the audio arrives; with no feature normalisation a
+//     frame depends only on its own samples, so each equals the whole-clip frame once its
+//     window is complete. At the end the frames up to the audio's end follow, plus the one zero
+//     frame NeMo's preprocessor puts past the valid length;
+//   * the chunks are NeMo's (in mel frames, factor 8, context [L, R]): the first 1 + 8R frames,
+//     every later one 8 + 8R with the 9 frames before it in front (zeros before the stream
+//     start) whose first 2 subsampled frames are dropped; a chunk runs as soon as all its frames
+//     exist, and at the end the remainder runs as a last, shorter chunk unless it is under 8
+//     frames (1 for the first), which NeMo does not process either;
+//   * the encoder runs the step on the layers' caches (FastConformerEncoder::stream_step), and
+//     the decoder continues from the previous step's state (StreamDecoder), as
+//     conformer_stream_step continues from the previous hypotheses / pred_out.
+//
+// Like ChunkedStream, a stream holds no backend between calls (each call that computes leases
+// one), one thread at a time per stream, and the model must outlive it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/encoder/stream_cache.h"
+#include "model/model.h"
+#include "model/stream/live_stream.h"
+#include "model/stream/stream_decoder.h"
+
+namespace pk {
+
+// NeMo's streaming_cfg for a context, in mel frames (setup_streaming_params, chunked_limited,
+// dw_striding with factor f): chunk / shift sizes, the pre-encode cache and the frames dropped.
+struct CacheAwareSchedule {
+    int64_t first_chunk = 0;   // 1 + f R
+    int64_t chunk = 0;         // f + f R
+    int64_t pre_cache = 0;     // f + 1 mel frames in front of every chunk after the first
+    int64_t drop = 0;          // 1 + (pre_cache - 1) / f subsampled frames dropped (not on the first)
+    int64_t min_first = 1;     // a chunk shorter than this is not processed (sampling frames)
+    int64_t min_chunk = 0;     // f
+    static CacheAwareSchedule of(const AttContext& c, int subsampling_factor);
+};
+
+class CacheAwareStream : public LiveStream {
+public:
+    // Throws InvalidArgument for a model that is not cache-aware or a context not among the
+    // model's, Unsupported for a head it lacks or a TDT head.
+    CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder);
+
+    // Appends n samples at the model's sample rate and runs every chunk now complete.
+    // Throws InvalidArgument (bad buffer, non-finite samples, after finalize).
+    StreamUpdate feed(const float* samples, int64_t n) override;
+    // Runs the rest as NeMo's last chunks; the stream then takes no more audio.
+    StreamUpdate finalize() override;
+
+    const std::vector<TranscriptToken>& tokens() const override { return decoder_.tokens(); }
+    Transcript transcript() const override;
+    const AttContext& context() const { return cache_.context; }
+    const CacheAwareSchedule& schedule() const { return schedule_; }
+    double frame_sec() const override { return frame_sec_; }
+    bool finalized() const override { return finalized_; }
+    int64_t steps() const { return steps_; }
+
+private:
+    StreamUpdate run_ready(bool final);
+    // The next chunk [start, start + size) in mel frames, if it can run now.
+    bool next_chunk(bool final, int64_t& start, int64_t& size) const;
+    // Computes the mel frames up to `end` (exclusive) that are not computed yet; at the end
+    // (final), frames past the valid ones are NeMo's zero frame.
+    void extend_mel(Backend& b, int64_t end, bool final);
+    void run_step(Backend& b, int64_t start, int64_t size);
+    int64_t next_start() const;
+
+    const Model& model_;
+    CacheAwareSchedule schedule_;
+    double frame_sec_ = 0.0;
+    int n_mels_ = 0;
+
+    std::vector<float> audio_;  // samples [audio_start_, received_)
+    int64_t audio_start_ = 0;
+    int64_t received_ = 0;
+    bool finalized_ = false;
+
+    std::vector<float> mel_;  // frames [mel_start_, mel_end_), time-major
+    int64_t mel_start_ = 0;
+    int64_t mel_end_ = 0;
+
+    int64_t steps_ = 0;  // chunks run
+    EncoderStreamCache cache_;
+    StreamDecoder decoder_;
+};
+
+}  // namespace pk

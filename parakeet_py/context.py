@@ -384,25 +384,44 @@ class Context:
             return _nbest.hypotheses_from_json(document)
 
     # ---- streaming -------------------------------------------------------------------------
-    def stream(self, chunk: float = 2.0, left: float = 10.0, right: float = 2.0, *,
-               decoder: Optional[str] = None, sample_rate: Optional[int] = None) -> Stream:
-        """Begin a live transcription (NeMo's buffered chunked inference; see :mod:`.stream`).
+    def stream(self, chunk: Optional[float] = None, left: Optional[float] = None, right: Optional[float] = None, *,
+               att_context: Optional[Sequence[int]] = None, decoder: Optional[str] = None,
+               sample_rate: Optional[int] = None) -> Stream:
+        """Begin a live transcription (see :mod:`.stream`).
 
-        ``chunk``, ``left``, ``right``: seconds of audio decoded per step and of context before
-        and after it (NeMo's 10-2-2 default: text final about 4 s after it is spoken; 10-10-5
-        gives results close to offline). Seconds are truncated to whole encoder frames (0.08 s);
-        ``chunk`` >= 0.08, ``left`` and ``right`` >= 0, each at most 600. ``decoder`` as for
-        :meth:`transcribe`. ``sample_rate``: the rate of the audio :meth:`Stream.feed` gets
-        (default: the model's; others are resampled with soxr, chunking-independently).
-        Returns a :class:`Stream` (a context manager). Raises :class:`ParakeetError` for bad
-        settings (the library's message), a decoder the model lacks, or a closed context.
+        An offline model streams by NeMo's buffered chunked inference: ``chunk``, ``left``,
+        ``right`` are the seconds of audio decoded per step and of context before and after it
+        (default NeMo's 10-2-2: text final about 4 s after it is spoken; 10-10-5 gives results
+        close to offline). Seconds are truncated to whole encoder frames (0.08 s); ``chunk`` >=
+        0.08, ``left`` and ``right`` >= 0, each at most 600.
+
+        A cache-aware streaming model (``info["streaming"]["mode"] == "cache_aware"``) streams as
+        NeMo's cache-aware pipeline does, with ``att_context`` = [left, right] one of the model's
+        contexts (``info["streaming"]["contexts"]``; default the first): chunks of (right + 1) x
+        80 ms, each decoded as soon as its audio arrived. The windows apply to offline models
+        only, and ``att_context`` to cache-aware ones; the other kind's option is an error.
+
+        ``decoder`` as for :meth:`transcribe`. ``sample_rate``: the rate of the audio
+        :meth:`Stream.feed` gets (default: the model's; others are resampled with soxr,
+        chunking-independently). Returns a :class:`Stream` (a context manager). Raises
+        :class:`ParakeetError` for bad settings (the library's message), a decoder the model
+        lacks, or a closed context.
         """
         code = decoder_code(decoder)
-        options = stream_options(chunk, left, right, code)
+        cache_aware = self.info.get("streaming", {}).get("mode") == "cache_aware"
+        settings: Dict[str, Any] = {}
+        if att_context is not None:
+            settings["att_context"] = list(att_context) if isinstance(att_context, (list, tuple)) else att_context
+        elif cache_aware and chunk is None and left is None and right is None:
+            settings["att_context"] = [self.info["streaming"]["contexts"][0]["left"],
+                                       self.info["streaming"]["contexts"][0]["right"]]
+        for name, value, default in (("chunk", chunk, 2.0), ("left", left, 10.0), ("right", right, 2.0)):
+            if value is not None or (not cache_aware and att_context is None):
+                settings[name] = default if value is None else value
+        options = stream_options(settings, code)
         rate = self.sample_rate if sample_rate is None else _positive_int(sample_rate, "sample_rate")
         with self._using() as ptr:
-            stream = begin_stream(self, ptr, options, rate,
-                                  {"chunk": float(chunk), "left": float(left), "right": float(right)})
+            stream = begin_stream(self, ptr, options, rate, settings)
             self._streams.add(stream)
         return stream
 

@@ -100,15 +100,27 @@ class StreamUpdate:
                             events=self.events + later.events)
 
 
-def stream_options(chunk: float, left: float, right: float, decoder: int) -> str:
-    """The ``parakeet_capi_stream_begin_with`` options document (the library checks ranges)."""
-    values = {"chunk": chunk, "left": left, "right": right}
-    for name, value in values.items():
+def stream_options(settings: Dict[str, Any], decoder: int) -> str:
+    """The ``parakeet_capi_stream_begin_with`` options document (the library checks ranges and
+    which kind of model takes which keys). ``settings``: {"chunk", "left", "right"} seconds
+    (buffered streaming of an offline model) or {"att_context": [L, R]} (a cache-aware model)."""
+    doc: Dict[str, Any] = {}
+    for name in ("chunk", "left", "right"):
+        if name not in settings:
+            continue
+        value = settings[name]
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
                 or not np.isfinite(value):
             raise InvalidArgument(f"{name} must be a number of seconds, not {value!r}")
-    return json.dumps({"chunk_sec": float(chunk), "left_sec": float(left), "right_sec": float(right),
-                       "decoder": int(decoder)})
+        doc[f"{name}_sec"] = float(value)
+    if "att_context" in settings:
+        ctx = settings["att_context"]
+        if not isinstance(ctx, (list, tuple)) or len(ctx) != 2 or \
+                not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ctx):
+            raise InvalidArgument(f"att_context must be a [left, right] pair of frame counts, not {ctx!r}")
+        doc["att_context"] = [int(ctx[0]), int(ctx[1])]
+    doc["decoder"] = int(decoder)
+    return json.dumps(doc)
 
 
 def pcm_samples(pcm: Any) -> np.ndarray:
@@ -138,7 +150,8 @@ class Stream:
         self._lock = threading.Lock()  # one C call (or the free) at a time; guards the resampler
         #: The rate this stream's audio is fed at (Hz); other than the model's, it is resampled.
         self.sample_rate = sample_rate
-        #: The latency settings: {"chunk", "left", "right"} in seconds, as asked for.
+        #: The latency settings: {"chunk", "left", "right"} in seconds (buffered streaming of an
+        #: offline model), or {"att_context": [left, right]} (a cache-aware model's context).
         self.settings = dict(settings)
         target = int(context.sample_rate)
         self._resampler = (None if sample_rate == target
@@ -186,8 +199,8 @@ class Stream:
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else ("finalized" if self._finalized else "open")
-        return f"Stream(chunk={self.settings['chunk']}, left={self.settings['left']}, " \
-               f"right={self.settings['right']}, {state})"
+        settings = ", ".join(f"{k}={v}" for k, v in self.settings.items())
+        return f"Stream({settings}, {state})"
 
     # ---- audio -----------------------------------------------------------------------------
     def feed(self, pcm: np.ndarray) -> StreamUpdate:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import BinaryIO, Iterator, TextIO, Tuple
+from typing import BinaryIO, Iterator, Optional, TextIO, Tuple
 
 import numpy as np
 
@@ -101,11 +101,14 @@ class JsonPrinter:
         self.last_partial = update.partial
 
 
-def stream_transcribe(ctx: Context, source: str, *, chunk: float, left: float, right: float, decoder: str,
-                      printer) -> None:  # type: ignore[no-untyped-def]
-    """Feeds ``source`` block by block to a stream on ``ctx``, handing each update to ``printer``."""
+def stream_transcribe(ctx: Context, source: str, *, chunk: Optional[float], left: Optional[float],
+                      right: Optional[float], decoder: str, printer,  # type: ignore[no-untyped-def]
+                      att_context: Optional[Tuple[int, int]] = None) -> None:
+    """Feeds ``source`` block by block to a stream on ``ctx``, handing each update to ``printer``.
+    Unset settings take Context.stream's defaults (10-2-2 windows offline, the model's first
+    context on a cache-aware model)."""
     blocks, rate = open_source(source)
-    with ctx.stream(chunk, left, right, decoder=decoder, sample_rate=rate) as stream:
+    with ctx.stream(chunk, left, right, att_context=att_context, decoder=decoder, sample_rate=rate) as stream:
         for block in blocks:
             printer(stream.feed(block))
         printer(stream.finalize())

@@ -65,6 +65,9 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
                    "after it is spoken.")
 @click.option("--left", type=float, default=None, help="--stream: seconds of context before a chunk [default: 10].")
 @click.option("--right", type=float, default=None, help="--stream: seconds of context after a chunk [default: 2].")
+@click.option("--att-context", type=str, default=None, metavar="L,R",
+              help="--stream on a cache-aware streaming model: its attention context, one of those `info` "
+                   "lists (chunks of (R + 1) x 80 ms) [default: the model's first].")
 @click.option("--partial/--no-partial", default=None,
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
@@ -72,7 +75,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
-               partial: Optional[bool], beam: Optional[int]) -> None:
+               att_context: Optional[str], partial: Optional[bool], beam: Optional[int]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -94,10 +97,11 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--beam does not go with --stream")
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
-        stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial)
+        stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
+                     att_context)
         return
-    if chunk is not None or left is not None or right is not None or partial is not None:
-        raise click.UsageError("--chunk, --left, --right and --partial go with --stream")
+    if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None:
+        raise click.UsageError("--chunk, --left, --right, --att-context and --partial go with --stream")
     if fmt in ("srt", "vtt") and len(files) > 1 and not output_dir:
         raise click.UsageError(f"--format {fmt} with several files needs --output-dir")
     targets: List[Optional[Path]] = [None] * len(files)
@@ -141,8 +145,15 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
-                 right: Optional[float], partial: Optional[bool]) -> None:
+                 right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
+    pair = None
+    if att_context is not None:
+        try:
+            left_frames, right_frames = (int(v) for v in att_context.split(","))
+        except ValueError:
+            raise click.BadParameter(f"{att_context!r} is not L,R (two whole numbers)", param_hint="--att-context")
+        pair = (left_frames, right_frames)
     if len(files) != 1:
         raise click.UsageError("--stream takes one FILE (or - for raw PCM on standard input)")
     if fmt not in ("text", "json") or output_dir or concurrency != 1:
@@ -152,7 +163,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     threads_per_backend(1, threads)
     with Context(model, **load) as ctx:
         try:
-            stream_transcribe(ctx, files[0], chunk=2.0 if chunk is None else chunk, left=10.0 if left is None else left,
-                              right=2.0 if right is None else right, decoder=decoder, printer=printer)
+            stream_transcribe(ctx, files[0], chunk=chunk, left=left, right=right, decoder=decoder, printer=printer,
+                              att_context=pair)
         except ParakeetError as e:
             raise click.ClickException(file_error(files[0], str(e))) from e

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <ostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "default_threads.h"
@@ -161,5 +162,34 @@ TEST_P(CacheAware, StreamMatchesNeMoCacheAwarePipeline) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, CacheAware, ::testing::ValuesIn(cases()), case_name);
+
+// Several streams at once, each from its own thread in 0.1 s feeds, on a pool of two backends
+// with one thread each: every stream still gives NeMo's result for its context (streams hold
+// no backend between feeds, so three streams share two backends).
+TEST(NemoParityCacheAwarePool, StreamsOnAPoolGiveNeMosResults) {
+    std::vector<Case> speech;
+    std::vector<pk::Model*> models;  // loaded here: cached_model is for the main thread
+    for (const Case& c : cases()) {
+        if (c.clip != "speech") continue;
+        speech.push_back(c);
+        models.push_back(&nemo_fixtures::cached_model(c.model_dir, isa_test::highest_level()));
+        ASSERT_EQ(models.back()->set_concurrency(2, 1), 2);
+    }
+    ASSERT_EQ(speech.size(), 5u);
+    std::vector<std::string> texts(speech.size());
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < speech.size(); ++i) {
+        threads.emplace_back([&, i] {
+            const pk::GgufReader ref = pk::GgufReader::open(speech[i].ref_path);
+            texts[i] = stream_clip(*models[i], speech[i], nemo_fixtures::clip_samples(ref), 1600).transcript.text;
+        });
+    }
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < speech.size(); ++i) {
+        const pk::GgufReader ref = pk::GgufReader::open(speech[i].ref_path);
+        EXPECT_EQ(texts[i], ref.get_string("ref.stream.text")) << speech[i].ref_path;
+    }
+    for (pk::Model* m : models) m->set_concurrency(1, 0);
+}
 
 }  // namespace

@@ -81,7 +81,11 @@ class LiveStreams:
     async def begin(self, lease: Lease, window: Window, sample_rate: int) -> Stream:
         """Opens the lease's library stream (replacing one already open)."""
         left, chunk, right = window
-        stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate))
+        if self.context.info.get("streaming", {}).get("mode") == "cache_aware":
+            # a cache-aware model streams with its own (default) attention context, not windows
+            stream = await self.run(lambda: self.context.stream(sample_rate=sample_rate))
+        else:
+            stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate))
         self.close_stream(lease)
         lease.stream = stream
         return stream

@@ -58,6 +58,9 @@ class SyntheticArch:
     window_size: float = 0.025    # 400 samples
     window_stride: float = 0.01   # 160 samples
     n_fft: int = 512
+    # Cache-aware streaming ([L, R] pairs, the first the default; NeMo's chunked_limited with
+    # causal subsampling and convolutions, no feature normalisation); empty: an offline model.
+    att_contexts: Tuple[Tuple[int, int], ...] = ()
 
 
 ARCH_110M = SyntheticArch()
@@ -66,7 +69,13 @@ ARCH_600M = SyntheticArch(name="600m", d_model=1024, n_layers=24, n_heads=8, ff_
 # A tiny parameterisation of the same architecture, for tests.
 ARCH_TINY = SyntheticArch(name="tiny", d_model=64, n_layers=2, n_heads=2, ff_dim=256, subsampling_channels=32,
                           vocab=64, pred_hidden=48, joint_hidden=40)
-ARCHS: Dict[str, SyntheticArch] = {a.name: a for a in (ARCH_110M, ARCH_600M, ARCH_TINY)}
+# The cache-aware streaming shapes (RNN-T + CTC): parakeet_realtime_eou_120m-v1's encoder
+# (128 mels, [70, 1]) and nemotron-speech-streaming-en-0.6b's (80 / 160 / 560 / 1120 ms chunks).
+ARCH_120M_STREAMING = SyntheticArch(name="120m-streaming", n_mels=128, durations=(), att_contexts=((70, 1),))
+ARCH_600M_STREAMING = SyntheticArch(name="600m-streaming", d_model=1024, n_layers=24, n_heads=8, ff_dim=4096,
+                                    n_mels=128, durations=(), att_contexts=((70, 0), (70, 1), (70, 6), (70, 13)))
+ARCHS: Dict[str, SyntheticArch] = {a.name: a for a in (ARCH_110M, ARCH_600M, ARCH_TINY, ARCH_120M_STREAMING,
+                                                       ARCH_600M_STREAMING)}
 
 
 def cache_dir() -> Path:
@@ -88,9 +97,13 @@ def nemo_config(arch: SyntheticArch) -> dict:
         "n_heads": arch.n_heads, "att_context_size": [-1, -1], "xscaling": True, "untie_biases": True,
         "pos_emb_max_len": 5000, "conv_kernel_size": arch.conv_kernel, "conv_norm_type": "batch_norm",
     }
+    if arch.att_contexts:
+        enc.update({"causal_downsampling": True, "att_context_style": "chunked_limited",
+                    "att_context_size": [list(c) for c in arch.att_contexts], "conv_context_size": "causal"})
     ctc = {"_target_": "nemo.collections.asr.modules.ConvASRDecoder", "feat_in": arch.d_model,
            "num_classes": arch.vocab, "vocabulary": []}
-    return {
+    tdt = bool(arch.durations)
+    cfg = {
         "target": "nemo.collections.asr.models.EncDecHybridRNNTCTCBPEModel",
         "sample_rate": arch.sample_rate,
         "tokenizer": {"type": "bpe"},
@@ -111,6 +124,12 @@ def nemo_config(arch: SyntheticArch) -> dict:
         "loss": {"loss_name": "tdt", "tdt_kwargs": {"durations": list(arch.durations)}},
         "aux_ctc": {"decoder": ctc},
     }
+    if not tdt:
+        cfg["decoding"] = {"strategy": "greedy_batch", "greedy": {"max_symbols": 10}}
+        cfg["loss"] = {"loss_name": "default"}
+    if arch.att_contexts:
+        cfg["preprocessor"]["normalize"] = "NA"
+    return cfg
 
 
 def pieces(n: int) -> List[str]:
@@ -176,8 +195,8 @@ def state_dict_layout(arch: SyntheticArch) -> List[Tuple[str, Tuple[int, ...], _
         out.append((f"{name}.bias", (n,), ("const", 0.0)))
 
     f8 = arch.n_mels
-    for _ in range(3):
-        f8 = (f8 - 1) // 2 + 1
+    for _ in range(3):  # a causal conv pads 2 + 1 (n // 2 + 1), the others 1 + 1
+        f8 = f8 // 2 + 1 if arch.att_contexts else (f8 - 1) // 2 + 1
     linear("encoder.pre_encode.out", D, C * f8)  # NeMo registers it before the convolutions
     p = "encoder.pre_encode.conv"
     for i, shape in ((0, (C, 1, 3, 3)), (2, (C, 1, 3, 3)), (3, (C, C, 1, 1)), (5, (C, 1, 3, 3)), (6, (C, C, 1, 1))):

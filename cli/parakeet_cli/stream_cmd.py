@@ -65,10 +65,12 @@ def open_source(source: str) -> Tuple[Iterator[np.ndarray], int]:
 
 
 class TextPrinter:
-    """Final text to ``out`` as it comes; the partial after it on ``err`` (when asked)."""
+    """Final text to ``out`` as it comes; the partial after it on ``err`` (when asked); with
+    ``events``, an ``[EOU]`` / ``[EOB]`` marker after the text of the update that decoded it
+    (the models whose vocabulary has the end-of-utterance / backchannel tokens)."""
 
-    def __init__(self, out: TextIO, err: TextIO, partial: bool) -> None:
-        self.out, self.err, self.partial = out, err, partial
+    def __init__(self, out: TextIO, err: TextIO, partial: bool, events: bool = False) -> None:
+        self.out, self.err, self.partial, self.events = out, err, partial, events
         self.shown = False
 
     def __call__(self, update: StreamUpdate) -> None:
@@ -77,6 +79,9 @@ class TextPrinter:
             self.err.flush()
         if update.text:
             self.out.write(update.text)
+            self.out.flush()
+        if self.events and update.events:
+            self.out.write("".join(f" [{e.type.upper()}]" for e in update.events))
             self.out.flush()
         if self.partial and update.partial:
             self.err.write(f"{_SAVE}\x1b[2m{update.partial}\x1b[0m{_RESTORE}")

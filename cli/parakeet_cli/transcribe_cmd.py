@@ -68,6 +68,9 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--att-context", type=str, default=None, metavar="L,R",
               help="--stream on a cache-aware streaming model: its attention context, one of those `info` "
                    "lists (chunks of (R + 1) x 80 ms) [default: the model's first].")
+@click.option("--events", is_flag=True, default=False,
+              help="--stream, text format: print [EOU] / [EOB] after the text when the model decodes its "
+                   "end-of-utterance / backchannel token (json always has them in \"events\").")
 @click.option("--partial/--no-partial", default=None,
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
@@ -75,7 +78,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
-               att_context: Optional[str], partial: Optional[bool], beam: Optional[int]) -> None:
+               att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -98,10 +101,11 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
-                     att_context)
+                     att_context, events)
         return
-    if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None:
-        raise click.UsageError("--chunk, --left, --right, --att-context and --partial go with --stream")
+    if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None \
+            or events:
+        raise click.UsageError("--chunk, --left, --right, --att-context, --events and --partial go with --stream")
     if fmt in ("srt", "vtt") and len(files) > 1 and not output_dir:
         raise click.UsageError(f"--format {fmt} with several files needs --output-dir")
     targets: List[Optional[Path]] = [None] * len(files)
@@ -145,7 +149,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
-                 right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None) -> None:
+                 right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
+                 events: bool = False) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
     pair = None
     if att_context is not None:
@@ -159,7 +164,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     if fmt not in ("text", "json") or output_dir or concurrency != 1:
         raise click.UsageError("--stream prints text or json to standard output (no --output-dir, no -c)")
     show_partial = fmt == "text" and (sys.stderr.isatty() if partial is None else partial)
-    printer = (TextPrinter(sys.stdout, sys.stderr, show_partial) if fmt == "text" else JsonPrinter(sys.stdout))
+    printer = (TextPrinter(sys.stdout, sys.stderr, show_partial, events) if fmt == "text" else JsonPrinter(sys.stdout))
     threads_per_backend(1, threads)
     with Context(model, **load) as ctx:
         try:

@@ -37,6 +37,10 @@ _BPE_MODEL_CLASSES = {
     "EncDecCTCModelBPE": ("ctc",),
     "EncDecRNNTBPEModel": ("rnnt", "tdt"),
     "EncDecHybridRNNTCTCBPEModel": ("hybrid_rnnt_ctc", "hybrid_tdt_ctc"),
+    # asr_eou_models.py: the same networks; <EOU> / <EOB> are vocabulary pieces, which the
+    # engine's streams report as events
+    "EncDecRNNTBPEEOUModel": ("rnnt", "tdt"),
+    "EncDecHybridRNNTCTCBPEEOUModel": ("hybrid_rnnt_ctc", "hybrid_tdt_ctc"),
 }
 _CHAR_MODEL_CLASSES = ("EncDecCTCModel", "EncDecRNNTModel", "EncDecHybridRNNTCTCModel")
 

@@ -17,6 +17,7 @@
 #include <ostream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "default_threads.h"
@@ -63,7 +64,49 @@ struct StreamRun {
     std::vector<pk::StreamUpdate> updates;
     pk::Transcript transcript;
     int64_t steps = 0;
+    std::vector<pk::StreamEvent> events;  // every update's
 };
+
+bool is_event_piece(const std::string& piece) { return piece == "<EOU>" || piece == "<EOB>"; }
+
+// What the stream reports of NeMo's streamed tokens: the ids without <EOU>/<EOB>, which are
+// events instead, with their frames.
+struct ExpectedStream {
+    std::vector<int64_t> ids;
+    std::vector<std::pair<int64_t, int64_t>> events;  // (token, frame)
+};
+
+ExpectedStream expected_stream(const pk::Model& model, const pk::GgufReader& ref) {
+    ExpectedStream e;
+    const auto ids = ref.get_i64_array("ref.stream.ids");
+    const auto frames = ref.get_i64_array("ref.stream.frames");
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (is_event_piece(model.config().pieces.at(static_cast<size_t>(ids[i])))) {
+            e.events.emplace_back(ids[i], i < frames.size() ? frames[i] : -1);
+        } else {
+            e.ids.push_back(ids[i]);
+        }
+    }
+    return e;
+}
+
+// NeMo's text prints <EOU>/<EOB> literally; a stream's text has them taken out (spaces that
+// then touch are one).
+std::string without_event_pieces(std::string text) {
+    for (const char* piece : {"<EOU>", "<EOB>"})
+        for (size_t at; (at = text.find(piece)) != std::string::npos;) text.erase(at, std::string(piece).size());
+    std::string out;
+    for (char ch : text)
+        if (!(ch == ' ' && (out.empty() || out.back() == ' '))) out += ch;
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+std::vector<std::pair<int64_t, int64_t>> event_pairs(const StreamRun& r) {
+    std::vector<std::pair<int64_t, int64_t>> out;
+    for (const auto& e : r.events) out.emplace_back(e.token, e.frame);
+    return out;
+}
 
 StreamRun stream_clip(const pk::Model& model, const Case& c, const std::vector<float>& samples, int64_t feed) {
     pk::CacheAwareStream s(model, c.context, decoder_of(c.head));
@@ -71,6 +114,7 @@ StreamRun stream_clip(const pk::Model& model, const Case& c, const std::vector<f
     const int64_t n = static_cast<int64_t>(samples.size());
     for (int64_t at = 0; at < n; at += feed) run.updates.push_back(s.feed(samples.data() + at, std::min(feed, n - at)));
     run.updates.push_back(s.finalize());
+    for (const auto& u : run.updates) run.events.insert(run.events.end(), u.events.begin(), u.events.end());
     run.transcript = s.transcript();
     run.steps = s.steps();
     return run;
@@ -98,8 +142,8 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 }
 
 TEST(NemoParityCacheAware, FixturesExist) {
-    // ca_rnnt_multi: 3 clips x 3 contexts; ca_hybrid: 3 clips x 2 heads x 1 context
-    EXPECT_EQ(cases().size(), 15u) << "cawref_*.gguf under " << nemo_fixtures::data_dir() << "/nemo";
+    // ca_rnnt_multi: 3 clips x 3 contexts; ca_hybrid: 3 clips x 2 heads; ca_eou: 3 clips
+    EXPECT_EQ(cases().size(), 18u) << "cawref_*.gguf under " << nemo_fixtures::data_dir() << "/nemo";
 }
 
 class CacheAware : public ::testing::TestWithParam<Case> {};
@@ -141,8 +185,10 @@ TEST_P(CacheAware, StreamMatchesNeMoCacheAwarePipeline) {
         pk::Model& model = nemo_fixtures::cached_model(c.model_dir, isa);
         const StreamRun whole = stream_clip(model, c, samples, static_cast<int64_t>(samples.size()) + 1);
         EXPECT_EQ(whole.steps, ref.get_i64("ref.stream.steps"));
-        EXPECT_EQ(ids_of(whole.transcript.tokens), ref.get_i64_array("ref.stream.ids"));
-        EXPECT_EQ(whole.transcript.text, ref.get_string("ref.stream.text"));
+        const ExpectedStream want = expected_stream(model, ref);
+        EXPECT_EQ(ids_of(whole.transcript.tokens), want.ids);
+        EXPECT_EQ(event_pairs(whole), want.events) << "<EOU>/<EOB> events (token, encoder frame)";
+        EXPECT_EQ(whole.transcript.text, without_event_pieces(ref.get_string("ref.stream.text")));
         EXPECT_EQ(joined_text(whole), whole.transcript.text) << "the updates' texts add up to the transcript";
         // Feeds of 1 s, 0.1 s and (the short clips) single samples, at 1 and 2 threads: the same bytes.
         std::vector<int64_t> feeds = {16000, 1600};
@@ -155,6 +201,7 @@ TEST_P(CacheAware, StreamMatchesNeMoCacheAwarePipeline) {
                     EXPECT_EQ(ids_of(r.transcript.tokens), ids_of(whole.transcript.tokens)) << "feed " << feed;
                     EXPECT_EQ(joined_text(r), whole.transcript.text) << "feed " << feed;
                     EXPECT_EQ(r.steps, whole.steps) << "feed " << feed;
+                    EXPECT_EQ(event_pairs(r), event_pairs(whole)) << "feed " << feed;
                 }
             });
         }
@@ -175,7 +222,7 @@ TEST(NemoParityCacheAwarePool, StreamsOnAPoolGiveNeMosResults) {
         models.push_back(&nemo_fixtures::cached_model(c.model_dir, isa_test::highest_level()));
         ASSERT_EQ(models.back()->set_concurrency(2, 1), 2);
     }
-    ASSERT_EQ(speech.size(), 5u);
+    ASSERT_EQ(speech.size(), 6u);
     std::vector<std::string> texts(speech.size());
     std::vector<std::thread> threads;
     for (size_t i = 0; i < speech.size(); ++i) {
@@ -187,7 +234,7 @@ TEST(NemoParityCacheAwarePool, StreamsOnAPoolGiveNeMosResults) {
     for (auto& t : threads) t.join();
     for (size_t i = 0; i < speech.size(); ++i) {
         const pk::GgufReader ref = pk::GgufReader::open(speech[i].ref_path);
-        EXPECT_EQ(texts[i], ref.get_string("ref.stream.text")) << speech[i].ref_path;
+        EXPECT_EQ(texts[i], without_event_pieces(ref.get_string("ref.stream.text"))) << speech[i].ref_path;
     }
     for (pk::Model* m : models) m->set_concurrency(1, 0);
 }

@@ -28,8 +28,10 @@ MODEL = MODELS["hybrid_tdt_ctc"]
 CTC_ONLY_MODEL = MODELS["ctc"]
 
 #: The cache-aware streaming fixture models (tools/fixtures/make_cacheaware_fixtures.py): a
-#: multi-lookahead RNN-T ([8, 1] default, [8, 0], [8, 3]) and a hybrid RNN-T + CTC ([4, 3]).
-CACHE_AWARE_MODELS: Dict[str, Path] = {name: NEMO_DIR / name / "model.gguf" for name in ("ca_rnnt_multi", "ca_hybrid")}
+#: multi-lookahead RNN-T ([8, 1] default, [8, 0], [8, 3]), a hybrid RNN-T + CTC ([4, 3]) and an
+#: RNN-T with an EOU vocabulary (<EOU>, <EOB>; [8, 1]).
+CACHE_AWARE_MODELS: Dict[str, Path] = {name: NEMO_DIR / name / "model.gguf"
+                                       for name in ("ca_rnnt_multi", "ca_hybrid", "ca_eou")}
 
 CLIPS = sorted(AUDIO.glob("*.wav"))
 SPEECH = AUDIO / "speech_16k.wav"  # 9.6 s of espeak-ng speech

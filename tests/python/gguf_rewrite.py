@@ -2,16 +2,20 @@
 files it must refuse (a key set to a bad value, a bad general.alignment)."""
 
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Iterable, Optional
 
 import gguf
 
 from parakeet_py.convert.requantize import _field_value
 
 
-def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optional[int] = None) -> Path:
+def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optional[int] = None,
+                 drop: Iterable[str] = (), array_types: Optional[Dict[str, Any]] = None,
+                 added: Optional[Dict[str, Any]] = None) -> Path:
     """Writes ``src`` to ``dst`` with the keys in ``changes`` given new values (same types), and
-    the data section aligned to ``alignment`` (stored as general.alignment) when given."""
+    the data section aligned to ``alignment`` (stored as general.alignment) when given; the keys
+    in ``drop`` left out, the arrays in ``array_types`` stored with that element type
+    (GGUFValueType), and ``added`` keys ((value, GGUFValueType)) appended."""
     reader = gguf.GGUFReader(src)
     arch = _field_value(reader.get_field("general.architecture"))
     writer = gguf.GGUFWriter(dst, arch)
@@ -19,11 +23,14 @@ def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optio
         writer.data_alignment = alignment
         writer.add_uint32("general.alignment", alignment)
     for key, field in reader.fields.items():
-        if key.startswith("GGUF.") or key in ("general.architecture", "general.alignment"):
+        if key.startswith("GGUF.") or key in ("general.architecture", "general.alignment") or key in drop:
             continue
         value = changes.get(key, _field_value(field))
         sub = field.types[1] if len(field.types) > 1 else None
+        sub = (array_types or {}).get(key, sub)
         writer.add_key_value(key, value, field.types[0], sub_type=sub)
+    for key, (value, vtype) in (added or {}).items():
+        writer.add_key_value(key, value, vtype)
     for t in reader.tensors:
         writer.add_tensor(t.name, t.data, raw_dtype=t.tensor_type)
     writer.write_header_to_file()

@@ -89,3 +89,14 @@ def test_unsupported_streaming_settings_are_refused(tmp_path, path, value, messa
     with pytest.raises(UnsupportedModelError, match=message):
         convert_nemo(_rewritten(tmp_path, edit), tmp_path / "out.gguf")
     assert not (tmp_path / "out.gguf").exists()
+
+
+def test_the_eou_model_classes_convert_as_their_base_classes(tmp_path):
+    """asr_eou_models.py's EncDecRNNTBPEEOUModel is EncDecRNNTBPEModel's network: the same file."""
+    def edit(cfg):
+        cfg["target"] = "nemo.collections.asr.models.asr_eou_models.EncDecHybridRNNTCTCBPEEOUModel"
+    convert_nemo(_rewritten(tmp_path, edit), tmp_path / "eou.gguf", "f32")
+    convert_nemo(NEMO["ca_hybrid"], tmp_path / "base.gguf", "f32")
+    eou, base = _meta(tmp_path / "eou.gguf"), _meta(tmp_path / "base.gguf")
+    del eou["general.name"], base["general.name"]  # the file names
+    assert eou == base

@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 
 from data_helpers import CACHE_AWARE_MODELS, MODELS, ROOT, SPEECH
+from gguf_rewrite import rewrite_gguf
 from parakeet_py import Context, ParakeetError, _native, load_audio
 from stream_helpers import run_stream
 
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in CACHE_AWARE_MODELS.values()),
                                 reason="cache-aware fixture models missing")
-MULTI, HYBRID = CACHE_AWARE_MODELS["ca_rnnt_multi"], CACHE_AWARE_MODELS["ca_hybrid"]
+MULTI, HYBRID, EOU = (CACHE_AWARE_MODELS[n] for n in ("ca_rnnt_multi", "ca_hybrid", "ca_eou"))
 
 
 def reference(model, clip, head, ctx):
@@ -110,3 +111,92 @@ def test_cli_streams_a_cache_aware_model():
                             *extra, str(SPEECH)], capture_output=True, env=env, cwd=ROOT, timeout=120)
         assert p.returncode == 0, p.stderr.decode()
         assert p.stdout.decode() == reference(MULTI, "speech", "rnnt", ctx)[1] + "\n"
+
+
+def _pcpp_layout(src, dst, drop=(), u32_arrays=(), changes=None):
+    """``src`` rewritten the ways a parakeet.cpp-schema file may differ from ours (its keys,
+    parakeet_cpp_v06.md section 7): keys in ``drop`` left out, the int arrays in ``u32_arrays``
+    stored as UINT32 arrays, and ``changes`` (key: (value, type)) set."""
+    from gguf import GGUFValueType
+
+    return rewrite_gguf(src, dst, {}, drop=drop, array_types={k: GGUFValueType.UINT32 for k in u32_arrays},
+                        added=changes)
+
+
+def test_parakeet_cpp_layouts_of_the_keys_load(tmp_path, speech):
+    want = reference(MULTI, "speech", "rnnt", [8, 1])[1]
+    arrays = ("parakeet.encoder.att_context_presets", "parakeet.streaming.chunk_size",
+              "parakeet.streaming.shift_size", "parakeet.streaming.pre_encode_cache_size")
+    # u32 arrays; and without presets, only the left/right pair (one context)
+    for name, kw, contexts in (("u32.gguf", {"u32_arrays": arrays}, 3),
+                               ("pair.gguf", {"drop": ("parakeet.encoder.att_context_presets",)}, 1)):
+        path = _pcpp_layout(MULTI, tmp_path / name, **kw)
+        with Context(path) as ctx:
+            assert len(ctx.info["streaming"]["contexts"]) == contexts
+            assert run_stream(ctx.stream(), speech, [16000])[0] == want
+
+
+def test_inconsistent_streaming_keys_are_refused(tmp_path):
+    from gguf import GGUFValueType
+    bad = _pcpp_layout(MULTI, tmp_path / "bad.gguf", drop=("parakeet.encoder.att_context_right",),
+                       changes={"parakeet.encoder.att_context_right": (3, GGUFValueType.UINT32)})
+    with pytest.raises(ParakeetError, match="att_context_left/right differ from the first of att_context_presets"):
+        Context(bad)
+    odd = _pcpp_layout(MULTI, tmp_path / "odd.gguf", drop=("parakeet.encoder.att_context_presets",
+                                                            "parakeet.encoder.att_context_right"),
+                       changes={"parakeet.encoder.att_context_right": (2, GGUFValueType.UINT32)})
+    with pytest.raises(ParakeetError, match="left must be a multiple of right \\+ 1"):
+        Context(odd)
+
+
+def nemo_events(model, clip):
+    """[(type, frame)] of the <EOU>/<EOB> tokens in NeMo's streamed result."""
+    fields = gguf.GGUFReader(model.with_name(f"cawref_{clip}_rnnt_8-1.gguf")).fields
+    ids = [int(x) for x in fields["ref.stream.ids"].contents()]
+    frames = [int(x) for x in fields["ref.stream.frames"].contents()]
+    return [({1: "eou", 2: "eob"}[i], t) for i, t in zip(ids, frames) if i in (1, 2)]
+
+
+def test_eou_and_eob_are_events_not_text(speech):
+    with Context(EOU) as ctx:
+        assert ctx.info["vocab_size"] > 2
+        text, _, tokens, updates = run_stream(ctx.stream(), speech, [1600])
+    events = [(e.type, e.frame) for u in updates for e in u.events]
+    want = nemo_events(EOU, "speech")
+    assert len(want) > 5 and {"eou", "eob"} == {t for t, _ in want}
+    assert events == want
+    assert all(abs(e.time - e.frame * 0.08) < 1e-6 for u in updates for e in u.events)
+    assert "<EOU>" not in text and "<EOB>" not in text and text
+    nemo_text = reference(EOU, "speech", "rnnt", [8, 1])[1]
+    assert " ".join(text.split()) == " ".join(nemo_text.replace("<EOU>", "").replace("<EOB>", "").split())
+
+
+def test_c_feed_reports_event_bits_and_drains_them(speech):
+    ffi, lib = _native.load()
+    bits, drained = 0, []
+    with Context(EOU) as ctx, ctx._using() as ptr:
+        s = lib.parakeet_capi_stream_begin(ptr)
+        try:
+            eou = ffi.new("int*")
+            for at in range(0, speech.size, 16000):
+                block = np.ascontiguousarray(speech[at:at + 16000])
+                _native.take_string(lib.parakeet_capi_stream_feed(s, ffi.from_buffer("float[]", block), block.size, eou))
+                bits |= eou[0]
+            _native.take_string(lib.parakeet_capi_stream_finalize(s))
+            out = ffi.new("parakeet_stream_event**")
+            n = lib.parakeet_capi_stream_drain_events(s, out)
+            drained = [("eob" if out[0][i].is_eob else "eou", out[0][i].encoder_frame) for i in range(n)]
+            lib.parakeet_capi_free_events(out[0])
+        finally:
+            lib.parakeet_capi_stream_free(s)
+    assert bits == 3  # PARAKEET_EVENT_EOU | PARAKEET_EVENT_EOB
+    assert drained == nemo_events(EOU, "speech")
+
+
+def test_cli_events_prints_markers():
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "cli"), os.environ.get("PYTHONPATH", "")]))
+    p = subprocess.run([sys.executable, "-m", "parakeet_cli.main", "transcribe", "-m", str(EOU), "--stream", "--events",
+                        str(SPEECH)], capture_output=True, env=env, cwd=ROOT, timeout=120)
+    assert p.returncode == 0, p.stderr.decode()
+    out = p.stdout.decode()
+    assert out.count("[EOU]") + out.count("[EOB]") == len(nemo_events(EOU, "speech"))

@@ -46,9 +46,17 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
         rows.append(("file size", _megabytes(int(info["file_bytes"]))))
     if "packed_bytes" in info:
         rows.append(("packed weights", _megabytes(int(info["packed_bytes"]))))
-    if "attention" in info:
+    streaming = info.get("streaming", {})
+    if streaming.get("mode") == "cache_aware":
+        a = info["attention"]
+        rows.append(("attention", f"chunked[{a['left']},{a['right']}] (cache-aware: the model's default context)"))
+        contexts = [f"[{c['left']},{c['right']}] {c['chunk_ms']:g} ms" for c in streaming["contexts"]]
+        rows.append(("streaming", "cache-aware, contexts " + ", ".join(contexts) + " (the first is the default)"))
+    elif "attention" in info:
         rows.append(("attention", f"{attention_label(info['attention'])} (auto: full up to "
                                   f"{info['auto_full_max_frames']} encoder frames, local above)"))
+        if streaming:
+            rows.append(("streaming", "buffered (NeMo's left / chunk / right windows)"))
     if "isa" in info:
         rows.append(("kernels", kernels_label(info)))
     return rows

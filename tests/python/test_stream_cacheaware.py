@@ -200,3 +200,18 @@ def test_cli_events_prints_markers():
     assert p.returncode == 0, p.stderr.decode()
     out = p.stdout.decode()
     assert out.count("[EOU]") + out.count("[EOB]") == len(nemo_events(EOU, "speech"))
+
+
+def test_server_streams_a_cache_aware_model_and_lists_its_contexts(tmp_path):
+    import httpx
+    import openai
+    from server_helpers import ServerProcess
+
+    with ServerProcess(["--threads", "1"], tmp_path, model=MULTI) as srv:
+        card = httpx.get(srv.url + "/v1/models").json()["data"][0]
+        assert card["streaming"]["mode"] == "cache_aware" and len(card["streaming"]["contexts"]) == 3
+        client = openai.OpenAI(base_url=srv.url + "/v1", api_key="unused", max_retries=0, timeout=60)
+        with open(SPEECH, "rb") as f:
+            events = list(client.audio.transcriptions.create(model="parakeet", file=f, stream=True))
+    assert events[-1].type == "transcript.text.done"
+    assert events[-1].text == reference(MULTI, "speech", "rnnt", [8, 1])[1]

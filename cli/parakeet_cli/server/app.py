@@ -130,8 +130,10 @@ def create_app(context, config: ServerConfig) -> Starlette:
         created = int(os.path.getmtime(config.model_path))
     except OSError:
         created = int(time.time())
+    # "streaming": how live streams run on this model (buffered windows, or cache-aware with its
+    # contexts and their chunk latencies; parakeet_capi_model_info_json)
     model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet",
-                  "limits": config.limits()}
+                  "limits": config.limits(), "streaming": context.info.get("streaming", {"mode": "buffered"})}
 
     def check_api_key(request: Request) -> None:
         if config.api_key is None:

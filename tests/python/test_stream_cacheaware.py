@@ -215,3 +215,33 @@ def test_server_streams_a_cache_aware_model_and_lists_its_contexts(tmp_path):
             events = list(client.audio.transcriptions.create(model="parakeet", file=f, stream=True))
     assert events[-1].type == "transcript.text.done"
     assert events[-1].text == reference(MULTI, "speech", "rnnt", [8, 1])[1]
+
+
+def test_realtime_session_streams_a_cache_aware_model(tmp_path, speech):
+    """/v1/realtime on a cache-aware model: the committed item's transcript is the cache-aware
+    Python stream's on the same 24 kHz audio (whose 16 kHz result is NeMo's, tested above)."""
+    import base64
+    import json
+
+    import soxr
+    from websockets.sync.client import connect
+    from server_helpers import ServerProcess
+
+    up = soxr.resample(speech, 16000, 24000, "HQ")
+    pcm = np.clip(np.round(up * 32767), -32768, 32767).astype("<i2")
+    with Context(MULTI) as ctx:
+        want = run_stream(ctx.stream(sample_rate=24000), pcm, [len(pcm)])[0]
+    with ServerProcess(["--threads", "1"], tmp_path, model=MULTI) as srv:
+        with connect(srv.url.replace("http://", "ws://") + "/v1/realtime?intent=transcription", open_timeout=60) as ws:
+            assert json.loads(ws.recv(timeout=60))["type"] == "session.created"
+            raw = pcm.tobytes()
+            for i in range(0, len(raw), 4800):
+                ws.send(json.dumps({"type": "input_audio_buffer.append",
+                                    "audio": base64.b64encode(raw[i:i + 4800]).decode()}))
+            ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
+            while True:
+                event = json.loads(ws.recv(timeout=60))
+                assert event["type"] != "error", event
+                if event["type"] == "conversation.item.input_audio_transcription.completed":
+                    break
+    assert event["transcript"] == want and want

@@ -19,9 +19,10 @@ from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .stream import Stream, StreamEvent, StreamUpdate
 from .transcript import Token, Transcript, Word
+from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

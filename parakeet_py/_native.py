@@ -109,6 +109,17 @@ int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event*
 void parakeet_capi_free_events(parakeet_stream_event* events);
 void parakeet_capi_stream_free(parakeet_stream* s);
 
+char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                 int sample_rate, const char* options_json);
+char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wav_path, const char* options_json);
+typedef struct parakeet_vad_stream parakeet_vad_stream;
+parakeet_vad_stream* parakeet_capi_vad_stream_begin(parakeet_ctx* ctx, int sample_rate,
+                                                    const char* options_json);
+char* parakeet_capi_vad_stream_feed_json(parakeet_vad_stream* s, const float* pcm, int n_samples,
+                                         int is_last);
+int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
+void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
+
 size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
 int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,
                                 size_t dst_bytes);

@@ -89,7 +89,7 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
  * Thread-safe; free the context with parakeet_capi_free(). */
 PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
 
-/* What a context holds (parakeet.cpp's values; this library loads ASR models only for now).
+/* What a context holds (parakeet.cpp's values; this library loads ASR and Silero VAD models).
  * Every entry point refuses a context of the wrong kind with PARAKEET_ERROR_UNSUPPORTED. */
 #define PARAKEET_MODEL_KIND_NONE 0
 #define PARAKEET_MODEL_KIND_ASR 1
@@ -451,6 +451,46 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ct
                                                                 int n_samples, int sample_rate,
                                                                 const parakeet_context_graph* graph,
                                                                 int acoustic_top_m, const char* lang);
+
+/* ---- Voice activity detection (Silero VAD v6) ----------------------------------------------
+ * A context loaded from a `silero_vad` GGUF file (parakeet.cpp's schema; written by
+ * `parakeet-cli convert silero_vad.onnx out.gguf`) has kind PARAKEET_MODEL_KIND_VAD. Every call
+ * below refuses any other kind (PARAKEET_ERROR_UNSUPPORTED), and ASR calls refuse a VAD ctx.
+ * The model is read-only: any number of calls and streams run on one ctx at once.
+ *
+ * options_json (NULL or "" = {}); unknown keys, wrong types and out-of-range values are
+ * PARAKEET_ERROR_INVALID_ARGUMENT. Defaults are Silero's get_speech_timestamps':
+ *   "threshold" (0,1] 0.5; "neg_threshold" (0, threshold], default max(threshold-0.15, 0.01);
+ *   "min_speech" s [0,3600] 0.25; "min_pause" s [0,3600] 0.1 (silence that ends speech);
+ *   "speech_pad" s [0,10] 0.03; "max_segment" s [1,86400] (speech: no limit; segments: 30);
+ *   "mode" "speech" (Silero's segments, hysteresis included) | "segments" (speech segments
+ *   merged into pieces of at most max_segment, cut at pauses); "probabilities" bool false.
+ * Result: {"mode", "duration", "frame_sec", "sample_rate" (the model rate used), "backend",
+ * "segments": [{"start", "end"}] (seconds, 6 decimals), ["probabilities": [one per 32 ms
+ * frame, shortest exact float form]]}. Rates: 16000 and 8000 natively; a multiple of 16000 is
+ * decimated (every k-th sample, as Silero does); others are PARAKEET_ERROR_INVALID_AUDIO. */
+PARAKEET_API char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                              int sample_rate, const char* options_json);
+/* The same for a WAV file (formats as the *_path transcription calls; channels averaged). */
+PARAKEET_API char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wav_path, const char* options_json);
+
+/* A VAD stream on a VAD ctx (which it borrows: free the stream first). sample_rate 16000 or
+ * 8000; options as above, mode "speech" only. One thread at a time per stream. */
+typedef struct parakeet_vad_stream parakeet_vad_stream;
+PARAKEET_API parakeet_vad_stream* parakeet_capi_vad_stream_begin(parakeet_ctx* ctx, int sample_rate,
+                                                                 const char* options_json);
+/* Feeds n_samples (any count; whole 512/256-sample chunks run, the rest waits; at is_last the
+ * partial chunk is zero-padded). Returns {"frame_sec", "first_frame", "events": [{"type":
+ * "start"|"end", "time"}], "probabilities"}: the events that became final, with the times of
+ * the one-shot segments (they arrive after min_speech / min_pause + 2 * speech_pad). The
+ * probabilities do not depend on how the audio is cut into feeds. A feed after is_last is an
+ * error until _reset. Errors go to the stream's ctx. */
+PARAKEET_API char* parakeet_capi_vad_stream_feed_json(parakeet_vad_stream* s, const float* pcm, int n_samples,
+                                                      int is_last);
+/* Back to the start (state, context and segments cleared). 0, or -1 for NULL. */
+PARAKEET_API int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
 
 /* ---- ggml block formats ------------------------------------------------------------------ */
 

@@ -105,15 +105,18 @@ def _byte_shape(plan: TensorPlan) -> Tuple[Tuple[int, ...], np.dtype]:
     return (*plan.shape[:-1], row), np.dtype(np.uint8)
 
 
-def write_gguf(path, metadata: Sequence[MetaValue], tensors: Iterable[TensorPlan]) -> int:
-    """Write ``metadata`` and ``tensors`` (in order) to ``path``; returns the file size."""
+def write_gguf(path, metadata: Sequence[MetaValue], tensors: Iterable[TensorPlan],
+               architecture: str = ARCHITECTURE) -> int:
+    """Write ``metadata`` and ``tensors`` (in order) to ``path``; returns the file size.
+
+    ``architecture`` is general.architecture (another model kind's, e.g. "silero_vad")."""
     path = Path(path)
     plans: List[TensorPlan] = list(tensors)
     # A unique sibling name, opened by the writer itself so the file gets the usual umask mode.
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.part")
     writer = None
     try:
-        writer = gguf.GGUFWriter(tmp, ARCHITECTURE)
+        writer = gguf.GGUFWriter(tmp, architecture)
         for meta in metadata:
             _add_metadata(writer, meta)
         for plan in plans:

@@ -8,11 +8,13 @@
 #include "common/errors.h"
 #include "model/model.h"
 #include "model/model_kind.h"
+#include "model/vad/silero_model.h"
 
 struct parakeet_ctx {
     // What the context holds; the member of that kind is set, the others are null.
     pk::ModelKind kind = pk::ModelKind::None;
     std::unique_ptr<pk::Model> model;  // kind Asr
+    std::unique_ptr<pk::SileroVad> vad;  // kind Vad (shared read-only by its streams)
 
     // The message and code of the most recently finished call on this context ("" and None
     // after a success).
@@ -57,6 +59,10 @@ R guarded(parakeet_ctx* ctx, R failure, Body&& body) noexcept {
 // The ASR model of a context, for the entry points that transcribe: throws InvalidArgument
 // for ctx NULL and Unsupported when the context holds another kind of model.
 Model& asr_model(parakeet_ctx* ctx);
+
+// The Silero VAD model of a context, for the VAD entry points: throws InvalidArgument for ctx
+// NULL and Unsupported when the context holds another kind of model.
+const SileroVad& vad_model(parakeet_ctx* ctx);
 
 // A malloc'd copy of s for the caller (freed with parakeet_capi_free_string). Throws
 // std::bad_alloc.

@@ -54,6 +54,14 @@ Model& asr_model(parakeet_ctx* ctx) {
     return *ctx->model;
 }
 
+const SileroVad& vad_model(parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind != ModelKind::Vad)
+        throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
+                          " model, not a Silero VAD model");
+    return *ctx->vad;
+}
+
 char* to_c_string(const std::string& s) {
     char* out = static_cast<char*>(std::malloc(s.size() + 1));
     if (out == nullptr) throw std::bad_alloc();

@@ -123,6 +123,13 @@ parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options
         pk::LoadOptions options = pk::capi::load_options_from_environment();
         pk::capi::apply_load_options_json(options_json, options);
         auto ctx = std::make_unique<parakeet_ctx>();
+        // The file's kind decides the loader; a VAD model takes no ASR load options.
+        const pk::GgufReader gguf = pk::GgufReader::open(gguf_path);
+        if (pk::detect_model_kind(gguf) == pk::ModelKind::Vad) {
+            ctx->vad = pk::SileroVad::load(gguf);
+            ctx->kind = pk::ModelKind::Vad;
+            return ctx.release();
+        }
         ctx->model = pk::Model::load(gguf_path, options);
         ctx->kind = pk::ModelKind::Asr;
         return ctx.release();

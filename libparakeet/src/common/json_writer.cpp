@@ -98,6 +98,18 @@ JsonWriter& JsonWriter::value(bool v) {
     return *this;
 }
 
+JsonWriter& JsonWriter::exact(float v) {
+    before_value();
+    if (!std::isfinite(v)) {
+        out_ += "null";
+        return *this;
+    }
+    char buf[32];
+    const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out_.append(buf, r.ptr);
+    return *this;
+}
+
 JsonWriter& JsonWriter::value(double v, int decimals) {
     before_value();
     if (!std::isfinite(v)) {

@@ -26,6 +26,9 @@ public:
     JsonWriter& value(bool v);
     // A number with `decimals` digits after the point (fixed notation).
     JsonWriter& value(double v, int decimals);
+    // A float in its shortest form that reads back to the same bits (for probabilities that
+    // callers compare exactly).
+    JsonWriter& exact(float v);
 
     const std::string& str() const { return out_; }
 

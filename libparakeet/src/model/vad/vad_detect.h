@@ -1,0 +1,31 @@
+// One-shot voice activity detection over a whole recording: Silero's probabilities and
+// get_speech_timestamps' segments (speech mode), or pieces of at most max_segment seconds cut
+// at pauses (segments mode: consecutive speech segments merged while they fit).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/vad/silero_model.h"
+#include "model/vad/vad_options.h"
+
+namespace pk {
+
+struct VadSegment {
+    double start = 0, end = 0;  // seconds
+};
+
+struct VadResult {
+    int model_rate = 16000;  // the branch that ran
+    double duration = 0;     // seconds of input
+    double frame_sec = 0.032;
+    std::vector<float> probabilities;
+    std::vector<VadSegment> segments;
+};
+
+// `sample_rate`: 16000 or 8000 natively; a multiple of 16000 is decimated by taking every k-th
+// sample, as Silero does; anything else is InvalidAudio (resample first).
+VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int sample_rate,
+                        const VadOptions& options);
+
+}  // namespace pk

@@ -1,0 +1,184 @@
+"""Voice activity detection with Silero VAD v6, run by libparakeet (no onnxruntime, no torch).
+
+    from parakeet_py import Vad
+    vad = Vad(parakeet_py.vad.default_model())   # or Vad("silero-vad-f32.gguf")
+    vad.segments(pcm, 16000)                     # [{"start": s, "end": s}, ...] seconds
+    vad.probabilities(pcm, 16000)                # one per 32 ms frame
+    with vad.stream(16000) as s: s.feed(chunk)   # {"events": [...], "probabilities": [...]}
+
+Options (``segments(**options)``, ``stream(**options)``) are the C ABI's (docs/vad.md):
+threshold, neg_threshold, min_speech, min_pause, speech_pad, max_segment, mode. Defaults are
+Silero's get_speech_timestamps', whose segments these equal.
+"""
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from . import _native
+from .errors import InvalidArgument
+from .stream import pcm_samples
+from .synthetic_model import cache_dir
+
+# Audio other than 8 kHz or a multiple of 16 kHz is resampled to this rate before the library.
+MODEL_RATE = 16000
+
+
+def _options(options: Dict[str, Any]) -> bytes:
+    return json.dumps(options).encode("utf-8")
+
+
+def _rate_for_library(pcm: np.ndarray, sample_rate: int):
+    """(samples, rate) the library takes: 8000, 16000 and multiples of 16000 as they are
+    (Silero's own rule), anything else resampled to 16 kHz with soxr."""
+    if sample_rate == 8000 or (sample_rate >= 16000 and sample_rate % 16000 == 0):
+        return pcm, sample_rate
+    import soxr
+
+    return np.ascontiguousarray(soxr.resample(pcm, sample_rate, MODEL_RATE, quality="HQ"), np.float32), MODEL_RATE
+
+
+class Vad:
+    """A loaded Silero VAD model (a ``silero_vad`` GGUF file). Thread-safe: calls and streams
+    run on it at once."""
+
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
+        ffi, lib = _native.load_or_raise()
+        self._ptr = None
+        self.model_path = os.fspath(model_path)
+        ptr = lib.parakeet_capi_load(self.model_path.encode("utf-8"))
+        if ptr == ffi.NULL:
+            _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
+        if lib.parakeet_capi_model_kind(ptr) != _native.MODEL_KIND_VAD:
+            lib.parakeet_capi_free(ptr)
+            raise InvalidArgument(f"{self.model_path} is not a Silero VAD model")
+        self._ptr = ptr
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            _native.load()[1].parakeet_capi_free(ptr)
+
+    def __enter__(self) -> "Vad":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
+
+    def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
+        """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""
+        if self._ptr is None:
+            raise InvalidArgument("the VAD model is closed")
+        samples, rate = _rate_for_library(pcm_samples(pcm), int(sample_rate))
+        ffi, lib = _native.load()
+        ptr = lib.parakeet_capi_vad_pcm_json(self._ptr, ffi.from_buffer("float[]", samples), len(samples), rate,
+                                             _options(options))
+        return json.loads(_native.string_result(ptr))
+
+    def probabilities(self, pcm: np.ndarray, sample_rate: int) -> np.ndarray:
+        """Silero's speech probability of every 32 ms frame (float32, exactly the library's)."""
+        return np.array(self.detect(pcm, sample_rate, probabilities=True)["probabilities"], dtype=np.float32)
+
+    def segments(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> List[Dict[str, float]]:
+        """Speech segments [{"start", "end"}] in seconds."""
+        return self.detect(pcm, sample_rate, **options)["segments"]
+
+    def stream(self, sample_rate: int = MODEL_RATE, **options: Any) -> "VadStream":
+        """A live detector for audio at ``sample_rate`` (16000 or 8000)."""
+        if self._ptr is None:
+            raise InvalidArgument("the VAD model is closed")
+        ffi, lib = _native.load()
+        ptr = lib.parakeet_capi_vad_stream_begin(self._ptr, int(sample_rate), _options(options))
+        return VadStream(self, _native.check_pointer(ptr), int(sample_rate))
+
+
+class VadStream:
+    """Feeds audio to a VAD stream: each feed returns {"frame_sec", "first_frame", "events":
+    [{"type": "start"|"end", "time"}], "probabilities"}. Events are final when they come and
+    equal the one-shot segments."""
+
+    def __init__(self, vad: Vad, ptr: Any, sample_rate: int) -> None:
+        self._vad = vad  # keeps the model alive while the stream is
+        self._ptr = ptr
+        self._lock = threading.Lock()
+        self.sample_rate = sample_rate
+
+    def feed(self, pcm: np.ndarray, is_last: bool = False) -> Dict[str, Any]:
+        samples = pcm_samples(pcm)
+        ffi, lib = _native.load()
+        with self._lock:
+            if self._ptr is None:
+                raise InvalidArgument("the VAD stream is closed")
+            ptr = lib.parakeet_capi_vad_stream_feed_json(self._ptr, ffi.from_buffer("float[]", samples),
+                                                         len(samples), 1 if is_last else 0)
+            return json.loads(_native.string_result(ptr))
+
+    def finish(self) -> Dict[str, Any]:
+        """Ends the audio (the partial last chunk is zero-padded) and returns the last events."""
+        return self.feed(np.zeros(0, np.float32), is_last=True)
+
+    def reset(self) -> None:
+        with self._lock:
+            if self._ptr is not None:
+                _native.load()[1].parakeet_capi_vad_stream_reset(self._ptr)
+
+    def close(self) -> None:
+        with self._lock:
+            ptr, self._ptr = self._ptr, None
+            if ptr is not None:
+                _native.load()[1].parakeet_capi_vad_stream_free(ptr)
+
+    def __enter__(self) -> "VadStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_vad_stream_free")
+
+
+def package_onnx() -> Path:
+    """The ONNX file the installed ``silero-vad`` package ships (found without importing it,
+    which would import torch)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("silero_vad")
+    if spec is None or not spec.submodule_search_locations:
+        raise InvalidArgument("the silero-vad package is not installed (pip install 'parakeet[vad]')")
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "silero_vad.onnx"
+    if not path.is_file():
+        raise InvalidArgument(f"the silero-vad package has no {path.name}")
+    return path
+
+
+def default_model(out_type: str = "f32", directory: Optional[Path] = None) -> Path:
+    """The installed ``silero-vad`` package's model as a GGUF file, converted once into the
+    cache ($PARAKEET_CACHE or ~/.cache/parakeet; the name holds the ONNX's hash)."""
+    from .convert.silero_onnx import convert_silero_onnx
+
+    onnx_path = package_onnx()
+    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()[:16]
+    directory = cache_dir() if directory is None else Path(directory)
+    path = directory / f"silero-vad-{digest}-{out_type}.gguf"
+    if not path.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            from importlib.metadata import version
+
+            source_version = version("silero-vad")
+        except Exception:
+            source_version = ""
+        convert_silero_onnx(onnx_path, path, out_type, version=source_version)  # written atomically
+    return path
+
+
+__all__ = ["Vad", "VadStream", "default_model", "package_onnx", "MODEL_RATE"]

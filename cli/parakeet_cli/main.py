@@ -18,6 +18,7 @@ from .batch_cmd import batch
 from .bench import bench
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
+from .vad_cmd import vad
 
 
 class _Cli(click.Group):
@@ -63,6 +64,7 @@ cli.add_command(convert)
 cli.add_command(quantize)
 cli.add_command(bench)
 cli.add_command(batch)
+cli.add_command(vad)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -103,6 +103,10 @@ def _print_report(report: Any, as_json: bool) -> None:
 def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
     """Convert a NeMo checkpoint (NEMO_FILE, .nemo) into a parakeet GGUF file.
 
+    A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
+    `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
+    package only.
+
     No PyTorch or NeMo is needed. Supported: FastConformer CTC, RNN-T, TDT and hybrid
     TDT/RNN-T + CTC models with a SentencePiece tokenizer. A model the engine cannot run is
     refused with the reasons listed; GGUF_FILE is only written when the conversion succeeds.
@@ -110,10 +114,26 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     \b
     Example:
       parakeet-cli convert parakeet-tdt-0.6b-v2.nemo tdt-0.6b-q8_0.gguf --type q8_0
+      parakeet-cli convert silero_vad.onnx silero-vad-f16.gguf --type f16
     """
+    if nemo_file.lower().endswith(".onnx"):
+        _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        return
     from parakeet_py.convert import convert_nemo
 
     _print_report(convert_nemo(nemo_file, gguf_file, out_type, name=name), as_json)
+
+
+def _convert_silero(onnx_file: str, gguf_file: str, out_type: str, as_json: bool) -> None:
+    from parakeet_py.convert.silero_onnx import OUT_TYPES as VAD_TYPES, convert_silero_onnx
+
+    if out_type not in VAD_TYPES:
+        raise click.UsageError(f"a Silero VAD file is written as {' or '.join(VAD_TYPES)}, not {out_type}")
+    size = convert_silero_onnx(onnx_file, gguf_file, out_type)
+    if as_json:
+        click.echo(json.dumps({"output": gguf_file, "kind": "silero_vad", "type": out_type, "bytes": size}))
+    else:
+        click.echo(f"wrote {gguf_file} (Silero VAD, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

@@ -465,7 +465,7 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ct
  *   "speech_pad" s [0,10] 0.03; "max_segment" s [1,86400] (speech: no limit; segments: 30);
  *   "mode" "speech" (Silero's segments, hysteresis included) | "segments" (speech segments
  *   merged into pieces of at most max_segment, cut at pauses); "probabilities" bool false.
- * Result: {"mode", "duration", "frame_sec", "sample_rate" (the model rate used), "backend",
+ * Result: {"mode", "duration", "frame_sec", "sample_rate" (the model rate used), "backend", "isa" (the kernel level),
  * "segments": [{"start", "end"}] (seconds, 6 decimals), ["probabilities": [one per 32 ms
  * frame, shortest exact float form]]}. Rates: 16000 and 8000 natively; a multiple of 16000 is
  * decimated (every k-th sample, as Silero does); others are PARAKEET_ERROR_INVALID_AUDIO. */

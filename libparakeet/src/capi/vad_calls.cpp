@@ -9,6 +9,7 @@
 #include "model/vad/vad_detect.h"
 #include "model/vad/vad_stream.h"
 #include "parakeet_capi.h"
+#include "runtime/cpu_features.h"
 
 using pk::capi::guarded;
 
@@ -23,7 +24,7 @@ namespace {
 // its sample.
 constexpr int kTimeDecimals = 6;
 
-std::string result_json(const pk::VadResult& r, const pk::VadOptions& o) {
+std::string result_json(const pk::SileroVad& vad, const pk::VadResult& r, const pk::VadOptions& o) {
     pk::JsonWriter j;
     j.begin_object();
     j.key("mode").value(o.mode == pk::VadMode::Speech ? "speech" : "segments");
@@ -31,6 +32,7 @@ std::string result_json(const pk::VadResult& r, const pk::VadOptions& o) {
     j.key("frame_sec").value(r.frame_sec, 3);
     j.key("sample_rate").value(r.model_rate);
     j.key("backend").value("cpu");
+    j.key("isa").value(pk::isa_level_name(vad.isa()));
     j.key("segments").begin_array();
     for (const pk::VadSegment& s : r.segments) {
         j.begin_object();
@@ -51,7 +53,7 @@ std::string result_json(const pk::VadResult& r, const pk::VadOptions& o) {
 char* detect_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json) {
     const pk::SileroVad& vad = pk::capi::vad_model(ctx);
     const pk::VadOptions o = pk::capi::parse_vad_options(options_json);
-    return pk::capi::to_c_string(result_json(pk::detect_speech(vad, samples, n, rate, o), o));
+    return pk::capi::to_c_string(result_json(vad, pk::detect_speech(vad, samples, n, rate, o), o));
 }
 
 }  // namespace

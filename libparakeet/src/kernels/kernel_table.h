@@ -98,6 +98,11 @@ struct FftKernels {
     void (*real_forward)(const RealFftTables& t, const float* in, float* out);
 };
 
+// Dot products (ops_dot.h): a[0..n) · b[0..n) in the level's fixed order.
+struct DotKernels {
+    float (*dot)(const float* a, const float* b, int64_t n);
+};
+
 struct KernelTable {
     IsaLevel level;
     matmul_detail::MatmulKernels matmul;  // see matmul_layout.h
@@ -105,6 +110,7 @@ struct KernelTable {
     ConvKernels conv;
     AttentionKernels attention;
     FftKernels fft;
+    DotKernels dot;
 };
 
 // The table of `level`, built once (thread-safe). Throws std::invalid_argument for a level
@@ -118,6 +124,7 @@ void add_matmul_kernels_scalar(KernelTable& t);
 void add_ops_softmax_scalar(KernelTable& t);
 void add_ops_layer_norm_scalar(KernelTable& t);
 void add_ops_activation_scalar(KernelTable& t);
+void add_ops_dot_scalar(KernelTable& t);
 void add_conv_depthwise1d_scalar(KernelTable& t);
 void add_conv_pointwise_scalar(KernelTable& t);
 void add_conv_subsampling_scalar(KernelTable& t);
@@ -130,6 +137,7 @@ void add_matmul_kernels_avx2(KernelTable& t);
 void add_ops_softmax_avx2(KernelTable& t);
 void add_ops_layer_norm_avx2(KernelTable& t);
 void add_ops_activation_avx2(KernelTable& t);
+void add_ops_dot_avx2(KernelTable& t);
 void add_conv_depthwise1d_avx2(KernelTable& t);
 void add_conv_pointwise_avx2(KernelTable& t);
 void add_conv_subsampling_avx2(KernelTable& t);

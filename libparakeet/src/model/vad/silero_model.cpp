@@ -5,6 +5,8 @@
 
 #include "common/errors.h"
 #include "kernels/f16.h"
+#include "kernels/ops_dot.h"
+#include "runtime/cpu_features.h"
 #include "model/gguf_schema.h"
 #include "model/model_kind.h"
 #include "model/vad/silero_schema.h"
@@ -14,17 +16,6 @@ namespace pk {
 namespace {
 
 namespace s = schema::silero;
-
-// A dot product with eight independent partial sums, so that the compiler vectorises it
-// without reassociating anything itself (the order is fixed, hence the results too).
-inline float dot(const float* a, const float* b, int n) {
-    float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-    for (; i < n; ++i) acc[i & 7] += a[i] * b[i];
-    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
 
 inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 
@@ -148,6 +139,7 @@ std::unique_ptr<SileroVad> SileroVad::load(const GgufReader& g) {
     auto m = std::unique_ptr<SileroVad>(new SileroVad());
     m->path_ = g.name();
     m->file_bytes_ = g.file_size();
+    m->kernels_ = &kernels::kernel_table(cpu_features().detected);
     m->b16_ = load_branch(g, 16000, s::kPrefix16k, 512, 64, 256);
     m->b8_ = load_branch(g, 8000, s::kPrefix8k, 256, 32, 128);
     return m;
@@ -168,6 +160,8 @@ SileroState SileroVad::initial_state(const SileroBranch& b) const {
 }
 
 float SileroVad::step(const SileroBranch& b, SileroState& st, const float* chunk) const {
+    const kernels::KernelTable& kt = *kernels_;
+    auto dot = [&kt](const float* a, const float* v, int n) { return kernels::dot(kt, a, v, n); };
     // Input: context | chunk, then reflected on the right (x[n-2], x[n-3], ...).
     const int n = b.context + b.chunk;
     float x[640];

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/kernel_table.h"
 
 namespace pk {
 
@@ -54,6 +55,7 @@ public:
 
     const std::string& path() const { return path_; }
     size_t file_bytes() const { return file_bytes_; }
+    IsaLevel isa() const { return kernels_->level; }
     // The branch for 16000 or 8000 Hz; nullptr for other rates.
     const SileroBranch* branch(int sample_rate) const;
 
@@ -65,6 +67,7 @@ public:
 private:
     std::string path_;
     size_t file_bytes_ = 0;
+    const kernels::KernelTable* kernels_ = nullptr;  // the CPU's best level, chosen at load
     SileroBranch b16_, b8_;
 };
 

@@ -198,6 +198,14 @@ static void test_null_handles(void) {
     CHECK(parakeet_capi_stream_drain_events(NULL, &events) == -1 && events == NULL);
     parakeet_capi_free_events(NULL); /* no-op */
     parakeet_capi_stream_free(NULL); /* no-op */
+    CHECK(parakeet_capi_vad_pcm_json(NULL, s, 4, 16000, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_vad_path_json(NULL, "x.wav", NULL) == NULL);
+    CHECK(parakeet_capi_vad_stream_begin(NULL, 16000, NULL) == NULL);
+    CHECK(parakeet_capi_vad_stream_feed_json(NULL, s, 4, 0) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_vad_stream_reset(NULL) == -1);
+    parakeet_capi_vad_stream_free(NULL); /* no-op */
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {

@@ -278,7 +278,8 @@ class Context:
     def transcribe(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                    decoder: Optional[str] = None, timestamps: bool = True,
                    progress: Optional[ProgressCallback] = None, beam: Optional[int] = None,
-                   hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8) -> Transcript:
+                   hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8,
+                   vad: Optional[Any] = None, vad_options: Optional[Dict[str, Any]] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -300,6 +301,12 @@ class Context:
         :class:`Cancelled`. An exception raised by the callback cancels the request too and is
         re-raised here. The GIL is held only while the callback runs.
 
+        ``vad``: a :class:`~parakeet_py.vad.Vad` or the path of a Silero VAD GGUF file: the
+        recording is cut at pauses into pieces of at most 30 s (``vad_options``: the VAD's
+        options, e.g. ``{"max_segment": 20, "min_pause": 0.3}``), silence between pieces is
+        skipped, and word and token times stay on the recording's timeline (docs/vad.md). Not
+        with ``beam``, ``hotwords`` or ``progress``.
+
         There is no length limit: long audio runs with local attention under "auto" (see
         :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
         audio or NaN/Inf samples, :class:`Unsupported` for a decoder (or beam search) the model
@@ -308,6 +315,9 @@ class Context:
         if self._ptr is None:  # checked again under the lock below; this one saves decoding audio
             raise InvalidArgument("the context is closed")
         code = decoder_code(decoder)
+        if vad is not None:
+            return self._transcribe_vad(audio, sample_rate, code, vad, vad_options or {},
+                                        beam is not None or hotwords is not None or progress is not None)
         if beam is not None:
             if code == _native.DECODER_CTC:
                 raise InvalidArgument("beam search runs on the transducer head, not CTC")
@@ -340,6 +350,29 @@ class Context:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
+
+    def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
+                        vad_options: Dict[str, Any], other_modes: bool) -> Transcript:
+        from .vad_transcribe import as_vad, transcribe_cut
+
+        if other_modes:
+            raise InvalidArgument("vad= takes no beam, hotwords or progress")
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=True)
+        detector = as_vad(vad)
+        ffi, lib = _native.load()
+
+        def piece(pcm: np.ndarray) -> Transcript:
+            pcm = np.ascontiguousarray(pcm, dtype=np.float32)
+            with self._using() as ptr:
+                doc = lib.parakeet_capi_transcribe_pcm_json(ptr, ffi.from_buffer("float[]", pcm), int(pcm.size),
+                                                            self.sample_rate, code)
+                return Transcript.from_json(_native.string_result(doc))
+
+        try:
+            return transcribe_cut(samples, self.sample_rate, detector, vad_options, piece)
+        finally:
+            if detector is not vad:
+                detector.close()
 
     def hotwords(self, phrases: Sequence[str], *, score: float = 1.0,
                  weights: Optional[Sequence[float]] = None) -> Hotwords:

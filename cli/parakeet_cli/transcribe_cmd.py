@@ -74,11 +74,18 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--partial/--no-partial", default=None,
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
+@click.option("--vad", "use_vad", is_flag=True,
+              help="Cut each file at pauses with the Silero VAD (pieces of at most 30 s; silence is skipped; "
+                   "times stay on the file's timeline). Not with --stream or --beam.")
+@click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
+              help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "
+                   "into the cache).")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
-               att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int]) -> None:
+               att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
+               use_vad: bool, vad_model: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -98,6 +105,10 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     """
     if live and beam is not None:
         raise click.UsageError("--beam does not go with --stream")
+    if use_vad and (live or beam is not None):
+        raise click.UsageError("--vad does not go with --stream or --beam")
+    if vad_model and not use_vad:
+        raise click.UsageError("--vad-model goes with --vad")
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
@@ -118,12 +129,20 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
-    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None  # beam search reports no progress
+    # Beam search and VAD-cut runs report no progress.
+    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad
+    vad = None
+    if use_vad:
+        from parakeet_py.vad import Vad, default_model
+
+        vad = Vad(vad_model or default_model())  # shared by every worker: it is thread-safe
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
             def run(i: int, path: str):  # type: ignore[no-untyped-def]
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
+                if vad is not None:
+                    return ctx.transcribe(path, decoder=decoder, vad=vad)
                 return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]

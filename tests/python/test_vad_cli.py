@@ -68,3 +68,17 @@ def test_vad_silence_has_no_segments(vad_gguf, tmp_path):
     p = tmp_path / "quiet.wav"
     sf.write(str(p), np.zeros(32000, np.float32), 16000)
     assert invoke("vad", "-m", vad_gguf, p).output.strip() == ""
+
+
+def test_transcribe_vad_matches_the_python_call(vad_gguf, model_path, speech_wav, tmp_path):
+    from parakeet_py import Context
+
+    with Context(model_path) as ctx:
+        want = ctx.transcribe(str(speech_wav), vad=vad_gguf)
+    r = invoke("transcribe", "-m", model_path, "--vad", "--vad-model", vad_gguf, "-f", "json", speech_wav)
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.output)
+    assert doc["text"] == want.text
+    assert [w["start"] for w in doc["words"]] == pytest.approx([w.start for w in want.words], abs=1e-3)
+    assert invoke("transcribe", "-m", model_path, "--vad-model", vad_gguf, speech_wav).exit_code == 2
+    assert invoke("transcribe", "-m", model_path, "--vad", "--beam", "2", speech_wav).exit_code == 2

@@ -302,9 +302,10 @@ class Context:
         re-raised here. The GIL is held only while the callback runs.
 
         ``vad``: a :class:`~parakeet_py.vad.Vad` or the path of a Silero VAD GGUF file: the
-        recording is cut at pauses into pieces of at most 30 s (``vad_options``: the VAD's
-        options, e.g. ``{"max_segment": 20, "min_pause": 0.3}``), silence between pieces is
-        skipped, and word and token times stay on the recording's timeline (docs/vad.md). Not
+        recording's speech segments are transcribed in chunks of at most 30 s of speech
+        (``vad_options``: the VAD's options, e.g. ``{"max_segment": 20, "min_pause": 0.3}``),
+        silence is skipped, and word and token times stay on the recording's timeline
+        (docs/vad.md). Not
         with ``beam``, ``hotwords`` or ``progress``.
 
         There is no length limit: long audio runs with local attention under "auto" (see

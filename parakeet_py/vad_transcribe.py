@@ -1,11 +1,13 @@
-"""Transcription cut at pauses: the VAD's `segments` mode splits the recording into pieces of at
-most `max_segment` seconds that start and end at speech boundaries; each piece is transcribed on
-its own (the silence between pieces is skipped), and every word and token time is moved back
-onto the recording's timeline."""
+"""Transcription cut at pauses, silence skipped: the VAD's speech segments (Silero's, with their
+padding) are grouped in order into chunks of at most `max_segment` seconds of speech; each
+chunk is the concatenation of its segments' audio, transcribed on its own; every word and token
+time is mapped back from the chunk onto the recording's timeline, segment by segment (as
+faster-whisper's VAD filter does)."""
 
+import bisect
 import dataclasses
 import os
-from typing import Any, Callable, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Tuple, Union
 
 import numpy as np
 
@@ -14,6 +16,7 @@ from .transcript import Transcript
 from .vad import Vad
 
 VadSource = Union[Vad, str, "os.PathLike[str]"]
+DEFAULT_MAX_SEGMENT = 30.0
 
 
 def as_vad(vad: VadSource) -> Vad:
@@ -25,30 +28,67 @@ def as_vad(vad: VadSource) -> Vad:
     raise InvalidArgument(f"vad must be a parakeet_py.Vad or a path, not a {type(vad).__name__}")
 
 
+def chunks_of(segments: List[Dict[str, float]], rate: int, n: int, max_segment: float) -> List[List[Tuple[int, int]]]:
+    """The speech segments as sample spans, grouped in order into chunks whose total length is
+    at most max_segment seconds (a longer segment is a chunk of its own: the VAD's max_segment
+    already cut it)."""
+    cap = int(max_segment * rate)
+    chunks: List[List[Tuple[int, int]]] = []
+    total = 0
+    for s in segments:
+        first, last = int(round(s["start"] * rate)), min(n, int(round(s["end"] * rate)))
+        if last <= first:
+            continue
+        if not chunks or total + (last - first) > cap:
+            chunks.append([])
+            total = 0
+        chunks[-1].append((first, last))
+        total += last - first
+    return chunks
+
+
+class _TimeMap:
+    """Chunk time → recording time, for a chunk made of the given spans laid end to end."""
+
+    def __init__(self, spans: List[Tuple[int, int]], rate: int) -> None:
+        self.starts: List[float] = []  # where each span begins in the chunk (seconds)
+        self.origins: List[float] = []  # ... and in the recording
+        at = 0
+        for first, last in spans:
+            self.starts.append(at / rate)
+            self.origins.append(first / rate)
+            at += last - first
+
+    def __call__(self, t: float) -> float:
+        i = max(0, bisect.bisect_right(self.starts, t) - 1)
+        return self.origins[i] + (t - self.starts[i])
+
+
 def transcribe_cut(samples: np.ndarray, rate: int, vad: Vad, options: Dict[str, Any],
-                   transcribe_piece: Callable[[np.ndarray], Transcript]) -> Transcript:
-    """`samples` (mono float32 at `rate`) transcribed piece by piece; `transcribe_piece` runs
-    one piece and returns its transcript with times from the piece's start."""
+                   transcribe_chunk: Callable[[np.ndarray], Transcript]) -> Transcript:
+    """`samples` (mono float32 at `rate`) transcribed chunk by chunk; `transcribe_chunk` runs one
+    chunk's audio and returns its transcript with times from the chunk's start."""
     opts = dict(options)
-    opts.setdefault("max_segment", 30.0)
-    pieces = vad.segments(samples, rate, mode="segments", **opts)
+    max_segment = float(opts.setdefault("max_segment", DEFAULT_MAX_SEGMENT))
+    if opts.get("mode", "speech") != "speech":
+        raise InvalidArgument("vad_options: the cut uses speech segments; mode is not an option here")
+    segments = vad.segments(samples, rate, **opts)
     texts: List[str] = []
     words, tokens = [], []
     frame_sec, attention = 0.0, None
-    for piece in pieces:
-        first = int(round(piece["start"] * rate))
-        last = min(len(samples), int(round(piece["end"] * rate)))
-        if last <= first:
-            continue
-        t = transcribe_piece(samples[first:last])
-        offset = first / rate
+    for spans in chunks_of(segments, rate, len(samples), max_segment):
+        audio = np.concatenate([samples[a:b] for a, b in spans])
+        t = transcribe_chunk(audio)
+        to_file = _TimeMap(spans, rate)
         frame_sec, attention = t.frame_sec, t.attention
         if t.text:
             texts.append(t.text)
-        words += [dataclasses.replace(w, start=w.start + offset, end=w.end + offset) for w in t.words]
-        tokens += [dataclasses.replace(k, start=k.start + offset) for k in t.tokens]
+        for w in t.words:
+            start = to_file(w.start)
+            words.append(dataclasses.replace(w, start=start, end=max(start, to_file(w.end))))
+        tokens += [dataclasses.replace(k, start=to_file(k.start)) for k in t.tokens]
     return Transcript(text=" ".join(texts), tokens=tokens, words=words, duration=round(len(samples) / rate, 3),
                       frame_sec=frame_sec, attention=attention)
 
 
-__all__ = ["transcribe_cut", "as_vad", "VadSource"]
+__all__ = ["transcribe_cut", "chunks_of", "as_vad", "VadSource"]

@@ -75,7 +75,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
 @click.option("--vad", "use_vad", is_flag=True,
-              help="Cut each file at pauses with the Silero VAD (pieces of at most 30 s; silence is skipped; "
+              help="Cut each file at pauses with the Silero VAD (speech in chunks of at most 30 s; silence is skipped; "
                    "times stay on the file's timeline). Not with --stream or --beam.")
 @click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
               help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "

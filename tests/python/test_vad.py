@@ -267,3 +267,27 @@ def test_default_model_converts_once(tmp_path):
     assert os.stat(p).st_mtime_ns == mtime
     with Vad(p) as v:
         assert v.segments(np.zeros(16000, np.float32), 16000) == []
+
+
+def test_a_basis_that_is_no_windowed_dft_runs_the_dense_product(vad_files, audio_dir, tmp_path):
+    """The FFT path is taken only for a windowed-DFT basis (checked at load to 1e-6); one basis
+    value moved by 1e-5 sends the file down the dense product, which still matches Silero."""
+    import gguf
+
+    data = bytearray(Path(vad_files["f32"]).read_bytes())
+    reader = gguf.GGUFReader(vad_files["f32"])
+    for name in ("vad16k.stft.forward_basis_buffer", "vad8k.stft.forward_basis_buffer"):
+        t = next(t for t in reader.tensors if t.name == name)
+        at = int(t.data_offset) + 4 * (int(t.shape[0]) + 3)  # row 1, column 3
+        value = np.frombuffer(bytes(data[at:at + 4]), np.float32)[0] + np.float32(1e-5)
+        data[at:at + 4] = np.float32(value).tobytes()
+    p = tmp_path / "dense.gguf"
+    p.write_bytes(bytes(data))
+    with Vad(p) as dense:
+        for rate in (16000, 8000):
+            audio = speech_with_pauses(audio_dir, rate)
+            ref = onnx_probabilities(audio, rate)
+            got = dense.probabilities(audio, rate)
+            assert np.max(np.abs(got - ref)) < 1e-4
+            with Vad(vad_files["f32"]) as fft:
+                assert not np.array_equal(got, fft.probabilities(audio, rate))  # another path ran

@@ -48,6 +48,24 @@ std::vector<float> read_tensor(const GgufReader& g, const std::string& name, std
     return out;
 }
 
+// Whether basis rows c and bins + c are window · cos and ± window · sin of 2πck/n (the window
+// being row 0, where cos is 1); if so, the window, for the FFT path.
+std::vector<float> dft_window(const std::vector<float>& basis, int bins, int n) {
+    const double kTol = 1e-6;
+    std::vector<float> w(basis.begin(), basis.begin() + n);
+    for (int sign : {1, -1}) {
+        bool ok = true;
+        for (int c = 0; c < bins && ok; ++c)
+            for (int k = 0; k < n && ok; ++k) {
+                const double a = 2.0 * 3.14159265358979323846 * static_cast<double>((static_cast<int64_t>(c) * k) % n) / n;
+                ok = std::fabs(basis[static_cast<size_t>(c) * n + k] - w[k] * std::cos(a)) <= kTol &&
+                     std::fabs(basis[static_cast<size_t>(c + bins) * n + k] - sign * w[k] * std::sin(a)) <= kTol;
+            }
+        if (ok) return w;
+    }
+    return {};
+}
+
 void expect_int(const GgufReader& g, const std::string& key, int64_t want) {
     const int64_t got = g.get_i64(key);
     if (got != want)
@@ -77,6 +95,8 @@ SileroBranch load_branch(const GgufReader& g, int rate, const char* prefix, int 
 
     const std::string p = prefix;
     b.stft_basis = read_tensor(g, p + s::kStftBasis, {2 * b.bins, 1, n_fft});
+    b.window = dft_window(b.stft_basis, b.bins, n_fft);
+    if (!b.window.empty()) b.fft = std::make_shared<kernels::RealFft>(n_fft);
     const int channels[5] = {b.bins, 128, 64, 64, 128};
     const int strides[4] = {1, 2, 2, 1};
     for (int i = 0; i < 4; ++i) {
@@ -173,7 +193,18 @@ float SileroVad::step(const SileroBranch& b, SileroState& st, const float* chunk
     // STFT magnitude, [bins][frames] (channel-major, as the encoder reads it).
     const int frames = (n + b.reflect_pad - b.n_fft) / b.hop + 1;  // 4
     float cur[129 * 4], next[128 * 4];
-    for (int c = 0; c < b.bins; ++c)
+    if (b.fft) {
+        float frame[256], spectrum[258];
+        for (int t = 0; t < frames; ++t) {
+            for (int k = 0; k < b.n_fft; ++k) frame[k] = b.window[k] * x[t * b.hop + k];
+            b.fft->forward(kt, frame, spectrum);
+            for (int c = 0; c < b.bins; ++c) {
+                const float re = spectrum[2 * c], im = spectrum[2 * c + 1];
+                cur[c * frames + t] = std::sqrt(re * re + im * im);
+            }
+        }
+    }
+    for (int c = 0; c < b.bins && !b.fft; ++c)
         for (int t = 0; t < frames; ++t) {
             const float re = dot(&b.stft_basis[static_cast<size_t>(c) * b.n_fft], x + t * b.hop, b.n_fft);
             const float im = dot(&b.stft_basis[static_cast<size_t>(c + b.bins) * b.n_fft], x + t * b.hop, b.n_fft);

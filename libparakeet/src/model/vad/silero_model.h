@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/fft.h"
 #include "kernels/kernel_table.h"
 
 namespace pk {
@@ -25,6 +26,11 @@ struct SileroBranch {
     int n_fft = 0, hop = 0, reflect_pad = 0;
     int bins = 0;         // n_fft / 2 + 1
     std::vector<float> stft_basis;  // [2 * bins][n_fft]
+    // When the basis is a windowed DFT (Silero's is: a periodic Hann window, checked at load to
+    // 1e-6), the STFT runs as window × frame through a real FFT: the same magnitudes to float
+    // rounding, at a small fraction of the dense product's cost. Otherwise fft is null.
+    std::vector<float> window;  // [n_fft]
+    std::shared_ptr<kernels::RealFft> fft;
     struct Conv {
         int in = 0, out = 0, stride = 1;
         std::vector<float> weight;  // [out][kernel * in]: tap k of input channel c at k * in + c

@@ -22,6 +22,10 @@ fi
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/pip install -q --upgrade pip
+# The [test] extra pulls in silero-vad, which depends on torch: installed first as 2.13.0, whose
+# CPU-only wheel this workplace keeps on disk, or pip takes the newest release with its CUDA
+# libraries (gigabytes) that nothing here uses.
+.venv/bin/pip install -q "torch==2.13.0"
 # A regular (non-editable) install: builds libparakeet and puts it inside the package.
 .venv/bin/pip install -q ".[test]"
 

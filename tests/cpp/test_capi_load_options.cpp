@@ -127,13 +127,13 @@ TEST(LoadOptions, ThreadsIsTheContextsOwnBudget) {
     const int before = process_thread_count();
     parakeet_ctx* ctx = parakeet_capi_load_with(fixture("model.gguf").c_str(), "{\"threads\": 3}");
     ASSERT_NE(ctx, nullptr) << parakeet_capi_load_error();
-    EXPECT_EQ(process_thread_count(), before + 2);
+    EXPECT_EQ(process_thread_count_settling_to(before + 2), before + 2);
     EXPECT_EQ(parakeet_capi_set_concurrency(ctx, 2, 0), 2);  // 3 / 2: one thread each, no workers
-    EXPECT_EQ(process_thread_count(), before);
+    EXPECT_EQ(process_thread_count_settling_to(before), before);
     EXPECT_EQ(parakeet_capi_set_concurrency(ctx, 1, 0), 1);  // back to its own 3 threads
-    EXPECT_EQ(process_thread_count(), before + 2);
+    EXPECT_EQ(process_thread_count_settling_to(before + 2), before + 2);
     parakeet_capi_free(ctx);
-    EXPECT_EQ(process_thread_count(), before);
+    EXPECT_EQ(process_thread_count_settling_to(before), before);
 }
 
 TEST(LoadOptions, KeyOverridesItsVariable) {

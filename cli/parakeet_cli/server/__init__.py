@@ -17,7 +17,7 @@ from parakeet_py import __version__
 from ..common import ATTENTION, ATTENTION_HELP, kernel_options
 from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
                      DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
-                     DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_WINDOW,
+                     DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_WINDOW,
                      DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
                      LOOPBACK_ORIGINS)
 
@@ -74,6 +74,9 @@ def _window_text(window: Any) -> str:
 @kernel_options
 @click.option("--max-queue", default=None, type=click.IntRange(min=0),
               help="Requests allowed to wait for a backend before new ones get 503 [default: 2 x concurrency].")
+@click.option("--max-queue-wait", default=DEFAULT_MAX_QUEUE_WAIT, show_default=True,
+              type=click.FloatRange(min=0, min_open=True),
+              help="Seconds a request may wait for a backend; then it is answered 503 with Retry-After.")
 @click.option("--max-streams", default=DEFAULT_MAX_STREAMS, show_default=True, type=click.IntRange(min=1),
               help="Live streams (stream=true transcriptions and /v1/realtime sessions) open at once; one more "
                    "is refused (503, or an error event and close code 1013).")
@@ -122,7 +125,7 @@ def _window_text(window: Any) -> str:
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
-         max_queue: Optional[int], max_streams: int, realtime_window: Any, sse_window: Any,
+         max_queue: Optional[int], max_queue_wait: float, max_streams: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, model_id: Optional[str],
@@ -144,6 +147,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         api_key=api_key or None,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),
         max_queue=2 * concurrency if max_queue is None else max_queue,
+        max_queue_wait=max_queue_wait,
         max_audio_seconds=max_audio_seconds,
         max_streams=max_streams,
         sse_window=sse_window,

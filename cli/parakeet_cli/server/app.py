@@ -33,14 +33,15 @@ from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
 from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
                      DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
-                     DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_WINDOW,
-                     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
+                     DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
+                     DEFAULT_REALTIME_WINDOW, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
                      LOOPBACK_ORIGINS)
 from .live import LiveStreams, Window
 from .metrics import Metrics, RequestMetricsMiddleware
 from .origins import HostOriginGuard
 from .queue import Overloaded, TranscriptionQueue
 from .realtime import RealtimeConfig, realtime_endpoint
+from .turns import FairTurns
 from .upload import ClientGone, read_form
 
 log = logging.getLogger("parakeet.server")
@@ -59,6 +60,8 @@ class ServerConfig:
     api_key: Optional[str] = None
     max_upload_bytes: int = int(DEFAULT_MAX_UPLOAD_MB * 1024 * 1024)
     max_queue: int = 2
+    # Seconds a request may wait for a worker before it is answered 503 (None: no bound).
+    max_queue_wait: Optional[float] = DEFAULT_MAX_QUEUE_WAIT
     max_audio_seconds: float = DEFAULT_MAX_AUDIO_SECONDS
     # Live streams (SSE and realtime): how many at once, the (left, chunk, right) seconds of
     # each kind, how long a realtime connection may stay silent, the largest append.
@@ -120,9 +123,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
+    # The backends' turns, shared by queued transcriptions and live streams' feeds (turns.py).
+    turns = FairTurns(backends)
     queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics,
-                               client_share=config.client_share)
-    live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share)
+                               client_share=config.client_share, turns=turns, max_wait=config.max_queue_wait)
+    live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share, turns=turns)
     # Set when the server stops and the requests in flight have had their time: every
     # transcription still running then stops at its next progress report.
     stopping = threading.Event()
@@ -193,7 +198,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return overloaded(e).response()
         try:
             try:
-                form = await read_form(request, config.max_upload_bytes)
+                # (a newcomer may take this place while the body arrives: Overloaded, below)
+                form = await queue.hold(ticket, read_form(request, config.max_upload_bytes))
             except APIError as e:
                 return e.response()
             except ClientGone:
@@ -203,6 +209,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
                 return await _transcribe_form(request, form, ticket)
             finally:
                 await form.close()
+        except Overloaded as e:  # a newcomer took the place, or no worker was free in time
+            return overloaded(e).response()
         finally:
             queue.release(ticket)  # unless run() took it (then the job's end gives it back)
 

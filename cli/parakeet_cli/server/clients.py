@@ -40,6 +40,9 @@ class Shares:
         self._held[client] += 1
         return True
 
+    def held(self, client: str) -> int:
+        return self._held.get(client, 0)
+
     def give_back(self, client: str) -> None:
         self._held[client] -= 1
         if self._held[client] <= 0:

@@ -7,6 +7,8 @@ DEFAULT_MAX_UPLOAD_MB = 25.0
 # runs with local attention, memory linear in the length); a server still bounds what one
 # request may cost.
 DEFAULT_MAX_AUDIO_SECONDS = 3600.0
+# Seconds a transcription may wait for a worker; then 503 with Retry-After.
+DEFAULT_MAX_QUEUE_WAIT = 120.0
 # Live streams (SSE and realtime) open at once; one more is refused (503 / an error event).
 DEFAULT_MAX_STREAMS = 16
 # (left, chunk, right) seconds of NeMo's buffered chunked inference: realtime sessions use

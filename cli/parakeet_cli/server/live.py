@@ -5,10 +5,11 @@ At most ``max_streams`` streams are open at once, and one client (IP address) ho
 its share of them; one more is refused at once (the caller answers 503 or an error event)
 rather than queued. A stream holds no backend between feeds
 (the library lends one per chunk), so many more streams than backends stay live; each feed
-runs on one of ``max_streams`` threads, so a feed never waits for a thread, only (inside the
-library) for a backend. A stream's feeds run one after the other: its connection awaits each
-before reading more, so what a client sends beyond that waits in the socket (backpressure),
-not in a queue here.
+runs on one of ``max_streams`` threads, so a feed never waits for a thread, only for a turn on
+the backends (turns.py: shared with the transcription queue, handed out client by client, so
+one client's streams cannot keep the backends from everyone else). A stream's feeds run one
+after the other: its connection awaits each before reading more, so what a client sends
+beyond that waits in the socket (backpressure), not in a queue here.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from parakeet_py import Stream, StreamUpdate
 
 from .clients import Shares, share_limit
 from .metrics import Metrics
+from .turns import FairTurns
 
 T = TypeVar("T")
 
@@ -43,8 +45,10 @@ class Lease:
 
 
 class LiveStreams:
-    def __init__(self, context: Any, max_streams: int, metrics: Metrics, client_share: float = 1.0) -> None:
+    def __init__(self, context: Any, max_streams: int, metrics: Metrics, client_share: float = 1.0,
+                 turns: Optional[FairTurns] = None) -> None:
         self.context = context
+        self._turns = turns if turns is not None else FairTurns(int(context.concurrency))
         self.max_streams = max_streams
         self._shares = Shares(share_limit(max_streams, client_share))
         self._metrics = metrics
@@ -97,9 +101,9 @@ class LiveStreams:
         arrived = time.perf_counter()
         before = stream.chunks
         if samples is None:
-            update = await self.run(stream.finalize)
+            update = await self._turns.run(self._executor, lease.client, stream.finalize)
         else:
-            update = await self.run(stream.feed, samples)
+            update = await self._turns.run(self._executor, lease.client, stream.feed, samples)
             self._metrics.stream_audio_seconds.inc(samples.shape[0] / stream.sample_rate)
         if update.chunks > before:
             self._metrics.chunk_latency.labels(lease.kind).observe(time.perf_counter() - arrived)

@@ -6,11 +6,16 @@ order in which they start is what is checked."""
 import asyncio
 import threading
 import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
+import numpy as np
 import pytest
 
+from parakeet_py import StreamUpdate
+
+from parakeet_cli.server.live import LiveStreams
 from parakeet_cli.server.metrics import Metrics
 from parakeet_cli.server.queue import Overloaded, TranscriptionQueue
 from parakeet_cli.server.turns import FairTurns
@@ -183,3 +188,51 @@ def test_server_admits_a_newcomer_ahead_of_a_flooding_clients_queued_requests(tm
         assert codes[0] == 200 and sorted(codes[1:]) == [200, 503], codes
         lost = next(f.result() for f in flood if f.result().status_code == 503)
         assert lost.json()["error"]["code"] == "server_overloaded" and int(lost.headers["retry-after"]) >= 1
+
+
+class _GatedStream:
+    """Stands in for a library stream: each feed waits for the test to let it through."""
+
+    sample_rate = 16000
+    settings = {"chunk": 2.0, "left": 10.0, "right": 2.0}
+    chunks = 0
+
+    def __init__(self, log):
+        self.log, self.gate = log, threading.Semaphore(0)
+
+    def feed(self, samples):
+        self.log.append(("feed", samples.shape[0]))
+        assert self.gate.acquire(timeout=HANG_GUARD_SEC)
+        return StreamUpdate()
+
+    def close(self):
+        pass
+
+
+def test_a_long_feed_takes_one_turn_per_chunk_so_a_newcomer_waits_for_one_chunk():
+    async def scenario():
+        turns = FairTurns(1)
+        context = types.SimpleNamespace(concurrency=1)
+        live = LiveStreams(context, 4, Metrics(backends=1, queue_limit=0), turns=turns)
+        log = []
+        stream = _GatedStream(log)
+        lease = live.admit("realtime", "bomb")
+        lease.stream = stream
+        feeding = asyncio.ensure_future(live.feed(lease, np.zeros(10 * 16000, dtype=np.int16)))  # 5 chunks
+        while not log:
+            await asyncio.sleep(0.001)
+
+        async def fresh():
+            await turns.acquire("fresh")
+            log.append(("fresh", 0))
+            turns.release("fresh")
+        newcomer = asyncio.ensure_future(fresh())
+        await asyncio.sleep(0)
+        for _ in range(5):
+            stream.gate.release()
+        await asyncio.wait_for(asyncio.gather(feeding, newcomer), HANG_GUARD_SEC)
+        assert log == [("feed", 32000), ("fresh", 0)] + [("feed", 32000)] * 4
+        live.end(lease)
+        live.shutdown()
+
+    asyncio.run(scenario())

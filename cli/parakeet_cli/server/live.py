@@ -30,6 +30,10 @@ from .turns import FairTurns
 
 T = TypeVar("T")
 
+# Audio fed in one backend turn by a stream without a chunk setting (a cache-aware model's
+# chunks are shorter than this).
+TURN_AUDIO_SECONDS = 1.0
+
 #: (left, chunk, right) seconds, the order NeMo's script names them in ("10-2-2").
 Window = Tuple[float, float, float]
 
@@ -103,7 +107,13 @@ class LiveStreams:
         if samples is None:
             update = await self._turns.run(self._executor, lease.client, stream.finalize)
         else:
-            update = await self._turns.run(self._executor, lease.client, stream.feed, samples)
+            # One turn per chunk of audio, not per feed: a turn is what other clients wait for
+            # (a 10 s piece of a realtime append is 5 chunks of 14 s of encoder input each).
+            step = max(1, int(stream.settings.get("chunk", TURN_AUDIO_SECONDS) * stream.sample_rate))
+            update = StreamUpdate()
+            for begin in range(0, max(samples.shape[0], 1), step):
+                update = update.then(await self._turns.run(self._executor, lease.client, stream.feed,
+                                                           samples[begin:begin + step]))
             self._metrics.stream_audio_seconds.inc(samples.shape[0] / stream.sample_rate)
         if update.chunks > before:
             self._metrics.chunk_latency.labels(lease.kind).observe(time.perf_counter() - arrived)

@@ -110,9 +110,14 @@ async def slowloris(port: int, trickle: float, stop: asyncio.Event) -> None:
         await asyncio.sleep(trickle)  # back at a slowloris' own pace, not as a connection flood
 
 
-async def upload_flood(port: int, stop: asyncio.Event) -> None:
-    body = b"--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.wav\"\r\n\r\n" + b"\x01" * (25 << 20)
-    body += b"\r\n--XYZ--\r\n"
+def flood_body() -> bytes:
+    """One 25 MiB multipart body, shared by every upload task (200 copies would be 5 GB)."""
+    head = b"--XYZ\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.wav\"\r\n\r\n"
+    return head + b"\x01" * (25 << 20) + b"\r\n--XYZ--\r\n"
+
+
+async def upload_flood(port: int, body: bytes, stop: asyncio.Event) -> None:
+    view = memoryview(body)
     while not stop.is_set():
         try:
             r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(UPLOAD, 0))
@@ -122,7 +127,7 @@ async def upload_flood(port: int, stop: asyncio.Event) -> None:
             for i in range(0, len(body), 1 << 20):
                 if reader.done():
                     break
-                w.write(body[i:i + (1 << 20)])
+                w.write(view[i:i + (1 << 20)])
                 await w.drain()
             head = await asyncio.wait_for(reader, timeout=120)
             tally[f"upload answered {head[9:12].decode(errors='replace')}"] += 1
@@ -244,7 +249,8 @@ def summary(xs: list) -> dict:
 async def attack(args, port: int, url: str) -> None:
     stop = asyncio.Event()
     tasks = [asyncio.ensure_future(slowloris(port, args.trickle, stop)) for _ in range(args.slowloris)]
-    tasks += [asyncio.ensure_future(upload_flood(port, stop)) for _ in range(args.uploads)]
+    body = flood_body()
+    tasks += [asyncio.ensure_future(upload_flood(port, body, stop)) for _ in range(args.uploads)]
     tasks += [asyncio.ensure_future(squatter(url, stop)) for _ in range(args.squatters)]
     if not args.no_bombs:
         tasks += [asyncio.ensure_future(malformed(url, stop)) for _ in range(2)]

@@ -72,3 +72,26 @@ def test_bad_models_and_options_are_refused():
         assert d.diarize(np.zeros(0, np.float32), sample_rate=16000) == []
     with pytest.raises(InvalidArgument, match="closed"):
         d.diarize(x, sample_rate=16000)
+
+
+def test_the_cli_prints_the_segments_as_text_rttm_and_json():
+    import json
+
+    from click.testing import CliRunner
+    from parakeet_cli.main import cli
+
+    model = NEMO_DIR / "sortformer_offline" / "model.gguf"
+    want = _nemo_segments(_ref("sortformer_offline"), "segpp")
+    args = ["diarize", "-m", str(model), "--onset", "0.6", "--offset", "0.4", "--pad-onset", "0.05",
+            "--pad-offset", "0.1", "--min-duration-on", "0.25", "--min-duration-off", "0.3", str(CLIP)]
+    text = CliRunner().invoke(cli, args, catch_exceptions=False).output.splitlines()
+    assert sorted(Segment(int(s.split("_")[1]), float(a), float(b)) for a, b, s in (t.split() for t in text)) == want
+    rttm = CliRunner().invoke(cli, args[:3] + ["--format", "rttm"] + args[3:], catch_exceptions=False).output
+    lines = [line.split() for line in rttm.splitlines()]
+    assert all(f[0] == "SPEAKER" and f[1] == "conversation_16k" and f[7].startswith("speaker_") for f in lines)
+    assert sorted(Segment(int(f[7].split("_")[1]), float(f[3]), round(float(f[3]) + float(f[4]), 2))
+                  for f in lines) == want
+    doc = json.loads(CliRunner().invoke(cli, args[:3] + ["--format", "json"] + args[3:],
+                                        catch_exceptions=False).output)
+    assert doc["speakers"] == 4 and doc["file"] == str(CLIP)
+    assert sorted(Segment(s["speaker"], s["start"], s["end"]) for s in doc["segments"]) == want

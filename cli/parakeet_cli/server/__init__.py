@@ -24,6 +24,11 @@ from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_
 # --host values that mean every address: no name of their own to trust.
 _WILDCARD_HOSTS = ("0.0.0.0", "::", "")
 
+# Every option can also come from the environment as PARAKEET_SERVER_<OPTION> (--max-queue:
+# PARAKEET_SERVER_MAX_QUEUE), which is how a container image is configured; a flag given on the
+# command line wins. The three variables below predate that scheme and are kept as they are.
+ENV_PREFIX = "PARAKEET_SERVER"
+MODEL_ENV = "PARAKEET_SERVER_MODEL"
 API_KEY_ENV = "PARAKEET_API_KEY"
 MAX_UPLOAD_ENV = "PARAKEET_MAX_UPLOAD_MB"
 MAX_AUDIO_ENV = "PARAKEET_MAX_AUDIO_SECONDS"
@@ -50,9 +55,9 @@ def _window_text(window: Any) -> str:
     return ",".join(f"{v:g}" for v in window)
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": ENV_PREFIX})
 @click.version_option(__version__, prog_name="parakeet-server")
-@click.option("--model", "-m", "model_path", required=True,
+@click.option("--model", "-m", "model_path", required=True, envvar=MODEL_ENV,
               type=click.Path(exists=True, dir_okay=False), help="GGUF model file to serve.")
 @click.option("--concurrency", "-k", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Requests transcribed at once (backends sharing one copy of the weights).")
@@ -62,14 +67,13 @@ def _window_text(window: Any) -> str:
               help="Address to listen on; use 0.0.0.0 to accept other machines.")
 @click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--api-key", envvar=API_KEY_ENV, default=None,
-              help=f"Require 'Authorization: Bearer KEY' on /v1 endpoints [env {API_KEY_ENV}].")
+              help=f"Require 'Authorization: Bearer KEY' on /v1 endpoints.")
 @click.option("--max-upload-mb", envvar=MAX_UPLOAD_ENV, default=DEFAULT_MAX_UPLOAD_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
-              help=f"Largest audio file accepted, in MiB (larger uploads get 413) [env {MAX_UPLOAD_ENV}].")
+              help=f"Largest audio file accepted, in MiB (larger uploads get 413).")
 @click.option("--max-audio-seconds", envvar=MAX_AUDIO_ENV, default=DEFAULT_MAX_AUDIO_SECONDS, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
-              help=f"Longest audio accepted, in seconds (longer audio gets 413 before it is transcribed) "
-                   f"[env {MAX_AUDIO_ENV}].")
+              help="Longest audio accepted, in seconds (longer audio gets 413 before it is transcribed).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @kernel_options
 @click.option("--max-queue", default=None, type=click.IntRange(min=0),
@@ -176,3 +180,9 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
 
 
 __all__ = ["main"]
+
+
+# `--help` names each option's variable (--version and --help have none).
+for _option in main.params:
+    if isinstance(_option, click.Option) and _option.expose_value:
+        _option.show_envvar = True

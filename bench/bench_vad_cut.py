@@ -27,7 +27,6 @@ sys.path[:0] = [str(ROOT)]
 from parakeet_py import Context  # noqa: E402
 from parakeet_py.synthetic_model import ARCH_110M, ensure_synthetic_model  # noqa: E402
 from parakeet_py.vad import Vad, default_model  # noqa: E402
-from parakeet_py.vad_transcribe import chunks_of  # noqa: E402
 
 
 def recording(minutes: float, silence_share: float = 0.4) -> np.ndarray:
@@ -63,7 +62,6 @@ def main() -> None:
         speech = vad.segments(audio, 16000)
         vad_s = time.perf_counter() - t0
         speech_share = sum(s["end"] - s["start"] for s in speech) / seconds
-        pieces = chunks_of(vad.segments(audio, 16000, max_segment=30.0), 16000, len(audio), 30.0)
         ctx.transcribe(audio[:160000], sample_rate=16000)  # warm-up
         times = {"uncut": [], "vad-cut": []}
         for _ in range(args.rounds):
@@ -72,17 +70,17 @@ def main() -> None:
                 if name == "uncut":
                     ctx.transcribe(audio, sample_rate=16000)
                 else:
-                    ctx.transcribe(audio, sample_rate=16000, vad=vad)
+                    segments = len(ctx.transcribe(audio, sample_rate=16000, vad=vad).segments)
                 times[name].append(time.perf_counter() - t0)
         isa = ctx.info["isa"]
     med = {k: float(np.median(v)) for k, v in times.items()}
-    doc = {"audio_seconds": seconds, "speech_share": speech_share, "pieces": len(pieces),
+    doc = {"audio_seconds": seconds, "speech_share": speech_share, "segments": segments,
            "vad_seconds": vad_s, "seconds": med, "all_seconds": times, "ratio_cut_over_uncut": med["vad-cut"] / med["uncut"],
            "model": "synthetic 110M q8_0", "asr_isa": isa, "cpu_isa": isa_level(), "rounds": args.rounds}
     if args.json:
         print(json.dumps(doc, indent=2))
         return
-    print(f"{seconds / 60:.0f} min, speech {100 * speech_share:.0f} % by the VAD, {len(pieces)} chunks of <= 30 s of speech; "
+    print(f"{seconds / 60:.0f} min, speech {100 * speech_share:.0f} % by the VAD, {segments} segments in chunks of <= 30 s of speech; "
           f"110M q8_0 at {isa}; {args.rounds} interleaved rounds")
     for k, v in med.items():
         print(f"  {k:8s} {v:7.2f} s  RTFx {seconds / v:6.1f}   (runs: {', '.join(f'{x:.2f}' for x in times[k])})")

@@ -113,3 +113,28 @@ def test_the_c_calls_keep_the_segments_and_the_path_twin_agrees(model_path, audi
         assert len(doc22["segments"]) == len(cut.segments)
         for got, want in zip(doc22["segments"], cut.segments):  # within two 32 ms frames
             assert abs(got["start"] - want["start"]) <= 0.064 and abs(got["end"] - want["end"]) <= 0.064
+
+
+def test_the_cut_does_not_depend_on_the_thread_count(model_path, audio_dir, vad_path):
+    """The cut's VAD computes its features on the model's threads (one: none besides)."""
+    audio = speech_with_pauses(audio_dir, 16000)
+    got = []
+    for threads in (1, 3):
+        with Context(model_path, threads=threads) as ctx:
+            got.append(ctx.transcribe(audio, sample_rate=16000, vad=vad_path).to_dict())
+    assert got[0] == got[1] and got[0]["segments"]
+
+
+def test_chunks_of_a_long_recording_run_its_attention(model_path, audio_dir, vad_path):
+    """Past 48 s "auto" is local [128, 128] for the recording, so for each chunk too (left to
+    themselves, chunks of <= 30 s would run full attention)."""
+    audio = np.tile(speech_with_pauses(audio_dir, 16000), 4)
+    assert len(audio) > 50 * 16000
+    with Vad(vad_path) as vad:
+        segments = vad.segments(audio, 16000, max_segment=30.0)
+        with Context(model_path) as ctx:
+            cut = ctx.transcribe(audio, sample_rate=16000, vad=vad)
+        with Context(model_path, attention=(128, 128)) as local:
+            want = local.transcribe(audio, sample_rate=16000, vad=vad)
+    assert cut.attention == (128, 128) and cut.segments == segments
+    assert cut.to_dict() == want.to_dict()

@@ -72,7 +72,7 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
         asr.resampled_length(pcm, n, sample_rate);  // the model's rate checks and messages
         const Resampler r(sample_rate, 16000);
         resampled.resize(static_cast<size_t>(r.output_length(n)));
-        ThreadTeam team(1);
+        ThreadTeam team(asr.thread_budget());  // output samples are independent: any team size
         r.process(team, pcm, n, resampled.data());
         pcm = resampled.data();
         n = static_cast<int64_t>(resampled.size());
@@ -81,12 +81,28 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
     VadCutTranscript out;
     out.frame_sec = asr.config().frame_seconds();
     out.duration = static_cast<double>(n) / sample_rate;
-    out.segments = detect_speech(vad, pcm, n, sample_rate, options).segments;
+    {
+        // The VAD's features on the model's threads (its LSTM runs in order on one): a fifth of
+        // the uncut time on one thread (docs/performance.md); the segments are the same.
+        ThreadTeam team(asr.thread_budget());
+        out.segments = detect_speech(vad, pcm, n, sample_rate, options, &team).segments;
+    }
+    // Every chunk runs the attention the whole recording would: "auto" resolved for its length
+    // (local [128, 128] past 48 s). Left to each chunk, auto would run full attention on
+    // chunks of <= 30 s, which costs more per second than the uncut file's local attention
+    // (docs/performance.md) and is another transcript than the uncut one. Cache-aware models
+    // keep their own chunked attention.
+    RequestOptions chunk_request = request;
+    if (!chunk_request.attention && asr.config().enc.att_contexts.empty()) {
+        const auto frames = static_cast<int64_t>(std::ceil(out.duration / out.frame_sec));
+        chunk_request.attention = asr.attention().resolve(frames);
+    }
     std::vector<float> audio;
     for (const auto& spans : vad_cut_chunks(out.segments, sample_rate, n, options.max_segment)) {
         audio.clear();
         for (const auto& [first, last] : spans) audio.insert(audio.end(), pcm + first, pcm + last);
-        const Transcript t = asr.transcribe(audio.data(), static_cast<int64_t>(audio.size()), sample_rate, request);
+        const Transcript t =
+            asr.transcribe(audio.data(), static_cast<int64_t>(audio.size()), sample_rate, chunk_request);
         const TimeMap to_file(spans, sample_rate);
         out.frame_sec = t.frame_sec;
         out.attention.push_back(t.attention);

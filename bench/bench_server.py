@@ -103,13 +103,14 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, model: Path, concurrency: int, threads: int | None) -> None:
+    def __init__(self, model: Path, concurrency: int, threads: int | None, extra: tuple = ()) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         args = [sys.executable, "-m", "parakeet_cli.server", "--model", str(model), "--port", str(self.port),
                 "--concurrency", str(concurrency), "--max-queue", "1024", "--log-level", "warning"]
         if threads:
             args += ["--threads", str(threads)]
+        args += list(extra)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "cli"), env.get("PYTHONPATH", "")])
         self.proc = subprocess.Popen(args, env=env, cwd=ROOT)

@@ -75,4 +75,5 @@ def main() -> None:
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.environ.setdefault("PARAKEET_THREADS", "1")  # one-shot VAD calls use the thread budget
     main()

@@ -8,7 +8,9 @@ The recording: the speech fixture in sentence-sized pieces with pauses of 0.3 to
 them (silence with faint noise), tiled to --minutes. The ASR model is the random-weight 110M
 q8_0 of parakeet_py.synthetic_model (made once into the cache; its joint favours blank, so the
 encoder dominates as with a real model). Uncut and VAD-cut runs alternate (A B A B); the cut
-time includes the VAD itself, which is also timed alone. Prints a table, or --json.
+time includes the VAD itself, which is also timed alone. Each run's process CPU time (all
+threads) is reported with its wall time: on a machine shared with other jobs the wall times
+move with the load, the CPU times much less. Prints a table, or --json.
 """
 
 import argparse
@@ -27,7 +29,6 @@ sys.path[:0] = [str(ROOT)]
 from parakeet_py import Context  # noqa: E402
 from parakeet_py.synthetic_model import ARCH_110M, ensure_synthetic_model  # noqa: E402
 from parakeet_py.vad import Vad, default_model  # noqa: E402
-from parakeet_py.vad_transcribe import chunks_of  # noqa: E402
 
 
 def recording(minutes: float, silence_share: float = 0.4) -> np.ndarray:
@@ -59,34 +60,41 @@ def main() -> None:
     seconds = len(audio) / 16000
     model = ensure_synthetic_model(ARCH_110M, "q8_0")
     with Context(model) as ctx, Vad(default_model()) as vad:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         speech = vad.segments(audio, 16000)
-        vad_s = time.perf_counter() - t0
+        vad_s, vad_cpu = time.perf_counter() - t0, time.process_time() - c0
         speech_share = sum(s["end"] - s["start"] for s in speech) / seconds
-        pieces = chunks_of(vad.segments(audio, 16000, max_segment=30.0), 16000, len(audio), 30.0)
         ctx.transcribe(audio[:160000], sample_rate=16000)  # warm-up
         times = {"uncut": [], "vad-cut": []}
+        cpu = {"uncut": [], "vad-cut": []}
         for _ in range(args.rounds):
             for name in times:
-                t0 = time.perf_counter()
+                t0, c0 = time.perf_counter(), time.process_time()
                 if name == "uncut":
                     ctx.transcribe(audio, sample_rate=16000)
                 else:
-                    ctx.transcribe(audio, sample_rate=16000, vad=vad)
+                    segments = len(ctx.transcribe(audio, sample_rate=16000, vad=vad).segments)
                 times[name].append(time.perf_counter() - t0)
+                cpu[name].append(time.process_time() - c0)
         isa = ctx.info["isa"]
     med = {k: float(np.median(v)) for k, v in times.items()}
-    doc = {"audio_seconds": seconds, "speech_share": speech_share, "pieces": len(pieces),
-           "vad_seconds": vad_s, "seconds": med, "all_seconds": times, "ratio_cut_over_uncut": med["vad-cut"] / med["uncut"],
+    med_cpu = {k: float(np.median(v)) for k, v in cpu.items()}
+    doc = {"audio_seconds": seconds, "speech_share": speech_share, "segments": segments,
+           "vad_seconds": vad_s, "vad_cpu_seconds": vad_cpu, "seconds": med, "all_seconds": times,
+           "cpu_seconds": med_cpu, "all_cpu_seconds": cpu, "ratio_cut_over_uncut": med["vad-cut"] / med["uncut"],
+           "cpu_ratio_cut_over_uncut": med_cpu["vad-cut"] / med_cpu["uncut"],
+           "load_average": [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]],
            "model": "synthetic 110M q8_0", "asr_isa": isa, "cpu_isa": isa_level(), "rounds": args.rounds}
     if args.json:
         print(json.dumps(doc, indent=2))
         return
-    print(f"{seconds / 60:.0f} min, speech {100 * speech_share:.0f} % by the VAD, {len(pieces)} chunks of <= 30 s of speech; "
+    print(f"{seconds / 60:.0f} min, speech {100 * speech_share:.0f} % by the VAD, {segments} segments in chunks of <= 30 s of speech; "
           f"110M q8_0 at {isa}; {args.rounds} interleaved rounds")
     for k, v in med.items():
-        print(f"  {k:8s} {v:7.2f} s  RTFx {seconds / v:6.1f}   (runs: {', '.join(f'{x:.2f}' for x in times[k])})")
-    print(f"  VAD alone {vad_s:.2f} s; cut / uncut = {doc['ratio_cut_over_uncut']:.2f}")
+        print(f"  {k:8s} {v:7.2f} s  RTFx {seconds / v:6.1f}   (runs: {', '.join(f'{x:.2f}' for x in times[k])});"
+              f" CPU {med_cpu[k]:.2f} s")
+    print(f"  VAD alone {vad_s:.2f} s (CPU {vad_cpu:.2f} s); cut / uncut = {doc['ratio_cut_over_uncut']:.2f} "
+          f"(CPU time {doc['cpu_ratio_cut_over_uncut']:.2f}); load average {doc['load_average']}")
 
 
 if __name__ == "__main__":

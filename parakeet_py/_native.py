@@ -119,6 +119,11 @@ char* parakeet_capi_vad_stream_feed_json(parakeet_vad_stream* s, const float* pc
                                          int is_last);
 int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
 void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
+char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx, const float* samples,
+                                                 int n_samples, int sample_rate, int decoder,
+                                                 const char* options_json);
+char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx, const char* wav_path,
+                                                  int decoder, const char* options_json);
 
 char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                      int sample_rate, const char* options_json);

@@ -354,23 +354,23 @@ class Context:
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], other_modes: bool) -> Transcript:
-        from .vad_transcribe import as_vad, transcribe_cut
+        """The library's VAD-cut transcription (parakeet_capi_transcribe_pcm_json_vad_with)."""
+        from .vad import as_vad
 
         if other_modes:
             raise InvalidArgument("vad= takes no beam, hotwords or progress")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=True)
+        if samples.size > _INT_MAX:
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         detector = as_vad(vad)
         ffi, lib = _native.load()
-
-        def piece(pcm: np.ndarray) -> Transcript:
-            pcm = np.ascontiguousarray(pcm, dtype=np.float32)
-            with self._using() as ptr:
-                doc = lib.parakeet_capi_transcribe_pcm_json(ptr, ffi.from_buffer("float[]", pcm), int(pcm.size),
-                                                            self.sample_rate, code)
-                return Transcript.from_json(_native.string_result(doc))
-
+        options = json.dumps(vad_options).encode("utf-8")
         try:
-            return transcribe_cut(samples, self.sample_rate, detector, vad_options, piece)
+            with self._using() as ptr:
+                doc = lib.parakeet_capi_transcribe_pcm_json_vad_with(
+                    ptr, detector.handle(), ffi.from_buffer("float[]", samples), int(samples.size), self.sample_rate,
+                    code, options)
+                return Transcript.from_json(_native.string_result(doc))
         finally:
             if detector is not vad:
                 detector.close()

@@ -88,11 +88,15 @@ class Transcript:
     duration: float = 0.0
     frame_sec: float = 0.0
     attention: Optional[Attention] = None
+    #: A VAD-cut transcription's speech segments [{"start", "end"}] (seconds): the audio that
+    #: was transcribed; None for any other transcription.
+    segments: Optional[List[Dict[str, float]]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict: ``{"text", "duration", "frame_sec", "attention", "words": [...],
-        "tokens": [...]}`` (``attention``: "full", ``[left, right]`` or ``None``)."""
-        return {
+        "tokens": [...]}`` (``attention``: "full", ``[left, right]`` or ``None``), and
+        ``"segments"`` for a VAD-cut transcription."""
+        d = {
             "text": self.text,
             "duration": self.duration,
             "frame_sec": self.frame_sec,
@@ -100,6 +104,9 @@ class Transcript:
             "words": [w.to_dict() for w in self.words],
             "tokens": [t.to_dict() for t in self.tokens],
         }
+        if self.segments is not None:
+            d["segments"] = [dict(s) for s in self.segments]
+        return d
 
     @classmethod
     def from_json(cls, document: str) -> "Transcript":
@@ -109,6 +116,8 @@ class Transcript:
             frame_sec = float(d["frame_sec"])
             return cls(text=str(d["text"]), tokens=tokens_from_json(d["tokens"], frame_sec),
                        words=words_from_json(d["words"]), duration=float(d["duration"]),
-                       frame_sec=frame_sec, attention=attention_from_json(d["attention"]))
+                       frame_sec=frame_sec, attention=attention_from_json(d["attention"]),
+                       segments=[{"start": float(x["start"]), "end": float(x["end"])} for x in d["segments"]]
+                       if "segments" in d else None)
         except (ValueError, KeyError, TypeError) as e:
             raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e

@@ -73,6 +73,13 @@ class Vad:
     def __del__(self) -> None:
         _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
 
+    def handle(self) -> Any:
+        """The library's context of this model (for calls that take it, such as the VAD-cut
+        transcription)."""
+        if self._ptr is None:
+            raise InvalidArgument("the VAD model is closed")
+        return self._ptr
+
     def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
         """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""
         if self._ptr is None:
@@ -146,6 +153,15 @@ class VadStream:
         _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_vad_stream_free")
 
 
+def as_vad(vad: Union[Vad, str, "os.PathLike[str]"]) -> Vad:
+    """A Vad as it is, or a Vad loaded from a path."""
+    if isinstance(vad, Vad):
+        return vad
+    if isinstance(vad, (str, os.PathLike)):
+        return Vad(vad)
+    raise InvalidArgument(f"vad must be a parakeet_py.Vad or a path, not a {type(vad).__name__}")
+
+
 def package_onnx() -> Path:
     """The ONNX file the installed ``silero-vad`` package ships (found without importing it,
     which would import torch)."""
@@ -181,4 +197,4 @@ def default_model(out_type: str = "f32", directory: Optional[Path] = None) -> Pa
     return path
 
 
-__all__ = ["Vad", "VadStream", "default_model", "package_onnx", "MODEL_RATE"]
+__all__ = ["Vad", "VadStream", "as_vad", "default_model", "package_onnx", "MODEL_RATE"]

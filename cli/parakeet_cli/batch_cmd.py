@@ -81,20 +81,28 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="With --ray: model-holding actors (one per node is the usual shape).")
 @click.option("--cpus-per-actor", type=click.FloatRange(min=0.0, min_open=True), default=1.0, show_default=True,
               help="With --ray: CPUs each actor reserves; leave one CPU of the cluster for Ray's reads and writes.")
+@click.option("--vad", "use_vad", is_flag=True,
+              help="Cut each file at pauses with the Silero VAD before transcription (speech in chunks of at "
+                   "most 30 s, silence skipped, times on the file's timeline); each row gets its `segments`. "
+                   "Not with --ray.")
+@click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
+              help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "
+                   "into the cache).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="With --ray: rows per actor call.")
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
           timestamps: bool, attention: Optional[object], resume: bool, retry_errors: bool, overwrite: bool,
           prefetch: Optional[int], decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str],
-          ray_network: bool, actors: int, cpus_per_actor: float, batch_size: int) -> None:
+          ray_network: bool, actors: int, cpus_per_actor: float, use_vad: bool, vad_model: Optional[str],
+          batch_size: int) -> None:
     """Transcribe every recording of INPUT... into one table, OUTPUT.
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
     `id`, other columns passed through), a text file with one path per line, a directory
     (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
     order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
-    row with its error; the job goes on), words and tokens with --timestamps, then the
-    manifest's other columns. Rows are written as they finish; after a crash, --resume
+    row with its error; the job goes on), words and tokens with --timestamps, segments with
+    --vad, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
     transcribes only what is missing (--retry-errors: and the files that failed). Error rows do
     not change the exit status.
 
@@ -109,8 +117,17 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
         raise click.UsageError("--resume and --overwrite exclude each other")
     if retry_errors and not resume:
         raise click.UsageError("--retry-errors works with --resume")
+    if vad_model and not use_vad:
+        raise click.UsageError("--vad-model goes with --vad")
+    if use_vad and use_ray:
+        raise click.UsageError("--vad runs in local jobs only (not with --ray)")
+    vad = None
+    if use_vad:
+        from parakeet_py.vad import default_model
+
+        vad = vad_model or str(default_model())
     options = BatchOptions(concurrency=concurrency, threads=threads, decoder=decoder, timestamps=timestamps,
-                           attention=attention, decoders=decoders, prefetch=prefetch)
+                           attention=attention, decoders=decoders, prefetch=prefetch, vad=vad)
     if use_ray:
         from parakeet_py.batch.ray_job import run_ray_job
 

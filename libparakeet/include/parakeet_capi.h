@@ -523,6 +523,25 @@ PARAKEET_API int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
 /* NULL is a no-op. */
 PARAKEET_API void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
 
+/* VAD-cut transcription (parakeet.cpp's shape): asr_ctx's model transcribes only the speech
+ * that vad_ctx's Silero VAD finds. The speech segments (speech mode, options as
+ * parakeet_capi_vad_pcm_json's; "mode" must be speech) are grouped in order into chunks of at
+ * most "max_segment" seconds of speech (default 30), each chunk's segments laid end to end
+ * and transcribed on its own; word and token times are mapped back onto the recording's
+ * timeline. Returns the transcript document (parakeet_capi_transcribe_pcm_json's keys; a
+ * token's "t" is its time on the recording) plus "segments": [{"start", "end"}], the speech
+ * transcribed. Audio at a rate the VAD lacks (other than 8000 or a multiple of 16000) is
+ * resampled to 16 kHz first. vad_ctx NULL or not a VAD model: an error (this library's ASR
+ * models have no VAD head). Errors go to asr_ctx. One implementation with Python's
+ * Context.transcribe(vad=) and the command line's --vad. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
+                                                              const float* samples, int n_samples, int sample_rate,
+                                                              int decoder, const char* options_json);
+/* The same for a WAV file (formats as the *_path transcription calls; channels averaged). */
+PARAKEET_API char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
+                                                               const char* wav_path, int decoder,
+                                                               const char* options_json);
+
 /* ---- ggml block formats ------------------------------------------------------------------ */
 
 /* The tensor types of GGUF files, by ggml's type id: F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6,

@@ -18,6 +18,7 @@ from typing import Callable, Iterable, List, Optional
 from ..context import Context
 from ..errors import InternalError
 from ..transcript import Attention
+from ..vad import Vad
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
 from .prefetch import Prefetcher
@@ -36,6 +37,8 @@ class BatchOptions:
     decoders: int = 2                    # decoding threads ahead of the backends
     prefetch: Optional[int] = None       # decoded clips held ready (None: 2 x concurrency)
     prefetch_bytes: int = 1 << 30        # and at most this many bytes of samples
+    vad: Optional[str] = None            # a Silero VAD GGUF: cut each file at pauses, keep its segments
+                                         # (local jobs only)
 
 
 @dataclass
@@ -58,17 +61,19 @@ class BatchStats:
 
 
 def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[dict], None],
-                        options: BatchOptions, decoder: str, model: str) -> None:
+                        options: BatchOptions, decoder: str, model: str, vad: Optional[Vad]) -> None:
     """One transcribing thread: take decoded clips until none are left, write each row."""
     for entry, samples, error in prefetcher:
         transcript = None
         if error is None:
             try:
+                # with a VAD: only the speech, in chunks of <= 30 s of it (docs/vad.md)
                 transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
-                                            timestamps=options.timestamps)
+                                            timestamps=options.timestamps, vad=vad)
             except Exception as e:  # any failure of one file is that file's row, never the job's end
                 error = error_message(entry.path, str(e) or type(e).__name__)
-        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps))
+        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps,
+                       vad=vad is not None))
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
@@ -86,7 +91,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
     entries = read_inputs(inputs)
     schema = None
     if output_format(output) == "parquet":
-        schema = arrow_schema(options.timestamps, passthrough_schema(entries))
+        schema = arrow_schema(options.timestamps, passthrough_schema(entries), vad=options.vad is not None)
     writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
     todo: List[Entry] = [e for e in entries if e.id not in writer.done]
     stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo), dropped_lines=writer.dropped_lines)
@@ -102,7 +107,11 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             if on_row is not None:
                 on_row(row, stats)
 
+    vad = None
     try:
+        # one VAD for every thread (thread-safe, read-only), loaded before the model so that a
+        # bad VAD file stops the job before any work
+        vad = Vad(options.vad) if options.vad is not None else None
         with Context(model_path, concurrency=options.concurrency, threads=options.threads,
                      attention=options.attention) as ctx:
             decoder, model = decoder_label(ctx.info, options.decoder), model_id(model_path)
@@ -113,7 +122,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
                             max_bytes=options.prefetch_bytes) as prefetcher:
                 with ThreadPoolExecutor(options.concurrency, thread_name_prefix="batch") as pool:
-                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model)
+                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model, vad)
                                for _ in range(options.concurrency)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
@@ -125,5 +134,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             raise InternalError(f"the batch job is incomplete: {why}{stats.done} rows of {stats.total} were written "
                                 "(run again with --resume to do the rest)")
     finally:
+        if vad is not None:
+            vad.close()
         writer.close()
     return stats

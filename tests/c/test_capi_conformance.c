@@ -212,10 +212,21 @@ static void test_null_handles(void) {
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
     CHECK(parakeet_capi_diarize_path(NULL, "x.wav") == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_transcribe_pcm_json_vad_with(NULL, NULL, s, 4, 16000, 0, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_transcribe_path_json_vad_with(NULL, NULL, "x.wav", 0, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {
     float* s = make_signal(16000);
+    /* VAD-cut transcription needs a Silero VAD context: not NULL (no VAD head), not an ASR one */
+    CHECK(parakeet_capi_transcribe_pcm_json_vad_with(ctx, NULL, s, 16000, 16000, 0, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "vad_ctx is NULL");
+    CHECK(parakeet_capi_transcribe_pcm_json_vad_with(ctx, ctx, s, 16000, 16000, 0, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "does not hold a Silero VAD model");
+    CHECK(parakeet_capi_transcribe_path_json_vad_with(ctx, ctx, "/nonexistent.wav", 0, NULL) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "does not hold a Silero VAD model");
     CHECK(parakeet_capi_transcribe_pcm(ctx, NULL, 100, 16000, 0) == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_last_error(ctx), "NULL");
     CHECK(parakeet_capi_transcribe_pcm(ctx, s, -1, 16000, 0) == NULL);

@@ -48,11 +48,14 @@ def long_wav_bytes(seconds: float) -> bytes:
 class ServerProcess:
     """``with ServerProcess(["--concurrency", "2"]) as srv: httpx.get(srv.url + "/health")``."""
 
-    def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL) -> None:
+    def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL, vad: Optional[str] = "none") -> None:
+        """``vad``: the --vad-model value; "none" (the tests' default: realtime sessions then
+        default to manual commits) or None (the server's own default, the package's model)."""
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [sys.executable, "-m", "parakeet_cli.server", "--model", str(model),
-                     "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning", *args]
+                     "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning", *args,
+                     *(["--vad-model", vad] if vad is not None else [])]
         self.log_path = log_dir / f"server-{self.port}.log"
         self.proc: Optional[subprocess.Popen] = None
 

@@ -29,7 +29,7 @@ _bounded = per_test_limit(240)
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     with ServerProcess(["--concurrency", "2", "--threads", "1", "--sse-window", SMALL_WINDOW, "--max-streams", "8", *ONE_CLIENT],
-                       tmp_path_factory.mktemp("sse"), model=MODEL) as srv:
+                       tmp_path_factory.mktemp("sse"), model=MODEL, vad=None) as srv:  # the package VAD
         yield srv
 
 
@@ -193,3 +193,25 @@ def test_openai_client_sends_fields_the_server_accepts(server):
     with open(AUDIO / "short_1s_16k.wav", "rb") as f, pytest.raises(openai.BadRequestError) as err:
         client(server).audio.transcriptions.create(model="whisper-1", file=f, include=["logprobs"])
     assert err.value.body["param"] == "include"
+
+
+def test_server_vad_chunking_cuts_the_upload_at_the_vads_pauses(server):
+    """chunking_strategy server_vad transcribes the speech segments only: the answer is
+    Context.transcribe(vad=) with the Silero options the OpenAI settings map to (threshold,
+    min_pause = silence_duration_ms, speech_pad = prefix_padding_ms)."""
+    from parakeet_py import Vad
+    from parakeet_py.vad import default_model
+
+    settings = {"type": "server_vad", "threshold": 0.6, "silence_duration_ms": 200, "prefix_padding_ms": 100}
+    with open(SPEECH, "rb") as f:
+        out = openai.OpenAI(base_url=server.url + "/v1", api_key="unused").audio.transcriptions.create(
+            model="whisper-1", file=f, response_format="verbose_json", timestamp_granularities=["word"],
+            chunking_strategy=settings)
+    with Context(MODEL) as ctx, Vad(default_model()) as vad:
+        want = ctx.transcribe(SPEECH, vad=vad, vad_options={"threshold": 0.6, "min_pause": 0.2, "speech_pad": 0.1})
+        whole = ctx.transcribe(SPEECH)
+        segments = vad.segments(load_audio(SPEECH), 16000, threshold=0.6, min_pause=0.2, speech_pad=0.1)
+    assert len(segments) > 1  # the cut is not the whole file
+    assert out.text == want.text != whole.text
+    assert [w.word for w in out.words] == [w.text for w in want.words]
+    assert [w.start for w in out.words] == pytest.approx([w.start for w in want.words], abs=0.01)

@@ -158,8 +158,10 @@ def nemo_events(model, clip):
 
 
 def test_eou_and_eob_are_events_not_text(speech):
+    with Context(MULTI) as other:
+        assert other.info["end_of_utterance"] is False  # no <EOU> in its vocabulary
     with Context(EOU) as ctx:
-        assert ctx.info["vocab_size"] > 2
+        assert ctx.info["vocab_size"] > 2 and ctx.info["end_of_utterance"] is True
         text, _, tokens, updates = run_stream(ctx.stream(), speech, [1600])
     events = [(e.type, e.frame) for u in updates for e in u.events]
     want = nemo_events(EOU, "speech")

@@ -133,6 +133,8 @@ def stream_all(vad, audio, rate, cuts, **opts):
 @pytest.mark.parametrize("opts", [{}, {"min_pause": 0.02, "speech_pad": 0.1}])
 def test_stream_is_bit_identical_and_events_are_segments(vad, audio_dir, rate, opts):
     audio = speech_with_pauses(audio_dir, rate)
+    # one-shot calls compute the chunks' features on the default thread budget (the physical
+    # cores, PARAKEET_THREADS), streams on one thread
     whole = vad.probabilities(audio, rate)
     segments = vad.segments(audio, rate, **opts)
     rng = np.random.default_rng(3)

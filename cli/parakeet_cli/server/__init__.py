@@ -122,6 +122,10 @@ def _window_text(window: Any) -> str:
 @click.option("--max-append-mb", default=DEFAULT_MAX_APPEND_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Largest audio in one input_audio_buffer.append, in MiB (decoded).")
+@click.option("--vad-model", default=None, metavar="PATH|none",
+              help="Silero VAD GGUF for realtime turn detection (server_vad, the sessions' default) and "
+                   "chunking_strategy server_vad; 'none': no VAD [default: the installed silero-vad package's "
+                   "model, converted once into the cache, or none without the package].")
 @click.option("--model-id", default=None,
               help="Model id reported by /v1/models [default: the model file's name].")
 @click.option("--log-level", default="info", show_default=True,
@@ -132,8 +136,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          max_queue: Optional[int], max_queue_wait: float, max_streams: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
-         allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, model_id: Optional[str],
-         log_level: str) -> None:
+         allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
+         model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -174,9 +178,37 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
     try:
-        serve(context, config, host=host, port=port, log_level=log_level)
-    finally:
+        vad = _load_vad(vad_model)
+    except BaseException:
         context.close()
+        raise
+    try:
+        serve(context, config, host=host, port=port, log_level=log_level, vad=vad)
+    finally:
+        if vad is not None:
+            vad.close()
+        context.close()
+
+
+def _load_vad(path: Optional[str]) -> Optional[Any]:
+    """The --vad-model VAD: the given file, none, or the silero-vad package's model when it is
+    installed (without it the server offers no turn detection, and says so)."""
+    from parakeet_py import ParakeetError, Vad
+    from parakeet_py.vad import default_model
+
+    if path is not None and path.lower() == "none":
+        return None
+    if path is None:
+        try:
+            path = str(default_model())
+        except ParakeetError as e:
+            click.echo(f"parakeet-server: no VAD ({e}): realtime sessions default to turn_detection null, "
+                       "and server_vad is refused", err=True)
+            return None
+    try:
+        return Vad(path)
+    except ParakeetError as e:
+        raise click.ClickException(f"cannot load the VAD model {path}: {e}") from e
 
 
 __all__ = ["main"]

@@ -42,6 +42,7 @@ from .origins import HostOriginGuard
 from .queue import Overloaded, TranscriptionQueue
 from .realtime import RealtimeConfig, realtime_endpoint
 from .turns import FairTurns
+from .vad_settings import ServerVad
 from .upload import ClientGone, read_form
 
 log = logging.getLogger("parakeet.server")
@@ -118,8 +119,10 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
             return
 
 
-def create_app(context, config: ServerConfig) -> Starlette:
-    """The ASGI application serving ``context`` (which the caller keeps and closes)."""
+def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Starlette:
+    """The ASGI application serving ``context`` (which the caller keeps and closes). ``vad``: a
+    :class:`parakeet_py.Vad` for turn detection and ``chunking_strategy`` server_vad (None:
+    neither is offered)."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -167,15 +170,24 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise BadAudio("the audio file contains no samples")
         return audio
 
-    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None) -> Any:
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
+                       cut: Optional[ServerVad] = None) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
-            # The request stops at its next progress report (beam search: at every encoder
-            # frame too) once the client has gone or the server stops.
-            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                            progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
+            if cut is not None:
+                # chunking_strategy server_vad: the speech segments only, each piece on its own
+                # (docs/vad.md, "VAD-cut transcription"). It takes no progress callback, so a
+                # disconnect or a stop cancels it only once it is done.
+                transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, vad=vad,
+                                                vad_options=cut.cut_options())
+                metrics.vad_audio_seconds.labels("transcription").inc(audio.size / sample_rate)
+            else:
+                # The request stops at its next progress report (beam search: at every encoder
+                # frame too) once the client has gone or the server stops.
+                transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
+                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -228,7 +240,12 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # json and text need no word/token times (the transcript's JSON is still built, for
             # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size), ticket)
+            if fields.vad is not None and vad is None:
+                raise APIError(400, "chunking_strategy server_vad: this server has no VAD model (start it with "
+                                    "--vad-model, or install the silero-vad package); use chunking_strategy=auto",
+                               param="chunking_strategy", code="unsupported_value")
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
+                                                                fields.vad), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -320,7 +337,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             Route("/v1/models/{model:path}", get_model, methods=["GET"]),
             Route("/health", health, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
-            WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(config), metrics)),
+            WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
+                config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance"))), metrics)),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,
@@ -338,11 +356,12 @@ def create_app(context, config: ServerConfig) -> Starlette:
 SHUTDOWN_ANSWER_SEC = 5
 
 
-def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:
+def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info",
+          vad: Optional[Any] = None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config)
+    app = create_app(context, config, vad)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

@@ -56,6 +56,14 @@ class Metrics:
                                        ["kind"], buckets=CHUNK_BUCKETS, registry=r)
         self.stream_audio_seconds = Counter("parakeet_stream_audio_seconds", "Seconds of audio fed to live streams.",
                                             registry=r)
+        # The Silero VAD of server_vad / semantic_vad sessions and of chunking_strategy server_vad
+        # (it runs on the stream's or the request's own thread, outside the backends).
+        self.vad_audio_seconds = Counter("parakeet_vad_audio_seconds", "Seconds of audio the VAD ran on, by kind.",
+                                         ["kind"], registry=r)
+        self.vad_compute_seconds = Counter("parakeet_vad_compute_seconds", "Seconds the VAD computed, by kind.",
+                                           ["kind"], registry=r)
+        self.turns = Counter("parakeet_realtime_turns", "Realtime turns committed by turn detection, by type.",
+                             ["type"], registry=r)
         self.backends.set(backends)
         self.queue_limit.set(queue_limit)
 

@@ -16,10 +16,18 @@ stream (resampled to 16 kHz) and text is sent as it becomes final, as
 item: ``input_audio_buffer.committed``, the last delta, then ``...transcription.completed``
 with the item's whole transcript. ``input_audio_buffer.clear`` drops the item. Deltas come
 while the audio arrives (before the commit, with the item id the commit will carry): that is
-the point of streaming. There is no voice activity detection: ``turn_detection`` must be null
-(the client commits), and settings the engine cannot honour (noise reduction, logprobs,
-g711 audio) are refused with an ``error`` event, as is every malformed event; the session
-stays open after an error.
+the point of streaming.
+
+Turn detection (``turn_detection``; docs/server.md, "Turn detection"): ``server_vad`` (the
+default, as OpenAI's, when the server has a VAD model) finds the turns with the Silero VAD and
+commits each itself: ``input_audio_buffer.speech_started`` (``audio_start_ms``: the turn's
+first sample, its prefix padding included), deltas while it is spoken,
+``input_audio_buffer.speech_stopped`` (``audio_end_ms``: its last, its closing silence
+included), ``committed``, ``completed``. ``semantic_vad`` (models whose vocabulary has <EOU>)
+ends a turn at the model's end-of-utterance token, or after the eagerness's silence. ``null``:
+the client commits. Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
+are refused with an ``error`` event, as is every malformed event; the session stays open after
+an error.
 
 Each event is handled before the next is read, so a client sending faster than the model
 decodes is slowed by the socket (the WebSocket's receive queue is bounded) rather than
@@ -54,6 +62,8 @@ from .clients import client_key
 from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
+from .speech_turns import SpeechTurns, ms
+from .vad_settings import ServerVad, parse_server_vad
 
 log = logging.getLogger("parakeet.server")
 
@@ -72,6 +82,9 @@ OFF_LOOP_CHARS = 64 * 1024
 B64_SLICE_CHARS = 1 << 20  # a multiple of 4: every slice but the last decodes on its own
 # Longest piece of one append fed to the stream at once.
 FEED_PIECE_SECONDS = 10.0
+# semantic_vad's eagerness → the silence after which a turn ends without an <EOU> (OpenAI's
+# "max timeouts": low 8 s, medium 4 s, high 2 s; auto is medium).
+EAGERNESS_SILENCE_MS = {"low": 8000, "medium": 4000, "auto": 4000, "high": 2000}
 
 
 @dataclass(frozen=True)
@@ -83,12 +96,27 @@ class RealtimeConfig:
     max_append_bytes: int
     max_audio_seconds: float = float("inf")
     max_session_seconds: float = float("inf")
+    vad: Optional[Any] = None  # the server's parakeet_py.Vad (None: no turn detection)
+    end_of_utterance: bool = False  # the model decodes <EOU> (semantic_vad)
 
     @classmethod
-    def from_server(cls, config: Any) -> "RealtimeConfig":
+    def from_server(cls, config: Any, vad: Optional[Any] = None, end_of_utterance: bool = False) -> "RealtimeConfig":
         return cls(model_id=config.model_id, api_key=config.api_key, window=config.realtime_window,
                    idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes,
-                   max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds)
+                   max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds,
+                   vad=vad, end_of_utterance=end_of_utterance)
+
+
+@dataclass(frozen=True)
+class SemanticVad:
+    eagerness: str = "auto"
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"type": "semantic_vad", "eagerness": self.eagerness}
+
+    def detector_settings(self) -> ServerVad:
+        """Silero finds the starts; its end (after the eagerness's silence) is the fallback."""
+        return ServerVad(silence_duration_ms=EAGERNESS_SILENCE_MS[self.eagerness])
 
 
 class EventError(Exception):
@@ -128,7 +156,7 @@ def realtime_endpoint(live: LiveStreams, config: RealtimeConfig, metrics: Metric
         subprotocol = "realtime" if "realtime" in websocket.scope.get("subprotocols", []) else None
         await websocket.accept(subprotocol=subprotocol)
         beta = "realtime=v1" in websocket.headers.get("openai-beta", "")
-        session = Session(websocket, live, config, beta)
+        session = Session(websocket, live, config, beta, metrics)
         if websocket.query_params.get("intent") != "transcription":
             await session.refuse("this server offers transcription sessions only: connect with "
                                  "?intent=transcription", code="unsupported_intent", close_code=CLOSE_POLICY)
@@ -151,8 +179,9 @@ def realtime_endpoint(live: LiveStreams, config: RealtimeConfig, metrics: Metric
 class Session:
     """One realtime connection: its settings, the current item and the event loop."""
 
-    def __init__(self, websocket: WebSocket, live: LiveStreams, config: RealtimeConfig, beta: bool) -> None:
-        self.ws, self.live, self.config, self.beta = websocket, live, config, beta
+    def __init__(self, websocket: WebSocket, live: LiveStreams, config: RealtimeConfig, beta: bool,
+                 metrics: Metrics) -> None:
+        self.ws, self.live, self.config, self.beta, self.metrics = websocket, live, config, beta, metrics
         self.id = _new_id("sess")
         self.rate = DEFAULT_RATE
         self.transcription: Dict[str, Any] = {"model": config.model_id, "language": None, "prompt": ""}
@@ -161,6 +190,12 @@ class Session:
         self.item_samples = 0
         self.odd_byte = b""
         self.lease = Lease("realtime")  # replaced by run()'s
+        # Turn detection: OpenAI's default (server_vad) when the server has a VAD model.
+        self.turn_detection: Optional[Any] = ServerVad() if config.vad is not None else None
+        self.turns: Optional[SpeechTurns] = None  # made at the first append under turn detection
+        self.in_speech = False  # the VAD is inside a speech segment
+        self.announced = False  # the open item's speech_started was sent
+        self.item_begin = self.fed_to = self.last_turn_end = 0  # positions on the turns' timeline
         self._event_ids = itertools.count()
         self.started = self.last_audio = time.monotonic()  # the idle timer counts audio only
 
@@ -184,12 +219,17 @@ class Session:
         if ga:
             return {"object": "realtime.transcription_session", "type": "transcription", "id": self.id,
                     "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.rate},
-                                        "transcription": dict(self.transcription), "turn_detection": None,
+                                        "transcription": dict(self.transcription),
+                                        "turn_detection": self.turn_detection_object(),
                                         "noise_reduction": None}},
                     "include": None}
         return {"object": "realtime.transcription_session", "id": self.id, "input_audio_format": "pcm16",
-                "input_audio_transcription": dict(self.transcription), "turn_detection": None,
+                "input_audio_transcription": dict(self.transcription),
+                "turn_detection": self.turn_detection_object(),
                 "input_audio_noise_reduction": None, "include": None, "modalities": ["text"]}
+
+    def turn_detection_object(self) -> Optional[Dict[str, Any]]:
+        return None if self.turn_detection is None else self.turn_detection.to_dict()
 
     # ---- the loop --------------------------------------------------------------------------
     async def run(self, lease: Lease) -> None:
@@ -253,7 +293,14 @@ class Session:
         if not isinstance(session, dict):
             raise EventError("'session' must be an object", code="invalid_value", param="session")
         rate, transcription = (ga_settings if ga else beta_settings)(session, self.rate, self.transcription)
+        given = ((session.get("audio") or {}).get("input") or {}) if ga else session
+        where = "session.audio.input.turn_detection" if ga else "session.turn_detection"
+        turn_detection = (self.parse_turn_detection(given["turn_detection"], where) if "turn_detection" in given
+                          else self.turn_detection)
+        if turn_detection != self.turn_detection or rate != self.rate:
+            self.stop_detector()  # the next append starts one with the new settings
         self.rate, self.transcription = rate, transcription  # applies to items begun from now on
+        self.turn_detection = turn_detection
         await self.send({"type": "session.updated" if ga else "transcription_session.updated",
                          "session": self.session_object(ga)})
 
@@ -272,6 +319,11 @@ class Session:
         if len(data) % 2:
             data, self.odd_byte = data[:-1], data[-1:]
         samples = np.frombuffer(data, dtype="<i2")
+        if self.turn_detection is not None:
+            if samples.size:
+                self.last_audio = time.monotonic()
+            await self.append_turns(samples)
+            return
         item_samples = (self.item_samples if self.lease.stream is not None else 0) + samples.size
         if item_samples > self.config.max_audio_seconds * self.rate:
             self.odd_byte = b""
@@ -295,11 +347,31 @@ class Session:
         if self.lease.stream is None or self.item_samples == 0:
             raise EventError("Error committing input audio buffer: the buffer holds no audio",
                              code="input_audio_buffer_commit_empty")
+        await self.commit()
+
+    async def commit(self, speech_stopped_ms: Optional[int] = None) -> None:
+        """Ends the open item: [speech_stopped,] committed, the last delta, completed. Under
+        turn detection an item that was never announced and decoded nothing is dropped
+        without a word (the audio after an <EOU> or a manual commit that held no speech)."""
         stream = self.lease.stream
+        assert stream is not None
+        if speech_stopped_ms is not None and not self.announced:
+            update = await self.live.feed(self.lease, None)
+            if not (stream.text or update.text):
+                self.end_item()
+                return
+            await self.announce()
+            pending = update.text
+        else:
+            pending = None
+        if speech_stopped_ms is not None:
+            await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": speech_stopped_ms,
+                             "item_id": self.item_id})
         await self.send({"type": "input_audio_buffer.committed", "item_id": self.item_id,
                          "previous_item_id": self.previous_item_id})
-        update = await self.live.feed(self.lease, None)
-        await self.send_delta(update.text)
+        if pending is None:
+            pending = (await self.live.feed(self.lease, None)).text
+        await self.send_delta(pending)
         seconds = round(self.item_samples / stream.sample_rate, 3)
         item_id = self.item_id
         self.end_item()
@@ -314,12 +386,129 @@ class Session:
 
     async def send_delta(self, text: str) -> None:
         if text:
+            if not self.announced and self.turns is not None:
+                await self.announce()
             await self.send({"type": "conversation.item.input_audio_transcription.delta", "item_id": self.item_id,
                              "content_index": 0, "delta": text})
 
     def end_item(self) -> None:
         self.live.close_stream(self.lease)
         self.item_id, self.item_samples, self.odd_byte = None, 0, b""
+        self.announced = False
+        if self.turns is not None:
+            self.last_turn_end = self.fed_to
+
+    # ---- turn detection --------------------------------------------------------------------
+    def parse_turn_detection(self, value: Any, where: str) -> Optional[Any]:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise EventError(f"'{where}' must be an object or null", code="invalid_value", param=where)
+        kind = value.get("type", "server_vad")
+        if kind not in ("server_vad", "semantic_vad"):
+            raise EventError(f"{where}.type must be 'server_vad', 'semantic_vad' or the whole field null, not "
+                             f"{kind!r}", code="invalid_value", param=f"{where}.type")
+        if self.config.vad is None:
+            raise EventError(f"{where}: this server has no VAD model (start it with --vad-model, or install the "
+                             "silero-vad package); set turn_detection to null and commit", code="unsupported_value",
+                             param=where)
+        # Transcription sessions have no responses to create or interrupt: those flags change nothing.
+        flags = ("create_response", "interrupt_response")
+        for key in flags:
+            if key in value and not isinstance(value[key], bool):
+                raise EventError(f"'{where}.{key}' must be true or false", code="invalid_value",
+                                 param=f"{where}.{key}")
+        if value.get("idle_timeout_ms") is not None:
+            raise EventError(f"{where}.idle_timeout_ms is not available here: a transcription session has no "
+                             "responses to trigger", code="unsupported_value", param=f"{where}.idle_timeout_ms")
+        if kind == "server_vad":
+            _unknown(value, ("type", "threshold", "prefix_padding_ms", "silence_duration_ms", "idle_timeout_ms")
+                     + flags, where)
+
+            def fail(param: str, message: str) -> EventError:
+                return EventError(message, code="invalid_value", param=param)
+            return parse_server_vad({k: v for k, v in value.items() if k != "idle_timeout_ms"}, where, fail,
+                                    extra_keys=flags)
+        _unknown(value, ("type", "eagerness", "idle_timeout_ms") + flags, where)
+        if not self.config.end_of_utterance:
+            raise EventError(f"{where}: semantic_vad needs a model that decodes end-of-utterance (<EOU>) tokens, "
+                             "and this one does not; use server_vad", code="unsupported_value", param=where)
+        eagerness = value.get("eagerness") or "auto"
+        if eagerness not in EAGERNESS_SILENCE_MS:
+            raise EventError(f"{where}.eagerness must be one of low, medium, high, auto, not {eagerness!r}",
+                             code="invalid_value", param=f"{where}.eagerness")
+        return SemanticVad(eagerness)
+
+    def stop_detector(self) -> None:
+        if self.turns is not None:
+            self.turns.close()
+        self.turns, self.in_speech = None, False
+        self.fed_to = self.last_turn_end = self.item_begin = 0
+
+    async def append_turns(self, samples: np.ndarray) -> None:
+        """An append under turn detection: the VAD's events cut the audio into turns, each
+        fed to its own item's stream."""
+        if self.turns is None:
+            settings = self.turn_detection
+            if isinstance(settings, SemanticVad):
+                settings = settings.detector_settings()
+            self.turns = SpeechTurns(self.config.vad, self.rate, settings, self.config.max_audio_seconds)
+        turns = self.turns
+        kind = self.turn_detection.to_dict()["type"]
+        piece = int(FEED_PIECE_SECONDS * self.rate)
+        for begin in range(0, samples.size, piece):
+            before, started = turns.vad_seconds, time.perf_counter()
+            events = await self.live.run(turns.feed, samples[begin:begin + piece])
+            self.metrics.vad_compute_seconds.labels("realtime").inc(time.perf_counter() - started)
+            self.metrics.vad_audio_seconds.labels("realtime").inc(turns.vad_seconds - before)
+            for event, at in events:
+                if event == "start":
+                    self.in_speech = True
+                    if self.lease.stream is None:
+                        await self.open_item(turns.turn_start(at, self.last_turn_end))
+                    if not self.announced:
+                        await self.announce()
+                else:
+                    self.in_speech = False
+                    if self.lease.stream is not None:
+                        end = max(turns.turn_end(at), self.fed_to)
+                        await self.feed_item(end)
+                        if self.lease.stream is not None:  # an <EOU> may have ended it
+                            self.metrics.turns.labels(kind).inc()
+                            await self.commit(speech_stopped_ms=ms(end, self.rate))
+                        self.last_turn_end = end
+            if self.lease.stream is None and self.in_speech:
+                # speech goes on after a manual commit, a clear or an <EOU>: a new item takes it
+                await self.open_item(max(self.fed_to, self.last_turn_end))
+            if self.lease.stream is not None:
+                await self.feed_item(turns.heard)
+            turns.forget()
+
+    async def open_item(self, first: int) -> None:
+        await self.live.begin(self.lease, self.config.window, self.rate)
+        self.item_id, self.item_samples, self.announced = _new_id("item"), 0, False
+        self.item_begin = self.fed_to = first
+
+    async def announce(self) -> None:
+        self.announced = True
+        await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": ms(self.item_begin, self.rate),
+                         "item_id": self.item_id})
+
+    async def feed_item(self, last: int) -> None:
+        """Feeds the open item the timeline's audio up to ``last``; under semantic_vad, an
+        <EOU> in what it decodes commits the item there."""
+        assert self.turns is not None
+        audio = self.turns.audio(self.fed_to, last)
+        self.fed_to = max(self.fed_to, last)
+        if audio.size == 0:
+            return
+        self.item_samples += audio.size
+        update = await self.live.feed(self.lease, audio)
+        await self.send_delta(update.text)
+        if isinstance(self.turn_detection, SemanticVad) and any(e.type == "eou" for e in update.events):
+            eou = next(e for e in update.events if e.type == "eou")
+            self.metrics.turns.labels("semantic_vad").inc()
+            await self.commit(speech_stopped_ms=ms(self.item_begin + int(round(eou.time * self.rate)), self.rate))
 
 
 HANDLERS: Dict[str, Callable[[Session, Dict[str, Any]], Any]] = {
@@ -373,7 +562,6 @@ def beta_settings(session: Dict[str, Any], rate: int, transcription: Dict[str, A
     if fmt != "pcm16":
         raise EventError(f"input_audio_format {fmt!r} is not supported; send pcm16 (24 kHz mono)",
                          code="unsupported_value", param="session.input_audio_format")
-    _must_be_null(session, "turn_detection", "session", "no voice activity detection; set it to null and commit")
     _must_be_null(session, "input_audio_noise_reduction", "session", "no noise reduction; set it to null")
     _must_be_null(session, "include", "session", "no log probabilities")
     return DEFAULT_RATE, _transcription(session.get("input_audio_transcription"), transcription,
@@ -395,8 +583,6 @@ def ga_settings(session: Dict[str, Any], rate: int, transcription: Dict[str, Any
     if not isinstance(given, dict):
         raise EventError("'session.audio.input' must be an object", code="invalid_value", param="session.audio.input")
     _unknown(given, ("format", "transcription", "turn_detection", "noise_reduction"), "session.audio.input")
-    _must_be_null(given, "turn_detection", "session.audio.input", "no voice activity detection; set it to null "
-                                                                  "and commit")
     _must_be_null(given, "noise_reduction", "session.audio.input", "no noise reduction; set it to null")
     fmt = given.get("format")
     if fmt is not None:

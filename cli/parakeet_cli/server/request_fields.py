@@ -4,8 +4,8 @@ A value the endpoint cannot honour is a 400 naming the field (``param``), never 
 dropped: ``temperature=hot`` is refused, ``include[]=logprobs`` is refused (this engine has no
 log probabilities), ``timestamp_granularities[]`` needs verbose_json. Fields that are accepted
 but change nothing here (``model``: the server has one; ``prompt``; ``temperature``: decoding
-is greedy; ``chunking_strategy``: the whole file is one block) are still checked for type and
-range. Names the endpoint does not know are refused too.
+is greedy) are still checked for type and range. ``chunking_strategy`` ``server_vad`` cuts the
+upload at the VAD's pauses (``auto``: the whole file is one block). Names the endpoint does not know are refused too.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, List, Optional
 
 from . import formats
 from .errors import APIError
+from .vad_settings import ServerVad, parse_server_vad
 
 # Fields of the endpoint (the openai client sends lists as "name[]" and objects as
 # "name[key]"); "file" is checked by the handler.
@@ -30,7 +31,6 @@ MAX_MODEL_CHARS = 256
 MAX_BEAM_SIZE = 16
 STREAMABLE_FORMATS = ("json", "text")
 _LANGUAGE = re.compile(r"^[A-Za-z]{2}$")  # ISO-639-1
-_VAD_KEYS = {"type", "prefix_padding_ms", "silence_duration_ms", "threshold"}
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,7 @@ class TranscriptionRequest:
     language: Optional[str] = None
     model: Optional[str] = None
     beam_size: Optional[int] = None  # None: greedy decoding
+    vad: Optional[ServerVad] = None  # chunking_strategy server_vad: cut the upload at pauses
     upload: Any = None  # the file part (starlette UploadFile)
 
 
@@ -92,39 +93,29 @@ def _boolean(text: Optional[str], param: str) -> bool:
     raise _bad(param, f"'{param}' must be true or false, not {text!r}")
 
 
-def _chunking_strategy(form: Any) -> None:
-    """"auto", or a server_vad object (sent as chunking_strategy[key] fields or as JSON text)."""
+def _chunking_strategy(form: Any) -> Optional[ServerVad]:
+    """None for "auto" (or absent), or a server_vad object (sent as chunking_strategy[key] fields or
+    as JSON text): the upload is then cut at the VAD's pauses."""
     param = "chunking_strategy"
     nested = {key[len(param) + 1:-1]: value for key, value in form.multi_items()
               if key.startswith(param + "[") and key.endswith("]")}
     plain = _one(form, param)
     if plain is None and not nested:
-        return
+        return None
     if plain is not None and nested:
         raise _bad(param, "give 'chunking_strategy' either as \"auto\" or as an object, not both")
     if plain is not None:
         if plain.strip() == "auto":
-            return
+            return None
         try:
             nested = json.loads(plain)
         except (ValueError, RecursionError):  # deep nesting exhausts the parser's recursion
             raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain[:40]!r}") from None
         if not isinstance(nested, dict):
             raise _bad(param, f"'chunking_strategy' must be \"auto\" or a server_vad object, not {plain[:40]!r}")
-    unknown = sorted(set(nested) - _VAD_KEYS)
-    if unknown:
-        raise _bad(param, f"unknown chunking_strategy field {unknown[0]!r} (known: {', '.join(sorted(_VAD_KEYS))})")
     if nested.get("type") != "server_vad":
         raise _bad(param, "chunking_strategy.type must be 'server_vad' (or give chunking_strategy=auto)")
-    for key in ("prefix_padding_ms", "silence_duration_ms"):
-        if key in nested:
-            value = _number(str(nested[key]), f"chunking_strategy.{key}")
-            if value < 0 or value != int(value):
-                raise _bad(param, f"chunking_strategy.{key} must be a whole number of milliseconds >= 0")
-    if "threshold" in nested:
-        value = _number(str(nested["threshold"]), "chunking_strategy.threshold")
-        if not 0.0 <= value <= 1.0:
-            raise _bad(param, f"chunking_strategy.threshold must be between 0 and 1, not {value:g}")
+    return parse_server_vad(nested, param, lambda _key, message: _bad(param, message))
 
 
 def parse(form: Any) -> TranscriptionRequest:
@@ -170,7 +161,13 @@ def parse(form: Any) -> TranscriptionRequest:
         raise _bad("include", f"unsupported include[] value {item!r}; the only one OpenAI defines is logprobs")
 
     beam_size = _beam_size(_one(form, "beam_size"), stream)
-    _chunking_strategy(form)
+    vad = _chunking_strategy(form)
+    if vad is not None and stream:
+        raise _bad("chunking_strategy", "chunking_strategy server_vad cannot be used with stream=true",
+                   code="unsupported_value")
+    if vad is not None and beam_size is not None:
+        raise _bad("chunking_strategy", "chunking_strategy server_vad cannot be used with beam_size",
+                   code="unsupported_value")
     upload = _upload(form)
 
     for key in form.keys():
@@ -180,7 +177,8 @@ def parse(form: Any) -> TranscriptionRequest:
         if name not in KNOWN:
             raise _bad(name, f"unrecognized request field {key!r}", code="unknown_parameter")
     return TranscriptionRequest(response_format=response_format, granularities=granularities, stream=stream,
-                                language=language or None, model=model, beam_size=beam_size, upload=upload)
+                                language=language or None, model=model, beam_size=beam_size, vad=vad,
+                                upload=upload)
 
 
 def _beam_size(text: Optional[str], stream: bool) -> Optional[int]:

@@ -1,4 +1,5 @@
 // Loading, freeing and describing models through the C ABI.
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -104,6 +105,9 @@ std::string describe(const pk::Model& m) {
         j.end_array();
     }
     j.end_object();
+    // Whether the vocabulary has <EOU>: the stream then reports end-of-utterance events (the
+    // server's semantic_vad turn detection needs them).
+    j.key("end_of_utterance").value(std::find(c.pieces.begin(), c.pieces.end(), "<EOU>") != c.pieces.end());
     j.key("isa").value(pk::isa_level_name(m.isa()));
     j.key("bf16_encoder").value(m.bf16_encoder());
     j.end_object();

@@ -10,6 +10,8 @@
 #include "model/vad/vad_stream.h"
 #include "parakeet_capi.h"
 #include "runtime/cpu_features.h"
+#include "runtime/thread_budget.h"
+#include "runtime/thread_team.h"
 
 using pk::capi::guarded;
 
@@ -53,7 +55,9 @@ std::string result_json(const pk::SileroVad& vad, const pk::VadResult& r, const 
 char* detect_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json) {
     const pk::SileroVad& vad = pk::capi::vad_model(ctx);
     const pk::VadOptions o = pk::capi::parse_vad_options(options_json);
-    return pk::capi::to_c_string(result_json(vad, pk::detect_speech(vad, samples, n, rate, o), o));
+    // The chunks' features on the default thread budget (PARAKEET_THREADS); the same result.
+    pk::ThreadTeam team(pk::default_thread_count());
+    return pk::capi::to_c_string(result_json(vad, pk::detect_speech(vad, samples, n, rate, o, &team), o));
 }
 
 }  // namespace

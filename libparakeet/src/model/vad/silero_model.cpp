@@ -180,15 +180,22 @@ SileroState SileroVad::initial_state(const SileroBranch& b) const {
 }
 
 float SileroVad::step(const SileroBranch& b, SileroState& st, const float* chunk) const {
+    float f[kHidden];
+    features(b, st.context.data(), chunk, f);
+    // the next chunk's context: this input's last b.context samples
+    std::memmove(st.context.data(), chunk + b.chunk - b.context, b.context * sizeof(float));
+    return decode(b, st, f);
+}
+
+void SileroVad::features(const SileroBranch& b, const float* context, const float* chunk, float* out) const {
     const kernels::KernelTable& kt = *kernels_;
     auto dot = [&kt](const float* a, const float* v, int n) { return kernels::dot(kt, a, v, n); };
     // Input: context | chunk, then reflected on the right (x[n-2], x[n-3], ...).
     const int n = b.context + b.chunk;
     float x[640];
-    std::memcpy(x, st.context.data(), b.context * sizeof(float));
+    std::memcpy(x, context, b.context * sizeof(float));
     std::memcpy(x + b.context, chunk, b.chunk * sizeof(float));
     for (int j = 0; j < b.reflect_pad; ++j) x[n + j] = x[n - 2 - j];
-    std::memcpy(st.context.data(), x + n - b.context, b.context * sizeof(float));
 
     // STFT magnitude, [bins][frames] (channel-major, as the encoder reads it).
     const int frames = (n + b.reflect_pad - b.n_fft) / b.hop + 1;  // 4
@@ -233,10 +240,16 @@ float SileroVad::step(const SileroBranch& b, SileroState& st, const float* chunk
         std::memcpy(cur, next, static_cast<size_t>(conv.out) * T * sizeof(float));
     }
 
-    // LSTM cell on the one remaining frame (PyTorch gate order i, f, g, o).
+    for (int i = 0; i < kHidden; ++i) out[i] = cur[i * T + (T - 1)];  // the one remaining frame
+}
+
+float SileroVad::decode(const SileroBranch& b, SileroState& st, const float* features) const {
+    const kernels::KernelTable& kt = *kernels_;
+    auto dot = [&kt](const float* a, const float* v, int n) { return kernels::dot(kt, a, v, n); };
+    // LSTM cell (PyTorch gate order i, f, g, o).
     const int H = kHidden;
     float in[2 * kHidden], gates[4 * kHidden];
-    for (int i = 0; i < H; ++i) in[i] = cur[i * T + (T - 1)];
+    std::memcpy(in, features, H * sizeof(float));
     std::memcpy(in + H, st.h.data(), H * sizeof(float));
     for (int r = 0; r < 4 * H; ++r) gates[r] = b.lstm_bias[r] + dot(&b.lstm_weight[static_cast<size_t>(r) * 2 * H], in, 2 * H);
     float z = b.out_bias;

@@ -70,6 +70,14 @@ public:
     // chunk), advancing `state`. Depends only on the state and the samples.
     float step(const SileroBranch& b, SileroState& state, const float* chunk) const;
 
+    // step() in its two halves. features(): the STFT and the conv encoder of one chunk, whose
+    // input is the b.context samples before it (the previous chunk's last ones; zeros first)
+    // and the chunk: no state, so the chunks of a recording can run on many threads.
+    // decode(): the LSTM and the decoder on those kHidden features, advancing state.h/c
+    // (not state.context). step() is features() then decode(), bit for bit.
+    void features(const SileroBranch& b, const float* context, const float* chunk, float* out) const;
+    float decode(const SileroBranch& b, SileroState& state, const float* features) const;
+
 private:
     std::string path_;
     size_t file_bytes_ = 0;

@@ -8,7 +8,7 @@
 namespace pk {
 
 VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int sample_rate,
-                        const VadOptions& options) {
+                        const VadOptions& options, ThreadTeam* team) {
     if (n < 0 || (n > 0 && pcm == nullptr)) throw InvalidArgument("invalid samples buffer");
     int rate = sample_rate;
     int64_t step = 1;
@@ -30,7 +30,7 @@ VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int
     speech.mode = VadMode::Speech;
     speech.max_segment = options.effective_max_segment();
     VadStream stream(model, rate, speech);
-    VadFeedResult fed = stream.feed(pcm, n, true);
+    VadFeedResult fed = stream.feed(pcm, n, true, team);
 
     VadResult r;
     r.model_rate = rate;

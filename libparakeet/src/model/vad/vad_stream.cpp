@@ -1,5 +1,6 @@
 #include "model/vad/vad_stream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -26,7 +27,7 @@ void VadStream::reset() {
     starts_sent_ = ends_sent_ = 0;
 }
 
-VadFeedResult VadStream::feed(const float* pcm, int64_t n, bool is_last) {
+VadFeedResult VadStream::feed(const float* pcm, int64_t n, bool is_last, ThreadTeam* team) {
     if (finished_) throw InvalidArgument("VAD stream already finished (is_last was given); reset it first");
     if (n < 0 || (n > 0 && pcm == nullptr)) throw InvalidArgument("invalid samples buffer");
     for (int64_t i = 0; i < n; ++i)
@@ -48,6 +49,31 @@ VadFeedResult VadStream::feed(const float* pcm, int64_t n, bool is_last) {
         if (static_cast<int>(pending_.size()) == chunk) {
             run(pending_.data());
             pending_.clear();
+        }
+    }
+    if (team != nullptr && team->size() > 1 && n - i >= 2 * static_cast<int64_t>(chunk)) {
+        // Features of a block of whole chunks on the team, then the LSTM through them in order.
+        // Chunk j's context is the previous chunk's tail (the state's for the first).
+        constexpr int64_t kBlock = 2048;  // chunks: 1 MiB of features
+        const int ctx = branch_->context, H = SileroVad::kHidden;
+        std::vector<float> feats(static_cast<size_t>(kBlock) * H);
+        while (n - i >= chunk) {
+            const int64_t count = std::min<int64_t>(kBlock, (n - i) / chunk);
+            const float* base = pcm + i;
+            const float* first_context = state_.context.data();
+            team->run([&](int ith, int nth) {
+                for (int64_t j = ith; j < count; j += nth)
+                    model_.features(*branch_, j == 0 ? first_context : base + j * chunk - ctx, base + j * chunk,
+                                    &feats[static_cast<size_t>(j) * H]);
+            });
+            for (int64_t j = 0; j < count; ++j) {
+                const float p = model_.decode(*branch_, state_, &feats[static_cast<size_t>(j) * H]);
+                out.probabilities.push_back(p);
+                seg_.push(p);
+                emit(out, false);
+            }
+            std::copy(base + count * chunk - ctx, base + count * chunk, state_.context.begin());
+            i += count * chunk;
         }
     }
     for (; i + chunk <= n; i += chunk) run(pcm + i);

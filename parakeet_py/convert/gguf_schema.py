@@ -124,3 +124,12 @@ def layer_module(layer: int, module: str) -> str:
 def lstm_param(param: str, layer: int) -> str:
     """The prediction LSTM's ``weight_ih``, ``weight_hh``, ``bias_ih`` or ``bias_hh`` of ``layer``."""
     return f"{PREDICTION_LSTM}.{param}_l{layer}"
+
+# ---- prompt-conditioned models (NeMo's *_prompt.py classes; parakeet.cpp's key names) ------
+PROMPT_PRESENT = "parakeet.prompt.present"
+PROMPT_NUM_PROMPTS = "parakeet.prompt.num_prompts"
+PROMPT_DEFAULT_LANG = "parakeet.prompt.default_lang"
+PROMPT_DICTIONARY_KEYS = "parakeet.prompt.dictionary.keys"
+PROMPT_DICTIONARY_VALUES = "parakeet.prompt.dictionary.values"
+PROMPT_KERNEL_IN = "prompt_kernel.0"   # Linear(d_model + num_prompts -> 2 d_model), then ReLU
+PROMPT_KERNEL_OUT = "prompt_kernel.2"  # Linear(2 d_model -> d_model)

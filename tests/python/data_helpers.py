@@ -31,7 +31,7 @@ CTC_ONLY_MODEL = MODELS["ctc"]
 #: multi-lookahead RNN-T ([8, 1] default, [8, 0], [8, 3]), a hybrid RNN-T + CTC ([4, 3]) and an
 #: RNN-T with an EOU vocabulary (<EOU>, <EOB>; [8, 1]).
 CACHE_AWARE_MODELS: Dict[str, Path] = {name: NEMO_DIR / name / "model.gguf"
-                                       for name in ("ca_rnnt_multi", "ca_hybrid", "ca_eou")}
+                                       for name in ("ca_rnnt_multi", "ca_hybrid", "ca_eou", "ca_tdt", "ca_prompt")}
 
 CLIPS = sorted(AUDIO.glob("*.wav"))
 SPEECH = AUDIO / "speech_16k.wav"  # 9.6 s of espeak-ng speech

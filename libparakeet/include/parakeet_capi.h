@@ -178,6 +178,13 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx,
 PARAKEET_API char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path,
                                                                int decoder, parakeet_progress_fn fn,
                                                                void* user_data);
+/* parakeet_capi_transcribe_pcm_json_progress with a language (target_lang as for
+ * parakeet_capi_transcribe_pcm_lang): the JSON call that a server passing both a request's
+ * language and its cancellation uses. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json_lang_progress(parakeet_ctx* ctx, const float* samples,
+                                                                   int n_samples, int sample_rate, int decoder,
+                                                                   const char* target_lang,
+                                                                   parakeet_progress_fn fn, void* user_data);
 
 /* ---- N-best (beam search) -----------------------------------------------------------------
  * NeMo's transducer beam search (strategy "beam", default_beam_search) with beam_size beams;

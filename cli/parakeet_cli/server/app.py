@@ -162,15 +162,19 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise BadAudio("the audio file contains no samples")
         return audio
 
-    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None) -> Any:
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
+                       language: Optional[str] = None) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
             # The request stops at its next progress report (beam search: at every encoder
             # frame too) once the client has gone or the server stops.
+            # A language reaches a prompt model's prompt (the library refuses one it lacks); other
+            # models ignore it.
             transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                            progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
+                                            progress=lambda _fraction: not (gone.is_set() or stopping.is_set()),
+                                            language=language)
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -220,7 +224,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # json and text need no word/token times (the transcript's JSON is still built, for
             # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size), ticket)
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
+                                                                language), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -251,7 +256,7 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise streams_full(client)
         try:
             audio = await live.run(decode_upload, fields.upload)
-            await live.begin(lease, config.sse_window, sample_rate)
+            await live.begin(lease, config.sse_window, sample_rate, fields.language)
         except ParakeetError as e:
             live.end(lease)
             raise transcription_error(e) from e

@@ -92,6 +92,14 @@ char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char*
     return guarded<char*>(ctx, nullptr, [&] { return as_json(run_path(ctx, wav_path, decoder, fn, user_data)); });
 }
 
+char* parakeet_capi_transcribe_pcm_json_lang_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                      int sample_rate, int decoder, const char* target_lang,
+                                                      parakeet_progress_fn fn, void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        return as_json(run_pcm(ctx, samples, n_samples, sample_rate, decoder, fn, user_data, target_lang));
+    });
+}
+
 char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
                                          const char* target_lang) {
     return guarded<char*>(ctx, nullptr,

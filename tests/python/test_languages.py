@@ -3,7 +3,7 @@ EncDecHybridRNNTCTCBPEModelWithPrompt; docs/fixtures.md): Context.transcribe(lan
 Context.stream(language=) give NeMo's text for the locale (its cawref_*_<locale> references),
 ``info`` lists the locales, an unknown locale is an InvalidArgument naming the known ones, a model
 without prompts ignores the language; the CLI's --language and the server's ``language`` field
-pass it through."""
+pass it through; parakeet.cpp's layouts of the prompt keys load, inconsistent ones are refused."""
 
 import os
 import subprocess
@@ -105,3 +105,49 @@ def test_server_language_field(tmp_path):
         assert r.status_code == 200
         done = [line for line in r.text.splitlines() if '"transcript.text.done"' in line]
         assert len(done) == 1 and reference("rnnt", "ja-JP")[1] in done[0]
+
+
+def test_parakeet_cpp_layouts_of_the_prompt_keys_load(tmp_path, speech):
+    """parakeet.cpp's prompt keys (parakeet_cpp_v06.md: the same names) as its converter may type
+    them: the ids a UINT32 array, num_prompts an INT32; the default locale as given."""
+    from gguf import GGUFValueType
+
+    from gguf_rewrite import rewrite_gguf
+
+    path = rewrite_gguf(PROMPT, tmp_path / "pcpp.gguf", {}, drop=("parakeet.prompt.num_prompts",
+                                                                   "parakeet.prompt.default_lang"),
+                        array_types={"parakeet.prompt.dictionary.values": GGUFValueType.UINT32},
+                        added={"parakeet.prompt.num_prompts": (8, GGUFValueType.INT32),
+                               "parakeet.prompt.default_lang": ("de-DE", GGUFValueType.STRING)})
+    with Context(path) as ctx:
+        assert ctx.info["languages"] == {"default": "de-DE", "locales": LOCALES}
+        assert ctx.transcribe(speech, sample_rate=16000).text == reference("rnnt", "de-DE")[0]
+        assert ctx.transcribe(speech, sample_rate=16000, language="ja-JP").text == reference("rnnt", "ja-JP")[0]
+
+
+@pytest.mark.parametrize("drop,added,message", [
+    (("parakeet.prompt.default_lang",), {"parakeet.prompt.default_lang": "xx"}, "'xx' is not in the prompt table"),
+    (("parakeet.prompt.num_prompts",), {"parakeet.prompt.num_prompts": 4}, "holds 5, outside \\[0, num_prompts\\)"),
+    (("parakeet.prompt.dictionary.keys",), {}, "a prompt model needs parakeet.prompt.dictionary.keys"),
+])
+def test_inconsistent_prompt_keys_are_refused(tmp_path, drop, added, message):
+    from gguf import GGUFValueType
+
+    from parakeet_py import ParakeetError
+    from gguf_rewrite import rewrite_gguf
+
+    types = {str: GGUFValueType.STRING, int: GGUFValueType.UINT32}
+    path = rewrite_gguf(PROMPT, tmp_path / "bad.gguf", {}, drop=drop,
+                        added={k: (v, types[type(v)]) for k, v in added.items()})
+    with pytest.raises(ParakeetError, match=message):
+        Context(path)
+
+
+def test_without_a_default_a_language_is_needed(tmp_path, speech):
+    from gguf_rewrite import rewrite_gguf
+
+    path = rewrite_gguf(PROMPT, tmp_path / "nodefault.gguf", {}, drop=("parakeet.prompt.default_lang",))
+    with Context(path) as ctx:
+        with pytest.raises(InvalidArgument, match="needs a language \\(it has no default\\); known: auto, en-US"):
+            ctx.transcribe(speech[:16000], sample_rate=16000)
+        assert ctx.transcribe(speech, sample_rate=16000, language="auto").text == reference("rnnt", "auto")[0]

@@ -18,6 +18,11 @@ import time
 import numpy as np
 import torch
 
+# The answers go to the real stdout; anything NeMo, torch or SentencePiece print goes to stderr.
+PROTOCOL = os.fdopen(os.dup(1), "w")
+os.dup2(2, 1)
+sys.stdout = sys.stderr
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tools", "fixtures"))
 sys.path.insert(0, ROOT)
@@ -72,12 +77,13 @@ def main() -> int:
             model.eval()
             models[name] = model
     print(json.dumps({"ready": list(models), "torch": torch.__version__, "threads": torch.get_num_threads()}),
-          flush=True)
+          file=PROTOCOL, flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         rng = np.random.default_rng(0)
         audio = (0.1 * rng.standard_normal(int(req["seconds"] * 16000))).astype(np.float32)
-        print(json.dumps({"times": step_times(models[req["model"]], req["context"], audio)}), flush=True)
+        print(json.dumps({"times": step_times(models[req["model"]], req["context"], audio)}), file=PROTOCOL,
+              flush=True)
     return 0
 
 

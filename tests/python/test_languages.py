@@ -97,6 +97,8 @@ def test_server_language_field(tmp_path):
         def post(**data):
             return http.post(url, files={"file": ("s.wav", SPEECH.read_bytes(), "audio/wav")}, data=data)
 
+        card = http.get(srv.url + "/v1/models").json()["data"][0]
+        assert card["languages"] == {"default": "auto", "locales": LOCALES}
         r = post(language="ja-JP", response_format="json")
         assert r.status_code == 200 and r.json()["text"] == reference("rnnt", "ja-JP")[0]
         r = post(language="fr-FR")

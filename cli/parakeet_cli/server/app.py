@@ -134,6 +134,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
     # contexts and their chunk latencies; parakeet_capi_model_info_json)
     model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet",
                   "limits": config.limits(), "streaming": context.info.get("streaming", {"mode": "buffered"})}
+    if "languages" in context.info:  # a prompt model's locales (the `language` field picks one)
+        model_card["languages"] = context.info["languages"]
 
     def check_api_key(request: Request) -> None:
         if config.api_key is None:

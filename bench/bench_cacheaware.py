@@ -3,7 +3,7 @@
 NeMo in the same run, and how many live streams one machine serves at real time.
 
     .venv/bin/python bench/bench_cacheaware.py [--models 120m-streaming,600m-streaming] [--threads 2]
-        [--type q8_0] [--seconds 8] [--rounds 3] [--nemo .nemo/bin/python | --no-nemo]
+        [--type q8_0] [--seconds 8] [--rounds 3] [--nemo .nemo/bin/python | --no-nemo] [--nemo-steps N]
         [--streams 8,16,24,32 --stream-seconds 10 --backends 2] [--json out.json]
 
 The models are parakeet_py.synthetic_model's random-weight cache-aware shapes (the realtime
@@ -85,8 +85,9 @@ class Nemo:
                                   stderr=subprocess.DEVNULL, text=True)
         self.info = json.loads(self.p.stdout.readline())
 
-    def times(self, model: str, context, seconds: float):
-        self.p.stdin.write(json.dumps({"model": model, "context": list(context), "seconds": seconds}) + "\n")
+    def times(self, model: str, context, seconds: float, max_steps=None):
+        self.p.stdin.write(json.dumps({"model": model, "context": list(context), "seconds": seconds,
+                                       "max_steps": max_steps}) + "\n")
         self.p.stdin.flush()
         return [tuple(t) for t in json.loads(self.p.stdout.readline())["times"]]
 
@@ -113,7 +114,7 @@ def per_chunk(args, paths, nemo):
                 for c in contexts[name]:
                     ours[(name, c)].append(medians(chunk_times(ctxs[name], c, audio)))
                     if nemo is not None:
-                        theirs[(name, c)].append(medians(nemo.times(name, c, args.seconds)))
+                        theirs[(name, c)].append(medians(nemo.times(name, c, args.seconds, args.nemo_steps)))
                     print(f"round {r + 1}: {name} {list(c)} ours {ours[(name, c)][-1][0]:.1f} ms"
                           + (f", NeMo {theirs[(name, c)][-1][0]:.1f} ms" if nemo is not None else ""),
                           file=sys.stderr, flush=True)
@@ -188,6 +189,8 @@ def main() -> int:
     nemo_default = os.path.join(ROOT, ".nemo", "bin", "python")
     ap.add_argument("--nemo", default=nemo_default if os.path.exists(nemo_default) else None)
     ap.add_argument("--no-nemo", action="store_true")
+    ap.add_argument("--nemo-steps", type=int, default=None,
+                    help="time at most this many NeMo steps per context and round (NeMo is slow)")
     ap.add_argument("--no-chunks", action="store_true", help="skip the per-chunk figures")
     ap.add_argument("--streams", default="", help="comma list of concurrent live stream counts")
     ap.add_argument("--stream-seconds", type=float, default=10.0)

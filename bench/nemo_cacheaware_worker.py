@@ -2,7 +2,8 @@
 """NeMo's side of bench/bench_cacheaware.py: runs in the NeMo venv (.nemo/bin/python), builds
 random-weight NeMo models of the synthetic cache-aware shapes with NeMo's own classes (the
 fixture configs of tools/fixtures/nemo_fixtures/cacheaware.py at those sizes), and answers
-requests on stdin, one JSON line each, {"model": name, "context": [L, R], "seconds": s}, with
+requests on stdin, one JSON line each, {"model": name, "context": [L, R], "seconds": s,
+"max_steps": n (optional)}, with
 the (wall, process CPU) seconds of each conformer_stream_step after the first and before the last (the streaming script's loop:
 CacheAwareStreamingAudioBuffer, the caches and previous hypotheses carried), one JSON line.
 The features are computed for the whole clip up front, as NeMo's buffer does, so NeMo's time
@@ -39,7 +40,7 @@ def nemo_arch(name: str) -> cacheaware.CacheAwareArch:
                                      att_context_size=[list(c) for c in a.att_contexts], conv_kernel=a.conv_kernel)
 
 
-def step_times(model, context, audio):
+def step_times(model, context, audio, max_steps=None):
     from nemo.collections.asr.parts.utils.streaming_utils import CacheAwareStreamingAudioBuffer
 
     model.encoder.set_default_att_context_size(list(context))
@@ -58,6 +59,8 @@ def step_times(model, context, audio):
                 return_transcription=True)
         if step > 0 and not buf.is_buffer_empty():
             times.append((time.perf_counter() - t0, time.process_time() - c0))
+            if max_steps is not None and len(times) >= max_steps:
+                break
     return times
 
 
@@ -82,8 +85,8 @@ def main() -> int:
         req = json.loads(line)
         rng = np.random.default_rng(0)
         audio = (0.1 * rng.standard_normal(int(req["seconds"] * 16000))).astype(np.float32)
-        print(json.dumps({"times": step_times(models[req["model"]], req["context"], audio)}), file=PROTOCOL,
-              flush=True)
+        times = step_times(models[req["model"]], req["context"], audio, req.get("max_steps"))
+        print(json.dumps({"times": times}), file=PROTOCOL, flush=True)
     return 0
 
 

@@ -73,6 +73,8 @@ def chunk_times(ctx, context, audio):
 
 
 def medians(times):
+    if not times:
+        raise SystemExit("no chunk was timed: give more --seconds (a 1120 ms context needs at least 4)")
     return (statistics.median(t[0] for t in times) * 1e3, statistics.median(t[1] for t in times) * 1e3)
 
 

@@ -52,6 +52,12 @@ char* parakeet_capi_transcribe_path(parakeet_ctx* ctx, const char* wav_path, int
 char* parakeet_capi_transcribe_pcm_json(parakeet_ctx* ctx, const float* samples,
                                         int n_samples, int sample_rate, int decoder);
 char* parakeet_capi_transcribe_path_json(parakeet_ctx* ctx, const char* wav_path, int decoder);
+char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                        int sample_rate, int decoder, const char* target_lang);
+char* parakeet_capi_transcribe_pcm_batch_json_lang(parakeet_ctx* ctx, const float* samples_concat,
+                                                   const int* n_samples, int n_clips,
+                                                   int sample_rate, int decoder,
+                                                   const char* target_lang);
 
 typedef int (*parakeet_progress_fn)(float fraction, void* user_data);
 char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float* samples,
@@ -60,6 +66,10 @@ char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float*
 char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path,
                                                   int decoder, parakeet_progress_fn fn,
                                                   void* user_data);
+char* parakeet_capi_transcribe_pcm_json_lang_progress(parakeet_ctx* ctx, const float* samples,
+                                                      int n_samples, int sample_rate, int decoder,
+                                                      const char* target_lang,
+                                                      parakeet_progress_fn fn, void* user_data);
 
 char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wav_path, int beam_size,
                                                int nbest, int score_norm, const char* target_lang);
@@ -216,6 +226,12 @@ def raise_last_error(message: Optional[str] = None) -> NoReturn:
     _, lib = load()
     code = int(lib.parakeet_capi_thread_last_error_code())
     raise error_for_code(code, last_error() if message is None else message)
+
+
+def c_string(text: Optional[str]) -> Any:
+    """An optional ``const char*`` argument: NULL for None, else the UTF-8 bytes (which live for
+    the call they are passed to)."""
+    return load()[0].NULL if text is None else text.encode("utf-8")
 
 
 def string_result(ptr: Any) -> str:

@@ -31,7 +31,7 @@ from .hotwords import Hotwords
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
-from .stream import Stream, begin as begin_stream, stream_options
+from .stream import Stream, begin as begin_stream, check_language, stream_options
 from .transcript import Attention, Transcript, attention_from_json
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
@@ -279,7 +279,8 @@ class Context:
                    decoder: Optional[str] = None, timestamps: bool = True,
                    progress: Optional[ProgressCallback] = None, beam: Optional[int] = None,
                    hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8,
-                   vad: Optional[Any] = None, vad_options: Optional[Dict[str, Any]] = None) -> Transcript:
+                   vad: Optional[Any] = None, vad_options: Optional[Dict[str, Any]] = None,
+                   language: Optional[str] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -308,6 +309,11 @@ class Context:
         (docs/vad.md). Not
         with ``beam``, ``hotwords`` or ``progress``.
 
+        ``language``: a prompt-conditioned model's locale (``info["languages"]["locales"]``, e.g. "de-DE";
+        ``None``: the model's default), whose prompt the heads see, as NeMo's ``target_lang``;
+        an unknown locale raises :class:`InvalidArgument` naming the known ones. Other models
+        ignore it.
+
         There is no length limit: long audio runs with local attention under "auto" (see
         :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
         audio or NaN/Inf samples, :class:`Unsupported` for a decoder (or beam search) the model
@@ -316,14 +322,16 @@ class Context:
         if self._ptr is None:  # checked again under the lock below; this one saves decoding audio
             raise InvalidArgument("the context is closed")
         code = decoder_code(decoder)
+        if language is not None:
+            language = check_language(language)
         if vad is not None:
             return self._transcribe_vad(audio, sample_rate, code, vad, vad_options or {},
-                                        beam is not None or hotwords is not None or progress is not None)
+                                        beam is not None or hotwords is not None or progress is not None, language)
         if beam is not None:
             if code == _native.DECODER_CTC:
                 raise InvalidArgument("beam search runs on the transducer head, not CTC")
             best = self.transcribe_nbest(audio, sample_rate=sample_rate, beam=beam, nbest=1,
-                                         progress=progress)[0].transcript
+                                         progress=progress, language=language)[0].transcript
             return best if timestamps else Transcript(text=best.text, duration=best.duration,
                                                       frame_sec=best.frame_sec)
         if hotwords is not None and (code != _native.DECODER_DEFAULT or progress is not None):
@@ -336,7 +344,7 @@ class Context:
             with self._using() as ptr:
                 buf = ffi.from_buffer("float[]", samples)
                 t = _hotwords.transcribe_with_hotwords(ptr, buf, int(samples.size), self.sample_rate, hotwords,
-                                                       acoustic_top_m)
+                                                       acoustic_top_m, language)
             return t if timestamps else Transcript(text=t.text, duration=t.duration, frame_sec=t.frame_sec)
         if progress is not None and not callable(progress):
             raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
@@ -344,16 +352,20 @@ class Context:
             buf = ffi.from_buffer("float[]", samples)
             if progress is not None:
                 return _transcribe_with_progress(ptr, buf, int(samples.size), self.sample_rate, code,
-                                                 progress, timestamps)
-            fn = lib.parakeet_capi_transcribe_pcm_json if timestamps else lib.parakeet_capi_transcribe_pcm
-            document = _native.string_result(fn(ptr, buf, int(samples.size), self.sample_rate, code))
+                                                 progress, timestamps, language)
+            if language is not None:
+                document = _transcribe_lang(ptr, buf, int(samples.size), self.sample_rate, code, language,
+                                            timestamps)
+            else:
+                fn = lib.parakeet_capi_transcribe_pcm_json if timestamps else lib.parakeet_capi_transcribe_pcm
+                document = _native.string_result(fn(ptr, buf, int(samples.size), self.sample_rate, code))
         if timestamps:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
-                        vad_options: Dict[str, Any], other_modes: bool) -> Transcript:
+                        vad_options: Dict[str, Any], other_modes: bool, language: Optional[str]) -> Transcript:
         """The library's VAD-cut transcription (parakeet_capi_transcribe_pcm_json_vad_with)."""
         from .vad import as_vad
 
@@ -364,6 +376,8 @@ class Context:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         detector = as_vad(vad)
         ffi, lib = _native.load()
+        if language is not None:
+            vad_options = {**vad_options, "language": language}
         options = json.dumps(vad_options).encode("utf-8")
         try:
             with self._using() as ptr:
@@ -387,7 +401,8 @@ class Context:
 
     def transcribe_nbest(self, audio: AudioSource, *, sample_rate: Optional[int] = None, beam: int = 4,
                          nbest: Optional[int] = None, score_norm: bool = True,
-                         progress: Optional[ProgressCallback] = None) -> List[Hypothesis]:
+                         progress: Optional[ProgressCallback] = None,
+                         language: Optional[str] = None) -> List[Hypothesis]:
         """NeMo's transducer beam search (strategy ``beam``) with ``beam`` beams: the ``nbest``
         best hypotheses (default: ``beam``; NeMo may end with fewer), best first, each a
         :class:`~parakeet_py.nbest.Hypothesis` with its transcript and scores. ``score_norm``
@@ -395,7 +410,7 @@ class Context:
         (hybrids use their transducer); a CTC-only model raises
         :class:`~parakeet_py.errors.Unsupported`. ``progress`` is called as for
         :meth:`transcribe`, from the encoder and then at every frame of the search, and cancels
-        it the same way.
+        it the same way. ``language`` as for :meth:`transcribe` (not with ``progress``).
         """
         if self._ptr is None:
             raise InvalidArgument("the context is closed")
@@ -410,7 +425,10 @@ class Context:
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
             if progress is None:
-                return _nbest.transcribe_nbest(ptr, buf, int(samples.size), self.sample_rate, beam, nbest, score_norm)
+                return _nbest.transcribe_nbest(ptr, buf, int(samples.size), self.sample_rate, beam, nbest, score_norm,
+                                               None if language is None else check_language(language))
+            if language is not None:
+                raise InvalidArgument("language takes no progress callback")
             norm, n = 1 if score_norm else 0, int(samples.size)
             document = _call_with_progress(progress, lambda fn, handle: (
                 lib.parakeet_capi_transcribe_pcm_nbest_json_progress(ptr, buf, n, self.sample_rate, beam, nbest, norm,
@@ -420,7 +438,7 @@ class Context:
     # ---- streaming -------------------------------------------------------------------------
     def stream(self, chunk: Optional[float] = None, left: Optional[float] = None, right: Optional[float] = None, *,
                att_context: Optional[Sequence[int]] = None, decoder: Optional[str] = None,
-               sample_rate: Optional[int] = None) -> Stream:
+               sample_rate: Optional[int] = None, language: Optional[str] = None) -> Stream:
         """Begin a live transcription (see :mod:`.stream`).
 
         An offline model streams by NeMo's buffered chunked inference: ``chunk``, ``left``,
@@ -435,7 +453,7 @@ class Context:
         80 ms, each decoded as soon as its audio arrived. The windows apply to offline models
         only, and ``att_context`` to cache-aware ones; the other kind's option is an error.
 
-        ``decoder`` as for :meth:`transcribe`. ``sample_rate``: the rate of the audio
+        ``decoder`` and ``language`` as for :meth:`transcribe`. ``sample_rate``: the rate of the audio
         :meth:`Stream.feed` gets (default: the model's; others are resampled with soxr,
         chunking-independently). Returns a :class:`Stream` (a context manager). Raises
         :class:`ParakeetError` for bad settings (the library's message), a decoder the model
@@ -452,7 +470,7 @@ class Context:
         for name, value, default in (("chunk", chunk, 2.0), ("left", left, 10.0), ("right", right, 2.0)):
             if value is not None or (not cache_aware and att_context is None):
                 settings[name] = default if value is None else value
-        options = stream_options(settings, code)
+        options = stream_options(dict(settings, language=language), code)
         rate = self.sample_rate if sample_rate is None else _positive_int(sample_rate, "sample_rate")
         with self._using() as ptr:
             stream = begin_stream(self, ptr, options, rate, settings)
@@ -546,12 +564,31 @@ def _call_with_progress(progress: ProgressCallback, invoke: Callable[[Any, Any],
 
 
 def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
-                              timestamps: bool) -> Transcript:
-    """One ``parakeet_capi_transcribe_pcm_json_progress`` call with ``progress`` as its callback."""
+                              timestamps: bool, language: Optional[str] = None) -> Transcript:
+    """One ``parakeet_capi_transcribe_pcm_json[_lang]_progress`` call with ``progress`` as its callback."""
     _, lib = _native.load()
-    transcript = Transcript.from_json(_call_with_progress(
-        progress, lambda fn, handle: lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, fn, handle)))
+    if language is None:
+        def call(fn: Any, handle: Any) -> Any:
+            return lib.parakeet_capi_transcribe_pcm_json_progress(ptr, buf, n, rate, code, fn, handle)
+    else:
+        lang = _native.c_string(language)
+
+        def call(fn: Any, handle: Any) -> Any:
+            return lib.parakeet_capi_transcribe_pcm_json_lang_progress(ptr, buf, n, rate, code, lang, fn, handle)
+    transcript = Transcript.from_json(_call_with_progress(progress, call))
     if timestamps:
         return transcript
     return Transcript(text=transcript.text, duration=transcript.duration, frame_sec=transcript.frame_sec,
                       attention=transcript.attention)
+
+
+def _transcribe_lang(ptr: Any, buf: Any, n: int, rate: int, code: int, language: str, timestamps: bool) -> str:
+    """One clip with a language: its JSON document (through the one-clip batch call, the JSON
+    call that takes a language) or, without timestamps, its text."""
+    ffi, lib = _native.load()
+    lang = _native.c_string(language)
+    if not timestamps:
+        return _native.string_result(lib.parakeet_capi_transcribe_pcm_lang(ptr, buf, n, rate, code, lang))
+    batch = _native.string_result(lib.parakeet_capi_transcribe_pcm_batch_json_lang(
+        ptr, buf, ffi.new("int[1]", [n]), 1, rate, code, lang))
+    return batch[1:-1]  # "[<the clip's document>]"

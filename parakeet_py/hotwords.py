@@ -78,7 +78,7 @@ def compile_hotwords(ptr: Any, phrases: Sequence[str], score: float, weights: Op
 
 
 def transcribe_with_hotwords(ptr: Any, buf: Any, n: int, sample_rate: int, hotwords: Hotwords,
-                             acoustic_top_m: int) -> Transcript:
+                             acoustic_top_m: int, language: Optional[str] = None) -> Transcript:
     ffi, lib = _native.load()
     return Transcript.from_json(_native.string_result(lib.parakeet_capi_transcribe_pcm_contextual_json(
-        ptr, buf, n, sample_rate, hotwords.handle, int(acoustic_top_m), ffi.NULL)))
+        ptr, buf, n, sample_rate, hotwords.handle, int(acoustic_top_m), _native.c_string(language))))

@@ -58,8 +58,9 @@ def hypotheses_from_json(document: str) -> List[Hypothesis]:
         raise InternalError(f"the library returned an N-best document this binding cannot read: {e}") from e
 
 
-def transcribe_nbest(ptr: Any, buf: Any, n: int, rate: int, beam: int, nbest: int, score_norm: bool) -> List[Hypothesis]:
+def transcribe_nbest(ptr: Any, buf: Any, n: int, rate: int, beam: int, nbest: int, score_norm: bool,
+                     language: Optional[str] = None) -> List[Hypothesis]:
     """One ``parakeet_capi_transcribe_pcm_nbest_json`` call on a context's pointer."""
     ffi, lib = _native.load()
     return hypotheses_from_json(_native.string_result(lib.parakeet_capi_transcribe_pcm_nbest_json(
-        ptr, buf, n, rate, beam, nbest, 1 if score_norm else 0, ffi.NULL)))
+        ptr, buf, n, rate, beam, nbest, 1 if score_norm else 0, _native.c_string(language))))

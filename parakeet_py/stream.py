@@ -100,10 +100,19 @@ class StreamUpdate:
                             events=self.events + later.events)
 
 
+def check_language(language: Any) -> str:
+    """A ``language`` argument: a prompt model's locale (e.g. "de-DE"; the library says which it
+    knows), which other models ignore."""
+    if not isinstance(language, str):
+        raise InvalidArgument(f"language must be a string such as 'en-US', not {language!r}")
+    return language
+
+
 def stream_options(settings: Dict[str, Any], decoder: int) -> str:
     """The ``parakeet_capi_stream_begin_with`` options document (the library checks ranges and
     which kind of model takes which keys). ``settings``: {"chunk", "left", "right"} seconds
-    (buffered streaming of an offline model) or {"att_context": [L, R]} (a cache-aware model)."""
+    (buffered streaming of an offline model) or {"att_context": [L, R]} (a cache-aware model),
+    and "language" (a prompt model's locale)."""
     doc: Dict[str, Any] = {}
     for name in ("chunk", "left", "right"):
         if name not in settings:
@@ -119,6 +128,8 @@ def stream_options(settings: Dict[str, Any], decoder: int) -> str:
                 not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ctx):
             raise InvalidArgument(f"att_context must be a [left, right] pair of frame counts, not {ctx!r}")
         doc["att_context"] = [int(ctx[0]), int(ctx[1])]
+    if settings.get("language") is not None:
+        doc["language"] = check_language(settings["language"])
     doc["decoder"] = int(decoder)
     return json.dumps(doc)
 

@@ -108,12 +108,13 @@ class JsonPrinter:
 
 def stream_transcribe(ctx: Context, source: str, *, chunk: Optional[float], left: Optional[float],
                       right: Optional[float], decoder: str, printer,  # type: ignore[no-untyped-def]
-                      att_context: Optional[Tuple[int, int]] = None) -> None:
+                      att_context: Optional[Tuple[int, int]] = None, language: Optional[str] = None) -> None:
     """Feeds ``source`` block by block to a stream on ``ctx``, handing each update to ``printer``.
     Unset settings take Context.stream's defaults (10-2-2 windows offline, the model's first
     context on a cache-aware model)."""
     blocks, rate = open_source(source)
-    with ctx.stream(chunk, left, right, att_context=att_context, decoder=decoder, sample_rate=rate) as stream:
+    with ctx.stream(chunk, left, right, att_context=att_context, decoder=decoder, sample_rate=rate,
+                    language=language) as stream:
         for block in blocks:
             printer(stream.feed(block))
         printer(stream.finalize())

@@ -74,6 +74,9 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--partial/--no-partial", default=None,
               help="--stream: show the partial hypothesis on standard error. Default: when standard error "
                    "is a terminal (text format only).")
+@click.option("--language", type=str, default=None, metavar="LOCALE",
+              help="A prompt-conditioned (multilingual) model's locale, e.g. de-DE (`info` lists them) "
+                   "[default: the model's]; other models ignore it.")
 @click.option("--vad", "use_vad", is_flag=True,
               help="Cut each file at pauses with the Silero VAD (speech in chunks of at most 30 s; silence is skipped; "
                    "times stay on the file's timeline). Not with --stream or --beam.")
@@ -85,7 +88,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
-               use_vad: bool, vad_model: Optional[str]) -> None:
+               use_vad: bool, vad_model: Optional[str], language: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -112,7 +115,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
-                     att_context, events)
+                     att_context, events, language)
         return
     if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None \
             or events:
@@ -142,8 +145,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
             def run(i: int, path: str):  # type: ignore[no-untyped-def]
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
                 if vad is not None:
-                    return ctx.transcribe(path, decoder=decoder, vad=vad)
-                return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam)
+                    return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
+                return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
             for path, target, future in zip(files, targets, futures):  # input order, as each is ready
@@ -169,7 +172,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
                  right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
-                 events: bool = False) -> None:
+                 events: bool = False, language: Optional[str] = None) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
     pair = None
     if att_context is not None:
@@ -188,6 +191,6 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     with Context(model, **load) as ctx:
         try:
             stream_transcribe(ctx, files[0], chunk=chunk, left=left, right=right, decoder=decoder, printer=printer,
-                              att_context=pair)
+                              att_context=pair, language=language)
         except ParakeetError as e:
             raise click.ClickException(file_error(files[0], str(e))) from e

@@ -179,6 +179,13 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx,
 PARAKEET_API char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path,
                                                                int decoder, parakeet_progress_fn fn,
                                                                void* user_data);
+/* parakeet_capi_transcribe_pcm_json_progress with a language (target_lang as for
+ * parakeet_capi_transcribe_pcm_lang): the JSON call that a server passing both a request's
+ * language and its cancellation uses. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json_lang_progress(parakeet_ctx* ctx, const float* samples,
+                                                                   int n_samples, int sample_rate, int decoder,
+                                                                   const char* target_lang,
+                                                                   parakeet_progress_fn fn, void* user_data);
 
 /* ---- N-best (beam search) -----------------------------------------------------------------
  * NeMo's transducer beam search (strategy "beam", default_beam_search) with beam_size beams;
@@ -192,7 +199,7 @@ PARAKEET_API char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx
  * emitted at, "duration_frames" its TDT duration (RNN-T: 1). TDT heads (tdt, hybrid_tdt_ctc)
  * and, beyond parakeet.cpp, RNN-T heads are searched; a CTC-only model is an error, as is
  * anything but beam_size >= nbest >= 1. beam_size 1 is NeMo's beam search with one beam, not
- * greedy decoding. target_lang is accepted and ignored (monolingual models). Audio, errors and
+ * greedy decoding. target_lang as for parakeet_capi_transcribe_pcm_lang. Audio, errors and
  * threading as for the transcribe functions above. */
 PARAKEET_API char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wav_path,
                                                             int beam_size, int nbest, int score_norm,
@@ -296,15 +303,16 @@ typedef struct parakeet_stream_event {
  * 10 ms of audio plus R * 80 ms), each decoded as soon as its audio has arrived; the token ids
  * and text are NeMo's. The model's default decoder either way. NULL on error. */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx);
-/* The same; `target_lang` is accepted and ignored (the models are monolingual). */
+/* The same with a language: a prompt-conditioned model's locale (NULL or "": its default;
+ * unknown: NULL, the error naming the locales it knows); other models ignore it. */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* target_lang);
 /* Begins a stream with settings from a JSON object (NULL or "" for the defaults):
  *   offline models:     {"chunk_sec": 2, "left_sec": 10, "right_sec": 2, "decoder": 0}
- *   cache-aware models: {"att_context": [70, 1], "decoder": 0}
+ *   cache-aware models: {"att_context": [70, 1], "decoder": 0, "language": "de-DE"}
  * chunk_sec >= 0.08 (one encoder frame), left_sec and right_sec >= 0, each at most 600;
  * att_context one of the model's contexts ([left, right] in encoder frames; the error names
- * them); decoder as PARAKEET_DECODER_*. Unknown keys, out-of-range values, a context the model
- * lacks and the other kind's options are errors. */
+ * them); decoder as PARAKEET_DECODER_*; language as for stream_begin_lang. Unknown keys,
+ * out-of-range values, a context the model lacks and the other kind's options are errors. */
 PARAKEET_API parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json);
 
 /* Feeds `n_samples` samples of 16 kHz mono float audio (any count, 0 included) and decodes
@@ -345,9 +353,11 @@ PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
  * programs and bindings written for it (its PyPI package, LocalAI) run on this library. Where
  * parakeet.cpp crashes or does something odd, these return an error instead (noted below). */
 
-/* transcribe_path / transcribe_pcm with a language. `target_lang` (NULL or "" for the default)
- * is accepted and ignored: Parakeet models are monolingual, as parakeet.cpp ignores it for
- * them. */
+/* transcribe_path / transcribe_pcm with a language. `target_lang` (NULL or "" for the model's
+ * default) selects the prompt of a prompt-conditioned model (NeMo's *_prompt.py classes, e.g.
+ * the multilingual streaming models: parakeet.prompt.* in the file); a locale the model lacks is
+ * an error naming the ones it knows. Other models ignore it, as parakeet.cpp does. The _lang
+ * variants below (batches, N-best, contextual, stream_begin_lang) take it the same way. */
 PARAKEET_API char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
                                                       const char* target_lang);
 PARAKEET_API char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples,
@@ -443,7 +453,7 @@ PARAKEET_API void parakeet_capi_context_info(const parakeet_context_graph* graph
  * "context": {"transitions", "candidate_checks", "completed_phrases", "failed_prefixes",
  * "final_rollback"}. The head is the TDT one when the model has it (hybrids too), else CTC;
  * an RNN-T-only model is refused ("parakeet: contextual decoding needs a TDT or CTC head (arch
- * 'rnnt')"). acoustic_top_m <= 0 means 8. lang is ignored (monolingual models). A NULL graph
+ * 'rnnt')"). acoustic_top_m <= 0 means 8. lang as for parakeet_capi_transcribe_pcm_lang. A NULL graph
  * gives "context graph is NULL". Free the result with parakeet_capi_free_string(). */
 PARAKEET_API char* parakeet_capi_transcribe_path_contextual_json(parakeet_ctx* ctx, const char* wav_path,
                                                                  const parakeet_context_graph* graph,

@@ -178,3 +178,11 @@ ATTN_OUT_PROJ = "attn.out_proj"
 def tf_layer_module(layer: int, module: str) -> str:
     """``transformer_encoder.layers.<layer>.<module>``."""
     return f"{TF_LAYER_PREFIX}{layer}.{module}"
+# ---- prompt-conditioned models (NeMo's *_prompt.py classes; parakeet.cpp's key names) ------
+PROMPT_PRESENT = "parakeet.prompt.present"
+PROMPT_NUM_PROMPTS = "parakeet.prompt.num_prompts"
+PROMPT_DEFAULT_LANG = "parakeet.prompt.default_lang"
+PROMPT_DICTIONARY_KEYS = "parakeet.prompt.dictionary.keys"
+PROMPT_DICTIONARY_VALUES = "parakeet.prompt.dictionary.values"
+PROMPT_KERNEL_IN = "prompt_kernel.0"   # Linear(d_model + num_prompts -> 2 d_model), then ReLU
+PROMPT_KERNEL_OUT = "prompt_kernel.2"  # Linear(2 d_model -> d_model)

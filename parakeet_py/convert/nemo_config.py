@@ -22,6 +22,7 @@ import yaml
 
 from . import gguf_schema as schema
 from .errors import ConversionError, UnsupportedModelError
+from .prompt_config import prompt_metadata
 from .streaming_config import encoder_streaming
 
 # What the engine implements; widen these together with the engine.
@@ -41,6 +42,9 @@ _BPE_MODEL_CLASSES = {
     # engine's streams report as events
     "EncDecRNNTBPEEOUModel": ("rnnt", "tdt"),
     "EncDecHybridRNNTCTCBPEEOUModel": ("hybrid_rnnt_ctc", "hybrid_tdt_ctc"),
+    # *_prompt.py: the same networks plus a language prompt before the heads (prompt_config.py)
+    "EncDecRNNTBPEModelWithPrompt": ("rnnt", "tdt"),
+    "EncDecHybridRNNTCTCBPEModelWithPrompt": ("hybrid_rnnt_ctc", "hybrid_tdt_ctc"),
 }
 _CHAR_MODEL_CLASSES = ("EncDecCTCModel", "EncDecRNNTModel", "EncDecHybridRNNTCTCModel")
 
@@ -301,6 +305,7 @@ def build_model_spec(
         meta.append(MetaValue(schema.TDT_DURATIONS, "i32[]", list(durations)))
     if arch in ("ctc", "hybrid_rnnt_ctc", "hybrid_tdt_ctc"):
         _ctc_head(r, check, V, d_model, hybrid=arch != "ctc")
+    meta += prompt_metadata(r, check, shapes, d_model)
 
     _check_vocab_keys(r, arch, V)
 

@@ -1,6 +1,7 @@
 // parakeet.cpp's offline calls (parakeet_capi.h, "parakeet.cpp's offline calls") on the NeMo
 // fixtures: the CTC log-probabilities equal NeMo's ctc_logprobs; batches equal single calls,
-// with and without a pool; the _lang variants ignore the language; the edge cases where
+// with and without a pool; the _lang variants ignore the language (models without prompts;
+// test_capi_languages has one with); the edge cases where
 // parakeet.cpp crashes (no clips, NULL arrays) are errors or empty results; shutdown is safe
 // while contexts live; the legacy one-shot API works.
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "capi_test_support.h"
 #include "gguf/gguf_reader.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
@@ -19,22 +21,9 @@
 
 namespace {
 
-struct CtxDeleter {
-    void operator()(parakeet_ctx* c) const { parakeet_capi_free(c); }
-};
-using Ctx = std::unique_ptr<parakeet_ctx, CtxDeleter>;
-
-Ctx load(const std::string& model_dir) {
-    Ctx c(parakeet_capi_load((model_dir + "/model.gguf").c_str()));
-    if (!c) ADD_FAILURE() << parakeet_capi_load_error();
-    return c;
-}
-
-std::string take(char* s) {
-    std::string out = s != nullptr ? s : "(null)";
-    parakeet_capi_free_string(s);
-    return out;
-}
+using capi_test::Ctx;
+using capi_test::load;
+using capi_test::take;
 
 std::vector<float> clip(const char* name) {
     return pk::read_wav_file(nemo_fixtures::data_dir() + "/audio/" + name, 0).samples;

@@ -2,7 +2,8 @@
 // tests/data/nemo/<model>/cawref_<clip>_<head>_<L>-<R>.gguf (tools/fixtures/make_cacheaware_fixtures.py;
 // docs/fixtures.md, "Cache-aware streaming"):
 //   * offline: Model::transcribe with the model's default context gives NeMo's transcribe()
-//     token ids and text (the chunked_limited mask, causal subsampling and convolutions);
+//     token ids and text (the chunked_limited mask, causal subsampling and convolutions; a
+//     prompt model's locale as target_lang);
 //   * streaming: pk::CacheAwareStream under the file's context gives the token ids and text of
 //     NeMo's cache-aware pipeline (CacheAwareStreamingAudioBuffer + conformer_stream_step) and
 //     runs as many chunks, and the same bytes whether the audio arrives whole, in 1 s or 0.1 s
@@ -32,6 +33,7 @@ namespace {
 struct Case {
     std::string model_dir, model_name, ref_path, clip, head;
     pk::AttContext context;
+    std::string language;  // a prompt model's target_lang ("" for the others)
 };
 
 std::vector<Case> all_cases() {
@@ -40,7 +42,8 @@ std::vector<Case> all_cases() {
         const pk::GgufReader ref = pk::GgufReader::open(f.ref_path);
         const auto ctx = ref.get_i64_array("ref.att_context");
         out.push_back({f.model_dir, f.model_name, f.ref_path, ref.get_string("ref.clip"), ref.get_string("ref.head"),
-                       {static_cast<int>(ctx.at(0)), static_cast<int>(ctx.at(1))}});
+                       {static_cast<int>(ctx.at(0)), static_cast<int>(ctx.at(1))},
+                       ref.has_key("ref.language") ? ref.get_string("ref.language") : ""});
     }
     return out;
 }
@@ -93,8 +96,11 @@ ExpectedStream expected_stream(const pk::Model& model, const pk::GgufReader& ref
 // NeMo's text prints <EOU>/<EOB> literally; a stream's text has them taken out (spaces that
 // then touch are one).
 std::string without_event_pieces(std::string text) {
+    bool removed = false;
     for (const char* piece : {"<EOU>", "<EOB>"})
-        for (size_t at; (at = text.find(piece)) != std::string::npos;) text.erase(at, std::string(piece).size());
+        for (size_t at; (at = text.find(piece)) != std::string::npos; removed = true)
+            text.erase(at, std::string(piece).size());
+    if (!removed) return text;  // NeMo's text as it is (runs of spaces included)
     std::string out;
     for (char ch : text)
         if (!(ch == ' ' && (out.empty() || out.back() == ' '))) out += ch;
@@ -109,7 +115,7 @@ std::vector<std::pair<int64_t, int64_t>> event_pairs(const StreamRun& r) {
 }
 
 StreamRun stream_clip(const pk::Model& model, const Case& c, const std::vector<float>& samples, int64_t feed) {
-    pk::CacheAwareStream s(model, c.context, decoder_of(c.head));
+    pk::CacheAwareStream s(model, c.context, decoder_of(c.head), c.language);
     StreamRun run;
     const int64_t n = static_cast<int64_t>(samples.size());
     for (int64_t at = 0; at < n; at += feed) run.updates.push_back(s.feed(samples.data() + at, std::min(feed, n - at)));
@@ -137,13 +143,17 @@ using test_threads::with_default_threads;
 void PrintTo(const Case& c, std::ostream* os) { *os << c.ref_path; }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+    std::string lang = info.param.language;
+    std::replace(lang.begin(), lang.end(), '-', '_');
     return info.param.model_name + "_" + info.param.clip + "_" + info.param.head + "_" +
-           std::to_string(info.param.context.left) + "_" + std::to_string(info.param.context.right);
+           std::to_string(info.param.context.left) + "_" + std::to_string(info.param.context.right) +
+           (lang.empty() ? "" : "_" + lang);
 }
 
 TEST(NemoParityCacheAware, FixturesExist) {
-    // ca_rnnt_multi: 3 clips x 3 contexts; ca_hybrid: 3 clips x 2 heads; ca_eou: 3 clips
-    EXPECT_EQ(cases().size(), 18u) << "cawref_*.gguf under " << nemo_fixtures::data_dir() << "/nemo";
+    // ca_rnnt_multi: 3 clips x 3 contexts; ca_hybrid: 3 clips x 2 heads; ca_eou, ca_tdt: 3 clips;
+    // ca_prompt: 3 clips x 2 heads x 4 locales
+    EXPECT_EQ(cases().size(), 45u) << "cawref_*.gguf under " << nemo_fixtures::data_dir() << "/nemo";
 }
 
 class CacheAware : public ::testing::TestWithParam<Case> {};
@@ -158,6 +168,7 @@ TEST_P(CacheAware, OfflineMatchesNeMoTranscribe) {
         const pk::AttContext& def = model.config().enc.att_contexts.at(0);
         pk::RequestOptions o;
         o.decoder = decoder_of(c.head);
+        o.language = c.language;
         if (!(def == c.context)) o.attention = pk::AttentionSetting::chunked(c.context.left, c.context.right);
         const pk::Transcript t = model.transcribe(samples.data(), static_cast<int64_t>(samples.size()), 16000, o);
         EXPECT_EQ(t.attention.describe(), "chunked[" + std::to_string(c.context.left) + "," +
@@ -222,7 +233,7 @@ TEST(NemoParityCacheAwarePool, StreamsOnAPoolGiveNeMosResults) {
         models.push_back(&nemo_fixtures::cached_model(c.model_dir, isa_test::highest_level()));
         ASSERT_EQ(models.back()->set_concurrency(2, 1), 2);
     }
-    ASSERT_EQ(speech.size(), 6u);
+    ASSERT_EQ(speech.size(), 15u);
     std::vector<std::string> texts(speech.size());
     std::vector<std::thread> threads;
     for (size_t i = 0; i < speech.size(); ++i) {

@@ -17,20 +17,11 @@
 #include "kernels/matmul.h"
 #include "model/model.h"
 #include "nemo_fixtures.h"
+#include "token_agreement.h"
 
 namespace {
 
-size_t edit_distance(const std::vector<int>& a, const std::vector<int>& b) {
-    std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-        cur[0] = i;
-        for (size_t j = 1; j <= b.size(); ++j)
-            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
-        std::swap(prev, cur);
-    }
-    return prev[b.size()];
-}
+using token_agreement::edit_distance;
 
 std::vector<int> ids(const pk::Transcript& t) {
     std::vector<int> out;

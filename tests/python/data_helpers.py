@@ -10,7 +10,7 @@ time (``parametrize`` lists, helper modules) import these constants.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Tuple
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data"
@@ -31,8 +31,22 @@ CTC_ONLY_MODEL = MODELS["ctc"]
 #: multi-lookahead RNN-T ([8, 1] default, [8, 0], [8, 3]), a hybrid RNN-T + CTC ([4, 3]) and an
 #: RNN-T with an EOU vocabulary (<EOU>, <EOB>; [8, 1]).
 CACHE_AWARE_MODELS: Dict[str, Path] = {name: NEMO_DIR / name / "model.gguf"
-                                       for name in ("ca_rnnt_multi", "ca_hybrid", "ca_eou")}
+                                       for name in ("ca_rnnt_multi", "ca_hybrid", "ca_eou", "ca_tdt", "ca_prompt")}
 
 CLIPS = sorted(AUDIO.glob("*.wav"))
 SPEECH = AUDIO / "speech_16k.wav"  # 9.6 s of espeak-ng speech
 LONG = AUDIO / "long_30s_16k.wav"
+
+
+def cawref_texts(path: Path) -> Tuple[str, str]:
+    """(offline text, streamed text) of a cache-aware reference file (cawref_*.gguf), as NeMo
+    gave them (tools/fixtures/make_cacheaware_fixtures.py)."""
+    import gguf
+
+    fields = gguf.GGUFReader(path).fields
+
+    def text(key: str) -> str:
+        f = fields[key]
+        return bytes(f.parts[f.data[0]]).decode("utf-8")
+
+    return text("ref.offline.text"), text("ref.stream.text")

@@ -1,6 +1,6 @@
 """Converting NeMo's cache-aware streaming models (chunked_limited attention, causal subsampling
 and convolutions): the streaming keys are written as parakeet.cpp names them, and what the
-engine cannot run is refused with the reason.
+engine cannot run is refused with the reason; prompt models' tables likewise.
 
 The models are the committed fixtures of tools/fixtures/make_cacheaware_fixtures.py (NeMo's own
 EncDecRNNTBPEModel / EncDecHybridRNNTCTCBPEModel with NeMo's streaming encoder settings).
@@ -57,9 +57,9 @@ def test_offline_models_get_no_streaming_keys(fixture_models):
     assert not any(k.startswith("parakeet.streaming.") or "att_context" in k or "causal" in k for k in meta)
 
 
-def _rewritten(tmp_path, edit):
-    """The ca_hybrid fixture with its config changed by edit(cfg)."""
-    with NemoArchive(NEMO["ca_hybrid"]) as ar:
+def _rewritten(tmp_path, edit, model="ca_hybrid"):
+    """The `model` fixture with its config changed by edit(cfg)."""
+    with NemoArchive(NEMO[model]) as ar:
         cfg = yaml.safe_load(ar.read_bytes(ar.require("model_config.yaml")))
         members = {m: ar.read_bytes(m) for m in ar.names}
     edit(cfg)
@@ -100,3 +100,39 @@ def test_the_eou_model_classes_convert_as_their_base_classes(tmp_path):
     eou, base = _meta(tmp_path / "eou.gguf"), _meta(tmp_path / "base.gguf")
     del eou["general.name"], base["general.name"]  # the file names
     assert eou == base
+
+
+PROMPT_CLASS = "nemo.collections.asr.models.EncDecHybridRNNTCTCBPEModelWithPrompt"
+
+
+@pytest.mark.parametrize("key,value,message", [
+    ("num_prompts", 16, "tensor 'prompt_kernel.0.weight' has shape \\[80, 48\\], the config implies \\[80, 56\\]"),
+    ("prompt_dictionary", {"auto": 0, "xx": 8}, "prompt_dictionary ids must be integers in \\[0, 8\\); bad: xx"),
+    ("prompt_dictionary", {}, "'model_defaults.prompt_dictionary' is empty or missing"),
+    ("num_prompts", 0, "'model_defaults.num_prompts' should be a positive integer"),
+])
+def test_bad_prompt_tables_are_refused(tmp_path, key, value, message):
+    def edit(cfg):
+        cfg["model_defaults"][key] = copy.deepcopy(value)
+    with pytest.raises(UnsupportedModelError, match=message):
+        convert_nemo(_rewritten(tmp_path, edit, "ca_prompt"), tmp_path / "out.gguf")
+    assert not (tmp_path / "out.gguf").exists()
+
+
+def test_a_table_without_auto_has_no_default_locale(tmp_path):
+    def edit(cfg):
+        cfg["model_defaults"]["prompt_dictionary"] = {"en-US": 1, "de-DE": 2}
+    convert_nemo(_rewritten(tmp_path, edit, "ca_prompt"), tmp_path / "m.gguf", "f32")
+    meta = _meta(tmp_path / "m.gguf")
+    assert meta["parakeet.prompt.default_lang"] == ""
+    table = dict(zip(meta["parakeet.prompt.dictionary.keys"], meta["parakeet.prompt.dictionary.values"]))
+    assert table == {"en-US": 1, "de-DE": 2}
+
+
+def test_a_prompt_class_without_a_prompt_network_converts_without_prompts(tmp_path):
+    """NeMo runs such a model (initialize_prompt_feature off) without any prompt: so do we."""
+    def edit(cfg):
+        cfg["target"] = PROMPT_CLASS
+    report = convert_nemo(_rewritten(tmp_path, edit), tmp_path / "m.gguf", "f32")
+    assert any("no prompt_kernel tensors" in w for w in report.warnings)
+    assert not any(k.startswith("parakeet.prompt.") for k in _meta(tmp_path / "m.gguf"))

@@ -78,6 +78,8 @@ def test_every_key_the_engine_reads_is_a_converter_name():
 # The keys only cache-aware streaming models carry (gguf_schema.h, "Cache-aware streaming encoders").
 STREAMING_KEYS = {v for k, v in CPP.items() if k.startswith(("kEncoderAttContext", "kEncoderCausal",
                                                                "kEncoderConvCausal", "kStreaming"))}
+# The keys only prompt-conditioned models carry (gguf_schema.h, "Prompt-conditioned models").
+PROMPT_KEYS = {v for k, v in CPP.items() if k.startswith("kPrompt") and _is_key(v)}
 
 
 # The keys only Sortformer diarization models carry (gguf_schema.h, "Sortformer diarization").
@@ -89,7 +91,7 @@ ASR_ONLY_KEYS = {v for k, v in CPP.items() if k.startswith(("kVocab", "kBlank", 
 
 def test_the_converter_writes_exactly_the_table_keys():
     """A hybrid TDT/CTC model (the synthetic one) carries every key of the table but the
-    cache-aware streaming and the diarization ones."""
+    cache-aware streaming, the prompt ones and the diarization ones."""
     layout = state_dict_layout(ARCH_TINY)
     vocab = pieces(ARCH_TINY.vocab)
     spec = build_model_spec(NemoConfig(nemo_config(ARCH_TINY)), {n: s for n, s, _ in layout}, vocab)
@@ -100,7 +102,7 @@ def test_the_converter_writes_exactly_the_table_keys():
     assert spec.arch == "hybrid_tdt_ctc"
     table = {v for v in CPP.values() if _is_key(v)}
     assert sorted(set(written) - table) == []
-    assert sorted(table - set(written)) == sorted(STREAMING_KEYS | DIARIZATION_KEYS)
+    assert sorted(table - set(written)) == sorted(STREAMING_KEYS | PROMPT_KEYS | DIARIZATION_KEYS)
     assert len(written) == len(set(written))
 
 
@@ -132,6 +134,22 @@ def test_a_cache_aware_model_carries_the_streaming_keys():
     assert len(STREAMING_KEYS) == 13
     assert STREAMING_KEYS <= written
     assert sorted(written - table) == []
+
+
+def test_a_prompt_model_carries_the_prompt_keys():
+    """The converted prompt fixture (a NeMo EncDecHybridRNNTCTCBPEModelWithPrompt) writes every
+    prompt key with NeMo's table, and the prompt network's tensors."""
+    import convert_helpers as F
+    from data_helpers import CACHE_AWARE_MODELS
+
+    fields, tensors = F.read_gguf(CACHE_AWARE_MODELS["ca_prompt"])
+    assert len(PROMPT_KEYS) == 5
+    assert PROMPT_KEYS <= set(fields)
+    assert fields[CPP["kPromptDefaultLang"]][1] == "auto"
+    assert fields[CPP["kPromptDictionaryKeys"]][1] == ["auto", "en-US", "de-DE", "ja-JP"]
+    assert fields[CPP["kPromptDictionaryValues"]][1] == [0, 1, 2, 5]
+    assert fields[CPP["kPromptNumPrompts"]][1] == 8
+    assert {CPP["kPromptKernelIn"] + ".weight", CPP["kPromptKernelOut"] + ".bias"} <= set(tensors)
 
 
 def test_synthetic_tensors_are_named_by_the_table():

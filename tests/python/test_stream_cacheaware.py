@@ -11,7 +11,7 @@ import gguf
 import numpy as np
 import pytest
 
-from data_helpers import CACHE_AWARE_MODELS, MODELS, ROOT, SPEECH
+from data_helpers import CACHE_AWARE_MODELS, MODELS, ROOT, SPEECH, cawref_texts
 from gguf_rewrite import rewrite_gguf
 from parakeet_py import Context, ParakeetError, _native, load_audio
 from stream_helpers import run_stream
@@ -23,14 +23,7 @@ MULTI, HYBRID, EOU = (CACHE_AWARE_MODELS[n] for n in ("ca_rnnt_multi", "ca_hybri
 
 def reference(model, clip, head, ctx):
     """(offline text, streamed text) NeMo gave for `clip` under context `ctx`."""
-    path = model.with_name(f"cawref_{clip}_{head}_{ctx[0]}-{ctx[1]}.gguf")
-    fields = gguf.GGUFReader(path).fields
-
-    def text(key):
-        f = fields[key]
-        return bytes(f.parts[f.data[0]]).decode("utf-8")
-
-    return text("ref.offline.text"), text("ref.stream.text")
+    return cawref_texts(model.with_name(f"cawref_{clip}_{head}_{ctx[0]}-{ctx[1]}.gguf"))
 
 
 @pytest.fixture(scope="module")

@@ -142,6 +142,8 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
     # contexts and their chunk latencies; parakeet_capi_model_info_json)
     model_card = {"id": config.model_id, "object": "model", "created": created, "owned_by": "parakeet",
                   "limits": config.limits(), "streaming": context.info.get("streaming", {"mode": "buffered"})}
+    if "languages" in context.info:  # a prompt model's locales (the `language` field picks one)
+        model_card["languages"] = context.info["languages"]
 
     def check_api_key(request: Request) -> None:
         if config.api_key is None:
@@ -171,23 +173,26 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
         return audio
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
-                       cut: Optional[ServerVad] = None) -> Any:
+                       cut: Optional[ServerVad] = None, language: Optional[str] = None) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
+            # A language reaches a prompt model's prompt (the library refuses one it lacks); other
+            # models ignore it.
             if cut is not None:
                 # chunking_strategy server_vad: the speech segments only, each piece on its own
                 # (docs/vad.md, "VAD-cut transcription"). It takes no progress callback, so a
                 # disconnect or a stop cancels it only once it is done.
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, vad=vad,
-                                                vad_options=cut.cut_options())
+                                                vad_options=cut.cut_options(), language=language)
                 metrics.vad_audio_seconds.labels("transcription").inc(audio.size / sample_rate)
             else:
                 # The request stops at its next progress report (beam search: at every encoder
                 # frame too) once the client has gone or the server stops.
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
+                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()),
+                                                language=language)
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -245,7 +250,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
                                     "--vad-model, or install the silero-vad package); use chunking_strategy=auto",
                                param="chunking_strategy", code="unsupported_value")
             transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
-                                                                fields.vad), ticket)
+                                                                fields.vad, language), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -276,7 +281,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
             raise streams_full(client)
         try:
             audio = await live.run(decode_upload, fields.upload)
-            await live.begin(lease, config.sse_window, sample_rate)
+            await live.begin(lease, config.sse_window, sample_rate, fields.language)
         except ParakeetError as e:
             live.end(lease)
             raise transcription_error(e) from e

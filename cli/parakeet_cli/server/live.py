@@ -86,14 +86,16 @@ class LiveStreams:
         """``fn(*args)`` on a stream thread (blocking work: decoding, the library)."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
-    async def begin(self, lease: Lease, window: Window, sample_rate: int) -> Stream:
-        """Opens the lease's library stream (replacing one already open)."""
+    async def begin(self, lease: Lease, window: Window, sample_rate: int, language: Optional[str] = None) -> Stream:
+        """Opens the lease's library stream (replacing one already open); ``language``: a prompt
+        model's locale (others ignore it)."""
         left, chunk, right = window
         if self.context.info.get("streaming", {}).get("mode") == "cache_aware":
             # a cache-aware model streams with its own (default) attention context, not windows
-            stream = await self.run(lambda: self.context.stream(sample_rate=sample_rate))
+            stream = await self.run(lambda: self.context.stream(sample_rate=sample_rate, language=language))
         else:
-            stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate))
+            stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate,
+                                                                language=language))
         self.close_stream(lease)
         lease.stream = stream
         return stream

@@ -71,7 +71,7 @@ log = logging.getLogger("parakeet.server")
 PCM_RATES = (24000, 16000)
 DEFAULT_RATE = 24000
 INSECURE_KEY_PROTOCOL = "openai-insecure-api-key."
-_LANGUAGE = re.compile(r"^[A-Za-z]{2}$")
+_LANGUAGE = re.compile(r"^(?:[A-Za-z]{2}|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})+|auto)$")  # as request_fields
 # WebSocket close codes (RFC 6455 / IANA): policy violation, try again later.
 CLOSE_POLICY, CLOSE_TRY_LATER = 1008, 1013
 # Events larger than this are parsed (JSON, base64) on a stream thread: a 20 MiB append takes
@@ -330,7 +330,7 @@ class Session:
             raise EventError(f"an item may hold at most {self.config.max_audio_seconds:g} s of audio; commit or "
                              "clear it and go on in a new item", code="audio_too_long", param="audio")
         if self.lease.stream is None:
-            await self.live.begin(self.lease, self.config.window, self.rate)
+            await self.live.begin(self.lease, self.config.window, self.rate, self.transcription["language"])
             self.item_id, self.item_samples = _new_id("item"), 0
         self.item_samples += samples.size
         if samples.size:
@@ -548,7 +548,8 @@ def _transcription(value: Any, current: Dict[str, Any], where: str) -> Dict[str,
     if "language" in value:
         language = value["language"]
         if language not in (None, "") and not (isinstance(language, str) and _LANGUAGE.match(language)):
-            raise EventError(f"'{where}.language' must be an ISO-639-1 code such as 'en', not {language!r}",
+            raise EventError(f"'{where}.language' must be an ISO-639-1 code such as 'en' or a locale such as "
+                             f"'de-DE', not {language!r}",
                              code="invalid_value", param=f"{where}.language")
         out["language"] = language or None
     return out

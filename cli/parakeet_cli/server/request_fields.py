@@ -30,7 +30,8 @@ MAX_MODEL_CHARS = 256
 # beam_size (ours, not OpenAI's): NeMo's transducer beam search; its cost grows with the beam.
 MAX_BEAM_SIZE = 16
 STREAMABLE_FORMATS = ("json", "text")
-_LANGUAGE = re.compile(r"^[A-Za-z]{2}$")  # ISO-639-1
+# ISO-639-1 ("en"), or a locale such as a prompt model's ("de-DE", "auto")
+_LANGUAGE = re.compile(r"^(?:[A-Za-z]{2}|[A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})+|auto)$")
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,8 @@ def parse(form: Any) -> TranscriptionRequest:
     language = _one(form, "language")
     language = language.strip() if language is not None else None
     if language and not _LANGUAGE.match(language):
-        raise _bad("language", f"'language' must be an ISO-639-1 code such as 'en', not {language!r}")
+        raise _bad("language", f"'language' must be an ISO-639-1 code such as 'en' or a locale such as 'de-DE', "
+                               f"not {language!r}")
 
     _one(form, "prompt")  # any text: accepted, no effect on a greedy decoder
 

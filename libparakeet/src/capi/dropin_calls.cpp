@@ -1,5 +1,5 @@
 // parakeet.cpp's remaining offline entry points (see parakeet_capi.h, "parakeet.cpp's offline
-// calls"): the _lang variants, batches, the CTC log-probabilities and shutdown.
+// calls"): batches (and their _lang variants), the CTC log-probabilities and shutdown.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -25,13 +25,14 @@ struct Clip {
     int n;
 };
 
-// Transcribes every clip with the single-clip pipeline, concurrently on the context's pool
+// Transcribes every clip with the single-clip pipeline (and the locale `lang`), concurrently on the context's pool
 // (one clip per backend at a time, the caller's thread included). Throws the first failure,
 // naming its clip.
 std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<Clip>& clips, int sample_rate,
-                                           int decoder) {
+                                           int decoder, const char* lang) {
     const pk::Model& model = pk::capi::asr_model(ctx);
-    const pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
+    pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
+    if (lang != nullptr) options.language = lang;  // a prompt model's locale (NULL, "": its default)
     std::vector<pk::Transcript> out(clips.size());
     std::vector<std::exception_ptr> failed(clips.size());
     std::atomic<size_t> next{0};
@@ -86,13 +87,14 @@ std::vector<Clip> clips_from_concat(const float* concat, const int* n_samples, i
 }
 
 int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samples, int n_clips, int sample_rate,
-               int decoder, char** out) {
+               int decoder, const char* lang, char** out) {
     if (out != nullptr)
         for (int i = 0; i < n_clips; ++i) out[i] = nullptr;
     return guarded<int>(ctx, 1, [&] {
         pk::capi::asr_model(ctx);
         if (out == nullptr && n_clips > 0) throw pk::InvalidArgument("out is NULL");
-        const auto results = transcribe_all(ctx, clips_from_pointers(samples, n_samples, n_clips), sample_rate, decoder);
+        const auto results = transcribe_all(ctx, clips_from_pointers(samples, n_samples, n_clips), sample_rate, decoder,
+                                            lang);
         std::vector<char*> texts;
         try {
             for (const auto& r : results) texts.push_back(pk::capi::to_c_string(r.text));
@@ -106,11 +108,11 @@ int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samp
 }
 
 char* batch_json(parakeet_ctx* ctx, const float* concat, const int* n_samples, int n_clips, int sample_rate,
-                 int decoder) {
+                 int decoder, const char* lang) {
     return guarded<char*>(ctx, nullptr, [&] {
         pk::capi::asr_model(ctx);
         const std::vector<Clip> clips = clips_from_concat(concat, n_samples, n_clips);
-        const auto results = transcribe_all(ctx, clips, sample_rate, decoder);
+        const auto results = transcribe_all(ctx, clips, sample_rate, decoder, lang);
         std::string doc = "[";
         for (size_t i = 0; i < results.size(); ++i) {
             if (i > 0) doc += ',';
@@ -125,36 +127,26 @@ char* batch_json(parakeet_ctx* ctx, const float* concat, const int* n_samples, i
 
 extern "C" {
 
-char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
-                                         const char* /*target_lang*/) {
-    return parakeet_capi_transcribe_path(ctx, wav_path, decoder);
-}
-
-char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
-                                        int decoder, const char* /*target_lang*/) {
-    return parakeet_capi_transcribe_pcm(ctx, samples, n_samples, sample_rate, decoder);
-}
-
 int parakeet_capi_transcribe_pcm_batch(parakeet_ctx* ctx, const float* const* samples, const int* n_samples,
                                        int n_clips, int sample_rate, int decoder, char** out) {
-    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, out);
+    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, nullptr, out);
 }
 
 int parakeet_capi_transcribe_pcm_batch_lang(parakeet_ctx* ctx, const float* const* samples, const int* n_samples,
-                                            int n_clips, int sample_rate, int decoder, const char* /*target_lang*/,
+                                            int n_clips, int sample_rate, int decoder, const char* target_lang,
                                             char** out) {
-    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, out);
+    return batch_text(ctx, samples, n_samples, n_clips, sample_rate, decoder, target_lang, out);
 }
 
 char* parakeet_capi_transcribe_pcm_batch_json(parakeet_ctx* ctx, const float* samples_concat, const int* n_samples,
                                               int n_clips, int sample_rate, int decoder) {
-    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder);
+    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder, nullptr);
 }
 
 char* parakeet_capi_transcribe_pcm_batch_json_lang(parakeet_ctx* ctx, const float* samples_concat,
                                                    const int* n_samples, int n_clips, int sample_rate, int decoder,
-                                                   const char* /*target_lang*/) {
-    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder);
+                                                   const char* target_lang) {
+    return batch_json(ctx, samples_concat, n_samples, n_clips, sample_rate, decoder, target_lang);
 }
 
 int parakeet_capi_transcribe_pcm_logits(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,

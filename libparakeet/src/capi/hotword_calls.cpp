@@ -49,8 +49,10 @@ std::vector<pk::ContextPhrase> phrases_from_text(const pk::Model& model, const c
 }
 
 pk::Transcript run_contextual(parakeet_ctx* ctx, const float* samples, int64_t n, int sample_rate,
-                              std::vector<float>* owned, const parakeet_context_graph* graph, int acoustic_top_m) {
+                              std::vector<float>* owned, const parakeet_context_graph* graph, int acoustic_top_m,
+                              const char* lang) {
     pk::RequestOptions options;  // the default head: TDT when there is one, else CTC (hotword_decode.h)
+    if (lang != nullptr) options.language = lang;  // a prompt model's locale; other models ignore it
     options.hotwords = graph->graph;
     options.acoustic_top_m = acoustic_top_m;
     if (owned != nullptr) return pk::capi::asr_model(ctx).transcribe(std::move(*owned), sample_rate, options);
@@ -109,14 +111,14 @@ void parakeet_capi_context_info(const parakeet_context_graph* graph, int* n_stat
 char* parakeet_capi_transcribe_path_contextual_json(parakeet_ctx* ctx, const char* wav_path,
                                                     const parakeet_context_graph* graph, int acoustic_top_m,
                                                     const char* lang) {
-    (void)lang;  // monolingual models ignore the language, as parakeet.cpp's do
     return guarded<char*>(ctx, nullptr, [&] {
         pk::capi::asr_model(ctx);
         if (wav_path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
         check_graph(graph);
         pk::WavAudio wav = pk::read_wav_file(wav_path, 0);
         const double seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
-        const pk::Transcript t = run_contextual(ctx, nullptr, 0, wav.sample_rate, &wav.samples, graph, acoustic_top_m);
+        const pk::Transcript t = run_contextual(ctx, nullptr, 0, wav.sample_rate, &wav.samples, graph, acoustic_top_m,
+                                                 lang);
         return pk::capi::to_c_string(pk::capi::transcript_to_json(t, seconds));
     });
 }
@@ -124,11 +126,11 @@ char* parakeet_capi_transcribe_path_contextual_json(parakeet_ctx* ctx, const cha
 char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                    int sample_rate, const parakeet_context_graph* graph,
                                                    int acoustic_top_m, const char* lang) {
-    (void)lang;
     return guarded<char*>(ctx, nullptr, [&] {
         pk::capi::asr_model(ctx);
         check_graph(graph);
-        const pk::Transcript t = run_contextual(ctx, samples, n_samples, sample_rate, nullptr, graph, acoustic_top_m);
+        const pk::Transcript t = run_contextual(ctx, samples, n_samples, sample_rate, nullptr, graph, acoustic_top_m,
+                                                 lang);
         const double seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
         return pk::capi::to_c_string(pk::capi::transcript_to_json(t, seconds));
     });

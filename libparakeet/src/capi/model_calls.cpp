@@ -108,6 +108,16 @@ std::string describe(const pk::Model& m) {
     // Whether the vocabulary has <EOU>: the stream then reports end-of-utterance events (the
     // server's semantic_vad turn detection needs them).
     j.key("end_of_utterance").value(std::find(c.pieces.begin(), c.pieces.end(), "<EOU>") != c.pieces.end());
+    // A prompt-conditioned model's locales (the _lang calls' target_lang); absent for the
+    // others, which take any language and ignore it.
+    if (c.prompt.present) {
+        j.key("languages").begin_object();
+        j.key("default").value(c.prompt.default_lang);
+        j.key("locales").begin_array();
+        for (const std::string& l : c.prompt.locales) j.value(l);
+        j.end_array();
+        j.end_object();
+    }
     j.key("isa").value(pk::isa_level_name(m.isa()));
     j.key("bf16_encoder").value(m.bf16_encoder());
     j.end_object();

@@ -24,7 +24,8 @@ using pk::capi::guarded;
 namespace {
 
 pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, int score_norm,
-                                 parakeet_progress_fn fn = nullptr, void* user_data = nullptr) {
+                                 parakeet_progress_fn fn = nullptr, void* user_data = nullptr,
+                                 const char* lang = nullptr) {
     pk::capi::asr_model(ctx);
     if (beam_size < 1 || nbest < 1 || nbest > beam_size)
         throw pk::InvalidArgument("N-best decoding requires beam_size >= nbest >= 1 (got beam_size " +
@@ -34,6 +35,7 @@ pk::RequestOptions nbest_options(parakeet_ctx* ctx, int beam_size, int nbest, in
     options.beam.nbest = nbest;
     options.beam.score_norm = score_norm != 0;
     options.progress = pk::capi::progress_from(fn, user_data);
+    if (lang != nullptr) options.language = lang;  // a prompt model's locale (NULL, "": its default)
     return options;
 }
 
@@ -83,11 +85,11 @@ char* run(parakeet_ctx* ctx, const pk::RequestOptions& o, const float* samples, 
 
 extern "C" {
 
-// target_lang is accepted and ignored: the models are monolingual (as parakeet.cpp's are).
+// target_lang selects a prompt model's locale; other models ignore it (as parakeet.cpp's do).
 char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wav_path, int beam_size, int nbest,
-                                               int score_norm, const char* /*target_lang*/) {
+                                               int score_norm, const char* target_lang) {
     return guarded<char*>(ctx, nullptr, [&] {
-        const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm);
+        const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm, nullptr, nullptr, target_lang);
         if (wav_path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
         const pk::WavAudio wav = pk::read_wav_file(wav_path, 0);
         return run(ctx, o, wav.samples.data(), static_cast<int64_t>(wav.samples.size()), wav.sample_rate);
@@ -96,9 +98,9 @@ char* parakeet_capi_transcribe_path_nbest_json(parakeet_ctx* ctx, const char* wa
 
 char* parakeet_capi_transcribe_pcm_nbest_json(parakeet_ctx* ctx, const float* samples, int n_samples,
                                               int sample_rate, int beam_size, int nbest, int score_norm,
-                                              const char* /*target_lang*/) {
+                                              const char* target_lang) {
     return guarded<char*>(ctx, nullptr, [&] {
-        const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm);
+        const pk::RequestOptions o = nbest_options(ctx, beam_size, nbest, score_norm, nullptr, nullptr, target_lang);
         return run(ctx, o, samples, n_samples, sample_rate);
     });
 }

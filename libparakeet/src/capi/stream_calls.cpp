@@ -35,8 +35,11 @@ std::unique_ptr<pk::LiveStream> make_stream(const pk::Model& model, const pk::ca
                                       "this cache-aware model streams with att_context, one of " +
                                       contexts_of(model));
         const pk::AttContext c = o.att_context.value_or(model.config().enc.att_contexts.front());
-        return std::make_unique<pk::CacheAwareStream>(model, c, o.settings.decoder);
+        return std::make_unique<pk::CacheAwareStream>(model, c, o.settings.decoder, o.language);
     }
+    if (model.config().prompt.present)
+        throw pk::Unsupported("buffered streaming of a prompt-conditioned model without cache-aware attention "
+                              "is not supported");
     if (o.att_context)
         throw pk::InvalidArgument("stream options: att_context applies to cache-aware streaming models; this model "
                                   "is offline (its streams take chunk_sec, left_sec, right_sec)");
@@ -147,8 +150,12 @@ parakeet_stream* parakeet_capi_stream_begin(parakeet_ctx* ctx) {
     return guarded<parakeet_stream*>(ctx, nullptr, [&] { return begin(ctx, pk::capi::StreamOptions{}); });
 }
 
-parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* /*target_lang*/) {
-    return parakeet_capi_stream_begin(ctx);
+parakeet_stream* parakeet_capi_stream_begin_lang(parakeet_ctx* ctx, const char* target_lang) {
+    return guarded<parakeet_stream*>(ctx, nullptr, [&] {
+        pk::capi::StreamOptions o;
+        if (target_lang != nullptr) o.language = target_lang;
+        return begin(ctx, o);
+    });
 }
 
 parakeet_stream* parakeet_capi_stream_begin_with(parakeet_ctx* ctx, const char* options_json) {

@@ -31,9 +31,11 @@ StreamOptions parse_stream_options(const char* json) {
             const int right = static_cast<int>(in.integer("att_context right", 0, 1 << 16));
             in.expect(']', "']' (att_context is [left, right])");
             o.att_context = AttContext{left, right};
+        } else if (k == "language") {
+            o.language = in.string();
         } else {
             throw InvalidArgument("stream options: unknown key \"" + k +
-                                  "\" (known: chunk_sec, left_sec, right_sec, att_context, decoder)");
+                                  "\" (known: chunk_sec, left_sec, right_sec, att_context, decoder, language)");
         }
     });
     return o;

@@ -18,17 +18,19 @@ struct Result {
     double seconds = 0.0;  // of input audio
 };
 
-// The request options of a call: the decoder, and the caller's progress callback when given.
-pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data) {
+// The request options of a call: the decoder, the caller's progress callback when given, and a
+// prompt model's locale (NULL or "": its default).
+pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_data, const char* lang) {
     pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
     options.progress = pk::capi::progress_from(fn, user_data);
+    if (lang != nullptr) options.language = lang;
     return options;
 }
 
 Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder,
-               parakeet_progress_fn fn = nullptr, void* user_data = nullptr) {
+               parakeet_progress_fn fn = nullptr, void* user_data = nullptr, const char* lang = nullptr) {
     pk::Model& model = pk::capi::asr_model(ctx);
-    const pk::RequestOptions options = options_for(decoder, fn, user_data);
+    const pk::RequestOptions options = options_for(decoder, fn, user_data, lang);
     Result r;
     r.transcript = model.transcribe(samples, n_samples, sample_rate, options);
     r.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
@@ -36,9 +38,9 @@ Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sampl
 }
 
 Result run_path(parakeet_ctx* ctx, const char* path, int decoder, parakeet_progress_fn fn = nullptr,
-                void* user_data = nullptr) {
+                void* user_data = nullptr, const char* lang = nullptr) {
     pk::Model& model = pk::capi::asr_model(ctx);
-    const pk::RequestOptions options = options_for(decoder, fn, user_data);
+    const pk::RequestOptions options = options_for(decoder, fn, user_data, lang);
     if (path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
     pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
@@ -88,6 +90,27 @@ char* parakeet_capi_transcribe_pcm_json_progress(parakeet_ctx* ctx, const float*
 char* parakeet_capi_transcribe_path_json_progress(parakeet_ctx* ctx, const char* wav_path, int decoder,
                                                   parakeet_progress_fn fn, void* user_data) {
     return guarded<char*>(ctx, nullptr, [&] { return as_json(run_path(ctx, wav_path, decoder, fn, user_data)); });
+}
+
+char* parakeet_capi_transcribe_pcm_json_lang_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                      int sample_rate, int decoder, const char* target_lang,
+                                                      parakeet_progress_fn fn, void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        return as_json(run_pcm(ctx, samples, n_samples, sample_rate, decoder, fn, user_data, target_lang));
+    });
+}
+
+char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const char* wav_path, int decoder,
+                                         const char* target_lang) {
+    return guarded<char*>(ctx, nullptr,
+                          [&] { return as_text(run_path(ctx, wav_path, decoder, nullptr, nullptr, target_lang)); });
+}
+
+char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
+                                        int decoder, const char* target_lang) {
+    return guarded<char*>(ctx, nullptr, [&] {
+        return as_text(run_pcm(ctx, samples, n_samples, sample_rate, decoder, nullptr, nullptr, target_lang));
+    });
 }
 
 }  // extern "C"

@@ -19,7 +19,7 @@ double in_range(JsonScanner& in, const std::string& key, double lo, double hi, b
 
 }  // namespace
 
-VadOptions parse_vad_options(const char* json) {
+VadOptions parse_vad_options(const char* json, std::string* language) {
     VadOptions o;
     if (json == nullptr) return o;
     JsonScanner in(json, "VAD options");
@@ -46,10 +46,12 @@ VadOptions parse_vad_options(const char* json) {
                 throw InvalidArgument("VAD options: mode \"" + m + "\" is not speech or segments");
         } else if (k == "probabilities") {
             o.probabilities = in.boolean();
+        } else if (k == "language" && language != nullptr) {
+            *language = in.string();
         } else {
             throw InvalidArgument("VAD options: unknown key \"" + k +
                                   "\" (known: threshold, neg_threshold, min_speech, min_pause, speech_pad, "
-                                  "max_segment, mode, probabilities)");
+                                  "max_segment, mode, probabilities" + (language ? ", language)" : ")"));
         }
     });
     if (o.neg_threshold > o.threshold)

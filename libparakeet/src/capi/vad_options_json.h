@@ -2,10 +2,14 @@
 // of range are InvalidArgument.
 #pragma once
 
+#include <string>
+
 #include "model/vad/vad_options.h"
 
 namespace pk::capi {
 
-VadOptions parse_vad_options(const char* json);
+// `language`, when given, also accepts a "language" key (the VAD-cut transcription calls: the
+// locale of a prompt model's pieces) and receives its value; the VAD calls pass none.
+VadOptions parse_vad_options(const char* json, std::string* language = nullptr);
 
 }  // namespace pk::capi

@@ -64,8 +64,11 @@ char* cut(parakeet_ctx* asr, parakeet_ctx* vad, const float* samples, int64_t n,
           const char* options_json) {
     pk::Model& model = pk::capi::asr_model(asr);
     const pk::SileroVad& silero = silero_of(vad);
-    const pk::VadOptions options = pk::capi::parse_vad_options(options_json);
-    const pk::RequestOptions request(pk::capi::decoder_from_int(decoder));
+    std::string language;  // a prompt model's locale for every piece; empty: its default
+    const pk::VadOptions options = pk::capi::parse_vad_options(options_json, &language);
+    pk::RequestOptions request(pk::capi::decoder_from_int(decoder));
+    request.language = language;
+    model.prompt_id(language);  // an unknown locale is an error even when no speech is found
     return pk::capi::to_c_string(cut_json(pk::transcribe_vad_cut(model, silero, samples, n, rate, options, request)));
 }
 

@@ -91,6 +91,14 @@ inline constexpr char kJointActivation[] = "parakeet.joint.activation";
 inline constexpr char kDecodingMaxSymbols[] = "parakeet.decoding.max_symbols";
 inline constexpr char kTdtDurations[] = "parakeet.tdt.durations";
 
+// Prompt-conditioned models (NeMo's *_prompt.py classes; parakeet.cpp's names): the locale
+// table and the prompt network applied to the encoder output (model/encoder/prompt_kernel.h).
+inline constexpr char kPromptPresent[] = "parakeet.prompt.present";
+inline constexpr char kPromptNumPrompts[] = "parakeet.prompt.num_prompts";
+inline constexpr char kPromptDefaultLang[] = "parakeet.prompt.default_lang";
+inline constexpr char kPromptDictionaryKeys[] = "parakeet.prompt.dictionary.keys";
+inline constexpr char kPromptDictionaryValues[] = "parakeet.prompt.dictionary.values";
+
 // A key without its "parakeet." prefix ("encoder.d_model"), as error messages name it.
 inline std::string short_key(const char* key) {
     const std::string k(key);
@@ -168,6 +176,10 @@ inline std::string lstm_param(const char* param, int layer) {
 inline constexpr char kJointEnc[] = "joint.enc";
 inline constexpr char kJointPred[] = "joint.pred";
 inline constexpr char kJointOut[] = "joint.joint_net.2";
+
+// The prompt network: Linear(d_model + num_prompts -> 2 d_model), ReLU, Linear(-> d_model).
+inline constexpr char kPromptKernelIn[] = "prompt_kernel.0";
+inline constexpr char kPromptKernelOut[] = "prompt_kernel.2";
 
 // ---- name patterns (ECMAScript regular expressions, matched against the whole name) --------
 // The matrix weights a converter may store as f16 or q8_0 (when 2-D, both dimensions >= 32

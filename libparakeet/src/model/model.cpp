@@ -77,6 +77,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
             TransducerDecoder::load(tensors, m->config_, team, arena));
     }
     if (m->config_.has_ctc()) m->ctc_ = std::make_unique<CtcDecoder>(CtcDecoder::load(tensors, m->config_));
+    if (m->config_.prompt.present) m->prompt_ = std::make_unique<PromptKernel>(tensors, m->config_);
     m->tokenizer_ = std::make_unique<Tokenizer>(m->config_.pieces);
     m->builder_ = std::make_unique<TranscriptBuilder>(
         *m->tokenizer_, static_cast<double>(m->config_.pre.hop_length) / m->config_.pre.sample_rate,
@@ -118,6 +119,14 @@ EncoderOutput Model::encode(Backend& b, const MelFeatures& mel, const FastConfor
                       observe);
     e.data = out;
     return e;
+}
+
+int Model::prompt_id(const std::string& language) const {
+    return prompt_ ? config_.prompt.resolve(language) : -1;
+}
+
+void Model::apply_prompt(Backend& b, float* enc, int64_t T, int prompt) const {
+    if (prompt_ && prompt >= 0) prompt_->apply(b.team(), b.arena(), enc, T, prompt);
 }
 
 void Model::set_attention(const AttentionSetting& a) {
@@ -195,6 +204,7 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
                                             const ProgressSpan& progress) const {
     Arena& arena = b.arena();
     arena.reset();
+    const int prompt = prompt_id(options.language);  // an unknown locale fails before any work
     // The encoder output is allocated first, so the resampled audio and the mel features, in a
     // scope above it, are given back once subsampled: the layers reuse their memory.
     const int64_t n16 = resampled_length(samples, n, sample_rate);
@@ -212,6 +222,7 @@ Model::EncodedRequest Model::encode_request(Backend& b, const float* samples, in
     }
     progress.at(kFrontEndEnd);
     encoder_->run_layers(b.team(), arena, e.data, e.frames, e.attention, progress.sub(kFrontEndEnd, kEncoderEnd));
+    apply_prompt(b, e.data, e.frames, prompt);
     e.decoding = progress.sub(kEncoderEnd, 1.0);
     return e;
 }

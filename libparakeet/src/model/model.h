@@ -17,6 +17,7 @@
 #include "model/decoder/transducer_decoder.h"
 #include "model/encoder/encoder.h"
 #include "model/frontend/audio_input.h"
+#include "model/encoder/prompt_kernel.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
 #include "model/frontend/resampler_cache.h"
@@ -168,6 +169,11 @@ public:
     // Whether `decoder` means the CTC head (Default: the transducer when there is one). Throws
     // InvalidArgument when the model has no such head.
     bool uses_ctc(DecoderChoice decoder) const;
+    // Prompt-conditioned models: the prompt id of `language` (empty: the default; throws
+    // InvalidArgument naming the known locales for another); -1 for other models, which ignore it.
+    int prompt_id(const std::string& language) const;
+    // The prompt network on encoder output enc [T, d_model], in place; nothing for prompt -1.
+    void apply_prompt(Backend& b, float* enc, int64_t T, int prompt) const;
 
     // The decoders, when the model has them.
     const TransducerDecoder* transducer() const { return transducer_.get(); }
@@ -213,6 +219,7 @@ private:
     std::unique_ptr<FastConformerEncoder> encoder_;
     std::unique_ptr<TransducerDecoder> transducer_;
     std::unique_ptr<CtcDecoder> ctc_;
+    std::unique_ptr<PromptKernel> prompt_;  // prompt-conditioned models only
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<TranscriptBuilder> builder_;
 

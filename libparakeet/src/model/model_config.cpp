@@ -111,6 +111,28 @@ void read_streaming(const GgufReader& g, EncoderConfig& e) {
     }
 }
 
+PromptConfig read_prompt(const GgufReader& g) {
+    PromptConfig p;
+    if (!get_flag(g, schema::kPromptPresent, false)) return p;
+    p.present = true;
+    p.num_prompts = get_int(g, schema::kPromptNumPrompts, 1, 1 << 16);
+    const std::string keys_key = schema::kPromptDictionaryKeys, values_key = schema::kPromptDictionaryValues;
+    if (!g.has_key(keys_key) || !g.has_key(values_key)) reject(g, "a prompt model needs " + keys_key + " and " + values_key);
+    p.locales = g.get_string_array(keys_key);
+    const std::vector<int64_t> values = g.get_i64_array(values_key);
+    if (p.locales.empty() || values.size() != p.locales.size())
+        reject(g, keys_key + " and " + values_key + " must be non-empty and of the same length");
+    for (int64_t v : values) {
+        if (v < 0 || v >= p.num_prompts)
+            reject(g, values_key + " holds " + std::to_string(v) + ", outside [0, num_prompts)");
+        p.ids.push_back(static_cast<int>(v));
+    }
+    if (g.has_key(schema::kPromptDefaultLang)) p.default_lang = g.get_string(schema::kPromptDefaultLang);
+    if (!p.default_lang.empty() && std::find(p.locales.begin(), p.locales.end(), p.default_lang) == p.locales.end())
+        reject(g, std::string(schema::kPromptDefaultLang) + " '" + p.default_lang + "' is not in the prompt table");
+    return p;
+}
+
 }  // namespace
 
 EncoderConfig read_encoder_config(const GgufReader& g) {
@@ -143,6 +165,16 @@ EncoderConfig read_encoder_config(const GgufReader& g) {
         reject(g, schema::short_key(schema::kEncoderSubsamplingFactor) + " " + std::to_string(e.subsampling_factor) +
                       " is not supported (dw_striding with factor 8 only)");
     return e;
+}
+
+int PromptConfig::resolve(const std::string& lang) const {
+    const std::string& want = lang.empty() ? default_lang : lang;
+    for (size_t i = 0; i < locales.size(); ++i)
+        if (locales[i] == want) return ids[i];
+    std::string known;
+    for (const std::string& l : locales) known += (known.empty() ? "" : ", ") + l;
+    if (want.empty()) throw InvalidArgument("this model needs a language (it has no default); known: " + known);
+    throw InvalidArgument("unknown language '" + want + "'; this model knows: " + known);
 }
 
 const char* arch_name(Arch a) {
@@ -202,6 +234,7 @@ ModelConfig read_model_config(const GgufReader& g) {
         if (g.has_key(act_key) && g.get_string(act_key) != "relu")
             reject(g, act_key + " '" + g.get_string(act_key) + "' is not supported (relu only)");
     }
+    c.prompt = read_prompt(g);
     if (c.is_tdt()) {
         const std::string key = schema::kTdtDurations;
         if (!g.has_key(key)) reject(g, "missing key " + key);

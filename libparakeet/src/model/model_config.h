@@ -62,6 +62,20 @@ struct EncoderConfig {
     bool cache_aware() const { return chunked_limited() && causal_subsampling && causal_conv; }
 };
 
+// The language prompt of a prompt-conditioned model (parakeet.prompt.*): locale -> prompt id,
+// in the file's order. Absent (present false) for every other model, which ignores languages.
+struct PromptConfig {
+    bool present = false;
+    int num_prompts = 0;
+    std::string default_lang;  // empty: the model has none and a language must be given
+    std::vector<std::string> locales;
+    std::vector<int> ids;
+
+    // The prompt id of `lang` (empty: the default). Throws InvalidArgument for a locale the
+    // table lacks (or no language and no default), naming the known ones.
+    int resolve(const std::string& lang) const;
+};
+
 struct ModelConfig {
     Arch arch = Arch::Tdt;
     PreprocessorConfig pre;
@@ -79,6 +93,8 @@ struct ModelConfig {
     int joint_hidden = 0;
     int max_symbols = 10;
     std::vector<int> durations;  // TDT only, e.g. {0, 1, 2, 3, 4}
+
+    PromptConfig prompt;
 
     bool has_transducer() const { return arch != Arch::Ctc; }
     bool is_tdt() const { return arch == Arch::Tdt || arch == Arch::HybridTdtCtc; }

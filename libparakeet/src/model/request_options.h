@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "model/decoder/beam_search.h"
 #include "model/decoder/context_graph.h"
@@ -35,6 +36,9 @@ struct RequestOptions {
     // transcript then carries the graph's statistics. Shared, immutable, any thread.
     std::shared_ptr<const ContextGraph> hotwords;
     int acoustic_top_m = 8;  // acoustic candidates per step with hotwords (<= 0: 8)
+    // Prompt-conditioned models: the locale whose prompt the heads see (empty: the model's
+    // default); an unknown one is an InvalidArgument. Other models ignore it.
+    std::string language;
 };
 
 }  // namespace pk

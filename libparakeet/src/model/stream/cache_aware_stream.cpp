@@ -37,16 +37,15 @@ const AttContext& checked_context(const Model& model, const AttContext& c) {
 
 }  // namespace
 
-CacheAwareStream::CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder)
+CacheAwareStream::CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder,
+                                   const std::string& language)
     : model_(model),
       schedule_(CacheAwareSchedule::of(checked_context(model, context), model.config().enc.subsampling_factor)),
       frame_sec_(model.config().frame_seconds()),
       n_mels_(model.config().pre.n_mels),
+      prompt_(model.prompt_id(language)),
       cache_(model.encoder().stream_cache(context)),
-      decoder_(model, decoder) {
-    if (!decoder_.uses_ctc() && model.config().is_tdt())
-        throw Unsupported("cache-aware streaming of a TDT head is not supported (RNN-T and CTC heads are)");
-}
+      decoder_(model, decoder) {}
 
 StreamUpdate CacheAwareStream::feed(const float* samples, int64_t n) {
     check_feed(samples, n, received_, finalized_);
@@ -143,6 +142,7 @@ void CacheAwareStream::run_step(Backend& b, int64_t start, int64_t size) {
     float* out = arena.alloc_array<float>(static_cast<size_t>(std::max<int64_t>(1, enc.output_frames(rows)) *
                                                               enc.d_model()));
     const int64_t T = enc.stream_step(b.team(), arena, in, rows, first ? 0 : schedule_.drop, cache_, out);
+    model_.apply_prompt(b, out, T, prompt_);
     decoder_.decode(b, out, T);
     // The next chunk reads its pre-encode cache from the frames before it.
     const int64_t next = start + size;

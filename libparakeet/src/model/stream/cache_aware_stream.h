@@ -11,7 +11,9 @@
 //     start) whose first 2 subsampled frames are dropped; a chunk runs as soon as all its frames
 //     exist, and at the end the remainder runs as a last, shorter chunk unless it is under 8
 //     frames (1 for the first), which NeMo does not process either;
-//   * the encoder runs the step on the layers' caches (FastConformerEncoder::stream_step), and
+//   * the encoder runs the step on the layers' caches (FastConformerEncoder::stream_step), a
+//     prompt model's prompt network maps its output (as conformer_stream_step's
+//     _apply_prompt_to_encoded does once set_inference_prompt chose the locale), and
 //     the decoder continues from the previous step's state (StreamDecoder), as
 //     conformer_stream_step continues from the previous hypotheses / pred_out.
 //
@@ -20,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "model/encoder/stream_cache.h"
@@ -43,9 +46,11 @@ struct CacheAwareSchedule {
 
 class CacheAwareStream : public LiveStream {
 public:
-    // Throws InvalidArgument for a model that is not cache-aware or a context not among the
-    // model's, Unsupported for a head it lacks or a TDT head.
-    CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder);
+    // `language`: a prompt model's locale (empty: its default; other models ignore it).
+    // Throws InvalidArgument for a model that is not cache-aware, a context not among the
+    // model's or a locale not in its prompt table, Unsupported for a head it lacks.
+    CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder,
+                     const std::string& language = {});
 
     // Appends n samples at the model's sample rate and runs every chunk now complete.
     // Throws InvalidArgument (bad buffer, non-finite samples, after finalize).
@@ -75,6 +80,7 @@ private:
     CacheAwareSchedule schedule_;
     double frame_sec_ = 0.0;
     int n_mels_ = 0;
+    int prompt_ = -1;  // the prompt id every step's encoder output gets (-1: none)
 
     std::vector<float> audio_;  // samples [audio_start_, received_)
     int64_t audio_start_ = 0;

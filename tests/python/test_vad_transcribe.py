@@ -138,3 +138,21 @@ def test_chunks_of_a_long_recording_run_its_attention(model_path, audio_dir, vad
             want = local.transcribe(audio, sample_rate=16000, vad=vad)
     assert cut.attention == (128, 128) and cut.segments == segments
     assert cut.to_dict() == want.to_dict()
+
+
+def test_a_prompt_models_pieces_are_transcribed_in_the_language(audio_dir, vad_path):
+    from data_helpers import CACHE_AWARE_MODELS
+    prompt_model = CACHE_AWARE_MODELS["ca_prompt"]
+    audio = speech_with_pauses(audio_dir, 16000)
+    with Context(prompt_model) as ctx, Vad(vad_path) as vad:
+        segments = vad.segments(audio, 16000)
+        speech = np.concatenate([audio[int(round(s["start"] * 16000)):int(round(s["end"] * 16000))]
+                                 for s in segments])
+        assert sum(s["end"] - s["start"] for s in segments) <= 30  # one piece
+        texts = {}
+        for lang in ("en-US", "de-DE", "ja-JP"):
+            texts[lang] = ctx.transcribe(audio, sample_rate=16000, vad=vad, language=lang).text
+            assert texts[lang] == ctx.transcribe(speech, sample_rate=16000, language=lang).text, lang
+        assert len(set(texts.values())) > 1  # the prompt reached the heads
+        with pytest.raises(InvalidArgument, match="unknown language 'fr-FR'"):
+            ctx.transcribe(np.zeros(16000, np.float32), sample_rate=16000, vad=vad, language="fr-FR")

@@ -11,7 +11,6 @@
 #include <arm_neon.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/kernel_table.h"
 #include "kernels/matmul_store_neon.h"

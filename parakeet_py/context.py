@@ -80,8 +80,9 @@ def _positive_int(value: Any, what: str) -> int:
     return int(value)
 
 
-#: The kernel levels a context may be asked for (``isa``), lowest first.
-ISA_LEVELS = ("scalar", "avx2", "avx512")
+#: The kernel levels a context may be asked for (``isa``): scalar, then x86-64's and AArch64's,
+#: each architecture's lowest first. A CPU has scalar and levels of its own architecture only.
+ISA_LEVELS = ("scalar", "avx2", "avx512", "neon", "dotprod", "i8mm")
 
 
 def load_options(*, attention: Optional[Attention] = None, isa: Optional[str] = None, bf16: Optional[bool] = None,
@@ -121,7 +122,8 @@ class Context:
 
     Load options (``parakeet_capi_load_with``; ``None``, the default, leaves each to the library,
     whose environment variable in parentheses sets it; docs/python.md):
-    ``isa``: "scalar", "avx2" or "avx512", the kernel level (at most the CPU's; ``$PARAKEET_CPU``);
+    ``isa``: "scalar", "avx2" or "avx512" (x86-64), "neon", "dotprod" or "i8mm" (AArch64), the kernel
+    level (at most the CPU's; ``$PARAKEET_CPU``);
     ``bf16``: round an f32/f16 model's encoder matrices to bfloat16 (needs AVX512_BF16;
     ``$PARAKEET_BF16``); ``q8_all``: a quantised model quantises its remaining F32 matrices to
     Q8_0 at load (default True; ``$PARAKEET_Q8_ALL``); ``q8_subsampling``: ... and its subsampling's pointwise

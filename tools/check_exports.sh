@@ -2,11 +2,11 @@
 # Fails when libparakeet.so exports anything but the C ABI (parakeet_capi_* and parakeet.cpp's
 # legacy parakeet_version / parakeet_transcribe_file / parakeet_free_string), or when a function
 # declared in the public header is not exported.
-# Usage: bash tools/check_exports.sh [build-dir]
+# Usage: bash tools/check_exports.sh [build-dir]   (NM=aarch64-linux-gnu-nm for a cross build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LIB=${1:-build}/libparakeet/libparakeet.so
-exported=$(nm -D --defined-only "$LIB" | awk '{print $3}' | sort)
+exported=$("${NM:-nm}" -D --defined-only "$LIB" | awk '{print $3}' | sort)
 LEGACY='^parakeet_(version|transcribe_file|free_string)$'
 extra=$(echo "$exported" | grep -v '^parakeet_capi_' | grep -vE "$LEGACY" || true)
 declared=$(grep -oE '\bparakeet_[a-z0-9_]+\(' libparakeet/include/parakeet_capi.h | tr -d '(' | sort -u)

@@ -9,15 +9,7 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libgtest-dev
               clang libclang-rt-14-dev espeak-ng sox libsndfile1)
 
-if command -v apt-get >/dev/null 2>&1; then
-  missing=()
-  for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if [ ${#missing[@]} -gt 0 ]; then
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}"
-  fi
-fi
+bash tools/apt_ensure.sh "${APT_PACKAGES[@]}"
 
 PYTHON=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv

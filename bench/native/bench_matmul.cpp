@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
             "\"weight_gbps\": %.2f, \"packed_bytes\": %zu}\n",
             c.type.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
             static_cast<long long>(c.N), c.threads,
-            w.level() >= pk::IsaLevel::Avx2 ? "true" : "false",
+            pk::isa_includes(w.level(), pk::IsaLevel::Avx2) ? "true" : "false",
             pk::isa_level_name(w.level()), wall.size(),
             median * 1e3, *std::min_element(wall.begin(), wall.end()) * 1e3, cpu_median * 1e3,
             flops / median * 1e-9, flops / cpu_median * 1e-9,

@@ -1,5 +1,6 @@
-// Every ISA level in one process: kernel and parity tests are parameterised over all levels
-// (scalar, avx2, avx512) and check each one on its own against the test's reference; a level
+// Every ISA level in one process: kernel and parity tests are parameterised over all levels of
+// the build's architecture (scalar, avx2, avx512 on x86-64; scalar, neon, dotprod, i8mm on
+// AArch64) and check each one on its own against the test's reference; a level
 // this CPU lacks is skipped with the reason printed, so a run shows what it covered.
 //
 //   class KernelFoo : public isa_test::LevelTest {};
@@ -19,12 +20,8 @@
 
 namespace isa_test {
 
-// Every level, lowest first.
-inline const std::vector<pk::IsaLevel>& all_levels() {
-    static const std::vector<pk::IsaLevel> levels{pk::IsaLevel::Scalar, pk::IsaLevel::Avx2,
-                                                  pk::IsaLevel::Avx512};
-    return levels;
-}
+// Every level of the build's architecture, lowest first.
+inline const std::vector<pk::IsaLevel>& all_levels() { return pk::isa_levels_of_build(); }
 
 // For tests that are not about the levels: the CPU's highest level, at which a model loads by
 // default, and its kernels.
@@ -80,7 +77,8 @@ void for_each_level(Body&& body) {
 
 }  // namespace isa_test
 
-// Runs every TEST_P of `Suite` once per level, named .../scalar, .../avx2, .../avx512.
+// Runs every TEST_P of `Suite` once per level, named .../scalar, .../avx2, .../avx512 (or
+// .../neon, .../dotprod, .../i8mm).
 #define INSTANTIATE_ISA_LEVELS(Suite) \
     INSTANTIATE_TEST_SUITE_P(Isa, Suite, ::testing::ValuesIn(isa_test::all_levels()), \
                              isa_test::level_name)

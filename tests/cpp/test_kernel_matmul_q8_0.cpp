@@ -1,6 +1,7 @@
 // matmul with Q8_0 weights: the activation quantisation, odd shapes against a double
 // reference on the dequantised weights and quantised activations, identical bits for any team
-// size, at every ISA level; and the same bits at the avx2 and avx512 levels.
+// size, at every ISA level; and the same bits at the SIMD levels of one architecture (avx2 and
+// avx512; neon, dotprod and i8mm).
 #include "test_kernel_matmul_common.h"
 
 #include <stdexcept>
@@ -158,42 +159,56 @@ TEST_P(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     }
 }
 
+// The levels of this build that pack Q8_0 in quads (avx512; dotprod, i8mm) and this CPU has.
+std::vector<pk::IsaLevel> quad_levels() {
+    std::vector<pk::IsaLevel> levels;
+    for (pk::IsaLevel l : isa_test::all_levels()) {
+        if (pk::kernels::matmul_detail::q8_uses_quads(l) && pk::cpu_features().supports(l)) levels.push_back(l);
+    }
+    return levels;
+}
+
 TEST(MatmulQ8_0Levels, VnniQuantisationMatchesTheDocumentedOne) {
     namespace md = pk::kernels::matmul_detail;
-    if (!pk::cpu_features().supports(pk::IsaLevel::Avx512))
-        GTEST_SKIP() << isa_test::missing_reason(pk::IsaLevel::Avx512);
-    const md::MatmulKernels& k = pk::kernels::kernel_table(pk::IsaLevel::Avx512).matmul;
-    const int64_t K = 352, R = md::kRowsQ8Vnni;
-    for (int64_t rows = 1; rows <= R; rows += 3) {
-        std::vector<float> x = random_floats(static_cast<size_t>(rows * K), 131 + rows, -5.0f, 5.0f);
-        std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
-        const std::vector<double> want = quantise_activations(x, K);
-        std::vector<int8_t> q(static_cast<size_t>(R * K), 99);
-        std::vector<float> s(static_cast<size_t>(R * K / 32), 99.0f);
-        std::vector<int32_t> corr(static_cast<size_t>(R * K / 32), 99);
-        k.quantize_q8_vnni(x.data(), rows, K, K / 32, R, q.data(), s.data(), corr.data());
-        for (int64_t r = 0; r < R; ++r) {
-            for (int64_t b = 0; b < K / 32; ++b) {
-                int32_t sum = 0;
-                for (int64_t i = 0; i < 32; ++i) {
-                    const int8_t qi = q[(b * R + r) * 32 + i];
-                    sum += qi;
-                    const double got = static_cast<double>(s[b * R + r]) * qi;
-                    ASSERT_EQ(got, r < rows ? want[r * K + b * 32 + i] : 0.0)
-                        << "row " << r << " of " << rows << ", k=" << b * 32 + i;
+    if (quad_levels().empty()) GTEST_SKIP() << "this CPU has no level with the quad layout";
+    for (pk::IsaLevel level : quad_levels()) {
+        SCOPED_TRACE(pk::isa_level_name(level));
+        const md::MatmulKernels& k = pk::kernels::kernel_table(level).matmul;
+        const int64_t K = 352, R = md::kRowsQ8Vnni;
+        for (int64_t rows = 1; rows <= R; rows += 3) {
+            std::vector<float> x = random_floats(static_cast<size_t>(rows * K), 131 + rows, -5.0f, 5.0f);
+            std::fill(x.begin() + 64, x.begin() + 96, 0.0f);
+            const std::vector<double> want = quantise_activations(x, K);
+            std::vector<int8_t> q(static_cast<size_t>(R * K), 99);
+            std::vector<float> s(static_cast<size_t>(R * K / 32), 99.0f);
+            std::vector<int32_t> corr(static_cast<size_t>(R * K / 32), 99);
+            k.quantize_q8_vnni(x.data(), rows, K, K / 32, R, q.data(), s.data(), corr.data());
+            for (int64_t r = 0; r < R; ++r) {
+                for (int64_t b = 0; b < K / 32; ++b) {
+                    int32_t sum = 0;
+                    for (int64_t i = 0; i < 32; ++i) {
+                        const int8_t qi = q[(b * R + r) * 32 + i];
+                        sum += qi;
+                        const double got = static_cast<double>(s[b * R + r]) * qi;
+                        ASSERT_EQ(got, r < rows ? want[r * K + b * 32 + i] : 0.0)
+                            << "row " << r << " of " << rows << ", k=" << b * 32 + i;
+                    }
+                    ASSERT_EQ(corr[b * R + r], -128 * sum) << "row " << r << ", block " << b;
                 }
-                ASSERT_EQ(corr[b * R + r], -128 * sum) << "row " << r << ", block " << b;
             }
         }
     }
 }
 
-// The integer block sums are exact and both levels scale and add them in the same order, so
-// weights packed for avx2 and for avx512 give identical bits: GEMM tiles with partial row and
-// column panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
-TEST(MatmulQ8_0Levels, Avx2AndAvx512GiveTheSameBits) {
-    if (!pk::cpu_features().supports(pk::IsaLevel::Avx512))
-        GTEST_SKIP() << isa_test::missing_reason(pk::IsaLevel::Avx512);
+// The integer block sums are exact and the SIMD levels of one architecture scale and add them
+// in the same order, so weights packed for avx2 and for avx512 (neon and dotprod, i8mm: the
+// pair and the quad layouts) give identical bits: GEMM tiles with partial row and column
+// panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
+TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
+    const std::vector<pk::IsaLevel>& levels = isa_test::all_levels();
+    if (levels.size() < 3 || !pk::cpu_features().supports(levels[2]))
+        GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
+    const pk::IsaLevel first = levels[1];
     struct Shape {
         int64_t M, N, K;
     };
@@ -214,23 +229,26 @@ TEST(MatmulQ8_0Levels, Avx2AndAvx512GiveTheSameBits) {
         const std::vector<float> bias = random_floats(s.N, seed + 2);
         const float* b = seed % 2 ? bias.data() : nullptr;
         const int64_t ldy = s.N + static_cast<int64_t>(seed % 3);
-        const PackedWeights w2(WeightType::Q8_0, w.raw.data(), s.N, s.K, pk::IsaLevel::Avx2);
-        const PackedWeights w5(WeightType::Q8_0, w.raw.data(), s.N, s.K, pk::IsaLevel::Avx512);
-        const std::vector<float> y2 = run(w2, x, s.M, b, 1, ldy);
-        for (int threads : {1, 2}) {
-            const std::vector<float> y5 = run(w5, x, s.M, b, threads, ldy);
-            ASSERT_EQ(0, std::memcmp(y2.data(), y5.data(), y2.size() * sizeof(float)))
-                << "M=" << s.M << " N=" << s.N << " K=" << s.K << ", " << threads << " threads";
+        const PackedWeights w1(WeightType::Q8_0, w.raw.data(), s.N, s.K, first);
+        const std::vector<float> y1 = run(w1, x, s.M, b, 1, ldy);
+        for (size_t i = 2; i < levels.size() && pk::cpu_features().supports(levels[i]); ++i) {
+            const PackedWeights wi(WeightType::Q8_0, w.raw.data(), s.N, s.K, levels[i]);
+            for (int threads : {1, 2}) {
+                const std::vector<float> yi = run(wi, x, s.M, b, threads, ldy);
+                ASSERT_EQ(0, std::memcmp(y1.data(), yi.data(), y1.size() * sizeof(float)))
+                    << pk::isa_level_name(first) << " and " << pk::isa_level_name(levels[i]) << ": M=" << s.M
+                    << " N=" << s.N << " K=" << s.K << ", " << threads << " threads";
+            }
         }
         seed += 3;
     }
 }
 
 TEST(MatmulQ8_0Levels, PackingAboveTheCpusLevelThrows) {
-    if (pk::cpu_features().supports(pk::IsaLevel::Avx512)) GTEST_SKIP() << "this CPU has every level";
+    const pk::IsaLevel top = isa_test::all_levels().back();
+    if (pk::cpu_features().supports(top)) GTEST_SKIP() << "this CPU has every level";
     const Q8Weights w = random_q8(17, 64, 141);
-    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 64, pk::IsaLevel::Avx512),
-                 std::invalid_argument);
+    EXPECT_THROW(PackedWeights(WeightType::Q8_0, w.raw.data(), 17, 64, top), std::invalid_argument);
 }
 
 TEST_P(MatmulQ8_0, SameBitsForAnyTeamSize) {

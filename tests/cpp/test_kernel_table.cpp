@@ -3,11 +3,13 @@
 // level the CPU lacks is refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 #include "isa_levels.h"
 #include "kernels/kernel_table.h"
+#include "kernels/matmul_layout.h"
 
 namespace {
 
@@ -34,16 +36,47 @@ TEST_P(KernelTableLevels, EverySlotIsFilled) {
     EXPECT_EQ(null_slots(k.conv), 0);
     EXPECT_EQ(null_slots(k.attention), 0);
     EXPECT_EQ(null_slots(k.fft), 0);
-    // The matmul slots below the VNNI ones are filled everywhere; the VNNI and BF16 ones only
-    // at avx512 (matmul_layout.h), where the driver uses them when they are there.
-    const int avx512_only = 7;
-    EXPECT_EQ(null_slots(k.matmul), level() >= pk::IsaLevel::Avx512 ? 0 : avx512_only);
-    EXPECT_EQ(k.matmul.tile_q8_vnni != nullptr, level() >= pk::IsaLevel::Avx512);
+    // The matmul slots below the VNNI ones are filled everywhere; the VNNI ones (3) only where
+    // Q8_0 is packed in quads (avx512, dotprod, i8mm; matmul_layout.h), the BF16 ones (4) only at
+    // avx512, and the driver uses them when they are there.
+    const bool quads = pk::kernels::matmul_detail::q8_uses_quads(level());
+    const bool bf16 = pk::isa_includes(level(), pk::IsaLevel::Avx512);
+    EXPECT_EQ(null_slots(k.matmul), (quads ? 0 : 3) + (bf16 ? 0 : 4));
+    EXPECT_EQ(k.matmul.tile_q8_vnni != nullptr, quads);
 }
 
 TEST(KernelTable, RefusesALevelTheCpuLacks) {
-    if (pk::cpu_features().supports(pk::IsaLevel::Avx512)) GTEST_SKIP() << "this CPU has every level";
-    EXPECT_THROW(pk::kernels::kernel_table(pk::IsaLevel::Avx512), std::invalid_argument);
+    const pk::IsaLevel top = isa_test::all_levels().back();
+    if (pk::cpu_features().supports(top)) GTEST_SKIP() << "this CPU has every level";
+    EXPECT_THROW(pk::kernels::kernel_table(top), std::invalid_argument);
+}
+
+// The other architecture's levels are neither above nor below this one's.
+TEST(KernelTable, RefusesTheOtherArchitecturesLevels) {
+    for (pk::IsaLevel l : {pk::IsaLevel::Avx2, pk::IsaLevel::Avx512, pk::IsaLevel::Neon,
+                           pk::IsaLevel::Dotprod, pk::IsaLevel::I8mm}) {
+        const auto& mine = isa_test::all_levels();
+        if (std::find(mine.begin(), mine.end(), l) != mine.end()) continue;
+        EXPECT_FALSE(pk::cpu_features().supports(l)) << pk::isa_level_name(l);
+        EXPECT_THROW(pk::kernels::kernel_table(l), std::invalid_argument) << pk::isa_level_name(l);
+    }
+}
+
+// The levels' order: scalar under everything, each chain ordered, the chains apart.
+TEST(KernelTable, LevelOrder) {
+    using pk::IsaLevel;
+    using pk::isa_includes;
+    EXPECT_TRUE(isa_includes(IsaLevel::Neon, IsaLevel::Scalar));
+    EXPECT_TRUE(isa_includes(IsaLevel::Avx2, IsaLevel::Scalar));
+    EXPECT_TRUE(isa_includes(IsaLevel::I8mm, IsaLevel::Dotprod));
+    EXPECT_TRUE(isa_includes(IsaLevel::Dotprod, IsaLevel::Neon));
+    EXPECT_TRUE(isa_includes(IsaLevel::Avx512, IsaLevel::Avx2));
+    EXPECT_TRUE(isa_includes(IsaLevel::Dotprod, IsaLevel::Dotprod));
+    EXPECT_FALSE(isa_includes(IsaLevel::Neon, IsaLevel::Dotprod));
+    EXPECT_FALSE(isa_includes(IsaLevel::Scalar, IsaLevel::Neon));
+    EXPECT_FALSE(isa_includes(IsaLevel::Neon, IsaLevel::Avx2));
+    EXPECT_FALSE(isa_includes(IsaLevel::I8mm, IsaLevel::Avx512));
+    EXPECT_FALSE(isa_includes(IsaLevel::Avx512, IsaLevel::Neon));
 }
 
 INSTANTIATE_ISA_LEVELS(KernelTableLevels);

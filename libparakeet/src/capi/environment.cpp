@@ -41,13 +41,14 @@ AttentionSetting attention_from_environment() {
     return w == 0 ? AttentionSetting::full() : AttentionSetting::local(static_cast<int>(w), static_cast<int>(w));
 }
 
-// PARAKEET_CPU=scalar|avx2|avx512 lowers the kernel level (a level above the CPU's is refused
+// PARAKEET_CPU=scalar|avx2|avx512 (x86-64) or scalar|neon|dotprod|i8mm (AArch64) lowers the
+// kernel level (a level the CPU lacks, above its own or of the other architecture, is refused
 // at load, as the same load option is).
 std::optional<IsaLevel> isa_from_environment() {
     const char* v = env_value("PARAKEET_CPU");
     if (v == nullptr) return std::nullopt;
     const std::optional<IsaLevel> level = isa_level_from_name(v);
-    if (!level) throw InvalidArgument(std::string("PARAKEET_CPU must be scalar, avx2 or avx512, not \"") + v + "\"");
+    if (!level) throw InvalidArgument(std::string("PARAKEET_CPU must be scalar, avx2, avx512 (x86-64), neon, dotprod or i8mm (AArch64), not \"") + v + "\"");
     return level;
 }
 

@@ -31,7 +31,7 @@ IsaLevel isa_value(JsonScanner& in) {
     const std::string name = in.string();
     const std::optional<IsaLevel> level = isa_level_from_name(name);
     if (!level)
-        throw InvalidArgument(std::string(kWhat) + ": isa must be \"scalar\", \"avx2\" or \"avx512\", not \"" + name +
+        throw InvalidArgument(std::string(kWhat) + ": isa must be \"scalar\", \"avx2\", \"avx512\", \"neon\", \"dotprod\" or \"i8mm\", not \"" + name +
                               "\"");
     return *level;
 }

@@ -1,4 +1,4 @@
-// Builds the three kernel tables, each from the one below (see kernel_table.h).
+// Builds the kernel tables of the build's architecture, each from the one below (see kernel_table.h).
 #include "kernels/kernel_table.h"
 
 #include <stdexcept>
@@ -28,6 +28,14 @@ constexpr Fill kAvx512[] = {
     add_ops_activation_avx512, add_attention_rel_pos_avx512,   add_matmul_kquant_avx512,
 };
 #endif
+#if defined(PARAKEET_HAVE_AARCH64)
+constexpr Fill kNeon[] = {
+    add_matmul_kernels_neon,    add_ops_softmax_neon, add_ops_layer_norm_neon,
+    add_ops_activation_neon,    add_ops_dot_neon,
+};
+constexpr Fill kDotprod[] = {add_matmul_kernels_dotprod, add_matmul_kquant_dotprod};
+constexpr Fill kI8mm[] = {add_matmul_kernels_i8mm};
+#endif
 
 template <size_t N>
 KernelTable derive(const KernelTable& below, IsaLevel level, const Fill (&fills)[N]) {
@@ -53,6 +61,22 @@ const KernelTable& avx512_table() {
     return t;
 }
 #endif
+#if defined(PARAKEET_HAVE_AARCH64)
+const KernelTable& neon_table() {
+    static const KernelTable t = derive(scalar_table(), IsaLevel::Neon, kNeon);
+    return t;
+}
+
+const KernelTable& dotprod_table() {
+    static const KernelTable t = derive(neon_table(), IsaLevel::Dotprod, kDotprod);
+    return t;
+}
+
+const KernelTable& i8mm_table() {
+    static const KernelTable t = derive(dotprod_table(), IsaLevel::I8mm, kI8mm);
+    return t;
+}
+#endif
 
 }  // namespace
 
@@ -65,6 +89,11 @@ const KernelTable& kernel_table(IsaLevel level) {
 #if defined(PARAKEET_HAVE_X86)
         case IsaLevel::Avx512: return avx512_table();
         case IsaLevel::Avx2: return avx2_table();
+#endif
+#if defined(PARAKEET_HAVE_AARCH64)
+        case IsaLevel::I8mm: return i8mm_table();
+        case IsaLevel::Dotprod: return dotprod_table();
+        case IsaLevel::Neon: return neon_table();
 #endif
         default: return scalar_table();
     }

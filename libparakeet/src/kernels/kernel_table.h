@@ -1,7 +1,7 @@
 // The one way per-ISA code is chosen: a table of function pointers per IsaLevel. Each level's
 // table starts as a copy of the level below and overrides the entries it has code for
-// (scalar < avx2 < avx512), so every slot is always filled, and a level without its own
-// version of a kernel runs the best one below it.
+// (scalar < avx2 < avx512 on x86-64, scalar < neon < dotprod < i8mm on AArch64), so every slot
+// is always filled, and a level without its own version of a kernel runs the best one below it.
 //
 // The caller chooses the level once (a model, at load: it packs its weights for the level and
 // keeps kernel_table(level)). The portable entry points (softmax(), layer_norm(),
@@ -16,12 +16,13 @@
 //      contract: what one call computes, and what must not depend on the level or the split;
 //   2. the portable version and the entry point in the family's .cpp (e.g. ops_softmax.cpp),
 //      whose add_<file>_scalar(KernelTable&) fills the slot;
-//   3. SIMD versions in <file>_avx2.cpp / <file>_avx512.cpp, each with internal linkage and
-//      one add_<file>_avx2(KernelTable&) / add_<file>_avx512(KernelTable&) that sets the
-//      slots it overrides (declared at the end of this header, called from kernel_table.cpp);
+//   3. SIMD versions in <file>_<level>.cpp (avx2, avx512; neon, dotprod, i8mm), each with
+//      internal linkage and one add_<file>_<level>(KernelTable&) that sets the slots it
+//      overrides (declared at the end of this header, called from kernel_table.cpp);
 //   4. a test (tests/cpp/test_kernel_*.cpp) parameterised over the levels (isa_levels.h).
-// AVX code lives only in *_avx2.cpp / *_avx512.cpp (compiled with those flags; see
-// tools/check_isa_isolation.sh): headers they include may hold only `static inline` code.
+// SIMD code lives only in those files (compiled with their level's flags; see
+// libparakeet/CMakeLists.txt and tools/check_isa_isolation.sh): headers they include may hold
+// only `static inline` code.
 #pragma once
 
 #include <cstdint>
@@ -152,6 +153,18 @@ void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
 void add_matmul_kquant_avx512(KernelTable& t);  // VNNI
+#endif
+#if defined(PARAKEET_HAVE_AARCH64)
+void add_matmul_kernels_neon(KernelTable& t);
+void add_ops_softmax_neon(KernelTable& t);
+void add_ops_layer_norm_neon(KernelTable& t);
+void add_ops_activation_neon(KernelTable& t);
+void add_ops_dot_neon(KernelTable& t);
+
+void add_matmul_kernels_dotprod(KernelTable& t);  // Q8_0 with SDOT
+void add_matmul_kquant_dotprod(KernelTable& t);   // K-quant tiles with SDOT
+
+void add_matmul_kernels_i8mm(KernelTable& t);  // Q8_0 with USDOT/SMMLA
 #endif
 
 }  // namespace pk::kernels

@@ -13,7 +13,6 @@
 #include <immintrin.h>
 
 #include <cstdint>
-#include <cstring>
 
 #include "kernels/kernel_table.h"
 #include "kernels/matmul_store_avx512.h"
@@ -104,18 +103,9 @@ inline void quantize_block(const float* x, int8_t* q, float* scale, int32_t* cor
 
 void quantize_q8_vnni(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
                       int8_t* q, float* scale, int32_t* corr) {
-    for (int64_t b = 0; b < nblocks; ++b) {
-        for (int64_t r = 0; r < mr; ++r) {
-            const int64_t o = b * mr + r;
-            if (r < rows) {
-                quantize_block(x + r * ldx + b * kQ8Block, q + o * kQ8Block, scale + o, corr + o);
-            } else {
-                std::memset(q + o * kQ8Block, 0, kQ8Block);
-                scale[o] = 0.0f;
-                corr[o] = 0;
-            }
-        }
-    }
+    // A lambda, not the function's address, so that the block quantiser is inlined.
+    quantize_quad_panel(x, rows, ldx, nblocks, mr, q, scale, corr,
+                        [](const float* xb, int8_t* qb, float* sb, int32_t* cb) { quantize_block(xb, qb, sb, cb); });
 }
 
 // Memory bound: two integer chains per block, and the blocks overlap out of order.

@@ -83,8 +83,11 @@ constexpr size_t kKqUnitBytes = 4 * kPanel * sizeof(float) + kPanel * kQ8Block; 
 constexpr int64_t kKqCorrPerBlock = 3;
 constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
 
-// Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels).
-static inline bool q8_uses_quads(IsaLevel level) { return level >= IsaLevel::Avx512; }
+// Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels, which the
+// dotprod and i8mm levels implement with SDOT / USDOT).
+static inline bool q8_uses_quads(IsaLevel level) {
+    return isa_includes(level, IsaLevel::Avx512) || isa_includes(level, IsaLevel::Dotprod);
+}
 
 // Q8_0 activation scale of a block whose largest |x| is amax: q = round-to-nearest-even(x * id),
 // x ~ d * q. `static` on purpose: this header is also compiled into *_avx2.cpp files, and an
@@ -96,6 +99,26 @@ struct Q8Scale {
 };
 static inline Q8Scale q8_scale(float amax) {
     return Q8Scale{amax / 127.0f, amax > 0.0f ? 127.0f / amax : 0.0f};
+}
+
+// MatmulKernels::quantize_q8_vnni around a level's quantiser of one block of 32,
+// block(x, q, scale, corr): blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a
+// quad-layout activation panel of mr rows, the missing rows zero.
+template <class Block>
+static inline void quantize_quad_panel(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
+                                       int8_t* q, float* scale, int32_t* corr, Block block) {
+    for (int64_t b = 0; b < nblocks; ++b) {
+        for (int64_t r = 0; r < mr; ++r) {
+            const int64_t o = b * mr + r;
+            if (r < rows) {
+                block(x + r * ldx + b * kQ8Block, q + o * kQ8Block, scale + o, corr + o);
+            } else {
+                for (int64_t i = 0; i < kQ8Block; ++i) q[o * kQ8Block + i] = 0;
+                scale[o] = 0.0f;
+                corr[o] = 0;
+            }
+        }
+    }
 }
 
 // One micro-kernel call computes the first `rows` <= MR rows of a 16-wide tile over a slice of

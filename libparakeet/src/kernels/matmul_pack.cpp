@@ -197,7 +197,7 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
 }
 
 bool PackedWeights::bf16_available(IsaLevel level) {
-    return level >= IsaLevel::Avx512 && cpu_features().supports(level) && cpu_features().avx512bf16;
+    return isa_includes(level, IsaLevel::Avx512) && cpu_features().supports(level) && cpu_features().avx512bf16;
 }
 
 PackedWeights PackedWeights::to_bf16(WeightType source, const void* data, int64_t n, int64_t k,

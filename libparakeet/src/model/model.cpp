@@ -44,9 +44,10 @@ std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorCo
 IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
     const IsaLevel cpu = cpu_features().detected;
     if (!requested) return cpu;
-    if (*requested > cpu)
+    if (!cpu_features().supports(*requested))
         throw Unsupported(std::string("the kernel level ") + isa_level_name(*requested) +
-                          " is above this CPU's (it supports up to " + isa_level_name(cpu) + ")");
+                          " is not one this CPU has (its highest is " + isa_level_name(cpu) +
+                          "; a level can only be lowered)");
     return *requested;
 }
 

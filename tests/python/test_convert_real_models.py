@@ -31,7 +31,9 @@ def _models():
     for root in roots:
         if root.is_dir():
             found += sorted(root.glob("*/model.nemo")) + sorted(root.glob("*.nemo"))
-    return found
+    # ASR models only: the Sortformer fixtures' conversion has its own schema (test_diarize.py
+    # reconverts them, and their NeMo parity tests check the values).
+    return [p for p in found if not p.parent.name.startswith("sortformer")]
 
 
 MODELS = _models()

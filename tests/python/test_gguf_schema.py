@@ -108,7 +108,7 @@ def test_the_converter_writes_exactly_the_table_keys():
 
 def test_a_diarization_model_carries_the_diarization_keys():
     """The converted Sortformer fixtures (tools/fixtures/make_sortformer_fixtures.py) write every
-    diarization key, the encoder and preprocessor keys, and no ASR-only or streaming-encoder key."""
+    diarization key, the encoder and preprocessor keys, and no ASR-only, prompt or streaming-encoder key."""
     import convert_helpers as F
     from data_helpers import DATA
 
@@ -119,7 +119,7 @@ def test_a_diarization_model_carries_the_diarization_keys():
         assert len(DIARIZATION_KEYS) == 23
         assert DIARIZATION_KEYS <= written
         assert sorted(written - table) == []
-        assert sorted(table - written) == sorted(STREAMING_KEYS | ASR_ONLY_KEYS)
+        assert sorted(table - written) == sorted(STREAMING_KEYS | ASR_ONLY_KEYS | PROMPT_KEYS)
 
 
 def test_a_cache_aware_model_carries_the_streaming_keys():

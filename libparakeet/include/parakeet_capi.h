@@ -505,6 +505,42 @@ PARAKEET_API char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav
 PARAKEET_API char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                   int sample_rate, const char* options_json);
 
+/* ---- Speaker-attributed ASR ("who said what"; parakeet.cpp's ABI 7 calls) -----------------
+ * The ASR ctx transcribes the clip (default decoder), the diarization ctx diarizes it (as
+ * diarize_pcm), and each word takes a speaker: the one whose segment overlaps it most (the
+ * first in start order on a tie), else the nearest segment within 0.5 s (the later on a tie),
+ * else -1 (times compared with a 1e-9 s tolerance). An utterance is a run of one speaker's
+ * words with pauses of at most 0.5 s: text joined by spaces, conf the minimum of its words'.
+ * Errors: bad input (a NULL or wrong-kind ctx, the buffer, out pointers, the sample rate) and
+ * transcription failures are recorded on asr_ctx, diarization failures on diar_ctx (and on the
+ * calling thread, parakeet_capi_thread_last_error); a success clears both. */
+typedef struct parakeet_sas_result {
+    int speaker; /* 0-based, or -1: no segment near the words */
+    char* text;
+    float start; /* seconds */
+    float end;
+    float conf;  /* minimum word confidence */
+} parakeet_sas_result;
+
+/* The utterances in *out (a new array, NULL when there are none; free with
+ * parakeet_capi_free_sas_results(*out, *n_out)) and their count in *n_out. Returns 0, or 1 on
+ * error (*out NULL, *n_out 0). */
+PARAKEET_API int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                      const float* samples, int n_samples, int sample_rate,
+                                                      parakeet_sas_result** out, int* n_out);
+/* The same as a document (free with parakeet_capi_free_string; NULL on error):
+ *   {"speakers": N, "utterances": [{"speaker", "text", "start", "end", "conf"}],
+ *    "words": [the same keys, one per word],
+ *    "segments": [{"speaker", "start", "end"}], "transcript": {...}}
+ * utterance and segment times with 2 decimals, word times with 3, conf with 4. "segments"
+ * (diarize_pcm's) and "transcript" (transcribe_pcm_json's document, whose "words" are the
+ * words above in the same order) are ours, beyond parakeet.cpp's keys. */
+PARAKEET_API char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                             const float* samples, int n_samples,
+                                                             int sample_rate);
+/* Frees the n results of transcribe_and_diarize and their texts (NULL is a no-op). */
+PARAKEET_API void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
+
 /* A VAD stream on a VAD ctx (which it borrows: free the stream first). sample_rate 16000 or
  * 8000; options as above, mode "speech" only. One thread at a time per stream. */
 typedef struct parakeet_vad_stream parakeet_vad_stream;

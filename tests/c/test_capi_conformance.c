@@ -212,6 +212,16 @@ static void test_null_handles(void) {
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
     CHECK(parakeet_capi_diarize_path(NULL, "x.wav") == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    {
+        parakeet_sas_result* res = (parakeet_sas_result*)s; /* overwritten with NULL */
+        int n_res = 7;
+        CHECK(parakeet_capi_transcribe_and_diarize(NULL, NULL, s, 4, 16000, &res, &n_res) == 1);
+        CHECK(res == NULL && n_res == 0);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        CHECK(parakeet_capi_transcribe_and_diarize_json(NULL, NULL, s, 4, 16000) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        parakeet_capi_free_sas_results(NULL, 2); /* no-op */
+    }
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {

@@ -4,6 +4,7 @@
 
 #include "audio/wav_reader.h"
 #include "capi/context.h"
+#include "capi/diar_default_segments.h"
 #include "capi/diar_options_json.h"
 #include "common/json_writer.h"
 #include "model/diar/diar_segments.h"
@@ -60,6 +61,18 @@ void check_buffer(const float* samples, int n_samples) {
 }
 
 }  // namespace
+
+namespace pk::capi {
+
+std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate) {
+    DiarPostProcessing post;
+    post.onset = m.config().onset;
+    post.offset = m.config().offset;
+    const SpeakerProbabilities p = m.probabilities(samples, n, sample_rate);
+    return speaker_segments(p.data.data(), p.frames, m.config().n_speakers, m.config().upsample_factor, post);
+}
+
+}  // namespace pk::capi
 
 extern "C" {
 

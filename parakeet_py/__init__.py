@@ -19,11 +19,11 @@ from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, Invali
 from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .stream import Stream, StreamEvent, StreamUpdate
-from .transcript import Token, Transcript, Word
+from .transcript import Token, Transcript, Utterance, Word
 from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "Segment",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

@@ -12,8 +12,9 @@ Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
 
@@ -67,6 +68,13 @@ class Diarizer:
 
     def __del__(self) -> None:
         _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
+
+    @contextmanager
+    def handle(self) -> Iterator[Any]:
+        """The open context's handle for a call that uses it (InvalidArgument once closed)."""
+        if self._ptr is None:
+            raise InvalidArgument("the diarizer is closed")
+        yield self._ptr
 
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
         """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""

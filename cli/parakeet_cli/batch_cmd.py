@@ -62,6 +62,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="Which head decodes (as for `transcribe`).")
 @click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
+              help="Who said what: a Sortformer diarization GGUF file; adds the columns speakers and utterances "
+                   "(and a speaker to each word with --timestamps). The default decoder; not with --ray.")
 @click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
 @click.option("--retry-errors", is_flag=True,
               help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
@@ -86,15 +89,16 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
           timestamps: bool, attention: Optional[object], resume: bool, retry_errors: bool, overwrite: bool,
           prefetch: Optional[int], decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str],
-          ray_network: bool, actors: int, cpus_per_actor: float, batch_size: int) -> None:
+          ray_network: bool, actors: int, cpus_per_actor: float, batch_size: int,
+          diarize_model: Optional[str]) -> None:
     """Transcribe every recording of INPUT... into one table, OUTPUT.
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
     `id`, other columns passed through), a text file with one path per line, a directory
     (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
     order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
-    row with its error; the job goes on), words and tokens with --timestamps, then the
-    manifest's other columns. Rows are written as they finish; after a crash, --resume
+    row with its error; the job goes on), words and tokens with --timestamps, speakers and
+    utterances with --diarize-model, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
     transcribes only what is missing (--retry-errors: and the files that failed). Error rows do
     not change the exit status.
 
@@ -109,8 +113,10 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
         raise click.UsageError("--resume and --overwrite exclude each other")
     if retry_errors and not resume:
         raise click.UsageError("--retry-errors works with --resume")
+    if diarize_model and (use_ray or decoder != "default"):
+        raise click.UsageError("--diarize-model does not go with --ray or --decoder")
     options = BatchOptions(concurrency=concurrency, threads=threads, decoder=decoder, timestamps=timestamps,
-                           attention=attention, decoders=decoders, prefetch=prefetch)
+                           attention=attention, decoders=decoders, prefetch=prefetch, diarize_model=diarize_model)
     if use_ray:
         from parakeet_py.batch.ray_job import run_ray_job
 

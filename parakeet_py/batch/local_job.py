@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional
 
 from ..context import Context
-from ..errors import InternalError
+from ..diarize import Diarizer
+from ..errors import InternalError, InvalidArgument
 from ..transcript import Attention
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
@@ -36,6 +37,7 @@ class BatchOptions:
     decoders: int = 2                    # decoding threads ahead of the backends
     prefetch: Optional[int] = None       # decoded clips held ready (None: 2 x concurrency)
     prefetch_bytes: int = 1 << 30        # and at most this many bytes of samples
+    diarize_model: Optional[str] = None  # a Sortformer GGUF file: speakers and utterances per row (local jobs)
 
 
 @dataclass
@@ -58,17 +60,21 @@ class BatchStats:
 
 
 def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[dict], None],
-                        options: BatchOptions, decoder: str, model: str) -> None:
+                        options: BatchOptions, decoder: str, model: str, diarizer: Optional[Diarizer]) -> None:
     """One transcribing thread: take decoded clips until none are left, write each row."""
     for entry, samples, error in prefetcher:
         transcript = None
         if error is None:
             try:
-                transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
-                                            timestamps=options.timestamps)
+                if diarizer is not None:
+                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, diarizer=diarizer)
+                else:
+                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
+                                                timestamps=options.timestamps)
             except Exception as e:  # any failure of one file is that file's row, never the job's end
                 error = error_message(entry.path, str(e) or type(e).__name__)
-        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps))
+        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps,
+                       diarized=diarizer is not None))
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
@@ -86,7 +92,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
     entries = read_inputs(inputs)
     schema = None
     if output_format(output) == "parquet":
-        schema = arrow_schema(options.timestamps, passthrough_schema(entries))
+        schema = arrow_schema(options.timestamps, passthrough_schema(entries), options.diarize_model is not None)
     writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
     todo: List[Entry] = [e for e in entries if e.id not in writer.done]
     stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo), dropped_lines=writer.dropped_lines)
@@ -102,7 +108,12 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             if on_row is not None:
                 on_row(row, stats)
 
+    diarizer = None
     try:
+        if options.diarize_model is not None:
+            if options.decoder not in (None, "default"):
+                raise InvalidArgument("a diarized batch runs the default decoder")
+            diarizer = Diarizer(options.diarize_model, concurrency=options.concurrency)
         with Context(model_path, concurrency=options.concurrency, threads=options.threads,
                      attention=options.attention) as ctx:
             decoder, model = decoder_label(ctx.info, options.decoder), model_id(model_path)
@@ -113,8 +124,8 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
                             max_bytes=options.prefetch_bytes) as prefetcher:
                 with ThreadPoolExecutor(options.concurrency, thread_name_prefix="batch") as pool:
-                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model)
-                               for _ in range(options.concurrency)]
+                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model,
+                                           diarizer) for _ in range(options.concurrency)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
                 deaths = prefetcher.deaths
@@ -126,4 +137,6 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
                                 "(run again with --resume to do the rest)")
     finally:
         writer.close()
+        if diarizer is not None:
+            diarizer.close()
     return stats

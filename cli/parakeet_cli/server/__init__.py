@@ -118,6 +118,9 @@ def _window_text(window: Any) -> str:
 @click.option("--max-append-mb", default=DEFAULT_MAX_APPEND_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Largest audio in one input_audio_buffer.append, in MiB (decoded).")
+@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A Sortformer diarization GGUF file: response_format=diarized_json, and speakers on the words "
+                   "of verbose_json and the cues of srt/vtt (docs/server.md).")
 @click.option("--model-id", default=None,
               help="Model id reported by /v1/models [default: the model file's name].")
 @click.option("--log-level", default="info", show_default=True,
@@ -128,8 +131,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          max_queue: Optional[int], max_queue_wait: float, max_streams: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
-         allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, model_id: Optional[str],
-         log_level: str) -> None:
+         allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, diarize_model: Optional[str],
+         model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -137,7 +140,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     """
     # Imported here so that `--help` and `parakeet-cli` stay fast and work without the
     # server's dependencies installed.
-    from parakeet_py import Context, ParakeetError
+    from parakeet_py import Context, Diarizer, ParakeetError
 
     from .app import ServerConfig, serve
 
@@ -169,9 +172,17 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                           bf16=bf16)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
+    diarizer = None
     try:
-        serve(context, config, host=host, port=port, log_level=log_level)
+        if diarize_model:
+            try:  # its pool as wide as the ASR's: each transcribing worker may diarize at once
+                diarizer = Diarizer(diarize_model, concurrency=concurrency)
+            except ParakeetError as e:
+                raise click.ClickException(f"cannot load {diarize_model}: {e}") from e
+        serve(context, config, host=host, port=port, log_level=log_level, diarizer=diarizer)
     finally:
+        if diarizer is not None:
+            diarizer.close()
         context.close()
 
 

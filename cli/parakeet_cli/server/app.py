@@ -118,8 +118,9 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
             return
 
 
-def create_app(context, config: ServerConfig) -> Starlette:
-    """The ASGI application serving ``context`` (which the caller keeps and closes)."""
+def create_app(context, config: ServerConfig, diarizer=None) -> Starlette:
+    """The ASGI application serving ``context`` (which the caller keeps and closes), and
+    ``diarizer`` (a parakeet_py.Diarizer, or None) for the speaker-labelled formats."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -167,15 +168,19 @@ def create_app(context, config: ServerConfig) -> Starlette:
             raise BadAudio("the audio file contains no samples")
         return audio
 
-    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None) -> Any:
+    def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
+                       diarize: bool = False) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
-            # The request stops at its next progress report (beam search: at every encoder
-            # frame too) once the client has gone or the server stops.
-            transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                            progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
+            if diarize:  # one library call, transcription and diarization (no progress reports)
+                transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer)
+            else:
+                # The request stops at its next progress report (beam search: at every encoder
+                # frame too) once the client has gone or the server stops.
+                transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
+                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
@@ -221,6 +226,13 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return await _stream_form(fields, client_key(request))
         response_format, granularities, language, upload = (fields.response_format, fields.granularities,
                                                             fields.language, fields.upload)
+        diarize = diarizer is not None and response_format in formats.DIARIZED_FORMATS
+        if response_format == "diarized_json" and diarizer is None:
+            raise APIError(400, "response_format 'diarized_json' needs a server started with --diarize-model",
+                           param="response_format", code="unsupported_value")
+        if diarize and fields.beam_size is not None:
+            raise APIError(400, f"beam_size does not go with speaker labels ({response_format} on this server)",
+                           param="beam_size", code="unsupported_value")
 
         gone = threading.Event()
         watcher = asyncio.ensure_future(watch_disconnect(request, gone))
@@ -228,7 +240,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             # json and text need no word/token times (the transcript's JSON is still built, for
             # the progress callback, but it is small).
             timestamps = response_format in ("verbose_json", "srt", "vtt")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size), ticket)
+            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size, diarize),
+                                         ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -246,6 +259,8 @@ def create_app(context, config: ServerConfig) -> Starlette:
             return JSONResponse(formats.json_body(transcript))
         if response_format == "verbose_json":
             return JSONResponse(formats.verbose_json_body(transcript, granularities, language))
+        if response_format == "diarized_json":
+            return JSONResponse(formats.diarized_json_body(transcript))
         if response_format == "text":
             return PlainTextResponse(formats.text_body(transcript))
         if response_format == "srt":
@@ -338,11 +353,11 @@ def create_app(context, config: ServerConfig) -> Starlette:
 SHUTDOWN_ANSWER_SEC = 5
 
 
-def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info") -> None:
+def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info", diarizer=None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config)
+    app = create_app(context, config, diarizer)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

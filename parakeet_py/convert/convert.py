@@ -27,6 +27,7 @@ from .gguf_writer import FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
 from .nemo_archive import NemoArchive
 from .nemo_config import MetaValue, NemoConfig, build_model_spec
 from .report import ConversionReport
+from .sortformer_config import build_diarization_spec, gguf_tensor_name, is_sortformer
 from .tokenizer import Piece, pieces_from_model_proto, pieces_from_vocab_text
 from .torch_checkpoint import TensorRef, TorchCheckpoint
 
@@ -51,14 +52,20 @@ def convert_nemo(in_path, out_path, out_type: str = "f32", name: Optional[str] =
         cfg = NemoConfig.from_yaml(archive.read_bytes(archive.require("model_config.yaml")))
         with archive.open(archive.require("model_weights.ckpt")) as ckpt_stream:
             ckpt = TorchCheckpoint(ckpt_stream)
-            pieces, warnings = read_tokenizer_pieces(archive, cfg)
             selected, skipped, skip_warnings = select_tensors(ckpt.tensors)
-            spec = build_model_spec(cfg, {n: t.shape for n, t in selected}, [p.text for p in pieces])
+            shapes = {n: t.shape for n, t in selected}
+            if is_sortformer(cfg):  # a diarizer: no tokenizer; one tensor renamed (gguf_tensor_name)
+                pieces, warnings = [], []
+                spec = build_diarization_spec(cfg, shapes)
+                selected = [(gguf_tensor_name(n), t) for n, t in selected]
+            else:
+                pieces, warnings = read_tokenizer_pieces(archive, cfg)
+                spec = build_model_spec(cfg, shapes, [p.text for p in pieces])
             gguf_name = name or in_path.stem
             metadata = [
                 MetaValue(schema.GENERAL_NAME, "str", gguf_name),
                 MetaValue(schema.GENERAL_FILE_TYPE, "u32", int(FILE_TYPES[out_type])),
-            ] + spec.metadata + [tokenizer_scores(pieces)]
+            ] + spec.metadata + ([tokenizer_scores(pieces)] if pieces else [])
             plans = [plan_tensor(n, t, out_type) for n, t in selected]
             size = write_gguf(out_path, metadata, plans)
             ckpt.close()

@@ -124,3 +124,57 @@ def layer_module(layer: int, module: str) -> str:
 def lstm_param(param: str, layer: int) -> str:
     """The prediction LSTM's ``weight_ih``, ``weight_hh``, ``bias_ih`` or ``bias_hh`` of ``layer``."""
     return f"{PREDICTION_LSTM}.{param}_l{layer}"
+
+# ---- Sortformer diarization (parakeet.arch = "diarization") ----------------------------------
+# Keys of parakeet.cpp's diarization schema, which the converter writes and the engine reads.
+ARCH_DIARIZATION = "diarization"
+DIAR_N_SPEAKERS = "parakeet.diar.n_speakers"
+DIAR_TF_D_MODEL = "parakeet.diar.tf_d_model"
+DIAR_UPSAMPLE_FACTOR = "parakeet.diar.upsample_factor"  # 10 ms units per output frame
+DIAR_FRAME_RESOLUTION_SEC = "parakeet.diar.frame_resolution_sec"
+DIAR_ONSET_THRESHOLD = "parakeet.diar.onset_threshold"
+DIAR_OFFSET_THRESHOLD = "parakeet.diar.offset_threshold"
+DIAR_STREAMING_MODE = "parakeet.diar.streaming_mode"
+DIAR_CHUNK_LEN = "parakeet.diar.chunk_len"
+DIAR_SPKCACHE_LEN = "parakeet.diar.spkcache_len"
+DIAR_FIFO_LEN = "parakeet.diar.fifo_len"
+DIAR_SPKCACHE_UPDATE_PERIOD = "parakeet.diar.spkcache_update_period"
+DIAR_SPKCACHE_SIL_FRAMES_PER_SPK = "parakeet.diar.spkcache_sil_frames_per_spk"
+DIAR_SIL_THRESHOLD = "parakeet.diar.sil_threshold"
+DIAR_PRED_SCORE_THRESHOLD = "parakeet.diar.pred_score_threshold"
+DIAR_SCORES_BOOST_LATEST = "parakeet.diar.scores_boost_latest"
+DIAR_STRONG_BOOST_RATE = "parakeet.diar.strong_boost_rate"
+DIAR_WEAK_BOOST_RATE = "parakeet.diar.weak_boost_rate"
+DIAR_MIN_POS_SCORES_RATE = "parakeet.diar.min_pos_scores_rate"
+# Ours (parakeet.cpp's readers take these from the tensor shapes): the transformer's size and
+# the streaming contexts, in NeMo's names.
+DIAR_TF_N_LAYERS = "parakeet.diar.tf_n_layers"
+DIAR_TF_N_HEADS = "parakeet.diar.tf_n_heads"
+DIAR_TF_INNER_SIZE = "parakeet.diar.tf_inner_size"
+DIAR_CHUNK_LEFT_CONTEXT = "parakeet.diar.chunk_left_context"
+DIAR_CHUNK_RIGHT_CONTEXT = "parakeet.diar.chunk_right_context"
+
+# Sortformer tensors (NeMo's names). Transformer layer i: TF_LAYER_PREFIX + "<i>." + module.
+DIAR_ENCODER_PROJ = "sortformer_modules.encoder_proj"  # absent when fc_d_model == tf_d_model
+DIAR_HEAD_HIDDEN = "sortformer_modules.first_hidden_to_hidden"
+DIAR_HEAD_SPKS = "sortformer_modules.single_hidden_to_spks"
+TF_LAYER_PREFIX = "transformer_encoder.layers."
+TF_QUERY = "first_sub_layer.query_net"
+TF_KEY = "first_sub_layer.key_net"
+TF_VALUE = "first_sub_layer.value_net"
+TF_OUT = "first_sub_layer.out_projection"  # NeMo's; too long for GGUF: stored as ATTN_OUT_PROJ
+TF_NORM1 = "layer_norm_1"
+TF_DENSE_IN = "second_sub_layer.dense_in"
+TF_DENSE_OUT = "second_sub_layer.dense_out"
+TF_NORM2 = "layer_norm_2"
+# A transformer layer's output projection is stored as "<layer>.attn.out_proj" (parakeet.cpp's
+# name; NeMo's is longer than GGUF's 63 bytes). parakeet.cpp's diarization files may also fuse
+# a layer's q/k/v projections into one "<layer>.attn.w_qkv" matrix (rows q, then k, then v),
+# in the transformer and in the conformer layers; the engine reads both forms.
+ATTN_W_QKV = "attn.w_qkv"
+ATTN_OUT_PROJ = "attn.out_proj"
+
+
+def tf_layer_module(layer: int, module: str) -> str:
+    """``transformer_encoder.layers.<layer>.<module>``."""
+    return f"{TF_LAYER_PREFIX}{layer}.{module}"

@@ -80,9 +80,16 @@ STREAMING_KEYS = {v for k, v in CPP.items() if k.startswith(("kEncoderAttContext
                                                                "kEncoderConvCausal", "kStreaming"))}
 
 
+# The keys only Sortformer diarization models carry (gguf_schema.h, "Sortformer diarization").
+DIARIZATION_KEYS = {v for k, v in CPP.items() if k.startswith("kDiar") and _is_key(v)}
+# ... and the ASR keys they do not.
+ASR_ONLY_KEYS = {v for k, v in CPP.items() if k.startswith(("kVocab", "kBlank", "kTokenizer", "kDecoder", "kJoint",
+                                                              "kDecoding", "kTdt")) and _is_key(v)}
+
+
 def test_the_converter_writes_exactly_the_table_keys():
     """A hybrid TDT/CTC model (the synthetic one) carries every key of the table but the
-    cache-aware streaming ones."""
+    cache-aware streaming and the diarization ones."""
     layout = state_dict_layout(ARCH_TINY)
     vocab = pieces(ARCH_TINY.vocab)
     spec = build_model_spec(NemoConfig(nemo_config(ARCH_TINY)), {n: s for n, s, _ in layout}, vocab)
@@ -93,8 +100,24 @@ def test_the_converter_writes_exactly_the_table_keys():
     assert spec.arch == "hybrid_tdt_ctc"
     table = {v for v in CPP.values() if _is_key(v)}
     assert sorted(set(written) - table) == []
-    assert sorted(table - set(written)) == sorted(STREAMING_KEYS)
+    assert sorted(table - set(written)) == sorted(STREAMING_KEYS | DIARIZATION_KEYS)
     assert len(written) == len(set(written))
+
+
+def test_a_diarization_model_carries_the_diarization_keys():
+    """The converted Sortformer fixtures (tools/fixtures/make_sortformer_fixtures.py) write every
+    diarization key, the encoder and preprocessor keys, and no ASR-only or streaming-encoder key."""
+    import convert_helpers as F
+    from data_helpers import DATA
+
+    table = {v for v in CPP.values() if _is_key(v)}
+    for name in ("sortformer_offline", "sortformer_stream"):
+        fields, _ = F.read_gguf(DATA / "nemo" / name / "model.gguf")
+        written = {k for k in fields if _is_key(k)}
+        assert len(DIARIZATION_KEYS) == 23
+        assert DIARIZATION_KEYS <= written
+        assert sorted(written - table) == []
+        assert sorted(table - written) == sorted(STREAMING_KEYS | ASR_ONLY_KEYS)
 
 
 def test_a_cache_aware_model_carries_the_streaming_keys():

@@ -184,4 +184,56 @@ inline constexpr char kQuantisedAtLoad[] =
 // ... and, opt-in (PARAKEET_Q8_SUBSAMPLING=1), the subsampling's pointwise convolutions.
 inline constexpr char kQuantisedAtLoadSubsampling[] = R"(encoder\.pre_encode\.conv\.[36]\.weight)";
 
+// ---- Sortformer diarization (parakeet.arch = kArchDiarization) -----------------------------
+// parakeet.cpp's diarization keys: the encoder and preprocessor keys above, plus these.
+inline constexpr char kDiarNSpeakers[] = "parakeet.diar.n_speakers";
+inline constexpr char kDiarTfDModel[] = "parakeet.diar.tf_d_model";
+inline constexpr char kDiarUpsampleFactor[] = "parakeet.diar.upsample_factor";  // 10 ms units a frame
+inline constexpr char kDiarFrameResolutionSec[] = "parakeet.diar.frame_resolution_sec";
+inline constexpr char kDiarOnsetThreshold[] = "parakeet.diar.onset_threshold";
+inline constexpr char kDiarOffsetThreshold[] = "parakeet.diar.offset_threshold";
+// The checkpoint's streaming configuration (NeMo's SortformerModules names); optional.
+inline constexpr char kDiarStreamingMode[] = "parakeet.diar.streaming_mode";
+inline constexpr char kDiarChunkLen[] = "parakeet.diar.chunk_len";
+inline constexpr char kDiarSpkcacheLen[] = "parakeet.diar.spkcache_len";
+inline constexpr char kDiarFifoLen[] = "parakeet.diar.fifo_len";
+inline constexpr char kDiarSpkcacheUpdatePeriod[] = "parakeet.diar.spkcache_update_period";
+inline constexpr char kDiarSpkcacheSilFramesPerSpk[] = "parakeet.diar.spkcache_sil_frames_per_spk";
+inline constexpr char kDiarSilThreshold[] = "parakeet.diar.sil_threshold";
+inline constexpr char kDiarPredScoreThreshold[] = "parakeet.diar.pred_score_threshold";
+inline constexpr char kDiarScoresBoostLatest[] = "parakeet.diar.scores_boost_latest";
+inline constexpr char kDiarStrongBoostRate[] = "parakeet.diar.strong_boost_rate";
+inline constexpr char kDiarWeakBoostRate[] = "parakeet.diar.weak_boost_rate";
+inline constexpr char kDiarMinPosScoresRate[] = "parakeet.diar.min_pos_scores_rate";
+// Ours (parakeet.cpp's files lack them; the loader then reads the sizes off the tensors).
+inline constexpr char kDiarTfNLayers[] = "parakeet.diar.tf_n_layers";
+inline constexpr char kDiarTfNHeads[] = "parakeet.diar.tf_n_heads";
+inline constexpr char kDiarTfInnerSize[] = "parakeet.diar.tf_inner_size";
+inline constexpr char kDiarChunkLeftContext[] = "parakeet.diar.chunk_left_context";
+inline constexpr char kDiarChunkRightContext[] = "parakeet.diar.chunk_right_context";
+
+// Sortformer tensors, NeMo's names. The projection is absent when fc_d_model == tf_d_model.
+inline constexpr char kDiarEncoderProj[] = "sortformer_modules.encoder_proj";
+inline constexpr char kDiarHeadHidden[] = "sortformer_modules.first_hidden_to_hidden";
+inline constexpr char kDiarHeadSpks[] = "sortformer_modules.single_hidden_to_spks";
+// NeMo's post-LN TransformerEncoder, layer i: kTfLayerPrefix + "<i>." + module.
+inline constexpr char kTfLayerPrefix[] = "transformer_encoder.layers.";
+inline constexpr char kTfQuery[] = "first_sub_layer.query_net";
+inline constexpr char kTfKey[] = "first_sub_layer.key_net";
+inline constexpr char kTfValue[] = "first_sub_layer.value_net";
+// NeMo's name of the output projection; too long for GGUF's 63 bytes: stored as kAttnOutProj.
+inline constexpr char kTfOut[] = "first_sub_layer.out_projection";
+inline constexpr char kTfNorm1[] = "layer_norm_1";
+inline constexpr char kTfDenseIn[] = "second_sub_layer.dense_in";
+inline constexpr char kTfDenseOut[] = "second_sub_layer.dense_out";
+inline constexpr char kTfNorm2[] = "layer_norm_2";
+inline std::string tf_layer_module(int layer, const char* module) {
+    return kTfLayerPrefix + std::to_string(layer) + "." + module;
+}
+// A transformer layer's output projection, "<layer>.attn.out_proj" (parakeet.cpp's name).
+// parakeet.cpp's diarization files may also fuse a layer's q/k/v projections into one
+// "<layer>.attn.w_qkv" matrix (rows q, k, v), in the transformer and the conformer layers.
+inline constexpr char kAttnWQkv[] = "attn.w_qkv";
+inline constexpr char kAttnOutProj[] = "attn.out_proj";
+
 }  // namespace pk::schema

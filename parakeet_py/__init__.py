@@ -13,6 +13,7 @@ See docs/python.md.
 
 from .audio import load_audio
 from .context import Context
+from .diarize import Diarizer, Segment
 from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, InvalidAudio, OutOfMemory, ParakeetError,
                      Unsupported)
 from .hotwords import Hotwords
@@ -23,6 +24,6 @@ from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "Segment",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

@@ -120,6 +120,9 @@ char* parakeet_capi_vad_stream_feed_json(parakeet_vad_stream* s, const float* pc
 int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
 void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
 
+char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                     int sample_rate, const char* options_json);
+
 size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
 int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,
                                 size_t dst_bytes);

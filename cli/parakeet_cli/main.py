@@ -16,6 +16,7 @@ from parakeet_py.convert import ConversionError
 
 from .batch_cmd import batch
 from .bench import bench
+from .diarize_cmd import diarize
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
 from .vad_cmd import vad
@@ -65,6 +66,7 @@ cli.add_command(quantize)
 cli.add_command(bench)
 cli.add_command(batch)
 cli.add_command(vad)
+cli.add_command(diarize)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -105,7 +105,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
 
     A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
-    package only.
+    package only. A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
 
     No PyTorch or NeMo is needed. Supported: FastConformer CTC, RNN-T, TDT and hybrid
     TDT/RNN-T + CTC models with a SentencePiece tokenizer. A model the engine cannot run is

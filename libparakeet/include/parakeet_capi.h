@@ -89,7 +89,8 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
  * Thread-safe; free the context with parakeet_capi_free(). */
 PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
 
-/* What a context holds (parakeet.cpp's values; this library loads ASR and Silero VAD models).
+/* What a context holds (parakeet.cpp's values; this library loads ASR, Sortformer diarization
+ * and Silero VAD models).
  * Every entry point refuses a context of the wrong kind with PARAKEET_ERROR_UNSUPPORTED. */
 #define PARAKEET_MODEL_KIND_NONE 0
 #define PARAKEET_MODEL_KIND_ASR 1
@@ -473,6 +474,36 @@ PARAKEET_API char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* sa
                                               int sample_rate, const char* options_json);
 /* The same for a WAV file (formats as the *_path transcription calls; channels averaged). */
 PARAKEET_API char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wav_path, const char* options_json);
+
+/* ---- Speaker diarization (Sortformer) -----------------------------------------------------
+ * A context loaded from a diarization GGUF file (parakeet.arch "diarization": ours, written by
+ * `parakeet-cli convert sortformer.nemo out.gguf`, or parakeet.cpp's schema) has kind
+ * PARAKEET_MODEL_KIND_DIARIZATION. These calls refuse other kinds (PARAKEET_ERROR_UNSUPPORTED;
+ * on an ASR ctx: "context holds an ASR model; diarize_* needs a diarization model"), and the
+ * ASR calls refuse a diarization ctx ("context holds a diarization model; use
+ * parakeet_capi_diarize_*"). The offline path is NeMo's diarize() with streaming_mode off
+ * (whole-clip attention; docs/diarization.md). Diarization contexts use the backend pool like
+ * ASR ones (parakeet_capi_set_concurrency); results do not depend on the pool or threads.
+ * Result (a new string, free with parakeet_capi_free_string; NULL on error):
+ *   {"speakers": <the model's speaker count>, "segments": [{"speaker", "start", "end"}]}
+ * speakers numbered from 0 in order of arrival, times in seconds with 2 decimals, sorted by
+ * start then speaker. n_samples == 0 gives {"speakers": N, "segments": []}. Audio at any rate
+ * 1000..384000 Hz is resampled to the model's; non-finite samples are
+ * PARAKEET_ERROR_INVALID_AUDIO; samples NULL with n_samples > 0, or n_samples < 0, is
+ * "invalid samples buffer". */
+PARAKEET_API char* parakeet_capi_diarize_pcm(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                             int sample_rate);
+/* The same for a WAV file (formats as the *_path transcription calls; channels averaged). */
+PARAKEET_API char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav_path);
+/* diarize_pcm with options_json (NULL or "" = {}), NeMo's post-processing parameters:
+ *   "onset", "offset" [0,1] (default: the file's, 0.5); "pad_onset", "pad_offset" s [0,10] 0;
+ *   "min_duration_on", "min_duration_off" s [0,3600] 0; "probabilities" bool false: adds
+ *   "frame_sec" and "probabilities": one array per speaker of per-frame values (shortest exact
+ *   float form). Unknown keys, wrong types and out-of-range values are
+ *   PARAKEET_ERROR_INVALID_ARGUMENT. "streaming" (NeMo's forward_streaming settings) is not
+ *   implemented yet: PARAKEET_ERROR_UNSUPPORTED. */
+PARAKEET_API char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                  int sample_rate, const char* options_json);
 
 /* A VAD stream on a VAD ctx (which it borrows: free the stream first). sample_rate 16000 or
  * 8000; options as above, mode "speech" only. One thread at a time per stream. */

@@ -206,6 +206,12 @@ static void test_null_handles(void) {
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
     CHECK(parakeet_capi_vad_stream_reset(NULL) == -1);
     parakeet_capi_vad_stream_free(NULL); /* no-op */
+    CHECK(parakeet_capi_diarize_pcm(NULL, s, 4, 16000) == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_diarize_pcm_with(NULL, s, 4, 16000, "{}") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_diarize_path(NULL, "x.wav") == NULL);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {

@@ -146,9 +146,11 @@ TEST(CapiErrorCodes, UnsupportedModelKindIsRefusedAtLoad) {
                                                          .kv_string("general.architecture", "parakeet")
                                                          .kv_string("parakeet.arch", "diarization")
                                                          .build());
+    // A diarization file loads as a diarization model; one without the schema's keys is a bad model file.
     EXPECT_EQ(parakeet_capi_load(diar.c_str()), nullptr);
-    expect_code(PARAKEET_ERROR_UNSUPPORTED);
-    EXPECT_NE(std::string(parakeet_capi_load_error()).find("diarization model"), std::string::npos);
+    expect_code(PARAKEET_ERROR_BAD_MODEL);
+    EXPECT_NE(std::string(parakeet_capi_load_error()).find("parakeet.encoder.feat_in"), std::string::npos)
+        << parakeet_capi_load_error();
 }
 
 TEST(CapiErrorCodes, WrongKindContextIsRefusedByEveryEntryPoint) {

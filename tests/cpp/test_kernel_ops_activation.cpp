@@ -1,4 +1,4 @@
-// SiLU, ReLU and GLU match double-precision references (SiLU over a range that reaches the
+// SiLU, sigmoid, ReLU and GLU match double-precision references (SiLU over a range that reaches the
 // vector exp's clamps), work in place where allowed, and give the same bits for any team size,
 // at every ISA level (ReLU has one portable version).
 #include <cmath>
@@ -27,6 +27,24 @@ TEST_P(KernelActivation, SiluIsWithinAFewUlpsAcrossTheWholeRange) {
         kt::expect_near_all(y, want, 1e-30, 6e-7, "silu n=" + std::to_string(n));
         pk::kernels::silu(kernels(), team, x.data(), n, x.data());
         EXPECT_EQ(x, y) << "silu in place, n=" << n;
+    }
+}
+
+TEST_P(KernelActivation, SigmoidIsWithinAFewUlpsAndTheSameForAnyTeam) {
+    for (int64_t n : {1, 5, 80, 513, 17 * 513}) {
+        auto x = kt::random_vector(n, 57 + n, -30.0f, 30.0f);
+        x[0] = 0.0f;
+        std::vector<double> want(n);
+        for (int64_t i = 0; i < n; ++i) want[i] = sigmoid(x[i]);
+        std::vector<float> first;
+        for (int threads : {1, 3}) {
+            pk::ThreadTeam team(threads);
+            auto y = kt::poisoned(n);
+            pk::kernels::sigmoid(kernels(), team, x.data(), n, y.data());
+            kt::expect_near_all(y, want, 1e-30, 6e-7, "sigmoid n=" + std::to_string(n));
+            if (first.empty()) first = y;
+            EXPECT_EQ(y, first) << "sigmoid, " << threads << " threads, n=" << n;
+        }
     }
 }
 

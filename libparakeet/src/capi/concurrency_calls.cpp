@@ -12,12 +12,16 @@ extern "C" {
 
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each) {
     return guarded<int>(ctx, -1, [&] {
+        if (ctx != nullptr && ctx->kind == pk::ModelKind::Diarization)
+            return ctx->diar->set_concurrency(backends, threads_each);
         return pk::capi::asr_model(ctx).set_concurrency(backends, threads_each);
     });
 }
 
 long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx) {
     return guarded<long long>(ctx, -1, [&] {
+        if (ctx != nullptr && ctx->kind == pk::ModelKind::Diarization)
+            return static_cast<long long>(ctx->diar->pool_working_set_bytes());
         return static_cast<long long>(pk::capi::asr_model(ctx).pool_working_set_bytes());
     });
 }

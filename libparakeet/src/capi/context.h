@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/diar/diar_model.h"
 #include "model/model.h"
 #include "model/model_kind.h"
 #include "model/vad/silero_model.h"
@@ -15,6 +16,7 @@ struct parakeet_ctx {
     pk::ModelKind kind = pk::ModelKind::None;
     std::unique_ptr<pk::Model> model;  // kind Asr
     std::unique_ptr<pk::SileroVad> vad;  // kind Vad (shared read-only by its streams)
+    std::unique_ptr<pk::DiarModel> diar;  // kind Diarization
 
     // The message and code of the most recently finished call on this context ("" and None
     // after a success).
@@ -63,6 +65,10 @@ Model& asr_model(parakeet_ctx* ctx);
 // The Silero VAD model of a context, for the VAD entry points: throws InvalidArgument for ctx
 // NULL and Unsupported when the context holds another kind of model.
 const SileroVad& vad_model(parakeet_ctx* ctx);
+
+// The diarization model of a context, for the diarize entry points: throws InvalidArgument for
+// ctx NULL and Unsupported (parakeet.cpp's message) when the context holds another kind.
+DiarModel& diar_model(parakeet_ctx* ctx);
 
 // A malloc'd copy of s for the caller (freed with parakeet_capi_free_string). Throws
 // std::bad_alloc.

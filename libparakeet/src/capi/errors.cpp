@@ -48,6 +48,8 @@ ErrorCode error_code_of(const std::exception& e) {
 
 Model& asr_model(parakeet_ctx* ctx) {
     if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind == ModelKind::Diarization)  // parakeet.cpp's words
+        throw Unsupported("context holds a diarization model; use parakeet_capi_diarize_*");
     if (ctx->kind != ModelKind::Asr)
         throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
                           " model, not a speech-recognition (ASR) model");
@@ -60,6 +62,16 @@ const SileroVad& vad_model(parakeet_ctx* ctx) {
         throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
                           " model, not a Silero VAD model");
     return *ctx->vad;
+}
+
+DiarModel& diar_model(parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind == ModelKind::Asr)  // parakeet.cpp's words
+        throw Unsupported("context holds an ASR model; diarize_* needs a diarization model");
+    if (ctx->kind != ModelKind::Diarization)
+        throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
+                          " model, not a diarization model");
+    return *ctx->diar;
 }
 
 char* to_c_string(const std::string& s) {

@@ -130,6 +130,11 @@ parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options
             ctx->kind = pk::ModelKind::Vad;
             return ctx.release();
         }
+        if (pk::detect_model_kind(gguf) == pk::ModelKind::Diarization) {
+            ctx->diar = pk::DiarModel::load(gguf_path, options);
+            ctx->kind = pk::ModelKind::Diarization;
+            return ctx.release();
+        }
         ctx->model = pk::Model::load(gguf_path, options);
         ctx->kind = pk::ModelKind::Asr;
         return ctx.release();

@@ -12,6 +12,10 @@ void silu_scalar(const float* x, int64_t n, float* y) {
     for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
 }
 
+void sigmoid_scalar(const float* x, int64_t n, float* y) {
+    for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+}
+
 void glu_rows_scalar(const float* x, int64_t rows, int64_t channels, float* y) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* a = x + r * 2 * channels;
@@ -28,6 +32,7 @@ constexpr int64_t kSigmoidWork = 16;
 
 void add_ops_activation_scalar(KernelTable& t) {
     t.ops.silu = silu_scalar;
+    t.ops.sigmoid = sigmoid_scalar;
     t.ops.glu_rows = glu_rows_scalar;
 }
 
@@ -35,6 +40,12 @@ void add_ops_activation_scalar(KernelTable& t) {
 // vector code wherever a chunk boundary falls (the AVX2 tail is masked, not scalar).
 void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y) {
     auto* fn = k.ops.silu;
+    parallel_for(team, n, grain_for(kSigmoidWork),
+                 [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
+}
+
+void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y) {
+    auto* fn = k.ops.sigmoid;
     parallel_for(team, n, grain_for(kSigmoidWork),
                  [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
 }

@@ -1,4 +1,4 @@
-// Activations: SiLU (Swish), ReLU and GLU.
+// Activations: SiLU (Swish), sigmoid, ReLU and GLU.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +12,10 @@ struct KernelTable;
 // y[i] = x[i] * sigmoid(x[i]) for i in [0, n) (n = rows * cols for a [rows, cols] tensor).
 // y may be x; otherwise they must not overlap. Runs k's kernels (kernel_table.h), as glu does.
 void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
+
+// y[i] = 1 / (1 + exp(-x[i])) for i in [0, n): the speaker heads' output. y may be x;
+// otherwise they must not overlap. Runs k's kernels (one portable version so far).
+void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = max(x[i], 0) for i in [0, n). y may be x; otherwise they must not overlap.
 void relu(ThreadTeam& team, const float* x, int64_t n, float* y);

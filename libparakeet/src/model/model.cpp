@@ -31,6 +31,8 @@ LogMelConfig log_mel_config(const PreprocessorConfig& p) {
     return c;
 }
 
+}  // namespace
+
 std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorConfig& p) {
     const int64_t bins = p.n_fft / 2 + 1;
     const float* window = t.f32(schema::kMelWindow, {p.win_length});
@@ -39,12 +41,6 @@ std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorCo
                                     std::vector<float>(fb, fb + p.n_mels * bins), t.kernels());
 }
 
-constexpr int kMinSampleRate = 1000;
-constexpr int kMaxSampleRate = 384000;
-
-// The level a model runs: the requested one if the CPU has it (Unsupported otherwise), else
-// the CPU's highest. The one place a model's level is chosen; the weights are packed for it
-// and the components keep its kernel table.
 IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
     const IsaLevel cpu = cpu_features().detected;
     if (!requested) return cpu;
@@ -54,7 +50,6 @@ IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
     return *requested;
 }
 
-}  // namespace
 
 Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(std::move(gguf)) {}
 
@@ -68,9 +63,10 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     m->attention_ = options.attention;
     m->config_ = read_model_config(m->gguf_);
     m->bf16_ = options.bf16;
-    m->threads_ = options.threads;
+    m->pool_ = std::make_unique<RequestPool>(options.threads);
     const TensorLoader tensors(m->gguf_, isa, {is_quantised_model(m->gguf_) && options.q8_all, options.q8_subsampling, m->bf16_});
     m->log_mel_ = load_log_mel(tensors, m->config_.pre);
+    m->audio_ = std::make_unique<AudioInput>(m->config_.pre.sample_rate);
     m->encoder_ = std::make_unique<FastConformerEncoder>(tensors, m->config_.enc);
     if (m->config_.has_transducer()) {
         // Load-time tables (the prediction net's input projections) are built on a private
@@ -89,40 +85,17 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     // otherwise stay resident and double the RSS of an f32 model. Tensors used straight from
     // the file (norms, biases) fault back in on first use.
     m->gguf_.drop_resident_pages();
-    if (m->threads_ > 0) m->set_concurrency(1, m->threads_);
+    if (options.threads > 0) m->set_concurrency(1, options.threads);
     return m;
 }
 
-std::shared_ptr<const Resampler> Model::resampler_for(int sample_rate) const {
-    return resamplers_.get(sample_rate, config_.pre.sample_rate);
-}
-
 int64_t Model::resampled_length(const float* samples, int64_t n, int sample_rate) const {
-    if (n < 0) throw InvalidArgument("the number of samples is negative (" + std::to_string(n) + ")");
-    if (n > 0 && samples == nullptr) throw InvalidArgument("the sample buffer is NULL");
-    if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
-        throw InvalidAudio("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
-                           std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
-    return sample_rate == config_.pre.sample_rate ? n : resampler_for(sample_rate)->output_length(n);
+    return audio_->resampled_length(samples, n, sample_rate);
 }
 
 const float* Model::prepare_audio(Backend& b, const float* samples, int64_t n, int sample_rate,
                                   int64_t* n_out) const {
-    resampled_length(samples, n, sample_rate);
-    for (int64_t i = 0; i < n; ++i) {
-        if (!std::isfinite(samples[i]))
-            throw InvalidAudio("sample " + std::to_string(i) + " is not a finite number (NaN or Inf)");
-    }
-    if (sample_rate == config_.pre.sample_rate) {
-        *n_out = n;
-        return samples;
-    }
-    const std::shared_ptr<const Resampler> r = resampler_for(sample_rate);
-    const int64_t m = r->output_length(n);
-    float* out = b.arena().alloc_array<float>(static_cast<size_t>(m > 0 ? m : 1));
-    r->process(b.team(), samples, n, out);
-    *n_out = m;
-    return out;
+    return audio_->prepare(b, samples, n, sample_rate, n_out);
 }
 
 MelFeatures Model::compute_mel(Backend& b, const float* samples, int64_t n) const {
@@ -181,38 +154,10 @@ AttentionSetting Model::resolve_attention(const std::optional<AttentionSetting>&
 
 namespace pk {
 
-std::shared_ptr<BackendPool> Model::pool_snapshot() const {
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    return pool_;
-}
-
-int Model::set_concurrency(int backends, int threads_each) {
-    if (backends > kMaxBackends) backends = kMaxBackends;
-    std::shared_ptr<BackendPool> old;
-    std::lock_guard<std::mutex> lock(pool_mu_);
-    if (backends <= 1 && threads_ == 0) {
-        old = std::move(pool_);  // destroyed after the lock is released (it may wait for leases)
-        return 1;
-    }
-    backends = std::max(1, backends);
-    if (threads_each <= 0) threads_each = std::max(1, thread_budget() / backends);
-    if (pool_ && pool_->size() == backends && pool_->threads_each() == threads_each) return backends;
-    old = std::move(pool_);
-    pool_ = std::make_shared<BackendPool>(backends, threads_each);
-    return backends;
-}
-
-int Model::thread_budget() const { return threads_ > 0 ? threads_ : default_thread_count(); }
-
-int Model::backends() const {
-    const auto pool = pool_snapshot();
-    return pool ? pool->size() : 1;
-}
-
-size_t Model::pool_working_set_bytes() const {
-    const auto pool = pool_snapshot();
-    return pool ? pool->working_set_bytes() : 0;
-}
+int Model::set_concurrency(int backends, int threads_each) { return pool_->set_concurrency(backends, threads_each); }
+int Model::thread_budget() const { return pool_->thread_budget(); }
+int Model::backends() const { return pool_->backends(); }
+size_t Model::pool_working_set_bytes() const { return pool_->working_set_bytes(); }
 
 Transcript Model::transcribe(const float* samples, int64_t n, int sample_rate,
                              const RequestOptions& options) const {

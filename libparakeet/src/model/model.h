@@ -16,6 +16,7 @@
 #include "model/decoder/ctc_decoder.h"
 #include "model/decoder/transducer_decoder.h"
 #include "model/encoder/encoder.h"
+#include "model/frontend/audio_input.h"
 #include "model/frontend/log_mel.h"
 #include "model/frontend/resample.h"
 #include "model/frontend/resampler_cache.h"
@@ -28,6 +29,7 @@
 #include "model/transcript/word_timestamps.h"
 #include "runtime/backend.h"
 #include "runtime/backend_pool.h"
+#include "runtime/request_pool.h"
 #include "runtime/cpu_features.h"
 
 namespace pk {
@@ -63,6 +65,14 @@ struct ScoredTranscript {
 // Arena::release_if_above): short requests keep reusing theirs, while one long recording
 // (an hour of audio takes several hundred MB) does not pin its peak in a server for good.
 constexpr size_t kArenaKeepBytes = size_t{256} << 20;
+
+// Shared by the loaders of the FastConformer kinds (ASR, diarization):
+// The level a model runs: the requested one if the CPU has it (Unsupported otherwise), else
+// the CPU's highest. The one place a model's level is chosen; the weights are packed for it
+// and the components keep its kernel table.
+IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested);
+// The log-mel front end from the file's window and filterbank (ModelError when absent).
+std::unique_ptr<LogMel> load_log_mel(const TensorLoader& t, const PreprocessorConfig& p);
 
 class Model {
 public:
@@ -146,7 +156,7 @@ public:
 
     // A backend for one unit of work on the calling thread: the pool's (waiting for a free
     // one) or the process-wide default. Held only while it computes.
-    BackendLease lease_backend() const { return BackendLease(pool_snapshot()); }
+    BackendLease lease_backend() const { return pool_->lease(); }
 
     // The stages of the pipeline; `b` must be locked by the caller.
     MelFeatures compute_mel(Backend& b, const float* samples, int64_t n) const;
@@ -165,11 +175,10 @@ public:
     const TranscriptBuilder& transcript_builder() const { return *builder_; }
 
     // Largest pool size set_concurrency accepts.
-    static constexpr int kMaxBackends = 64;
+    static constexpr int kMaxBackends = RequestPool::kMaxBackends;
 
 private:
     Model(std::string path, GgufReader gguf);
-    std::shared_ptr<BackendPool> pool_snapshot() const;
     // A request's front end and encoder on `b` (arena reset first): the encoder output, in the
     // arena, and the attention it ran. Frees `release` (the owner of `samples`) once resampled.
     struct EncodedRequest {
@@ -196,7 +205,6 @@ private:
     // transcribe_on, freeing `release` (the owner of `samples`) once it is no longer read.
     Transcript run(Backend& b, const float* samples, int64_t n, int sample_rate, const RequestOptions& options,
                    std::vector<float>* release) const;
-    std::shared_ptr<const Resampler> resampler_for(int sample_rate) const;
 
     std::string path_;
     GgufReader gguf_;
@@ -208,19 +216,15 @@ private:
     std::unique_ptr<Tokenizer> tokenizer_;
     std::unique_ptr<TranscriptBuilder> builder_;
 
-    // The backend pool; requests copy the pointer, so a replaced pool lives until its last
-    // request has finished.
-    mutable std::mutex pool_mu_;
-    std::shared_ptr<BackendPool> pool_;
+    // The backends requests run on (LoadOptions::threads is its thread budget).
+    std::unique_ptr<RequestPool> pool_;
 
     mutable std::mutex attention_mu_;
     AttentionSetting attention_;
     bool bf16_ = false;
     IsaLevel isa_ = IsaLevel::Scalar;
-    int threads_ = 0;  // LoadOptions::threads: 0 means the process-wide default
 
-    // Resamplers by input rate, built on first use; only the most recently used are kept.
-    mutable ResamplerCache resamplers_;
+    std::unique_ptr<AudioInput> audio_;  // checks and resamples the requests' audio
 };
 
 template <class Decode>

@@ -23,8 +23,9 @@ Arch parse_arch(const GgufReader& g, const std::string& s) {
                   "' is not supported (expected ctc, rnnt, tdt, hybrid_rnnt_ctc or hybrid_tdt_ctc)");
 }
 
-// Reads `full` as an int in [lo, hi]; a missing key takes `fallback` when given.
-int get_int(const GgufReader& g, const std::string& full, int lo, int hi, const int* fallback = nullptr) {
+}  // namespace
+
+int get_int(const GgufReader& g, const std::string& full, int lo, int hi, const int* fallback) {
     if (!g.has_key(full)) {
         if (fallback) return *fallback;
         reject(g, "missing key " + full);
@@ -47,7 +48,7 @@ bool get_flag(const GgufReader& g, const std::string& full, bool fallback) {
     return g.get_i64(full) != 0;
 }
 
-PreprocessorConfig read_preprocessor(const GgufReader& g) {
+PreprocessorConfig read_preprocessor_config(const GgufReader& g) {
     PreprocessorConfig p;
     p.sample_rate = get_int(g, schema::kPreprocessorSampleRate, 8000, 48000, &p.sample_rate);
     p.n_mels = get_int(g, schema::kPreprocessorNMels, 1, 512, &p.n_mels);
@@ -70,6 +71,8 @@ PreprocessorConfig read_preprocessor(const GgufReader& g) {
         reject(g, schema::short_key(schema::kPreprocessorMagPower) + " must be 1 or 2");
     return p;
 }
+
+namespace {
 
 // The cache-aware keys: att_context_style chunked_limited with its contexts (presets, else the
 // left/right pair), causal subsampling and convolutions. The parakeet.streaming.* sizes are
@@ -108,7 +111,9 @@ void read_streaming(const GgufReader& g, EncoderConfig& e) {
     }
 }
 
-EncoderConfig read_encoder(const GgufReader& g) {
+}  // namespace
+
+EncoderConfig read_encoder_config(const GgufReader& g) {
     EncoderConfig e;
     e.feat_in = get_int(g, schema::kEncoderFeatIn, 1, 512);
     e.d_model = get_int(g, schema::kEncoderDModel, 8, 8192);
@@ -140,8 +145,6 @@ EncoderConfig read_encoder(const GgufReader& g) {
     return e;
 }
 
-}  // namespace
-
 const char* arch_name(Arch a) {
     switch (a) {
         case Arch::Ctc: return "ctc";
@@ -169,8 +172,8 @@ ModelConfig read_model_config(const GgufReader& g) {
 
     ModelConfig c;
     c.arch = parse_arch(g, g.get_string(schema::kArch));
-    c.pre = read_preprocessor(g);
-    c.enc = read_encoder(g);
+    c.pre = read_preprocessor_config(g);
+    c.enc = read_encoder_config(g);
     if (c.enc.feat_in != c.pre.n_mels)
         reject(g, schema::short_key(schema::kEncoderFeatIn) + " (" + std::to_string(c.enc.feat_in) + ") differs from " +
                       schema::short_key(schema::kPreprocessorNMels) + " (" + std::to_string(c.pre.n_mels) + ")");

@@ -96,4 +96,17 @@ constexpr uint32_t kMinTensorAlignment = 4;
 // model or holds settings this engine does not support (the message says which key).
 ModelConfig read_model_config(const GgufReader& gguf);
 
+// Typed reads of one key for the kinds' config readers (ModelError naming the key): `full`
+// as an int in [lo, hi] (a missing key takes *fallback when given, else fails); a float or a
+// flag (bool or integer), `fallback` when missing.
+int get_int(const GgufReader& g, const std::string& full, int lo, int hi, const int* fallback = nullptr);
+float get_float(const GgufReader& g, const std::string& full, float fallback);
+bool get_flag(const GgufReader& g, const std::string& full, bool fallback);
+
+// The preprocessor and encoder sections alone (parakeet.preprocessor.*, parakeet.encoder.*),
+// which every FastConformer-based kind shares (the diarizer's loader reads them too). Throw
+// ModelError as above.
+PreprocessorConfig read_preprocessor_config(const GgufReader& gguf);
+EncoderConfig read_encoder_config(const GgufReader& gguf);
+
 }  // namespace pk

@@ -41,10 +41,17 @@ ConformerLayer::ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, 
     ff1_linear2_ = Linear::load(t, p(schema::kFeedForward1Linear2), d, ff, bias);
 
     norm_att_ = LayerNormWeights::load(t, p(schema::kNormSelfAtt), d);
-    q_ = Linear::load(t, p(schema::kSelfAttnLinearQ), d, d, bias);
-    k_ = Linear::load(t, p(schema::kSelfAttnLinearK), d, d, bias);
-    v_ = Linear::load(t, p(schema::kSelfAttnLinearV), d, d, bias);
-    out_ = Linear::load(t, p(schema::kSelfAttnLinearOut), d, d, bias);
+    if (t.has(schema::weight(p(schema::kAttnWQkv)))) {  // parakeet.cpp's diarization files: fused
+        q_ = Linear::load_rows(t, p(schema::kAttnWQkv), 0, d, 3 * d, d);
+        k_ = Linear::load_rows(t, p(schema::kAttnWQkv), d, d, 3 * d, d);
+        v_ = Linear::load_rows(t, p(schema::kAttnWQkv), 2 * d, d, 3 * d, d);
+        out_ = Linear::load(t, p(schema::kAttnOutProj), d, d, bias);
+    } else {
+        q_ = Linear::load(t, p(schema::kSelfAttnLinearQ), d, d, bias);
+        k_ = Linear::load(t, p(schema::kSelfAttnLinearK), d, d, bias);
+        v_ = Linear::load(t, p(schema::kSelfAttnLinearV), d, d, bias);
+        out_ = Linear::load(t, p(schema::kSelfAttnLinearOut), d, d, bias);
+    }
     pos_ = Linear::load(t, p(schema::kSelfAttnLinearPos), d, d, false);
     pos_bias_u_ = t.f32(p(schema::kSelfAttnPosBiasU), {n_heads_, dk});
     pos_bias_v_ = t.f32(p(schema::kSelfAttnPosBiasV), {n_heads_, dk});

@@ -36,4 +36,17 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     return l;
 }
 
+Linear Linear::load_rows(const TensorLoader& t, const std::string& prefix, int64_t row0, int64_t out,
+                         int64_t rows, int64_t in) {
+    if (row0 < 0 || out < 1 || row0 + out > rows) t.fail(prefix + ": rows out of range");
+    Linear l;
+    const GgufTensor& w = t.get(schema::weight(prefix), {rows, in});
+    const uint8_t* first = w.data + static_cast<size_t>(row0) * w.row_bytes();
+    l.weights_ = std::make_shared<const kernels::PackedWeights>(t.weight_type(w), first, out, in, t.level());
+    l.bias_ = t.f32(schema::bias(prefix), {rows}) + row0;
+    l.in_ = in;
+    l.out_ = out;
+    return l;
+}
+
 }  // namespace pk

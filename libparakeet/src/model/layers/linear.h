@@ -21,6 +21,12 @@ public:
     static Linear load(const TensorLoader& t, const std::string& prefix, int64_t out, int64_t in,
                        bool bias_required);
 
+    // Rows [row0, row0 + out) of `<prefix>.weight` ([rows, in], any type: a quantised row is
+    // whole blocks) and of its bias ([rows], F32, required): one part of a fused projection
+    // such as parakeet.cpp's attn.w_qkv (q, k and v stacked).
+    static Linear load_rows(const TensorLoader& t, const std::string& prefix, int64_t row0, int64_t out,
+                            int64_t rows, int64_t in);
+
     // y[M, out] = x[M, in] · Wᵀ + b; ldy is y's row stride (-1: out).
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y,
                  int64_t ldy = -1) const {

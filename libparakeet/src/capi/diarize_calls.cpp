@@ -1,0 +1,91 @@
+// Sortformer diarization through the C ABI: the offline calls (parakeet.cpp's diarize_path /
+// diarize_pcm, and our diarize_pcm_with).
+#include <string>
+
+#include "audio/wav_reader.h"
+#include "capi/context.h"
+#include "capi/diar_options_json.h"
+#include "common/json_writer.h"
+#include "model/diar/diar_segments.h"
+#include "parakeet_capi.h"
+
+using pk::capi::guarded;
+
+namespace {
+
+// Segment times with 2 decimals (10 ms units), as parakeet.cpp writes them.
+constexpr int kTimeDecimals = 2;
+
+std::string result_json(const pk::DiarModel& m, const pk::SpeakerProbabilities& p, const pk::capi::DiarOptions& o) {
+    const pk::DiarConfig& c = m.config();
+    const std::vector<pk::DiarSegment> segments =
+        pk::speaker_segments(p.data.data(), p.frames, c.n_speakers, c.upsample_factor, o.post);
+    pk::JsonWriter j;
+    j.begin_object();
+    j.key("speakers").value(c.n_speakers);
+    j.key("segments").begin_array();
+    for (const pk::DiarSegment& s : segments) {
+        j.begin_object();
+        j.key("speaker").value(s.speaker);
+        j.key("start").value(s.start, kTimeDecimals);
+        j.key("end").value(s.end, kTimeDecimals);
+        j.end_object();
+    }
+    j.end_array();
+    if (o.probabilities) {
+        j.key("frame_sec").value(p.frame_sec, 3);
+        j.key("probabilities").begin_array();  // one row per speaker, one value per frame
+        for (int s = 0; s < c.n_speakers; ++s) {
+            j.begin_array();
+            for (int64_t f = 0; f < p.frames; ++f) j.exact(p.data[static_cast<size_t>(f * c.n_speakers + s)]);
+            j.end_array();
+        }
+        j.end_array();
+    }
+    j.end_object();
+    return j.str();
+}
+
+char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json) {
+    const pk::DiarModel& m = pk::capi::diar_model(ctx);
+    pk::capi::DiarOptions defaults;
+    defaults.post.onset = m.config().onset;
+    defaults.post.offset = m.config().offset;
+    const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults);
+    return pk::capi::to_c_string(result_json(m, m.probabilities(samples, n, rate), o));
+}
+
+void check_buffer(const float* samples, int n_samples) {
+    if (n_samples < 0 || (n_samples > 0 && samples == nullptr)) throw pk::InvalidArgument("invalid samples buffer");
+}
+
+}  // namespace
+
+extern "C" {
+
+char* parakeet_capi_diarize_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate) {
+    return guarded<char*>(ctx, nullptr, [&]() -> char* {
+        check_buffer(samples, n_samples);
+        return diarize_json(ctx, samples, n_samples, sample_rate, nullptr);
+    });
+}
+
+char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate,
+                                     const char* options_json) {
+    return guarded<char*>(ctx, nullptr, [&]() -> char* {
+        check_buffer(samples, n_samples);
+        return diarize_json(ctx, samples, n_samples, sample_rate, options_json);
+    });
+}
+
+char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav_path) {
+    return guarded<char*>(ctx, nullptr, [&]() -> char* {
+        pk::capi::diar_model(ctx);  // the kind first: a wrong context is not a file problem
+        if (wav_path == nullptr) throw pk::InvalidArgument("WAV path is NULL");
+        const pk::WavAudio wav = pk::read_wav_file(wav_path, 0);
+        return diarize_json(ctx, wav.samples.data(), static_cast<int64_t>(wav.samples.size()), wav.sample_rate,
+                            nullptr);
+    });
+}
+
+}  // extern "C"

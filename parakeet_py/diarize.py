@@ -1,0 +1,92 @@
+"""Speaker diarization with Sortformer (NeMo's SortformerEncLabelModel), run by libparakeet.
+
+    from parakeet_py import Diarizer
+    d = Diarizer("sortformer.gguf")
+    for seg in d.diarize("meeting.wav"):      # [Segment(speaker=0, start=0.32, end=2.87), ...]
+        print(seg.speaker, seg.start, seg.end)
+    d.probabilities("meeting.wav")            # [frames, speakers] float32, 80 ms frames
+
+Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C ABI takes them
+(docs/diarization.md): onset, offset, pad_onset, pad_offset, min_duration_on, min_duration_off.
+"""
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Union
+
+import numpy as np
+
+from . import _native
+from .audio import AudioSource, prepare_audio
+from .errors import InvalidArgument, InvalidAudio
+
+# The audio is brought to this rate here; the library resamples it to the model's if that differs.
+AUDIO_RATE = 16000
+_INT_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """One speaker's turn: speakers are numbered from 0 in order of arrival; seconds."""
+
+    speaker: int
+    start: float
+    end: float
+
+
+class Diarizer:
+    """A loaded Sortformer diarization model (a GGUF file with parakeet.arch "diarization").
+    Thread-safe: calls run on it at once (``concurrency`` backends serve them in parallel)."""
+
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
+        ffi, lib = _native.load_or_raise()
+        self._ptr = None
+        self.model_path = os.fspath(model_path)
+        ptr = lib.parakeet_capi_load(self.model_path.encode("utf-8"))
+        if ptr == ffi.NULL:
+            _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
+        if lib.parakeet_capi_model_kind(ptr) != _native.MODEL_KIND_DIARIZATION:
+            lib.parakeet_capi_free(ptr)
+            raise InvalidArgument(f"{self.model_path} is not a diarization model")
+        self._ptr = ptr
+        if concurrency > 1 and lib.parakeet_capi_set_concurrency(ptr, int(concurrency), 0) < 0:
+            self.close()
+            _native.raise_last_error()
+
+    def close(self) -> None:
+        ptr, self._ptr = self._ptr, None
+        if ptr is not None:
+            _native.load()[1].parakeet_capi_free(ptr)
+
+    def __enter__(self) -> "Diarizer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
+
+    def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
+        """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""
+        if self._ptr is None:
+            raise InvalidArgument("the diarizer is closed")
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
+        if samples.size > _INT_MAX:
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        ffi, lib = _native.load()
+        ptr = lib.parakeet_capi_diarize_pcm_with(self._ptr, ffi.from_buffer("float[]", samples), int(samples.size),
+                                                 AUDIO_RATE, json.dumps(options).encode("utf-8"))
+        return json.loads(_native.string_result(ptr))
+
+    def diarize(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> List[Segment]:
+        """Speaker segments, sorted by start then speaker. ``audio`` as for Context.transcribe."""
+        doc = self.document(audio, sample_rate=sample_rate, **options)
+        return [Segment(int(s["speaker"]), float(s["start"]), float(s["end"])) for s in doc["segments"]]
+
+    def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
+        """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""
+        doc = self.document(audio, sample_rate=sample_rate, probabilities=True)
+        rows = np.array(doc["probabilities"], dtype=np.float32).reshape(doc["speakers"], -1)
+        return np.ascontiguousarray(rows.T)

@@ -64,7 +64,7 @@ NemoSegments nemo_segments(const std::string& model) {
 
 // NeMo lists a speaker's segments together, speakers in order; the tracker hands them out by
 // start. Both as (speaker, start, end) sorted by speaker then start.
-std::vector<std::tuple<int, float, float>> by_speaker(const std::vector<pk::DiarSpeakerSegment>& s) {
+std::vector<std::tuple<int, float, float>> by_speaker(const std::vector<pk::DiarSegment>& s) {
     std::vector<std::tuple<int, float, float>> out;
     for (const auto& x : s) out.emplace_back(x.speaker, static_cast<float>(x.start), static_cast<float>(x.end));
     std::sort(out.begin(), out.end());
@@ -85,7 +85,7 @@ TEST(DiarSegmentTracker, EqualsNemoDiarizeSegmentsFedWholeOrInPieces) {
         for (int64_t piece : {T, int64_t{1}, int64_t{7}}) {
             SCOPED_TRACE("pieces of " + std::to_string(piece));
             pk::DiarSegmentTracker tracker(n_spk, 8, 0.5f, 0.5f);
-            std::vector<pk::DiarSpeakerSegment> got;
+            std::vector<pk::DiarSegment> got;
             for (int64_t f = 0; f < T; f += piece) {
                 const size_t before = got.size();
                 tracker.push(ref.probs.data() + f * n_spk, std::min(piece, T - f), got);
@@ -105,7 +105,7 @@ TEST(DiarSegmentTracker, ThresholdsAreStrictAndTheLastSegmentEndsAtTheLastUnit) 
     // the end of the last frame.
     const float p[] = {0.4f, 0.6f, 0.5f, 0.49f, 0.5f, 0.51f, 0.7f};
     pk::DiarSegmentTracker t(1, 8, 0.5f, 0.5f);
-    std::vector<pk::DiarSpeakerSegment> got;
+    std::vector<pk::DiarSegment> got;
     t.push(p, 7, got);
     ASSERT_EQ(got.size(), 1u);
     EXPECT_DOUBLE_EQ(got[0].start, 0.08);

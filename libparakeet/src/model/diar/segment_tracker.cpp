@@ -10,9 +10,9 @@ namespace {
 // Unit index -> seconds as NeMo writes them: i * 0.01 (a double), rounded to 2 decimals.
 double unit_time(int64_t unit) { return std::round(static_cast<double>(unit) * 0.01 * 100.0) / 100.0; }
 
-void sort_segments(std::vector<DiarSpeakerSegment>& s, size_t from) {
+void sort_segments(std::vector<DiarSegment>& s, size_t from) {
     std::sort(s.begin() + static_cast<std::ptrdiff_t>(from), s.end(),
-              [](const DiarSpeakerSegment& a, const DiarSpeakerSegment& b) {
+              [](const DiarSegment& a, const DiarSegment& b) {
                   return a.start != b.start ? a.start < b.start : a.speaker < b.speaker;
               });
 }
@@ -22,7 +22,7 @@ void sort_segments(std::vector<DiarSpeakerSegment>& s, size_t from) {
 DiarSegmentTracker::DiarSegmentTracker(int n_spk, int upsample, float onset, float offset)
     : n_spk_(n_spk), upsample_(upsample), onset_(onset), offset_(offset), speech_(n_spk, 0), start_(n_spk, 0) {}
 
-void DiarSegmentTracker::push(const float* probs, int64_t n, std::vector<DiarSpeakerSegment>& closed) {
+void DiarSegmentTracker::push(const float* probs, int64_t n, std::vector<DiarSegment>& closed) {
     const size_t first = closed.size();
     for (int64_t f = 0; f < n; ++f, ++frames_) {
         for (int s = 0; s < n_spk_; ++s) {
@@ -46,7 +46,7 @@ void DiarSegmentTracker::push(const float* probs, int64_t n, std::vector<DiarSpe
     sort_segments(closed, first);
 }
 
-void DiarSegmentTracker::finish(std::vector<DiarSpeakerSegment>& closed) {
+void DiarSegmentTracker::finish(std::vector<DiarSegment>& closed) {
     const size_t first = closed.size();
     const int64_t last = frames_ * upsample_ - 1;
     for (int s = 0; s < n_spk_; ++s) {
@@ -57,8 +57,8 @@ void DiarSegmentTracker::finish(std::vector<DiarSpeakerSegment>& closed) {
     sort_segments(closed, first);
 }
 
-std::vector<DiarSpeakerSegment> DiarSegmentTracker::active() const {
-    std::vector<DiarSpeakerSegment> out;
+std::vector<DiarSegment> DiarSegmentTracker::active() const {
+    std::vector<DiarSegment> out;
     for (int s = 0; s < n_spk_; ++s)
         if (speech_[s]) out.push_back({s, unit_time(start_[s]), unit_time(frames_ * upsample_)});
     sort_segments(out, 0);

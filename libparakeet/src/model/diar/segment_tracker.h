@@ -13,12 +13,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace pk {
+#include "model/diar/diar_segments.h"
 
-struct DiarSpeakerSegment {
-    int speaker = 0;
-    double start = 0.0, end = 0.0;  // seconds, 2 decimals
-};
+namespace pk {
 
 class DiarSegmentTracker {
 public:
@@ -26,11 +23,11 @@ public:
 
     // The probabilities of the next n frames ([n, n_spk]); the segments they close are appended
     // to `closed`, by start then speaker.
-    void push(const float* probs, int64_t n, std::vector<DiarSpeakerSegment>& closed);
+    void push(const float* probs, int64_t n, std::vector<DiarSegment>& closed);
     // Closes the open segments at the last unit (nothing to close before any frame).
-    void finish(std::vector<DiarSpeakerSegment>& closed);
+    void finish(std::vector<DiarSegment>& closed);
     // The open segments, ending at the time diarized so far.
-    std::vector<DiarSpeakerSegment> active() const;
+    std::vector<DiarSegment> active() const;
 
     int64_t frames() const { return frames_; }
 

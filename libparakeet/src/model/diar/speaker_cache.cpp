@@ -46,9 +46,8 @@ SpeakerCache::SpeakerCache(const DiarStreamingParams& params, int n_spk, int emb
     p_.check(n_spk);
 }
 
-void SpeakerCache::append_prefix(std::vector<float>& out) const {
-    out.insert(out.end(), cache_.begin(), cache_.end());
-    out.insert(out.end(), fifo_.begin(), fifo_.end());
+void SpeakerCache::copy_prefix(float* out) const {
+    std::copy(fifo_.begin(), fifo_.end(), std::copy(cache_.begin(), cache_.end(), out));
 }
 
 std::vector<float> SpeakerCache::update(const float* chunk, int chunk_frames, const float* preds, int lc,

@@ -39,8 +39,9 @@ public:
     int cache_frames() const { return static_cast<int>(cache_.size() / emb_dim_); }
     int fifo_frames() const { return static_cast<int>(fifo_.size() / emb_dim_); }
 
-    // Appends the cache's then the FIFO's embeddings to `out`: the front of a step's input.
-    void append_prefix(std::vector<float>& out) const;
+    // Writes the cache's then the FIFO's embeddings to out ((cache_frames() + fifo_frames())
+    // rows): the front of a step's input.
+    void copy_prefix(float* out) const;
 
     // One step's update. `chunk` holds the step's chunk_frames pre-encode embeddings, of which
     // the first lc and the last rc are context; `preds` the step's predictions for [cache, FIFO,

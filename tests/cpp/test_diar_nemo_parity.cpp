@@ -107,6 +107,31 @@ TEST_P(DiarNemoParity, OfflineProbabilitiesAndSegmentsMatchNemo) {
 
 INSTANTIATE_ISA_LEVELS(DiarNemoParity);
 
+// The network on given mel features (what the streaming path starts from) is the offline path's:
+// the peak-scaled clip's mel gives the same bits as probabilities().
+TEST(DiarModelPieces, MelProbabilitiesEqualTheOfflinePathOnTheScaledClip) {
+    const std::string root = nemo_fixtures::data_dir() + "/nemo/";
+    const auto model = pk::DiarModel::load(root + "sortformer_offline/model.gguf");
+    const pk::WavAudio wav = pk::read_wav_file(nemo_fixtures::data_dir() + "/audio/conversation_16k.wav", 0);
+    const int64_t n = static_cast<int64_t>(wav.samples.size());
+    const pk::SpeakerProbabilities want = model->probabilities(wav.samples.data(), n, 16000);
+    float peak = wav.samples[0];
+    for (float x : wav.samples) peak = std::max(peak, x);
+    std::vector<float> scaled(wav.samples);
+    const float scale = 1.0f / (peak + 1e-3f);
+    for (float& x : scaled) x = scale * x;
+    const pk::BackendLease lease = model->lease_backend();
+    pk::Backend& b = lease.backend();
+    b.arena().reset();
+    std::vector<float> mel(static_cast<size_t>(model->log_mel().n_frames(n) * model->config().pre.n_mels));
+    model->log_mel().compute(b.team(), b.arena(), scaled.data(), n, mel.data());
+    const int64_t mel_frames = model->mel_frames(n);
+    ASSERT_EQ(model->output_frames(mel_frames), want.frames);
+    std::vector<float> got(want.data.size());
+    model->mel_probabilities(b.team(), b.arena(), mel.data(), mel_frames, got.data());
+    EXPECT_EQ(got, want.data);
+}
+
 // NeMo's rule for a segment still open at the end: it closes at the last 10 ms unit's index.
 TEST(DiarSegments, ASegmentOpenAtTheEndClosesAtTheLastUnit) {
     const std::vector<float> p{0.1f, 0.9f, 0.9f};  // one speaker, three frames of 8 units

@@ -71,6 +71,17 @@ void DiarModel::speaker_head(ThreadTeam& team, Arena& arena, const float* enc, i
     kernels::sigmoid(*kernels_, team, probs, T * config_.n_speakers, probs);
 }
 
+void DiarModel::mel_probabilities(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
+                                  float* probs) const {
+    const int64_t T = output_frames(mel_frames);
+    if (T <= 0) return;
+    ArenaScope scope(arena);
+    float* enc = arena.alloc_array<float>(static_cast<size_t>(T * config_.enc.d_model));
+    pre_encode(team, arena, mel, mel_frames, enc);
+    encode_layers(team, arena, enc, T);
+    speaker_head(team, arena, enc, T, probs);
+}
+
 SpeakerProbabilities DiarModel::probabilities(const float* samples, int64_t n, int sample_rate) const {
     const BackendLease lease = lease_backend();
     return probabilities_on(lease.backend(), samples, n, sample_rate);

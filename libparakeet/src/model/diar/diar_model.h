@@ -52,6 +52,10 @@ public:
     // Same, on a backend the caller holds.
     SpeakerProbabilities probabilities_on(Backend& b, const float* samples, int64_t n, int sample_rate) const;
 
+    // The network on a whole clip's log-mel features (mel_frames valid rows, already scaled or
+    // not as the caller's path wants): probs [output_frames(mel_frames), n_speakers].
+    void mel_probabilities(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* probs) const;
+
     // ---- the network's pieces, on a locked backend's team and arena ----
     // Mel frames (valid ones, NeMo's mel_len) and encoder frames for n samples at the model's rate.
     int64_t mel_frames(int64_t n) const { return log_mel_->valid_frames(n); }

@@ -107,6 +107,22 @@ TEST_P(DiarNemoParity, OfflineProbabilitiesAndSegmentsMatchNemo) {
 
 INSTANTIATE_ISA_LEVELS(DiarNemoParity);
 
+// A parakeet.cpp-schema file names no transformer sizes: they come off the tensors (layers,
+// inner size) and the encoder (heads), and equal what our file says.
+TEST(DiarConfig, AParakeetCppFileGivesTheSameSizesAsOurs) {
+    const std::string root = nemo_fixtures::data_dir() + "/nemo/sortformer_offline/";
+    const auto ours = pk::DiarModel::load(root + "model.gguf");
+    const auto pcpp = pk::DiarModel::load(root + "model-pcpp.gguf");
+    const pk::GgufReader g = pk::GgufReader::open(root + "model-pcpp.gguf");
+    ASSERT_FALSE(g.has_key("parakeet.diar.tf_n_layers"));
+    EXPECT_EQ(pcpp->config().tf_n_layers, ours->config().tf_n_layers);
+    EXPECT_EQ(pcpp->config().tf_inner_size, ours->config().tf_inner_size);
+    EXPECT_EQ(pcpp->config().tf_n_heads, ours->config().tf_n_heads);
+    EXPECT_EQ(pcpp->config().streaming.chunk_len, ours->config().streaming.chunk_len);  // still in the file
+    EXPECT_EQ(ours->config().streaming.chunk_len, 188);
+    EXPECT_FALSE(ours->config().streaming.streaming_mode);
+}
+
 // The network on given mel features (what the streaming path starts from) is the offline path's:
 // the peak-scaled clip's mel gives the same bits as probabilities().
 TEST(DiarModelPieces, MelProbabilitiesEqualTheOfflinePathOnTheScaledClip) {

@@ -61,17 +61,20 @@ DiarConfig read_diar_config(const GgufReader& g) {
     c.onset = get_float(g, schema::kDiarOnsetThreshold, c.onset);
     c.offset = get_float(g, schema::kDiarOffsetThreshold, c.offset);
 
-    // parakeet.cpp's defaults for absent cache keys are its own; ours are NeMo's
+    // Our converter writes every cache key (the checkpoint's values). A file without them is
+    // parakeet.cpp's, whose loader documents its own defaults for absent keys: those apply.
     DiarStreamingConfig& s = c.streaming;
-    s.streaming_mode = get_flag(g, schema::kDiarStreamingMode, s.streaming_mode);
-    s.chunk_len = get_int(g, schema::kDiarChunkLen, 1, 1 << 16, &s.chunk_len);
+    s.streaming_mode = get_flag(g, schema::kDiarStreamingMode, true);
+    const int pcpp_chunk = 264, pcpp_fifo = 0, pcpp_sil_frames = 1;
+    s.chunk_len = get_int(g, schema::kDiarChunkLen, 1, 1 << 16, &pcpp_chunk);
+    s.spkcache_len = get_int(g, schema::kDiarSpkcacheLen, 1, 1 << 16, &pcpp_chunk);
+    s.fifo_len = get_int(g, schema::kDiarFifoLen, 0, 1 << 16, &pcpp_fifo);
+    s.spkcache_update_period = get_int(g, schema::kDiarSpkcacheUpdatePeriod, 1, 1 << 16, &pcpp_chunk);
+    s.spkcache_sil_frames_per_spk = get_int(g, schema::kDiarSpkcacheSilFramesPerSpk, 0, 1 << 10, &pcpp_sil_frames);
+    // parakeet.cpp names no contexts (its default mode has no right context); NeMo's config
+    // default is 1 on each side
     s.chunk_left_context = get_int(g, schema::kDiarChunkLeftContext, 0, 1 << 16, &s.chunk_left_context);
     s.chunk_right_context = get_int(g, schema::kDiarChunkRightContext, 0, 1 << 16, &s.chunk_right_context);
-    s.fifo_len = get_int(g, schema::kDiarFifoLen, 0, 1 << 16, &s.fifo_len);
-    s.spkcache_len = get_int(g, schema::kDiarSpkcacheLen, 1, 1 << 16, &s.spkcache_len);
-    s.spkcache_update_period = get_int(g, schema::kDiarSpkcacheUpdatePeriod, 1, 1 << 16, &s.spkcache_update_period);
-    s.spkcache_sil_frames_per_spk =
-        get_int(g, schema::kDiarSpkcacheSilFramesPerSpk, 0, 1 << 10, &s.spkcache_sil_frames_per_spk);
     s.sil_threshold = get_float(g, schema::kDiarSilThreshold, s.sil_threshold);
     s.pred_score_threshold = get_float(g, schema::kDiarPredScoreThreshold, s.pred_score_threshold);
     s.scores_boost_latest = get_float(g, schema::kDiarScoresBoostLatest, s.scores_boost_latest);

@@ -11,7 +11,8 @@ namespace pk {
 
 class GgufReader;
 
-// NeMo's SortformerModules streaming parameters (the checkpoint's own, in 80 ms frames).
+// NeMo's SortformerModules streaming parameters (the checkpoint's own, in 80 ms frames; the
+// member defaults are NeMo's, a parakeet.cpp file without the keys gets its loader's defaults).
 struct DiarStreamingConfig {
     bool streaming_mode = false;  // the checkpoint's diarize() runs forward_streaming
     int chunk_len = 188;

@@ -40,22 +40,6 @@ LIB = os.environ.get("PARAKEET_LIBRARY", os.path.join(REPO, "build", "libparakee
 PUBLISHED = dict(n_layers=17, n_heads=8, conv_channels=256, ff_factor=4, tf_layers=18, tf_heads=8, tf_inner=768)
 PRESETS = {"LOW": 1, "VERY_LOW": 2, "ULTRA_LOW": 3}
 
-CDEF = """
-typedef struct parakeet_ctx parakeet_ctx;
-typedef struct parakeet_diar_stream parakeet_diar_stream;
-typedef struct parakeet_diar_segment { int speaker; float start; float end; } parakeet_diar_segment;
-parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
-void parakeet_capi_free(parakeet_ctx* ctx);
-const char* parakeet_capi_thread_last_error(void);
-parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
-int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples, int is_last,
-                                      parakeet_diar_segment** out, int* n_out);
-int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
-float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
-void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
-void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
-int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
-"""
 
 
 def audio(seconds: float) -> np.ndarray:
@@ -86,10 +70,11 @@ def build_model() -> str:
 
 
 def open_lib():
-    import cffi
-    ffi = cffi.FFI()
-    ffi.cdef(CDEF)
-    return ffi, ffi.dlopen(LIB)
+    """The library through parakeet_py's binding (PARAKEET_LIBRARY, else the build tree's)."""
+    os.environ.setdefault("PARAKEET_LIBRARY", LIB)
+    sys.path.insert(0, REPO)
+    from parakeet_py import _native
+    return _native.load_or_raise()
 
 
 def feed_all(ffi, lib, ctx, latency: int, chunk_len: int, x: np.ndarray, warm_s: float):

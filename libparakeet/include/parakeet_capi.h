@@ -559,6 +559,59 @@ PARAKEET_API int parakeet_capi_vad_stream_reset(parakeet_vad_stream* s);
 /* NULL is a no-op. */
 PARAKEET_API void parakeet_capi_vad_stream_free(parakeet_vad_stream* s);
 
+/* ---- Live speaker diarization (Sortformer streams; parakeet.cpp's ABI 7 family) -----------
+ * A stream on a diarization ctx (which it borrows: free the stream first) runs NeMo's
+ * streaming Sortformer (forward_streaming: chunks with left/right context, FIFO, speaker cache
+ * with its compression) on 16 kHz mono audio as it arrives (docs/diarization_streaming.md).
+ * Its probabilities, and so its segments, do not depend on how the audio is cut into feeds and
+ * equal NeMo's forward_streaming on the same audio for models without mel normalisation
+ * (normalize "NA", as NVIDIA's streaming checkpoints); a model that normalises per_feature is
+ * refused (PARAKEET_ERROR_UNSUPPORTED: whole-clip statistics are not causal).
+ * Segments are NeMo's binarisation at the file's onset/offset thresholds (no padding or
+ * duration filters). A stream holds no backend between calls; one call at a time per stream
+ * (calls are serialised). Errors go to the stream's ctx. */
+typedef struct parakeet_diar_stream parakeet_diar_stream;
+typedef struct parakeet_diar_segment {
+    int speaker; /* 0-based, in order of arrival */
+    float start; /* seconds, 2 decimals */
+    float end;
+} parakeet_diar_segment;
+
+/* Latency presets: (chunk_len + chunk_right_context) x 80 ms. MODEL is the checkpoint's own
+ * streaming configuration; the others use chunk/right context 6/7, 6/2 and 3/1 with FIFO 188,
+ * speaker cache 188 and update period 144 (NeMo's model card for the v2 streaming model). */
+#define PARAKEET_DIAR_LATENCY_MODEL 0
+#define PARAKEET_DIAR_LATENCY_LOW 1       /* 1.04 s */
+#define PARAKEET_DIAR_LATENCY_VERY_LOW 2  /* 0.64 s */
+#define PARAKEET_DIAR_LATENCY_ULTRA_LOW 3 /* 0.32 s */
+
+/* Begins a stream with the checkpoint's own streaming configuration (latency MODEL). NULL on
+ * error (not a diarization ctx, a per_feature model). */
+PARAKEET_API parakeet_diar_stream* parakeet_capi_diarize_stream_begin(parakeet_ctx* diar_ctx);
+/* Begins a stream at a latency preset; outside 0..3: "unknown diarization latency mode N"
+ * (PARAKEET_ERROR_INVALID_ARGUMENT). */
+PARAKEET_API parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
+/* Feeds n_samples of 16 kHz audio (0 is fine); is_last runs the rest and closes the open
+ * segments. *out (may be NULL when there are none; free with parakeet_capi_free_diar_segments)
+ * and *n_out get the segments that ended in this call, by start then speaker; out and n_out
+ * may be NULL. Returns 0, or 1 with the error on the ctx: "stream already finished" after
+ * is_last, "invalid samples buffer" (NULL with n_samples > 0, or n_samples < 0),
+ * PARAKEET_ERROR_INVALID_AUDIO for non-finite samples. */
+PARAKEET_API int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples,
+                                                  int is_last, parakeet_diar_segment** out, int* n_out);
+/* The segments open now, their end = the time diarized so far. 0, or 1 (s NULL). */
+PARAKEET_API int parakeet_capi_diarize_stream_active(parakeet_diar_stream* s, parakeet_diar_segment** out,
+                                                    int* n_out);
+/* Samples a chunk needs before it runs, (chunk_len + chunk_right_context) x 1280: the input
+ * latency. 0 for NULL. */
+PARAKEET_API int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
+/* Seconds diarized so far (frames with known probabilities x 0.08). 0 for NULL. */
+PARAKEET_API float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
+/* Frees a segment array of feed / active (NULL is a no-op). */
+PARAKEET_API void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
+
 /* ---- ggml block formats ------------------------------------------------------------------ */
 
 /* The tensor types of GGUF files, by ggml's type id: F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6,

@@ -481,8 +481,10 @@ PARAKEET_API char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wa
  * PARAKEET_MODEL_KIND_DIARIZATION. These calls refuse other kinds (PARAKEET_ERROR_UNSUPPORTED;
  * on an ASR ctx: "context holds an ASR model; diarize_* needs a diarization model"), and the
  * ASR calls refuse a diarization ctx ("context holds a diarization model; use
- * parakeet_capi_diarize_*"). The offline path is NeMo's diarize() with streaming_mode off
- * (whole-clip attention; docs/diarization.md). Diarization contexts use the backend pool like
+ * parakeet_capi_diarize_*"). These calls compute what NeMo's diarize() computes for the
+ * checkpoint: the offline network (whole-clip attention) when its config has streaming_mode
+ * off, forward_streaming with its own streaming settings when on (docs/diarization.md).
+ * Diarization contexts use the backend pool like
  * ASR ones (parakeet_capi_set_concurrency); results do not depend on the pool or threads.
  * Result (a new string, free with parakeet_capi_free_string; NULL on error):
  *   {"speakers": <the model's speaker count>, "segments": [{"speaker", "start", "end"}]}

@@ -8,6 +8,7 @@
 #include "capi/diar_options_json.h"
 #include "common/json_writer.h"
 #include "model/diar/diar_segments.h"
+#include "model/diar/diarize_checkpoint.h"
 #include "parakeet_capi.h"
 
 using pk::capi::guarded;
@@ -53,7 +54,7 @@ char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate,
     defaults.post.onset = m.config().onset;
     defaults.post.offset = m.config().offset;
     const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults);
-    return pk::capi::to_c_string(result_json(m, m.probabilities(samples, n, rate), o));
+    return pk::capi::to_c_string(result_json(m, pk::diarize_probabilities(m, samples, n, rate), o));
 }
 
 void check_buffer(const float* samples, int n_samples) {
@@ -68,7 +69,7 @@ std::vector<DiarSegment> default_segments(const DiarModel& m, const float* sampl
     DiarPostProcessing post;
     post.onset = m.config().onset;
     post.offset = m.config().offset;
-    const SpeakerProbabilities p = m.probabilities(samples, n, sample_rate);
+    const SpeakerProbabilities p = diarize_probabilities(m, samples, n, sample_rate);
     return speaker_segments(p.data.data(), p.frames, m.config().n_speakers, m.config().upsample_factor, post);
 }
 

@@ -543,6 +543,32 @@ PARAKEET_API char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_c
 /* Frees the n results of transcribe_and_diarize and their texts (NULL is a no-op). */
 PARAKEET_API void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
 
+/* Live speaker-attributed ASR: a diarization stream (as diarize_stream_begin[_latency]) on
+ * diar_ctx and windows transcribed by asr_ctx under parakeet.cpp's commit rule: once >= 4 s of
+ * uncommitted audio up to the diarized time is buffered, that window is transcribed; its words
+ * ending >= 1 s before the window's end commit and the next window starts after them; with none,
+ * the audio up to the first word heard (or that limit) minus 0.3 s is let go; a first word that
+ * repeats the last committed one (text ignoring case and punctuation, start within 0.5 s) is
+ * dropped; is_last commits the rest; a window grown to 30 s commits all its words (ours). The
+ * text lags the audio by the diarizer's latency plus 1-5 s. Each committed word takes its
+ * speaker from the segments known then (the closed ones, and the open ones up to the diarized
+ * time) by the rule above. Both contexts are borrowed (free the stream first); one call at a
+ * time per stream; audio at the diarization model's rate (16 kHz). Latency as for
+ * diarize_stream_begin_latency (outside 0..3: INVALID_ARGUMENT). NULL on error (on asr_ctx). */
+typedef struct parakeet_sas_stream parakeet_sas_stream;
+PARAKEET_API parakeet_sas_stream* parakeet_capi_sas_stream_begin(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx);
+PARAKEET_API parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                                         int latency);
+/* Feeds n_samples (0 is fine). *out / *n_out (either may be NULL) get the utterances of the
+ * words committed in this call (free with parakeet_capi_free_sas_results; NULL when none).
+ * Returns 0, or 1: input errors ("stream already finished" after is_last, "invalid samples
+ * buffer", non-finite samples) and transcription failures on asr_ctx, diarization failures on
+ * diar_ctx; a success clears asr_ctx's error. */
+PARAKEET_API int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
+                                               parakeet_sas_result** out, int* n_out);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
+
 /* A VAD stream on a VAD ctx (which it borrows: free the stream first). sample_rate 16000 or
  * 8000; options as above, mode "speech" only. One thread at a time per stream. */
 typedef struct parakeet_vad_stream parakeet_vad_stream;

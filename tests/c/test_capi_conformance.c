@@ -221,6 +221,14 @@ static void test_null_handles(void) {
         CHECK(parakeet_capi_transcribe_and_diarize_json(NULL, NULL, s, 4, 16000) == NULL);
         CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
         parakeet_capi_free_sas_results(NULL, 2); /* no-op */
+        CHECK(parakeet_capi_sas_stream_begin(NULL, NULL) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        CHECK(parakeet_capi_sas_stream_begin_latency(NULL, NULL, PARAKEET_DIAR_LATENCY_LOW) == NULL);
+        res = (parakeet_sas_result*)s;
+        n_res = 7;
+        CHECK(parakeet_capi_sas_stream_feed(NULL, s, 4, 0, &res, &n_res) == 1 && res == NULL && n_res == 0);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        parakeet_capi_sas_stream_free(NULL); /* no-op */
     }
     {
         parakeet_diar_segment* segs = (parakeet_diar_segment*)&eou;

@@ -5,13 +5,12 @@
 // Errors go where parakeet.cpp sends them: bad input (buffers, contexts, the sample rate) to the
 // ASR context, a failure while transcribing to the ASR context, while diarizing to the
 // diarization context. A success clears both.
-#include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "capi/context.h"
 #include "capi/diar_default_segments.h"
+#include "capi/sas_results.h"
 #include "capi/transcript_json.h"
 #include "common/json_writer.h"
 #include "model/sas/speaker_words.h"
@@ -96,26 +95,6 @@ std::string sas_json(const SasRun& run) {
     return j.str();
 }
 
-// The utterances as a malloc'd array for parakeet_capi_free_sas_results (NULL when empty).
-parakeet_sas_result* to_c_results(const std::vector<pk::SasItem>& items) {
-    if (items.empty()) return nullptr;
-    auto* out = static_cast<parakeet_sas_result*>(std::calloc(items.size(), sizeof(parakeet_sas_result)));
-    if (out == nullptr) throw std::bad_alloc();
-    for (size_t i = 0; i < items.size(); ++i) {
-        out[i].speaker = items[i].speaker;
-        out[i].start = static_cast<float>(items[i].start);
-        out[i].end = static_cast<float>(items[i].end);
-        out[i].conf = items[i].confidence;
-        out[i].text = static_cast<char*>(std::malloc(items[i].text.size() + 1));
-        if (out[i].text == nullptr) {
-            parakeet_capi_free_sas_results(out, static_cast<int>(i));
-            throw std::bad_alloc();
-        }
-        std::memcpy(out[i].text, items[i].text.c_str(), items[i].text.size() + 1);
-    }
-    return out;
-}
-
 }  // namespace
 
 extern "C" {
@@ -131,7 +110,7 @@ int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* di
     if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run) != 0) return 1;
     return guarded<int>(asr_ctx, 1, [&] {
         const std::vector<pk::SasItem> items = pk::speaker_utterances(run.transcript.words, run.speakers);
-        *out = to_c_results(items);
+        *out = pk::capi::to_c_results(items);
         *n_out = static_cast<int>(items.size());
         return 0;
     });
@@ -142,12 +121,6 @@ char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_
     SasRun run;
     if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run) != 0) return nullptr;
     return guarded<char*>(asr_ctx, nullptr, [&] { return pk::capi::to_c_string(sas_json(run)); });
-}
-
-void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n) {
-    if (results == nullptr) return;
-    for (int i = 0; i < n; ++i) std::free(results[i].text);
-    std::free(results);
 }
 
 }  // extern "C"

@@ -134,6 +134,8 @@ typedef struct parakeet_diar_segment {
 parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
 int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples,
                                       int is_last, parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_active(parakeet_diar_stream* s, parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
 float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
 void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
 void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);

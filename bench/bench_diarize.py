@@ -3,6 +3,12 @@
 
     python3 bench/bench_diarize.py                      # 2 min of audio, 3 interleaved rounds
     python3 bench/bench_diarize.py --seconds 600 --rounds 2 --threads 2 --json out.json
+    python3 bench/bench_diarize.py --seconds 600 --asr .cache/bench/600m/model-f32.gguf --no-nemo
+
+With --asr, also "who said what" end to end: `Context.transcribe(x)` against
+`Context.transcribe(x, diarizer=d)` (transcription and diarization in one library call, what
+`parakeet-cli transcribe --diarize-model` runs per file), interleaved the same way, and the
+overhead of diarization as their ratio. --no-nemo skips the NeMo comparison.
 
 The model is random-weight, built once with NeMo's own class (tools/fixtures/
 make_sortformer_fixtures.py's config at the size of diar_sortformer_4spk-v1: FastConformer 18 x
@@ -81,6 +87,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--json", help="also write the results here")
+    ap.add_argument("--asr", help="an ASR GGUF file: also time transcription alone against transcription with speakers")
+    ap.add_argument("--no-nemo", action="store_true", help="skip NeMo (with --asr: only the end-to-end figures)")
     ap.add_argument("--nemo-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.nemo_worker:
@@ -88,6 +96,12 @@ def main() -> int:
         return 0
 
     os.makedirs(CACHE, exist_ok=True)
+    if args.no_nemo:
+        if not args.asr:
+            raise SystemExit("--no-nemo leaves nothing to measure without --asr")
+        if not os.path.exists(os.path.join(CACHE, "model.gguf")):
+            raise SystemExit("run once without --no-nemo first: it builds the model")
+        return end_to_end(args, {})
     worker = subprocess.Popen([NEMO_PYTHON, os.path.abspath(__file__), "--nemo-worker", "--threads",
                                str(args.threads), "--seconds", str(args.seconds)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -136,6 +150,39 @@ def main() -> int:
     print(f"  NeMo forward       {result['nemo_s']:8.2f} s   RTFx {result['nemo_rtfx']:7.1f}")
     print(f"  libparakeet        {result['ours_s']:8.2f} s   RTFx {result['ours_rtfx']:7.1f}")
     print(f"  ours / NeMo speed  {result['speedup']:.2f}x")
+    if args.asr:
+        d.close()
+        return end_to_end(args, result)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0
+
+
+def end_to_end(args, result: dict) -> int:
+    """Transcription alone against transcription with speakers, interleaved, medians."""
+    sys.path.insert(0, REPO)
+    from parakeet_py import Context, Diarizer
+    from parakeet_py import _native
+    _native.set_threads(args.threads)
+    x = audio(args.seconds)
+    with Context(args.asr) as ctx, Diarizer(os.path.join(CACHE, "model.gguf")) as d:
+        def timed(**kw) -> float:
+            t0 = time.perf_counter()
+            ctx.transcribe(x, sample_rate=16000, **kw)
+            return time.perf_counter() - t0
+
+        timed(), timed(diarizer=d)  # untimed warm-up
+        alone, with_speakers = [], []
+        for _ in range(args.rounds):
+            alone.append(timed())
+            with_speakers.append(timed(diarizer=d))
+    a, w = statistics.median(alone), statistics.median(with_speakers)
+    result.update({"asr": args.asr, "transcribe_s": a, "transcribe_diarize_s": w, "diarize_overhead": w / a - 1,
+                   "transcribe_all": alone, "transcribe_diarize_all": with_speakers})
+    print(f"{args.seconds:g} s of audio, {args.threads} threads, {args.rounds} rounds (medians), ASR {args.asr}")
+    print(f"  transcribe                {a:8.2f} s   RTFx {args.seconds / a:7.1f}")
+    print(f"  transcribe + diarize      {w:8.2f} s   RTFx {args.seconds / w:7.1f}   (+{100 * (w / a - 1):.0f} %)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)

@@ -14,16 +14,17 @@ See docs/python.md.
 from .audio import load_audio
 from .context import Context
 from .diarize import Diarizer, Segment
+from .diarize_stream import DiarizerStream
 from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, InvalidAudio, OutOfMemory, ParakeetError,
                      Unsupported)
 from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .stream import Stream, StreamEvent, StreamUpdate
-from .transcript import Token, Transcript, Word
+from .transcript import Token, Transcript, Utterance, Word
 from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "Segment",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

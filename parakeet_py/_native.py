@@ -137,6 +137,23 @@ char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakee
 
 char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                      int sample_rate, const char* options_json);
+char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                const float* samples, int n_samples, int sample_rate);
+
+typedef struct parakeet_diar_stream parakeet_diar_stream;
+typedef struct parakeet_diar_segment {
+    int speaker;
+    float start;
+    float end;
+} parakeet_diar_segment;
+parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
+int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples,
+                                      int is_last, parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_active(parakeet_diar_stream* s, parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
+float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
+void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
+void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
 
 size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
 int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,

@@ -282,7 +282,7 @@ class Context:
                    progress: Optional[ProgressCallback] = None, beam: Optional[int] = None,
                    hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8,
                    vad: Optional[Any] = None, vad_options: Optional[Dict[str, Any]] = None,
-                   language: Optional[str] = None) -> Transcript:
+                   language: Optional[str] = None, diarizer: Optional[Any] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -315,6 +315,11 @@ class Context:
         ``None``: the model's default), whose prompt the heads see, as NeMo's ``target_lang``;
         an unknown locale raises :class:`InvalidArgument` naming the known ones. Other models
         ignore it.
+        ``diarizer``: a :class:`~parakeet_py.diarize.Diarizer`: "who said what". Each word gets
+        its ``speaker`` (the segment that overlaps it most, else the nearest within 0.5 s, else
+        -1; docs/api.md), and the transcript its ``segments`` and ``utterances``. The default
+        decoder only (no ``decoder``, ``beam``, ``hotwords``, ``vad``, ``progress``, and
+        ``timestamps`` stays on).
 
         There is no length limit: long audio runs with local attention under "auto" (see
         :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
@@ -326,6 +331,16 @@ class Context:
         code = decoder_code(decoder)
         if language is not None:
             language = check_language(language)
+        if diarizer is not None:
+            if (code != _native.DECODER_DEFAULT or not timestamps or beam is not None or hotwords is not None
+                    or vad is not None or progress is not None):
+                raise InvalidArgument("diarizer= runs the default decoder with timestamps, without beam, "
+                                      "hotwords, vad or progress")
+            if language is not None and "languages" in self.info:
+                # parakeet_capi_transcribe_and_diarize has no language argument (parakeet.cpp's shape)
+                raise InvalidArgument("diarizer= transcribes in the model's default language; language= "
+                                      "is not taken with it")
+            return self._transcribe_diarized(audio, sample_rate, diarizer)
         if vad is not None:
             return self._transcribe_vad(audio, sample_rate, code, vad, vad_options or {},
                                         beam is not None or hotwords is not None or progress is not None, language)
@@ -365,6 +380,20 @@ class Context:
             return Transcript.from_json(document)
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
+
+    def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any) -> Transcript:
+        from .diarize import Diarizer
+
+        if not isinstance(diarizer, Diarizer):
+            raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
+        if samples.size > _INT_MAX:
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        ffi, lib = _native.load()
+        with self._using() as ptr, diarizer.handle() as diar:
+            doc = lib.parakeet_capi_transcribe_and_diarize_json(ptr, diar, ffi.from_buffer("float[]", samples),
+                                                                int(samples.size), self.sample_rate)
+            return Transcript.from_sas_json(_native.string_result(doc))
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], other_modes: bool, language: Optional[str]) -> Transcript:

@@ -12,14 +12,18 @@ Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C
 
 import json
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
 
 import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio
+
+if TYPE_CHECKING:
+    from .diarize_stream import DiarizerStream
 
 # The audio is brought to this rate here; the library resamples it to the model's if that differs.
 AUDIO_RATE = 16000
@@ -68,6 +72,13 @@ class Diarizer:
     def __del__(self) -> None:
         _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
 
+    @contextmanager
+    def handle(self) -> Iterator[Any]:
+        """The open context's handle for a call that uses it (InvalidArgument once closed)."""
+        if self._ptr is None:
+            raise InvalidArgument("the diarizer is closed")
+        yield self._ptr
+
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
         """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""
         if self._ptr is None:
@@ -84,6 +95,21 @@ class Diarizer:
         """Speaker segments, sorted by start then speaker. ``audio`` as for Context.transcribe."""
         doc = self.document(audio, sample_rate=sample_rate, **options)
         return [Segment(int(s["speaker"]), float(s["start"]), float(s["end"])) for s in doc["segments"]]
+
+    def stream(self, latency: Union[str, int] = "model") -> "DiarizerStream":
+        """A live diarization (:class:`~parakeet_py.diarize_stream.DiarizerStream`) at a latency
+        preset: "model" (the checkpoint's own streaming configuration), "low" (1.04 s),
+        "very_low" (0.64 s), "ultra_low" (0.32 s), or parakeet.cpp's numbers 0..3. Raises
+        :class:`Unsupported` for a model that normalises its mel features per_feature."""
+        from .diarize_stream import DiarizerStream, latency_number
+
+        number = latency_number(latency)
+        ffi, lib = _native.load()
+        with self.handle() as ptr:
+            s = lib.parakeet_capi_diarize_stream_begin_latency(ptr, number)
+            if s == ffi.NULL:
+                _native.raise_last_error()
+            return DiarizerStream(self, s)
 
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""

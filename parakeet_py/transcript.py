@@ -4,6 +4,11 @@ They are built from the library's JSON document (``parakeet_capi_transcribe_*_js
 ``{"text", "frame_sec", "duration", "words": [{"w", "start", "end", "conf"}],
 "tokens": [{"id", "t", "conf", "dur"}], "attention": {"mode", ["left", "right"]}}``. Times become seconds everywhere (a token's
 duration arrives in encoder frames and is multiplied by ``frame_sec``).
+
+A speaker-attributed transcript (``Context.transcribe(audio, diarizer=d)``) comes from
+``parakeet_capi_transcribe_and_diarize_json``: the same transcript document under
+``"transcript"``, each word's ``speaker`` under ``"words"``, the diarization ``"segments"`` and
+the ``"utterances"`` (runs of one speaker's words; docs/api.md has the rule).
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
+from .diarize import Segment
 from .errors import InternalError
 
 #: An attention setting as the Python API spells it: "auto", "full", or ``(left, right)`` for
@@ -46,15 +52,36 @@ class Token:
 
 @dataclass(frozen=True)
 class Word:
-    """One word with its start and end in seconds and its confidence (the minimum over its tokens)."""
+    """One word with its start and end in seconds and its confidence (the minimum over its tokens).
+    ``speaker``: with a diarizer, the speaker who said it (0-based, -1: none near it), else None."""
 
+    text: str
+    start: float
+    end: float
+    confidence: float
+    speaker: Optional[int] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        d: Dict[str, Any] = {"text": self.text, "start": self.start, "end": self.end, "confidence": self.confidence}
+        if self.speaker is not None:
+            d["speaker"] = self.speaker
+        return d
+
+
+@dataclass(frozen=True)
+class Utterance:
+    """A run of one speaker's words with pauses of at most 0.5 s: their text joined by spaces,
+    the first start and last end (seconds, 10 ms), the minimum confidence."""
+
+    speaker: int
     text: str
     start: float
     end: float
     confidence: float
 
     def to_dict(self) -> Dict[str, Any]:
-        return {"text": self.text, "start": self.start, "end": self.end, "confidence": self.confidence}
+        return {"speaker": self.speaker, "text": self.text, "start": self.start, "end": self.end,
+                "confidence": self.confidence}
 
 
 def tokens_from_json(items: List[Dict[str, Any]], frame_sec: float) -> List[Token]:
@@ -80,6 +107,8 @@ class Transcript:
     frame covers. ``tokens`` and ``words`` are empty when timestamps were not requested.
     ``attention`` is the attention that ran: "full" or ``(left, right)`` for local (``None``
     when the library was not asked for it: ``timestamps=False`` without ``progress``).
+    With a diarizer, each word has its ``speaker``, ``segments`` holds the diarization's
+    speaker segments and ``utterances`` the runs of one speaker's words (both empty otherwise).
     """
 
     text: str
@@ -88,15 +117,18 @@ class Transcript:
     duration: float = 0.0
     frame_sec: float = 0.0
     attention: Optional[Attention] = None
+    segments: List[Segment] = field(default_factory=list)
+    utterances: List[Utterance] = field(default_factory=list)
     #: A VAD-cut transcription's speech segments [{"start", "end"}] (seconds): the audio that
     #: was transcribed; None for any other transcription.
-    segments: Optional[List[Dict[str, float]]] = None
+    speech_segments: Optional[List[Dict[str, float]]] = None
 
     def to_dict(self) -> Dict[str, Any]:
         """A JSON-ready dict: ``{"text", "duration", "frame_sec", "attention", "words": [...],
-        "tokens": [...]}`` (``attention``: "full", ``[left, right]`` or ``None``), and
-        ``"segments"`` for a VAD-cut transcription."""
-        d = {
+        "tokens": [...]}`` (``attention``: "full", ``[left, right]`` or ``None``), with a
+        diarizer ``"segments"`` and ``"utterances"`` too, and ``"speech_segments"`` for a
+        VAD-cut transcription."""
+        d: Dict[str, Any] = {
             "text": self.text,
             "duration": self.duration,
             "frame_sec": self.frame_sec,
@@ -104,8 +136,11 @@ class Transcript:
             "words": [w.to_dict() for w in self.words],
             "tokens": [t.to_dict() for t in self.tokens],
         }
-        if self.segments is not None:
-            d["segments"] = [dict(s) for s in self.segments]
+        if self.segments or self.utterances:
+            d["segments"] = [{"speaker": g.speaker, "start": g.start, "end": g.end} for g in self.segments]
+            d["utterances"] = [u.to_dict() for u in self.utterances]
+        if self.speech_segments is not None:
+            d["speech_segments"] = [dict(s) for s in self.speech_segments]
         return d
 
     @classmethod
@@ -117,7 +152,27 @@ class Transcript:
             return cls(text=str(d["text"]), tokens=tokens_from_json(d["tokens"], frame_sec),
                        words=words_from_json(d["words"]), duration=float(d["duration"]),
                        frame_sec=frame_sec, attention=attention_from_json(d["attention"]),
-                       segments=[{"start": float(x["start"]), "end": float(x["end"])} for x in d["segments"]]
-                       if "segments" in d else None)
+                       # the VAD-cut document's "segments" are the speech transcribed
+                       speech_segments=[{"start": float(x["start"]), "end": float(x["end"])}
+                                        for x in d["segments"]] if "segments" in d else None)
+        except (ValueError, KeyError, TypeError) as e:
+            raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e
+
+    @classmethod
+    def from_sas_json(cls, document: str) -> "Transcript":
+        """Parse the library's speaker-attributed document (see the module docstring)."""
+        try:
+            d = json.loads(document)
+            t = cls.from_json(json.dumps(d["transcript"]))
+            speakers = [int(w["speaker"]) for w in d["words"]]
+            if len(speakers) != len(t.words):
+                raise ValueError("one speaker per word expected")
+            return cls(text=t.text, tokens=t.tokens, duration=t.duration, frame_sec=t.frame_sec,
+                       attention=t.attention,
+                       words=[Word(w.text, w.start, w.end, w.confidence, s) for w, s in zip(t.words, speakers)],
+                       segments=[Segment(int(g["speaker"]), float(g["start"]), float(g["end"]))
+                                 for g in d["segments"]],
+                       utterances=[Utterance(int(u["speaker"]), str(u["text"]), float(u["start"]), float(u["end"]),
+                                             float(u["conf"])) for u in d["utterances"]])
         except (ValueError, KeyError, TypeError) as e:
             raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e

@@ -62,6 +62,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="Which head decodes (as for `transcribe`).")
 @click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
+@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
+              help="Who said what: a Sortformer diarization GGUF file; adds the columns speakers and utterances "
+                   "(and a speaker to each word with --timestamps). The default decoder; not with --ray.")
 @click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
 @click.option("--retry-errors", is_flag=True,
               help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
@@ -94,7 +97,7 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
           timestamps: bool, attention: Optional[object], resume: bool, retry_errors: bool, overwrite: bool,
           prefetch: Optional[int], decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str],
           ray_network: bool, actors: int, cpus_per_actor: float, use_vad: bool, vad_model: Optional[str],
-          batch_size: int) -> None:
+          batch_size: int, diarize_model: Optional[str]) -> None:
     """Transcribe every recording of INPUT... into one table, OUTPUT.
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
@@ -102,7 +105,7 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
     (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
     order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
     row with its error; the job goes on), words and tokens with --timestamps, segments with
-    --vad, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
+    --vad, speakers and utterances with --diarize-model, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
     transcribes only what is missing (--retry-errors: and the files that failed). Error rows do
     not change the exit status.
 
@@ -121,13 +124,18 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
         raise click.UsageError("--vad-model goes with --vad")
     if use_vad and use_ray:
         raise click.UsageError("--vad runs in local jobs only (not with --ray)")
+    if diarize_model and (use_ray or decoder != "default"):
+        raise click.UsageError("--diarize-model does not go with --ray or --decoder")
+    if diarize_model and use_vad:
+        raise click.UsageError("--diarize-model does not go with --vad")
     vad = None
     if use_vad:
         from parakeet_py.vad import default_model
 
         vad = vad_model or str(default_model())
     options = BatchOptions(concurrency=concurrency, threads=threads, decoder=decoder, timestamps=timestamps,
-                           attention=attention, decoders=decoders, prefetch=prefetch, vad=vad)
+                           attention=attention, decoders=decoders, prefetch=prefetch, vad=vad,
+                           diarize_model=diarize_model)
     if use_ray:
         from parakeet_py.batch.ray_job import run_ray_job
 

@@ -4,6 +4,9 @@ Words are grouped into cues the way subtitle style guides ask for: at most two l
 characters, at most 7 seconds on screen, a new cue after a pause of a second or more and
 after a sentence ends, and, once a cue is well filled, after a comma. Cues never overlap;
 a short cue is held on screen for up to 1 s when the next one (and the audio's end) allows.
+Words with speakers (a diarized transcript) also start a new cue where the speaker changes, and
+each cue begins with its speaker's label, "[Speaker 1]" (counting from 1; "[Speaker ?]" for
+words no speaker segment is near).
 """
 
 from __future__ import annotations
@@ -36,9 +39,18 @@ def wrap(text: str, width: int = MAX_LINE_CHARS) -> List[str]:
     """
     if len(text) <= width or " " not in text:
         return [text]
-    spaces = [i for i, c in enumerate(text) if c == " "]
+    # Never inside a leading speaker label ("[Speaker 1] ...").
+    label_end = text.find("] ") + 1 if text.startswith("[Speaker ") else 0
+    spaces = [i for i, c in enumerate(text) if c == " " and i >= label_end]
     best = min(spaces, key=lambda i: (max(i, len(text) - i - 1) > width, abs(len(text) - 2 * i - 1)))
     return [text[:best], text[best + 1:]]
+
+
+def speaker_label(speaker: Optional[int]) -> str:
+    """"[Speaker N] " for the library's 0-based speaker N - 1, "[Speaker ?] " for -1, "" for None."""
+    if speaker is None:
+        return ""
+    return f"[Speaker {speaker + 1}] " if speaker >= 0 else "[Speaker ?] "
 
 
 def _fits(text: str) -> bool:
@@ -54,15 +66,17 @@ def group_words(words: Sequence[Word], media_end: Optional[float] = None) -> Lis
 
     def flush() -> None:
         if current:
-            cues.append(Cue(current[0].start, current[-1].end, " ".join(w.text for w in current)))
+            label = speaker_label(current[0].speaker)
+            cues.append(Cue(current[0].start, current[-1].end, label + " ".join(w.text for w in current)))
             current.clear()
 
     for word in words:
         if current:
-            text = " ".join(w.text for w in current)
+            text = speaker_label(current[0].speaker) + " ".join(w.text for w in current)
             last = current[-1].text
             if (
-                not _fits(f"{text} {word.text}")
+                word.speaker != current[0].speaker
+                or not _fits(f"{text} {word.text}")
                 or word.end - current[0].start > MAX_CUE_SECONDS
                 or word.start - current[-1].end >= PAUSE_SECONDS
                 or last.endswith(SENTENCE_END)

@@ -10,13 +10,13 @@ from typing import Any, Dict, List, Optional
 
 import click
 
-from parakeet_py import Context, ParakeetError, Transcript
+from parakeet_py import Context, Diarizer, ParakeetError, Transcript
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
                      threads_per_backend)
 from .progress_bar import progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, stream_transcribe
-from .subtitles import to_srt, to_vtt
+from .subtitles import speaker_label, to_srt, to_vtt
 
 FORMATS = ("text", "json", "srt", "vtt")
 EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
@@ -25,6 +25,8 @@ EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
 def render(fmt: str, path: str, transcript: Transcript) -> str:
     """The document for one file (text and json carry no trailing newline)."""
     if fmt == "text":
+        if transcript.segments or transcript.utterances:  # diarized: one line per utterance
+            return "\n".join(speaker_label(u.speaker) + u.text for u in transcript.utterances)
         return transcript.text
     if fmt == "json":
         return json.dumps({"file": path, **transcript.to_dict()}, ensure_ascii=False)
@@ -83,12 +85,17 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
               help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "
                    "into the cache).")
+@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
+              help="Who said what: a Sortformer diarization GGUF file. Words get speakers (json), text prints "
+                   "one \"[Speaker N] ...\" line per utterance, subtitle cues start with their speaker. "
+                   "The default decoder; not with --stream, --beam or --vad.")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
-               use_vad: bool, vad_model: Optional[str], language: Optional[str]) -> None:
+               use_vad: bool, vad_model: Optional[str], language: Optional[str],
+               diarize_model: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -112,6 +119,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--vad does not go with --stream or --beam")
     if vad_model and not use_vad:
         raise click.UsageError("--vad-model goes with --vad")
+    if diarize_model and (live or beam is not None or use_vad or decoder != "default"):
+        raise click.UsageError("--diarize-model does not go with --stream, --beam, --vad or --decoder")
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
@@ -132,8 +141,10 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
-    # Beam search and VAD-cut runs report no progress.
-    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad
+    # Beam search, VAD-cut and diarized runs report no progress.
+    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad and not diarize_model
+    # One diarizer for every worker (thread-safe; its pool serves `concurrency` requests at once).
+    diarizer = Diarizer(diarize_model, concurrency=concurrency) if diarize_model else None
     vad = None
     if use_vad:
         from parakeet_py.vad import Vad, default_model
@@ -146,6 +157,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
                 if vad is not None:
                     return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
+                if diarizer is not None:
+                    return ctx.transcribe(path, diarizer=diarizer, language=language)
                 return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
@@ -161,10 +174,12 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                     target.write_text(document if document.endswith("\n") else document + "\n", encoding="utf-8")
                     click.echo(f"wrote {target}", err=True)
                 elif fmt == "text" and len(files) > 1:
-                    click.echo(f"{path}\t{document}")
+                    click.echo("\n".join(f"{path}\t{line}" for line in document.split("\n")))
                 else:
                     click.echo(document.rstrip("\n") if fmt in ("srt", "vtt") else document)
                 sys.stdout.flush()
+    if diarizer is not None:
+        diarizer.close()
     if failed:
         raise click.exceptions.Exit(1)
 

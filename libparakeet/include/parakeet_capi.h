@@ -491,8 +491,10 @@ PARAKEET_API char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wa
  * PARAKEET_MODEL_KIND_DIARIZATION. These calls refuse other kinds (PARAKEET_ERROR_UNSUPPORTED;
  * on an ASR ctx: "context holds an ASR model; diarize_* needs a diarization model"), and the
  * ASR calls refuse a diarization ctx ("context holds a diarization model; use
- * parakeet_capi_diarize_*"). The offline path is NeMo's diarize() with streaming_mode off
- * (whole-clip attention; docs/diarization.md). Diarization contexts use the backend pool like
+ * parakeet_capi_diarize_*"). These calls compute what NeMo's diarize() computes for the
+ * checkpoint: the offline network (whole-clip attention) when its config has streaming_mode
+ * off, forward_streaming with its own streaming settings when on (docs/diarization.md).
+ * Diarization contexts use the backend pool like
  * ASR ones (parakeet_capi_set_concurrency); results do not depend on the pool or threads.
  * Result (a new string, free with parakeet_capi_free_string; NULL on error):
  *   {"speakers": <the model's speaker count>, "segments": [{"speaker", "start", "end"}]}
@@ -514,6 +516,68 @@ PARAKEET_API char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav
  *   implemented yet: PARAKEET_ERROR_UNSUPPORTED. */
 PARAKEET_API char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                   int sample_rate, const char* options_json);
+
+/* ---- Speaker-attributed ASR ("who said what"; parakeet.cpp's ABI 7 calls) -----------------
+ * The ASR ctx transcribes the clip (default decoder), the diarization ctx diarizes it (as
+ * diarize_pcm), and each word takes a speaker: the one whose segment overlaps it most (the
+ * first in start order on a tie), else the nearest segment within 0.5 s (the later on a tie),
+ * else -1 (times compared with a 1e-9 s tolerance). An utterance is a run of one speaker's
+ * words with pauses of at most 0.5 s: text joined by spaces, conf the minimum of its words'.
+ * Errors: bad input (a NULL or wrong-kind ctx, the buffer, out pointers, the sample rate) and
+ * transcription failures are recorded on asr_ctx, diarization failures on diar_ctx (and on the
+ * calling thread, parakeet_capi_thread_last_error); a success clears both. */
+typedef struct parakeet_sas_result {
+    int speaker; /* 0-based, or -1: no segment near the words */
+    char* text;
+    float start; /* seconds */
+    float end;
+    float conf;  /* minimum word confidence */
+} parakeet_sas_result;
+
+/* The utterances in *out (a new array, NULL when there are none; free with
+ * parakeet_capi_free_sas_results(*out, *n_out)) and their count in *n_out. Returns 0, or 1 on
+ * error (*out NULL, *n_out 0). */
+PARAKEET_API int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                      const float* samples, int n_samples, int sample_rate,
+                                                      parakeet_sas_result** out, int* n_out);
+/* The same as a document (free with parakeet_capi_free_string; NULL on error):
+ *   {"speakers": N, "utterances": [{"speaker", "text", "start", "end", "conf"}],
+ *    "words": [the same keys, one per word],
+ *    "segments": [{"speaker", "start", "end"}], "transcript": {...}}
+ * utterance and segment times with 2 decimals, word times with 3, conf with 4. "segments"
+ * (diarize_pcm's) and "transcript" (transcribe_pcm_json's document, whose "words" are the
+ * words above in the same order) are ours, beyond parakeet.cpp's keys. */
+PARAKEET_API char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                             const float* samples, int n_samples,
+                                                             int sample_rate);
+/* Frees the n results of transcribe_and_diarize and their texts (NULL is a no-op). */
+PARAKEET_API void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
+
+/* Live speaker-attributed ASR: a diarization stream (as diarize_stream_begin[_latency]) on
+ * diar_ctx and windows transcribed by asr_ctx under parakeet.cpp's commit rule: once >= 4 s of
+ * uncommitted audio up to the diarized time is buffered, that window is transcribed; its words
+ * ending >= 1 s before the window's end commit and the next window starts after them; with none,
+ * the audio up to the first word heard (or that limit) minus 0.3 s is let go; a first word that
+ * repeats the last committed one (text ignoring case and punctuation, start within 0.5 s) is
+ * dropped; is_last commits the rest; a window grown to 30 s commits all its words (ours). The
+ * text lags the audio by the diarizer's latency plus 1-5 s. Each committed word takes its
+ * speaker from the segments known then (the closed ones, and the open ones up to the diarized
+ * time) by the rule above. Both contexts are borrowed (free the stream first); one call at a
+ * time per stream; audio at the diarization model's rate (16 kHz). Latency as for
+ * diarize_stream_begin_latency (outside 0..3: INVALID_ARGUMENT). NULL on error (on asr_ctx). */
+typedef struct parakeet_sas_stream parakeet_sas_stream;
+PARAKEET_API parakeet_sas_stream* parakeet_capi_sas_stream_begin(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx);
+PARAKEET_API parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                                         int latency);
+/* Feeds n_samples (0 is fine). *out / *n_out (either may be NULL) get the utterances of the
+ * words committed in this call (free with parakeet_capi_free_sas_results; NULL when none).
+ * Returns 0, or 1: input errors ("stream already finished" after is_last, "invalid samples
+ * buffer", non-finite samples) and transcription failures on asr_ctx, diarization failures on
+ * diar_ctx; a success clears asr_ctx's error. */
+PARAKEET_API int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
+                                               parakeet_sas_result** out, int* n_out);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
 
 /* A VAD stream on a VAD ctx (which it borrows: free the stream first). sample_rate 16000 or
  * 8000; options as above, mode "speech" only. One thread at a time per stream. */
@@ -551,6 +615,58 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_
 PARAKEET_API char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
                                                                const char* wav_path, int decoder,
                                                                const char* options_json);
+/* ---- Live speaker diarization (Sortformer streams; parakeet.cpp's ABI 7 family) -----------
+ * A stream on a diarization ctx (which it borrows: free the stream first) runs NeMo's
+ * streaming Sortformer (forward_streaming: chunks with left/right context, FIFO, speaker cache
+ * with its compression) on 16 kHz mono audio as it arrives (docs/diarization_streaming.md).
+ * Its probabilities, and so its segments, do not depend on how the audio is cut into feeds and
+ * equal NeMo's forward_streaming on the same audio for models without mel normalisation
+ * (normalize "NA", as NVIDIA's streaming checkpoints); a model that normalises per_feature is
+ * refused (PARAKEET_ERROR_UNSUPPORTED: whole-clip statistics are not causal).
+ * Segments are NeMo's binarisation at the file's onset/offset thresholds (no padding or
+ * duration filters). A stream holds no backend between calls; one call at a time per stream
+ * (calls are serialised). Errors go to the stream's ctx. */
+typedef struct parakeet_diar_stream parakeet_diar_stream;
+typedef struct parakeet_diar_segment {
+    int speaker; /* 0-based, in order of arrival */
+    float start; /* seconds, 2 decimals */
+    float end;
+} parakeet_diar_segment;
+
+/* Latency presets: (chunk_len + chunk_right_context) x 80 ms. MODEL is the checkpoint's own
+ * streaming configuration; the others use chunk/right context 6/7, 6/2 and 3/1 with FIFO 188,
+ * speaker cache 188 and update period 144 (NeMo's model card for the v2 streaming model). */
+#define PARAKEET_DIAR_LATENCY_MODEL 0
+#define PARAKEET_DIAR_LATENCY_LOW 1       /* 1.04 s */
+#define PARAKEET_DIAR_LATENCY_VERY_LOW 2  /* 0.64 s */
+#define PARAKEET_DIAR_LATENCY_ULTRA_LOW 3 /* 0.32 s */
+
+/* Begins a stream with the checkpoint's own streaming configuration (latency MODEL). NULL on
+ * error (not a diarization ctx, a per_feature model). */
+PARAKEET_API parakeet_diar_stream* parakeet_capi_diarize_stream_begin(parakeet_ctx* diar_ctx);
+/* Begins a stream at a latency preset; outside 0..3: "unknown diarization latency mode N"
+ * (PARAKEET_ERROR_INVALID_ARGUMENT). */
+PARAKEET_API parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
+/* Feeds n_samples of 16 kHz audio (0 is fine); is_last runs the rest and closes the open
+ * segments. *out (may be NULL when there are none; free with parakeet_capi_free_diar_segments)
+ * and *n_out get the segments that ended in this call, by start then speaker; out and n_out
+ * may be NULL. Returns 0, or 1 with the error on the ctx: "stream already finished" after
+ * is_last, "invalid samples buffer" (NULL with n_samples > 0, or n_samples < 0),
+ * PARAKEET_ERROR_INVALID_AUDIO for non-finite samples. */
+PARAKEET_API int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples,
+                                                  int is_last, parakeet_diar_segment** out, int* n_out);
+/* The segments open now, their end = the time diarized so far. 0, or 1 (s NULL). */
+PARAKEET_API int parakeet_capi_diarize_stream_active(parakeet_diar_stream* s, parakeet_diar_segment** out,
+                                                    int* n_out);
+/* Samples a chunk needs before it runs, (chunk_len + chunk_right_context) x 1280: the input
+ * latency. 0 for NULL. */
+PARAKEET_API int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
+/* Seconds diarized so far (frames with known probabilities x 0.08). 0 for NULL. */
+PARAKEET_API float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
+/* Frees a segment array of feed / active (NULL is a no-op). */
+PARAKEET_API void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
 
 /* ---- ggml block formats ------------------------------------------------------------------ */
 

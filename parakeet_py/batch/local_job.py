@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional
 
 from ..context import Context
-from ..errors import InternalError
+from ..diarize import Diarizer
+from ..errors import InternalError, InvalidArgument
 from ..transcript import Attention
 from ..vad import Vad
 from .manifest import Entry, read_inputs
@@ -39,6 +40,7 @@ class BatchOptions:
     prefetch_bytes: int = 1 << 30        # and at most this many bytes of samples
     vad: Optional[str] = None            # a Silero VAD GGUF: cut each file at pauses, keep its segments
                                          # (local jobs only)
+    diarize_model: Optional[str] = None  # a Sortformer GGUF file: speakers and utterances per row (local jobs)
 
 
 @dataclass
@@ -61,19 +63,23 @@ class BatchStats:
 
 
 def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[dict], None],
-                        options: BatchOptions, decoder: str, model: str, vad: Optional[Vad]) -> None:
+                        options: BatchOptions, decoder: str, model: str, vad: Optional[Vad],
+                        diarizer: Optional[Diarizer]) -> None:
     """One transcribing thread: take decoded clips until none are left, write each row."""
     for entry, samples, error in prefetcher:
         transcript = None
         if error is None:
             try:
-                # with a VAD: only the speech, in chunks of <= 30 s of it (docs/vad.md)
-                transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
-                                            timestamps=options.timestamps, vad=vad)
+                if diarizer is not None:
+                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, diarizer=diarizer)
+                else:
+                    # with a VAD: only the speech, in chunks of <= 30 s of it (docs/vad.md)
+                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
+                                                timestamps=options.timestamps, vad=vad)
             except Exception as e:  # any failure of one file is that file's row, never the job's end
                 error = error_message(entry.path, str(e) or type(e).__name__)
         write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps,
-                       vad=vad is not None))
+                       vad=vad is not None, diarized=diarizer is not None))
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
@@ -91,7 +97,8 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
     entries = read_inputs(inputs)
     schema = None
     if output_format(output) == "parquet":
-        schema = arrow_schema(options.timestamps, passthrough_schema(entries), vad=options.vad is not None)
+        schema = arrow_schema(options.timestamps, passthrough_schema(entries), vad=options.vad is not None,
+                              diarized=options.diarize_model is not None)
     writer = open_output(output, schema=schema, resume=resume, overwrite=overwrite, retry_errors=retry_errors)
     todo: List[Entry] = [e for e in entries if e.id not in writer.done]
     stats = BatchStats(total=len(todo), skipped=len(entries) - len(todo), dropped_lines=writer.dropped_lines)
@@ -108,10 +115,17 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
                 on_row(row, stats)
 
     vad = None
+    diarizer = None
     try:
+        if options.vad is not None and options.diarize_model is not None:
+            raise InvalidArgument("a batch is either VAD-cut or diarized, not both")
         # one VAD for every thread (thread-safe, read-only), loaded before the model so that a
         # bad VAD file stops the job before any work
         vad = Vad(options.vad) if options.vad is not None else None
+        if options.diarize_model is not None:
+            if options.decoder not in (None, "default"):
+                raise InvalidArgument("a diarized batch runs the default decoder")
+            diarizer = Diarizer(options.diarize_model, concurrency=options.concurrency)
         with Context(model_path, concurrency=options.concurrency, threads=options.threads,
                      attention=options.attention) as ctx:
             decoder, model = decoder_label(ctx.info, options.decoder), model_id(model_path)
@@ -122,8 +136,8 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
                             max_bytes=options.prefetch_bytes) as prefetcher:
                 with ThreadPoolExecutor(options.concurrency, thread_name_prefix="batch") as pool:
-                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model, vad)
-                               for _ in range(options.concurrency)]
+                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model, vad,
+                                           diarizer) for _ in range(options.concurrency)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
                 deaths = prefetcher.deaths
@@ -137,4 +151,6 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
         if vad is not None:
             vad.close()
         writer.close()
+        if diarizer is not None:
+            diarizer.close()
     return stats

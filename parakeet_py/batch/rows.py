@@ -3,8 +3,10 @@
 One row per input: ``id``, ``path``, ``text``, ``duration`` (seconds), ``decoder``, ``model``
 (the model's id: file name and content hash), ``error`` (None, or why the file failed; then
 ``text`` and ``duration`` are None), with ``--timestamps`` also ``words`` and ``tokens``, with
-``--vad`` also ``segments`` (the speech segments transcribed, [{"start", "end"}] seconds), then
-the manifest's other columns. A manifest column whose name an output column already uses
+``--vad`` also ``segments`` (the speech segments transcribed, [{"start", "end"}] seconds), with
+a diarizer (``--diarize-model``) ``speakers`` (how many speakers were heard) and ``utterances``
+(``[{"speaker", "text", "start", "end", "confidence"}]``, runs of one speaker's words; the words
+of ``--timestamps`` then carry their ``speaker``), then the manifest's other columns. A manifest column whose name an output column already uses
 (NeMo's ``text`` and ``duration``) is kept as ``input_<name>``.
 """
 
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
 CORE_COLUMNS = ("id", "path", "text", "duration", "decoder", "model", "error")
 TIMESTAMP_COLUMNS = ("words", "tokens")
 VAD_COLUMNS = ("segments",)
-RESERVED = CORE_COLUMNS + TIMESTAMP_COLUMNS + VAD_COLUMNS
+DIARIZATION_COLUMNS = ("speakers", "utterances")
+RESERVED = CORE_COLUMNS + TIMESTAMP_COLUMNS + VAD_COLUMNS + DIARIZATION_COLUMNS
 
 
 def model_id(path: str) -> str:
@@ -55,7 +58,7 @@ def passthrough_name(name: str) -> str:
 
 
 def make_row(entry: Entry, transcript: Optional[Transcript], error: Optional[str], *, decoder: str, model: str,
-             timestamps: bool, vad: bool = False) -> Dict[str, Any]:
+             timestamps: bool, vad: bool = False, diarized: bool = False) -> Dict[str, Any]:
     """The output row of ``entry``: from its ``transcript``, or from its ``error`` message."""
     row: Dict[str, Any] = {
         "id": entry.id, "path": entry.path,
@@ -67,13 +70,18 @@ def make_row(entry: Entry, transcript: Optional[Transcript], error: Optional[str
         row["words"] = [w.to_dict() for w in transcript.words] if transcript is not None else None
         row["tokens"] = [t.to_dict() for t in transcript.tokens] if transcript is not None else None
     if vad:
-        row["segments"] = ([dict(s) for s in transcript.segments or []] if transcript is not None else None)
+        row["segments"] = ([dict(s) for s in transcript.speech_segments or []] if transcript is not None else None)
+    if diarized:
+        row["speakers"] = (len({u.speaker for u in transcript.utterances} - {-1})
+                           if transcript is not None else None)
+        row["utterances"] = [u.to_dict() for u in transcript.utterances] if transcript is not None else None
     for name, value in entry.extra.items():
         row[passthrough_name(name)] = value
     return row
 
 
-def arrow_schema(timestamps: bool, passthrough: Optional["pa.Schema"] = None, vad: bool = False) -> "pa.Schema":
+def arrow_schema(timestamps: bool, passthrough: Optional["pa.Schema"] = None, vad: bool = False,
+                 diarized: bool = False) -> "pa.Schema":
     """The Parquet schema of the rows (explicit, so a block whose errors are all None still
     gets a string column and every part file has the same schema)."""
     import pyarrow as pa
@@ -82,12 +90,17 @@ def arrow_schema(timestamps: bool, passthrough: Optional["pa.Schema"] = None, va
                          ("duration", pa.float64()), ("decoder", pa.string()), ("model", pa.string()),
                          ("error", pa.string())]
     if timestamps:
-        fields.append(("words", pa.list_(pa.struct([("text", pa.string()), ("start", pa.float64()),
-                                                    ("end", pa.float64()), ("confidence", pa.float64())]))))
+        word = [("text", pa.string()), ("start", pa.float64()), ("end", pa.float64()), ("confidence", pa.float64())]
+        fields.append(("words", pa.list_(pa.struct(word + ([("speaker", pa.int64())] if diarized else [])))))
         fields.append(("tokens", pa.list_(pa.struct([("id", pa.int64()), ("start", pa.float64()),
                                                      ("duration", pa.float64()), ("confidence", pa.float64())]))))
     if vad:
         fields.append(("segments", pa.list_(pa.struct([("start", pa.float64()), ("end", pa.float64())]))))
+    if diarized:
+        fields.append(("speakers", pa.int64()))
+        fields.append(("utterances", pa.list_(pa.struct([("speaker", pa.int64()), ("text", pa.string()),
+                                                         ("start", pa.float64()), ("end", pa.float64()),
+                                                         ("confidence", pa.float64())]))))
     for f in passthrough or []:
         fields.append(pa.field(passthrough_name(f.name), f.type))
     return pa.schema(fields)

@@ -216,6 +216,41 @@ static void test_null_handles(void) {
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
     CHECK(parakeet_capi_transcribe_path_json_vad_with(NULL, NULL, "x.wav", 0, NULL) == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    {
+        parakeet_sas_result* res = (parakeet_sas_result*)s; /* overwritten with NULL */
+        int n_res = 7;
+        CHECK(parakeet_capi_transcribe_and_diarize(NULL, NULL, s, 4, 16000, &res, &n_res) == 1);
+        CHECK(res == NULL && n_res == 0);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        CHECK(parakeet_capi_transcribe_and_diarize_json(NULL, NULL, s, 4, 16000) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        parakeet_capi_free_sas_results(NULL, 2); /* no-op */
+        CHECK(parakeet_capi_sas_stream_begin(NULL, NULL) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        CHECK(parakeet_capi_sas_stream_begin_latency(NULL, NULL, PARAKEET_DIAR_LATENCY_LOW) == NULL);
+        res = (parakeet_sas_result*)s;
+        n_res = 7;
+        CHECK(parakeet_capi_sas_stream_feed(NULL, s, 4, 0, &res, &n_res) == 1 && res == NULL && n_res == 0);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        parakeet_capi_sas_stream_free(NULL); /* no-op */
+    }
+    {
+        parakeet_diar_segment* segs = (parakeet_diar_segment*)&eou;
+        int n_segs = -1;
+        CHECK(parakeet_capi_diarize_stream_begin(NULL) == NULL);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        CHECK(parakeet_capi_diarize_stream_begin_latency(NULL, PARAKEET_DIAR_LATENCY_LOW) == NULL);
+        CHECK(parakeet_capi_diarize_stream_feed(NULL, s, 4, 0, &segs, &n_segs) == 1 && segs == NULL &&
+              n_segs == 0);
+        CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+        segs = (parakeet_diar_segment*)&eou;
+        n_segs = -1;
+        CHECK(parakeet_capi_diarize_stream_active(NULL, &segs, &n_segs) == 1 && segs == NULL && n_segs == 0);
+        CHECK(parakeet_capi_diarize_stream_chunk_samples(NULL) == 0);
+        CHECK(parakeet_capi_diarize_stream_time(NULL) == 0.0f);
+        parakeet_capi_diarize_stream_free(NULL); /* no-op */
+        parakeet_capi_free_diar_segments(NULL); /* no-op */
+    }
 }
 
 static void test_bad_audio(parakeet_ctx* ctx, const char* scratch) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "audio/wav_reader.h"
+#include "capi_handles.h"
 #include "nemo_fixtures.h"
 #include "parakeet_capi.h"
 
@@ -20,19 +21,8 @@ std::string data(const std::string& rel) { return nemo_fixtures::data_dir() + "/
 const std::string kDiarModel = "nemo/sortformer_offline/model.gguf";
 const std::string kAsrModel = "nemo/hybrid_tdt_ctc/model.gguf";
 
-struct Ctx {
-    parakeet_ctx* p;
-    explicit Ctx(const std::string& path) : p(parakeet_capi_load(path.c_str())) {}
-    ~Ctx() { parakeet_capi_free(p); }
-};
-
-// Takes over a returned string.
-std::string take(char* s) {
-    if (s == nullptr) return "";
-    std::string out(s);
-    parakeet_capi_free_string(s);
-    return out;
-}
+using capi_handles::Ctx;
+using capi_handles::take;
 
 std::vector<float> conversation() {
     return pk::read_wav_file(data("audio/conversation_16k.wav"), 0).samples;

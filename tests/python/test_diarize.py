@@ -16,7 +16,10 @@ CLIP = AUDIO / "conversation_16k.wav"
 
 
 def _ref(name):
-    return gguf.GGUFReader(str(NEMO_DIR / name / "diarref_conversation.gguf"))
+    """NeMo's diarize() on the clip as the checkpoint runs it: the streaming checkpoint
+    (streaming_mode on) through forward_streaming, the offline one through the offline network."""
+    ref = "diarref_streaming_conversation.gguf" if name == "sortformer_stream" else "diarref_conversation.gguf"
+    return gguf.GGUFReader(str(NEMO_DIR / name / ref))
 
 
 def _array(r, key):

@@ -94,7 +94,7 @@ def test_the_c_calls_keep_the_segments_and_the_path_twin_agrees(model_path, audi
     ffi, lib = _native.load()
     with Context(model_path) as ctx, Vad(vad_path) as vad:
         cut = ctx.transcribe(audio, sample_rate=16000, vad=vad)
-        assert cut.segments == vad.segments(audio, 16000, max_segment=30.0) and len(cut.segments) > 1
+        assert cut.speech_segments == vad.segments(audio, 16000, max_segment=30.0) and len(cut.speech_segments) > 1
         with ctx._using() as ptr:
             doc = _native.string_result(lib.parakeet_capi_transcribe_path_json_vad_with(
                 ptr, vad.handle(), str(wav).encode(), 0, b"{}"))
@@ -110,8 +110,8 @@ def test_the_c_calls_keep_the_segments_and_the_path_twin_agrees(model_path, audi
             doc22 = json.loads(_native.string_result(lib.parakeet_capi_transcribe_pcm_json_vad_with(
                 ptr, vad.handle(), ffi.from_buffer("float[]", audio22), audio22.size, 22050, 0, b"{}")))
         assert doc22["duration"] == pytest.approx(audio22.size / 22050, abs=1e-3)
-        assert len(doc22["segments"]) == len(cut.segments)
-        for got, want in zip(doc22["segments"], cut.segments):  # within two 32 ms frames
+        assert len(doc22["segments"]) == len(cut.speech_segments)
+        for got, want in zip(doc22["segments"], cut.speech_segments):  # within two 32 ms frames
             assert abs(got["start"] - want["start"]) <= 0.064 and abs(got["end"] - want["end"]) <= 0.064
 
 
@@ -136,7 +136,7 @@ def test_chunks_of_a_long_recording_run_its_attention(model_path, audio_dir, vad
             cut = ctx.transcribe(audio, sample_rate=16000, vad=vad)
         with Context(model_path, attention=(128, 128)) as local:
             want = local.transcribe(audio, sample_rate=16000, vad=vad)
-    assert cut.attention == (128, 128) and cut.segments == segments
+    assert cut.attention == (128, 128) and cut.speech_segments == segments
     assert cut.to_dict() == want.to_dict()
 
 

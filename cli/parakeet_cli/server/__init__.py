@@ -126,6 +126,9 @@ def _window_text(window: Any) -> str:
               help="Silero VAD GGUF for realtime turn detection (server_vad, the sessions' default) and "
                    "chunking_strategy server_vad; 'none': no VAD [default: the installed silero-vad package's "
                    "model, converted once into the cache, or none without the package].")
+@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A Sortformer diarization GGUF file: response_format=diarized_json, and speakers on the words "
+                   "of verbose_json and the cues of srt/vtt (docs/server.md).")
 @click.option("--model-id", default=None,
               help="Model id reported by /v1/models [default: the model file's name].")
 @click.option("--log-level", default="info", show_default=True,
@@ -137,6 +140,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
+         diarize_model: Optional[str],
          model_id: Optional[str], log_level: str) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
@@ -145,7 +149,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     """
     # Imported here so that `--help` and `parakeet-cli` stay fast and work without the
     # server's dependencies installed.
-    from parakeet_py import Context, ParakeetError
+    from parakeet_py import Context, Diarizer, ParakeetError
 
     from .app import ServerConfig, serve
 
@@ -177,16 +181,26 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                           bf16=bf16)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
+    vad = diarizer = None
     try:
         vad = _load_vad(vad_model)
+        if diarize_model:
+            try:  # its pool as wide as the ASR's: each transcribing worker may diarize at once
+                diarizer = Diarizer(diarize_model, concurrency=concurrency)
+            except ParakeetError as e:
+                raise click.ClickException(f"cannot load {diarize_model}: {e}") from e
     except BaseException:
+        if vad is not None:
+            vad.close()
         context.close()
         raise
     try:
-        serve(context, config, host=host, port=port, log_level=log_level, vad=vad)
+        serve(context, config, host=host, port=port, log_level=log_level, vad=vad, diarizer=diarizer)
     finally:
         if vad is not None:
             vad.close()
+        if diarizer is not None:
+            diarizer.close()
         context.close()
 
 

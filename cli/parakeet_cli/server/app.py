@@ -119,10 +119,11 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
             return
 
 
-def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Starlette:
+def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarizer=None) -> Starlette:
     """The ASGI application serving ``context`` (which the caller keeps and closes). ``vad``: a
     :class:`parakeet_py.Vad` for turn detection and ``chunking_strategy`` server_vad (None:
-    neither is offered)."""
+    neither is offered); ``diarizer`` (a parakeet_py.Diarizer, or None) for the speaker-labelled
+    formats."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -173,14 +174,18 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
         return audio
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
-                       cut: Optional[ServerVad] = None, language: Optional[str] = None) -> Any:
+                       cut: Optional[ServerVad] = None, language: Optional[str] = None,
+                       diarize: bool = False) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
         metrics.backends_in_use.inc()
         try:
             # A language reaches a prompt model's prompt (the library refuses one it lacks); other
             # models ignore it.
-            if cut is not None:
+            if diarize:  # one library call, transcription and diarization (no progress reports)
+                transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
+                                                language=language)
+            elif cut is not None:
                 # chunking_strategy server_vad: the speech segments only, each piece on its own
                 # (docs/vad.md, "VAD-cut transcription"). It takes no progress callback, so a
                 # disconnect or a stop cancels it only once it is done.
@@ -238,6 +243,13 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
             return await _stream_form(fields, client_key(request))
         response_format, granularities, language, upload = (fields.response_format, fields.granularities,
                                                             fields.language, fields.upload)
+        diarize = diarizer is not None and response_format in formats.DIARIZED_FORMATS
+        if response_format == "diarized_json" and diarizer is None:
+            raise APIError(400, "response_format 'diarized_json' needs a server started with --diarize-model",
+                           param="response_format", code="unsupported_value")
+        if diarize and fields.beam_size is not None:
+            raise APIError(400, f"beam_size does not go with speaker labels ({response_format} on this server)",
+                           param="beam_size", code="unsupported_value")
 
         gone = threading.Event()
         watcher = asyncio.ensure_future(watch_disconnect(request, gone))
@@ -249,8 +261,11 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
                 raise APIError(400, "chunking_strategy server_vad: this server has no VAD model (start it with "
                                     "--vad-model, or install the silero-vad package); use chunking_strategy=auto",
                                param="chunking_strategy", code="unsupported_value")
+            if diarize and fields.vad is not None:
+                raise APIError(400, "chunking_strategy server_vad does not go with a diarized response_format",
+                               param="chunking_strategy", code="unsupported_value")
             transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
-                                                                fields.vad, language), ticket)
+                                                                fields.vad, language, diarize), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -268,6 +283,8 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None) -> Star
             return JSONResponse(formats.json_body(transcript))
         if response_format == "verbose_json":
             return JSONResponse(formats.verbose_json_body(transcript, granularities, language))
+        if response_format == "diarized_json":
+            return JSONResponse(formats.diarized_json_body(transcript))
         if response_format == "text":
             return PlainTextResponse(formats.text_body(transcript))
         if response_format == "srt":
@@ -362,11 +379,11 @@ SHUTDOWN_ANSWER_SEC = 5
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info",
-          vad: Optional[Any] = None) -> None:
+          vad: Optional[Any] = None, diarizer=None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config, vad)
+    app = create_app(context, config, vad, diarizer)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

@@ -1,4 +1,5 @@
-"""The response formats of ``/v1/audio/transcriptions``: json, text, verbose_json, srt, vtt.
+"""The response formats of ``/v1/audio/transcriptions``: json, text, verbose_json, srt, vtt, and
+diarized_json (OpenAI's ``TranscriptionDiarized``) on a server with a diarization model.
 
 Parakeet gives a transcript with word and token timestamps but no segments, so verbose_json's
 segments are built here from the words (see :func:`segments`); srt and vtt are the CLI's
@@ -15,7 +16,9 @@ from typing import Any, Dict, List, Optional, Sequence
 
 from .. import subtitles
 
-RESPONSE_FORMATS = ("json", "text", "verbose_json", "srt", "vtt")
+RESPONSE_FORMATS = ("json", "text", "verbose_json", "srt", "vtt", "diarized_json")
+# The formats a server with a diarization model answers with speakers (the timestamped ones).
+DIARIZED_FORMATS = ("verbose_json", "srt", "vtt", "diarized_json")
 GRANULARITIES = ("word", "segment")
 
 # Segmentation rules: a segment ends after a word that ends a sentence, before a pause of
@@ -109,7 +112,9 @@ def verbose_json_body(transcript, granularities: Sequence[str], language: Option
         "text": transcript.text,
     }
     if "word" in granularities:
-        body["words"] = [{"word": w.text, "start": _r(w.start), "end": _r(w.end)} for w in transcript.words]
+        body["words"] = [{"word": w.text, "start": _r(w.start), "end": _r(w.end),
+                          **({"speaker": speaker_name(w.speaker)} if w.speaker is not None else {})}
+                         for w in transcript.words]
     if "segment" in granularities or not granularities:
         body["segments"] = [
             {
@@ -137,3 +142,23 @@ def srt_body(transcript) -> str:
 
 def vtt_body(transcript) -> str:
     return subtitles.to_vtt(transcript.words)
+
+
+def speaker_name(speaker: int) -> str:
+    """OpenAI's labels: "A", "B", ... for the library's speakers 0, 1, ... (Sortformer has at most
+    a handful), "unknown" for a word no speaker segment is near (-1)."""
+    return chr(ord("A") + speaker) if 0 <= speaker < 26 else "unknown"
+
+
+def diarized_json_body(transcript) -> Dict[str, Any]:
+    """OpenAI's diarized_json (``TranscriptionDiarized``): one segment per utterance (a run of one
+    speaker's words), with its speaker's label, and the audio's duration as usage."""
+    return {
+        "task": "transcribe",
+        "duration": _r(transcript.duration),
+        "text": transcript.text,
+        "segments": [{"type": "transcript.text.segment", "id": f"seg_{i}", "start": _r(u.start), "end": _r(u.end),
+                      "text": u.text, "speaker": speaker_name(u.speaker)}
+                     for i, u in enumerate(transcript.utterances)],
+        "usage": {"type": "duration", "seconds": _r(transcript.duration)},
+    }

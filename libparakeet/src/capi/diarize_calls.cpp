@@ -4,9 +4,11 @@
 
 #include "audio/wav_reader.h"
 #include "capi/context.h"
+#include "capi/diar_default_segments.h"
 #include "capi/diar_options_json.h"
 #include "common/json_writer.h"
 #include "model/diar/diar_segments.h"
+#include "model/diar/diarize_checkpoint.h"
 #include "parakeet_capi.h"
 
 using pk::capi::guarded;
@@ -52,7 +54,7 @@ char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate,
     defaults.post.onset = m.config().onset;
     defaults.post.offset = m.config().offset;
     const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults);
-    return pk::capi::to_c_string(result_json(m, m.probabilities(samples, n, rate), o));
+    return pk::capi::to_c_string(result_json(m, pk::diarize_probabilities(m, samples, n, rate), o));
 }
 
 void check_buffer(const float* samples, int n_samples) {
@@ -60,6 +62,18 @@ void check_buffer(const float* samples, int n_samples) {
 }
 
 }  // namespace
+
+namespace pk::capi {
+
+std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate) {
+    DiarPostProcessing post;
+    post.onset = m.config().onset;
+    post.offset = m.config().offset;
+    const SpeakerProbabilities p = diarize_probabilities(m, samples, n, sample_rate);
+    return speaker_segments(p.data.data(), p.frames, m.config().n_speakers, m.config().upsample_factor, post);
+}
+
+}  // namespace pk::capi
 
 extern "C" {
 

@@ -98,6 +98,12 @@ JsonWriter& JsonWriter::value(bool v) {
     return *this;
 }
 
+JsonWriter& JsonWriter::document(const std::string& json) {
+    before_value();
+    out_ += json;
+    return *this;
+}
+
 JsonWriter& JsonWriter::exact(float v) {
     before_value();
     if (!std::isfinite(v)) {

@@ -29,6 +29,8 @@ public:
     // A float in its shortest form that reads back to the same bits (for probabilities that
     // callers compare exactly).
     JsonWriter& exact(float v);
+    // A value that is already a JSON document (another writer's str()), nested as it is.
+    JsonWriter& document(const std::string& json);
 
     const std::string& str() const { return out_; }
 

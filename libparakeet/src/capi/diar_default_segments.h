@@ -1,0 +1,16 @@
+// The segments a diarization context gives for a clip with its default settings: what
+// parakeet_capi_diarize_pcm returns, for the calls that attribute words to speakers.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "model/diar/diar_model.h"
+#include "model/diar/diar_segments.h"
+
+namespace pk::capi {
+
+// NeMo's post-processing at the file's onset/offset thresholds, no padding or filters.
+std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate);
+
+}  // namespace pk::capi

@@ -1,0 +1,126 @@
+// Speaker-attributed ASR through the C ABI (parakeet.cpp's ABI 7 transcribe_and_diarize,
+// _json and free_sas_results): the ASR context's words, the diarization context's segments with
+// its default settings, and model/sas/speaker_words.h's rule between them.
+//
+// Errors go where parakeet.cpp sends them: bad input (buffers, contexts, the sample rate) to the
+// ASR context, a failure while transcribing to the ASR context, while diarizing to the
+// diarization context. A success clears both.
+#include <string>
+#include <vector>
+
+#include "capi/context.h"
+#include "capi/diar_default_segments.h"
+#include "capi/sas_results.h"
+#include "capi/transcript_json.h"
+#include "common/json_writer.h"
+#include "model/sas/speaker_words.h"
+#include "parakeet_capi.h"
+
+using pk::capi::guarded;
+
+namespace {
+
+struct SasRun {
+    int n_speakers = 0;
+    pk::Transcript transcript;
+    double seconds = 0.0;  // of input audio
+    std::vector<pk::DiarSegment> segments;
+    std::vector<int> speakers;  // one per transcript word
+};
+
+// 0 and the result, or 1 with the error recorded on the context that failed.
+int run_sas(parakeet_ctx* asr, parakeet_ctx* diar, const float* samples, int n_samples, int sample_rate,
+            SasRun& run) {
+    const bool heard = guarded<bool>(asr, false, [&] {
+        pk::Model& model = pk::capi::asr_model(asr);
+        if (diar == nullptr) throw pk::InvalidArgument("diarization context is NULL");
+        if (diar->kind != pk::ModelKind::Diarization)
+            throw pk::Unsupported("the second context holds no diarization model");
+        if (n_samples < 0 || (n_samples > 0 && samples == nullptr))
+            throw pk::InvalidArgument("invalid samples buffer");
+        run.transcript = model.transcribe(samples, n_samples, sample_rate, pk::RequestOptions());
+        run.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
+        return true;
+    });
+    if (!heard) return 1;
+    const bool diarized = guarded<bool>(diar, false, [&] {
+        const pk::DiarModel& m = pk::capi::diar_model(diar);
+        run.segments = pk::capi::default_segments(m, samples, n_samples, sample_rate);
+        run.n_speakers = m.config().n_speakers;
+        return true;
+    });
+    if (!diarized) return 1;
+    run.speakers = pk::word_speakers(run.transcript.words, run.segments);
+    return 0;
+}
+
+void write_item(pk::JsonWriter& j, const pk::SasItem& u, int decimals) {
+    j.begin_object();
+    j.key("speaker").value(u.speaker);
+    j.key("text").value(u.text);
+    j.key("start").value(u.start, decimals);
+    j.key("end").value(u.end, decimals);
+    j.key("conf").value(static_cast<double>(u.confidence), 4);
+    j.end_object();
+}
+
+// parakeet.cpp's document (utterance times with 2 decimals, word times with 3), then ours:
+// the diarization segments and the whole transcript document, which the bindings build their
+// transcripts from.
+std::string sas_json(const SasRun& run) {
+    const std::vector<pk::TranscriptWord>& words = run.transcript.words;
+    pk::JsonWriter j;
+    j.begin_object();
+    j.key("speakers").value(run.n_speakers);
+    j.key("utterances").begin_array();
+    for (const pk::SasItem& u : pk::speaker_utterances(words, run.speakers)) write_item(j, u, 2);
+    j.end_array();
+    j.key("words").begin_array();
+    for (size_t i = 0; i < words.size(); ++i) {
+        const pk::TranscriptWord& w = words[i];
+        write_item(j, pk::SasItem{run.speakers[i], w.text, w.start_sec, w.end_sec, w.confidence}, 3);
+    }
+    j.end_array();
+    j.key("segments").begin_array();
+    for (const pk::DiarSegment& s : run.segments) {
+        j.begin_object();
+        j.key("speaker").value(s.speaker);
+        j.key("start").value(s.start, 2);
+        j.key("end").value(s.end, 2);
+        j.end_object();
+    }
+    j.end_array();
+    j.key("transcript").document(pk::capi::transcript_to_json(run.transcript, run.seconds));
+    j.end_object();
+    return j.str();
+}
+
+}  // namespace
+
+extern "C" {
+
+int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx, const float* samples,
+                                         int n_samples, int sample_rate, parakeet_sas_result** out, int* n_out) {
+    if (out != nullptr) *out = nullptr;
+    if (n_out != nullptr) *n_out = 0;
+    if (out == nullptr || n_out == nullptr) {
+        return guarded<int>(asr_ctx, 1, []() -> int { throw pk::InvalidArgument("out or n_out is NULL"); });
+    }
+    SasRun run;
+    if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run) != 0) return 1;
+    return guarded<int>(asr_ctx, 1, [&] {
+        const std::vector<pk::SasItem> items = pk::speaker_utterances(run.transcript.words, run.speakers);
+        *out = pk::capi::to_c_results(items);
+        *n_out = static_cast<int>(items.size());
+        return 0;
+    });
+}
+
+char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx, const float* samples,
+                                                int n_samples, int sample_rate) {
+    SasRun run;
+    if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run) != 0) return nullptr;
+    return guarded<char*>(asr_ctx, nullptr, [&] { return pk::capi::to_c_string(sas_json(run)); });
+}
+
+}  // extern "C"

@@ -1,0 +1,13 @@
+#include "model/diar/diarize_checkpoint.h"
+
+#include "model/diar/diar_streaming.h"
+
+namespace pk {
+
+SpeakerProbabilities diarize_probabilities(const DiarModel& model, const float* samples, int64_t n, int sample_rate) {
+    if (model.config().streaming.streaming_mode)
+        return diar_streaming_probabilities(model, samples, n, sample_rate, diar_streaming_params(model.config()));
+    return model.probabilities(samples, n, sample_rate);
+}
+
+}  // namespace pk

@@ -1,0 +1,40 @@
+#include "model/sas/sas_stream.h"
+
+namespace pk {
+
+SasStream::SasStream(const Model& asr, const DiarModel& diar, const DiarStreamingParams& params)
+    : rate_(diar.config().pre.sample_rate),
+      diarizer_(diar, params),
+      committer_(rate_, [&asr, rate = rate_](const float* s, int64_t n) {
+          return asr.transcribe(s, n, rate, RequestOptions()).words;
+      }) {}
+
+void SasStream::diarize(const float* samples, int64_t n, bool last) {
+    for (const DiarSegment& g : diarizer_.feed(samples, n, last)) closed_.push_back(g);
+}
+
+std::vector<DiarSegment> SasStream::known_segments() const {
+    std::vector<DiarSegment> all = closed_;
+    for (DiarSegment g : diarizer_.active()) {
+        g.end = diarizer_.time();
+        all.push_back(g);
+    }
+    return all;
+}
+
+SasWords SasStream::commit(const float* samples, int64_t n, bool last) {
+    committer_.append(samples, n);
+    SasWords out;
+    out.words = committer_.commit(diarizer_.time(), last);
+    out.speakers = word_speakers(out.words, known_segments());
+    // Closed segments that end over a second before the window cannot reach a later word (it
+    // starts at or after the window; the nearest-segment rule looks 0.5 s back).
+    const double keep_from = committer_.window_start_sec() - 1.0;
+    std::vector<DiarSegment> kept;
+    for (const DiarSegment& g : closed_)
+        if (g.end >= keep_from) kept.push_back(g);
+    closed_.swap(kept);
+    return out;
+}
+
+}  // namespace pk

@@ -5,7 +5,9 @@
 // count with requests running concurrently.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,7 +107,7 @@ TEST(CapiDiarize, BadInputGetsClearErrorsOrDocumentedEmptyResults) {
     EXPECT_EQ(tiny.rfind("{\"speakers\":4,\"segments\":[", 0), 0u) << parakeet_capi_thread_last_error();
     EXPECT_EQ(tiny.find("nan"), std::string::npos) << tiny;
 
-    // Options: unknown keys, wrong types, out of range; "streaming" is not implemented yet.
+    // Options: unknown keys, wrong types, out of range.
     const float* p = silence.data();
     expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "{\"onsett\": 0.5}"),
                    PARAKEET_ERROR_INVALID_ARGUMENT, "unknown key \"onsett\"");
@@ -116,9 +118,63 @@ TEST(CapiDiarize, BadInputGetsClearErrorsOrDocumentedEmptyResults) {
     expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "{\"probabilities\": 1}"),
                    PARAKEET_ERROR_INVALID_ARGUMENT, "");
     expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "[1]"), PARAKEET_ERROR_INVALID_ARGUMENT, "");
-    expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "{\"streaming\": {\"chunk_len\": 6}}"),
-                   PARAKEET_ERROR_UNSUPPORTED, "not implemented yet");
+    expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "{\"streaming\": {\"chunk_size\": 6}}"),
+                   PARAKEET_ERROR_INVALID_ARGUMENT, "unknown streaming key \"chunk_size\"");
+    expect_failure(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "{\"streaming\": 6}"),
+                   PARAKEET_ERROR_INVALID_ARGUMENT, "");
     EXPECT_NE(take(parakeet_capi_diarize_pcm_with(ctx.p, p, 1600, 16000, "")), "");  // "" means {}
+}
+
+// The per-speaker probability rows of a document made with "probabilities": true, frame-major.
+std::vector<float> probability_rows(const std::string& doc, int n_speakers) {
+    const size_t at = doc.find("\"probabilities\":[[");
+    EXPECT_NE(at, std::string::npos);
+    std::vector<std::vector<float>> rows(1);
+    for (const char* c = doc.c_str() + at + 18; *c && !(c[0] == ']' && c[1] == ']');) {
+        if (*c == ']') {
+            rows.emplace_back();
+            c += 3;  // "],["
+            continue;
+        }
+        char* end = nullptr;
+        rows.back().push_back(std::strtof(c, &end));
+        c = (*end == ',') ? end + 1 : end;
+    }
+    EXPECT_EQ(static_cast<int>(rows.size()), n_speakers);
+    std::vector<float> out;
+    for (size_t f = 0; f < rows[0].size(); ++f)
+        for (const auto& r : rows) out.push_back(r.at(f));
+    return out;
+}
+
+// "streaming" runs NeMo's forward_streaming with the given settings: the C ABI's probabilities
+// are NeMo's for each of the streaming fixture's settings (one compresses the cache in the clip).
+TEST(CapiDiarize, TheStreamingOptionGivesNemosForwardStreaming) {
+    const std::string dir = data("nemo/sortformer_stream");
+    Ctx ctx(dir + "/model.gguf");
+    ASSERT_NE(ctx.p, nullptr) << parakeet_capi_load_error();
+    const std::vector<float> s = conversation();
+    for (const char* setting : {"tiny", "ultra", "wide"}) {
+        SCOPED_TRACE(setting);
+        const pk::GgufReader ref =
+            pk::GgufReader::open(dir + "/streamref_conversation_" + std::string(setting) + ".gguf");
+        std::string opts = "{\"probabilities\": true, \"streaming\": {";
+        const char* keys[] = {"chunk_len", "chunk_left_context", "chunk_right_context", "fifo_len", "spkcache_len",
+                              "spkcache_update_period"};
+        for (const char* k : keys)
+            opts += std::string(k == keys[0] ? "" : ", ") + "\"" + k + "\": " +
+                    std::to_string(ref.get_i32(std::string("stream.") + k));
+        opts += "}}";
+        const std::string doc =
+            take(parakeet_capi_diarize_pcm_with(ctx.p, s.data(), static_cast<int>(s.size()), 16000, opts.c_str()));
+        ASSERT_NE(doc, "") << parakeet_capi_thread_last_error();
+        const std::vector<float> want = nemo_fixtures::tensor(ref, "probs");
+        const std::vector<float> got = probability_rows(doc, 4);
+        ASSERT_EQ(got.size(), want.size());
+        float worst = 0.0f;
+        for (size_t i = 0; i < want.size(); ++i) worst = std::max(worst, std::fabs(got[i] - want[i]));
+        EXPECT_LE(worst, 1e-4f);
+    }
 }
 
 TEST(CapiDiarize, ResultsAreBitwiseEqualAtAnyPoolSizeAndThreadCount) {

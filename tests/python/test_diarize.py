@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from data_helpers import AUDIO, NEMO_DIR
-from parakeet_py import Diarizer, InvalidArgument, Segment, Unsupported
+from parakeet_py import Diarizer, InvalidArgument, Segment
 from parakeet_py.convert import convert_nemo
 
 MODELS = ("sortformer_offline", "sortformer_stream")
@@ -70,8 +70,10 @@ def test_bad_models_and_options_are_refused():
             d.diarize(x, sample_rate=16000, onsett=0.5)
         with pytest.raises(InvalidArgument, match="out of range"):
             d.diarize(x, sample_rate=16000, min_duration_on=-1)
-        with pytest.raises(Unsupported, match="not implemented yet"):
-            d.diarize(x, sample_rate=16000, streaming={"chunk_len": 6})
+        with pytest.raises(InvalidArgument, match="unknown streaming key"):
+            d.diarize(x, sample_rate=16000, streaming={"chunk_size": 6})
+        # NeMo's forward_streaming with these settings, on an offline checkpoint too
+        assert isinstance(d.diarize(x, sample_rate=16000, streaming={"chunk_len": 6}), list)
         assert d.diarize(np.zeros(0, np.float32), sample_rate=16000) == []
     with pytest.raises(InvalidArgument, match="closed"):
         d.diarize(x, sample_rate=16000)

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "capi/diar_streaming_option.h"
 #include "capi/json_scanner.h"
 #include "common/errors.h"
 
@@ -18,7 +19,7 @@ double in_range(JsonScanner& in, const std::string& key, double lo, double hi) {
 
 }  // namespace
 
-DiarOptions parse_diar_options(const char* json, const DiarOptions& defaults) {
+DiarOptions parse_diar_options(const char* json, const DiarOptions& defaults, const DiarModel& model) {
     DiarOptions o = defaults;
     if (json == nullptr) return o;
     JsonScanner in(json, "diarization options");
@@ -38,7 +39,7 @@ DiarOptions parse_diar_options(const char* json, const DiarOptions& defaults) {
         } else if (k == "min_duration_off") {
             o.post.min_duration_off = in_range(in, k, 0.0, 3600.0);
         } else if (k == "streaming") {
-            throw Unsupported("diarization options: \"streaming\" is not implemented yet (offline diarization only)");
+            o.streaming = parse_diar_streaming_option(in, model);
         } else {
             throw InvalidArgument("diarization options: unknown key \"" + k +
                                   "\" (known: probabilities, onset, offset, pad_onset, pad_offset, "

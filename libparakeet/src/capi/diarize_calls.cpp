@@ -8,6 +8,7 @@
 #include "capi/diar_options_json.h"
 #include "common/json_writer.h"
 #include "model/diar/diar_segments.h"
+#include "model/diar/diar_streaming.h"
 #include "model/diar/diarize_checkpoint.h"
 #include "parakeet_capi.h"
 
@@ -53,8 +54,11 @@ char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate,
     pk::capi::DiarOptions defaults;
     defaults.post.onset = m.config().onset;
     defaults.post.offset = m.config().offset;
-    const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults);
-    return pk::capi::to_c_string(result_json(m, pk::diarize_probabilities(m, samples, n, rate), o));
+    const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults, m);
+    const pk::SpeakerProbabilities p = o.streaming
+                                           ? pk::diar_streaming_probabilities(m, samples, n, rate, *o.streaming)
+                                           : pk::diarize_probabilities(m, samples, n, rate);
+    return pk::capi::to_c_string(result_json(m, p, o));
 }
 
 void check_buffer(const float* samples, int n_samples) {

@@ -390,8 +390,8 @@ class Context:
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
-        with self._using() as ptr, diarizer.handle() as diar:
-            doc = lib.parakeet_capi_transcribe_and_diarize_json(ptr, diar, ffi.from_buffer("float[]", samples),
+        with self._using() as ptr:
+            doc = lib.parakeet_capi_transcribe_and_diarize_json(ptr, diarizer.handle(), ffi.from_buffer("float[]", samples),
                                                                 int(samples.size), self.sample_rate)
             return Transcript.from_sas_json(_native.string_result(doc))
 

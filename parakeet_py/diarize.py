@@ -12,15 +12,15 @@ Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C
 
 import json
 import os
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
 import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio
+from .owned_handle import OwnedHandle, load_model_of_kind
 
 if TYPE_CHECKING:
     from .diarize_stream import DiarizerStream
@@ -39,55 +39,27 @@ class Segment:
     end: float
 
 
-class Diarizer:
+class Diarizer(OwnedHandle):
     """A loaded Sortformer diarization model (a GGUF file with parakeet.arch "diarization").
     Thread-safe: calls run on it at once (``concurrency`` backends serve them in parallel)."""
 
+    _CLOSED = "the diarizer is closed"
+
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
-        ffi, lib = _native.load_or_raise()
-        self._ptr = None
         self.model_path = os.fspath(model_path)
-        ptr = lib.parakeet_capi_load(self.model_path.encode("utf-8"))
-        if ptr == ffi.NULL:
-            _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
-        if lib.parakeet_capi_model_kind(ptr) != _native.MODEL_KIND_DIARIZATION:
-            lib.parakeet_capi_free(ptr)
-            raise InvalidArgument(f"{self.model_path} is not a diarization model")
-        self._ptr = ptr
-        if concurrency > 1 and lib.parakeet_capi_set_concurrency(ptr, int(concurrency), 0) < 0:
+        self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
+        if concurrency > 1 and _native.load()[1].parakeet_capi_set_concurrency(self._ptr, int(concurrency), 0) < 0:
             self.close()
             _native.raise_last_error()
 
-    def close(self) -> None:
-        ptr, self._ptr = self._ptr, None
-        if ptr is not None:
-            _native.load()[1].parakeet_capi_free(ptr)
-
-    def __enter__(self) -> "Diarizer":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
-
-    @contextmanager
-    def handle(self) -> Iterator[Any]:
-        """The open context's handle for a call that uses it (InvalidArgument once closed)."""
-        if self._ptr is None:
-            raise InvalidArgument("the diarizer is closed")
-        yield self._ptr
-
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
         """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""
-        if self._ptr is None:
-            raise InvalidArgument("the diarizer is closed")
+        handle = self.handle()
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_diarize_pcm_with(self._ptr, ffi.from_buffer("float[]", samples), int(samples.size),
+        ptr = lib.parakeet_capi_diarize_pcm_with(handle, ffi.from_buffer("float[]", samples), int(samples.size),
                                                  AUDIO_RATE, json.dumps(options).encode("utf-8"))
         return json.loads(_native.string_result(ptr))
 
@@ -105,11 +77,10 @@ class Diarizer:
 
         number = latency_number(latency)
         ffi, lib = _native.load()
-        with self.handle() as ptr:
-            s = lib.parakeet_capi_diarize_stream_begin_latency(ptr, number)
-            if s == ffi.NULL:
-                _native.raise_last_error()
-            return DiarizerStream(self, s)
+        s = lib.parakeet_capi_diarize_stream_begin_latency(self.handle(), number)
+        if s == ffi.NULL:
+            _native.raise_last_error()
+        return DiarizerStream(self, s)
 
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import _native
 from .errors import InvalidArgument
+from .owned_handle import OwnedHandle
 from .stream import pcm_samples
 
 #: The latency presets by name, with parakeet.cpp's numbers (PARAKEET_DIAR_LATENCY_*).
@@ -48,9 +49,12 @@ def _segments(ffi: Any, lib: Any, out: Any, n: int) -> List[Any]:
         lib.parakeet_capi_free_diar_segments(out[0])
 
 
-class DiarizerStream:
+class DiarizerStream(OwnedHandle):
     """One live diarization on a :class:`~parakeet_py.diarize.Diarizer` (which it keeps alive).
     One call at a time (serialised here)."""
+
+    _FREE = "parakeet_capi_diarize_stream_free"
+    _CLOSED = "the diarization stream is closed"
 
     def __init__(self, diarizer: Any, ptr: Any) -> None:
         self._diarizer = diarizer
@@ -64,10 +68,8 @@ class DiarizerStream:
         ffi, lib = _native.load()
         out, n = ffi.new("parakeet_diar_segment**"), ffi.new("int*")
         with self._lock:
-            if self._ptr is None:
-                raise InvalidArgument("the diarization stream is closed")
             _native.check_status(lib.parakeet_capi_diarize_stream_feed(
-                self._ptr, ffi.from_buffer("float[]", samples), len(samples), 1 if is_last else 0, out, n))
+                self.handle(), ffi.from_buffer("float[]", samples), len(samples), 1 if is_last else 0, out, n))
             return _segments(ffi, lib, out, n[0])
 
     def finish(self) -> List[Any]:
@@ -80,9 +82,7 @@ class DiarizerStream:
         ffi, lib = _native.load()
         out, n = ffi.new("parakeet_diar_segment**"), ffi.new("int*")
         with self._lock:
-            if self._ptr is None:
-                raise InvalidArgument("the diarization stream is closed")
-            _native.check_status(lib.parakeet_capi_diarize_stream_active(self._ptr, out, n))
+            _native.check_status(lib.parakeet_capi_diarize_stream_active(self.handle(), out, n))
             return _segments(ffi, lib, out, n[0])
 
     @property
@@ -96,18 +96,3 @@ class DiarizerStream:
         """Samples a chunk needs before it runs (the input latency)."""
         with self._lock:
             return int(_native.load()[1].parakeet_capi_diarize_stream_chunk_samples(self._ptr)) if self._ptr else 0
-
-    def close(self) -> None:
-        with self._lock:
-            ptr, self._ptr = self._ptr, None
-            if ptr is not None:
-                _native.load()[1].parakeet_capi_diarize_stream_free(ptr)
-
-    def __enter__(self) -> "DiarizerStream":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_diarize_stream_free")

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _native
 from .errors import InvalidArgument
+from .owned_handle import OwnedHandle, load_model_of_kind
 from .stream import pcm_samples
 from .synthetic_model import cache_dir
 
@@ -43,50 +44,22 @@ def _rate_for_library(pcm: np.ndarray, sample_rate: int):
     return np.ascontiguousarray(soxr.resample(pcm, sample_rate, MODEL_RATE, quality="HQ"), np.float32), MODEL_RATE
 
 
-class Vad:
+class Vad(OwnedHandle):
     """A loaded Silero VAD model (a ``silero_vad`` GGUF file). Thread-safe: calls and streams
     run on it at once."""
 
+    _CLOSED = "the VAD model is closed"
+
     def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
-        ffi, lib = _native.load_or_raise()
-        self._ptr = None
         self.model_path = os.fspath(model_path)
-        ptr = lib.parakeet_capi_load(self.model_path.encode("utf-8"))
-        if ptr == ffi.NULL:
-            _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
-        if lib.parakeet_capi_model_kind(ptr) != _native.MODEL_KIND_VAD:
-            lib.parakeet_capi_free(ptr)
-            raise InvalidArgument(f"{self.model_path} is not a Silero VAD model")
-        self._ptr = ptr
-
-    def close(self) -> None:
-        ptr, self._ptr = self._ptr, None
-        if ptr is not None:
-            _native.load()[1].parakeet_capi_free(ptr)
-
-    def __enter__(self) -> "Vad":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
-
-    def handle(self) -> Any:
-        """The library's context of this model (for calls that take it, such as the VAD-cut
-        transcription)."""
-        if self._ptr is None:
-            raise InvalidArgument("the VAD model is closed")
-        return self._ptr
+        self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_VAD, "a Silero VAD model")
 
     def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
         """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""
-        if self._ptr is None:
-            raise InvalidArgument("the VAD model is closed")
+        handle = self.handle()
         samples, rate = _rate_for_library(pcm_samples(pcm), int(sample_rate))
         ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_vad_pcm_json(self._ptr, ffi.from_buffer("float[]", samples), len(samples), rate,
+        ptr = lib.parakeet_capi_vad_pcm_json(handle, ffi.from_buffer("float[]", samples), len(samples), rate,
                                              _options(options))
         return json.loads(_native.string_result(ptr))
 
@@ -100,17 +73,18 @@ class Vad:
 
     def stream(self, sample_rate: int = MODEL_RATE, **options: Any) -> "VadStream":
         """A live detector for audio at ``sample_rate`` (16000 or 8000)."""
-        if self._ptr is None:
-            raise InvalidArgument("the VAD model is closed")
         ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_vad_stream_begin(self._ptr, int(sample_rate), _options(options))
+        ptr = lib.parakeet_capi_vad_stream_begin(self.handle(), int(sample_rate), _options(options))
         return VadStream(self, _native.check_pointer(ptr), int(sample_rate))
 
 
-class VadStream:
+class VadStream(OwnedHandle):
     """Feeds audio to a VAD stream: each feed returns {"frame_sec", "first_frame", "events":
     [{"type": "start"|"end", "time"}], "probabilities"}. Events are final when they come and
     equal the one-shot segments."""
+
+    _FREE = "parakeet_capi_vad_stream_free"
+    _CLOSED = "the VAD stream is closed"
 
     def __init__(self, vad: Vad, ptr: Any, sample_rate: int) -> None:
         self._vad = vad  # keeps the model alive while the stream is
@@ -122,9 +96,7 @@ class VadStream:
         samples = pcm_samples(pcm)
         ffi, lib = _native.load()
         with self._lock:
-            if self._ptr is None:
-                raise InvalidArgument("the VAD stream is closed")
-            ptr = lib.parakeet_capi_vad_stream_feed_json(self._ptr, ffi.from_buffer("float[]", samples),
+            ptr = lib.parakeet_capi_vad_stream_feed_json(self.handle(), ffi.from_buffer("float[]", samples),
                                                          len(samples), 1 if is_last else 0)
             return json.loads(_native.string_result(ptr))
 
@@ -136,21 +108,6 @@ class VadStream:
         with self._lock:
             if self._ptr is not None:
                 _native.load()[1].parakeet_capi_vad_stream_reset(self._ptr)
-
-    def close(self) -> None:
-        with self._lock:
-            ptr, self._ptr = self._ptr, None
-            if ptr is not None:
-                _native.load()[1].parakeet_capi_vad_stream_free(ptr)
-
-    def __enter__(self) -> "VadStream":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_vad_stream_free")
 
 
 def as_vad(vad: Union[Vad, str, "os.PathLike[str]"]) -> Vad:

@@ -1,0 +1,57 @@
+"""What every binding object that owns one library handle does the same way.
+
+:class:`OwnedHandle` holds the handle in ``_ptr`` and frees it with the C function named by the
+class's ``_FREE``: ``handle()`` (InvalidArgument ``_CLOSED`` once closed), ``close()`` (idempotent, under ``self._lock`` when the object has one, so it
+cannot free a handle a call is using), use as a context manager, and a finalizer.
+:func:`load_model_of_kind` opens a model file as a library context of one kind.
+"""
+
+import contextlib
+import os
+from typing import Any, TypeVar
+
+from . import _native
+from .errors import InvalidArgument
+
+T = TypeVar("T", bound="OwnedHandle")
+
+
+class OwnedHandle:
+    _FREE: str = "parakeet_capi_free"
+    _CLOSED: str = "the handle is closed"  # the InvalidArgument of handle() once closed
+    _ptr: Any = None
+
+    def handle(self) -> Any:
+        """The library handle, for a call that takes it (InvalidArgument once closed)."""
+        if self._ptr is None:
+            raise InvalidArgument(self._CLOSED)
+        return self._ptr
+
+    def close(self) -> None:
+        with getattr(self, "_lock", None) or contextlib.nullcontext():
+            ptr, self._ptr = self._ptr, None
+            if ptr is not None:
+                getattr(_native.load()[1], self._FREE)(ptr)
+
+    def __enter__(self: T) -> T:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        _native.free_in_finalizer(getattr(self, "_ptr", None), self._FREE)
+
+
+def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str) -> Any:
+    """``parakeet_capi_load`` of the file, refused unless it holds a model of ``kind``
+    (InvalidArgument "<path> is not <what>"); the library's error for a file it cannot load."""
+    ffi, lib = _native.load_or_raise()
+    path = os.fspath(model_path)
+    ptr = lib.parakeet_capi_load(path.encode("utf-8"))
+    if ptr == ffi.NULL:
+        _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
+    if lib.parakeet_capi_model_kind(ptr) != kind:
+        lib.parakeet_capi_free(ptr)
+        raise InvalidArgument(f"{path} is not {what}")
+    return ptr

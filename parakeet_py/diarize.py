@@ -19,7 +19,7 @@ import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
-from .errors import InvalidArgument, InvalidAudio
+from .errors import InvalidAudio
 from .owned_handle import OwnedHandle, load_model_of_kind
 
 if TYPE_CHECKING:

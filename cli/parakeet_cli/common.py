@@ -90,3 +90,15 @@ def threads_per_backend(concurrency: int, threads: "int | None") -> int:
 def file_error(path: str, message: str) -> str:
     """``path: message``, without repeating the path when the message already starts with it."""
     return message if message.startswith(path) else f"{path}: {message}"
+
+
+def given_options(**options: Any) -> Dict[str, Any]:
+    """The options the user gave (None: not given, so the library's default applies)."""
+    return {k: v for k, v in options.items() if v is not None}
+
+
+def echo_documents(docs: "list[Dict[str, Any]]") -> None:
+    """Per-file JSON documents: the document itself for one file, a JSON list for several."""
+    import json
+
+    click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))

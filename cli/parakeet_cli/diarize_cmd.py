@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import List, Optional
 
 import click
 
 from parakeet_py import Diarizer, Segment
+
+from .common import echo_documents, given_options
 
 
 def rttm_lines(file_id: str, segments: List[Segment]) -> List[str]:
@@ -44,9 +45,8 @@ def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offs
       parakeet-cli diarize meeting.wav -m sortformer.gguf
       parakeet-cli diarize --format rttm -m sortformer.gguf a.flac b.wav > out.rttm
     """
-    options: Dict[str, Any] = {k: v for k, v in (
-        ("onset", onset), ("offset", offset), ("pad_onset", pad_onset), ("pad_offset", pad_offset),
-        ("min_duration_on", min_duration_on), ("min_duration_off", min_duration_off)) if v is not None}
+    options = given_options(onset=onset, offset=offset, pad_onset=pad_onset, pad_offset=pad_offset,
+                            min_duration_on=min_duration_on, min_duration_off=min_duration_off)
     docs = []
     with Diarizer(model) as d:
         for path in files:
@@ -54,7 +54,7 @@ def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offs
             doc["file"] = path
             docs.append(doc)
     if fmt == "json":
-        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+        echo_documents(docs)
         return
     for doc in docs:
         segments = [Segment(s["speaker"], s["start"], s["end"]) for s in doc["segments"]]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, List, Optional
+from typing import Dict, List, Optional
 
 import click
 
 from parakeet_py import load_audio
 from parakeet_py.vad import MODEL_RATE, Vad, default_model
 
+from .common import echo_documents, given_options
 from .subtitles import _timestamp
 
 
@@ -43,9 +43,8 @@ def vad(files: List[str], model: Optional[str], fmt: str, threshold: Optional[fl
       parakeet-cli vad meeting.wav
       parakeet-cli vad --format json --min-pause 0.5 a.flac b.mp3
     """
-    options: Dict[str, Any] = {k: v for k, v in (("threshold", threshold), ("min_pause", min_pause),
-                                                  ("min_speech", min_speech), ("speech_pad", speech_pad),
-                                                  ("max_segment", max_segment)) if v is not None}
+    options = given_options(threshold=threshold, min_pause=min_pause, min_speech=min_speech,
+                            speech_pad=speech_pad, max_segment=max_segment)
     docs = []
     with Vad(model or default_model()) as detector:
         for path in files:
@@ -53,7 +52,7 @@ def vad(files: List[str], model: Optional[str], fmt: str, threshold: Optional[fl
             doc["file"] = path
             docs.append(doc)
     if fmt == "json":
-        click.echo(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2))
+        echo_documents(docs)
         return
     for doc in docs:
         if len(docs) > 1:

@@ -67,10 +67,10 @@ def _window_text(window: Any) -> str:
               help="Address to listen on; use 0.0.0.0 to accept other machines.")
 @click.option("--port", "-p", default=8000, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--api-key", envvar=API_KEY_ENV, default=None,
-              help=f"Require 'Authorization: Bearer KEY' on /v1 endpoints.")
+              help="Require 'Authorization: Bearer KEY' on /v1 endpoints.")
 @click.option("--max-upload-mb", envvar=MAX_UPLOAD_ENV, default=DEFAULT_MAX_UPLOAD_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
-              help=f"Largest audio file accepted, in MiB (larger uploads get 413).")
+              help="Largest audio file accepted, in MiB (larger uploads get 413).")
 @click.option("--max-audio-seconds", envvar=MAX_AUDIO_ENV, default=DEFAULT_MAX_AUDIO_SECONDS, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Longest audio accepted, in seconds (longer audio gets 413 before it is transcribed).")

@@ -120,7 +120,7 @@ TEST(DiarConfig, AParakeetCppFileGivesTheSameSizesAsOurs) {
     EXPECT_EQ(pcpp->config().tf_n_heads, ours->config().tf_n_heads);
     EXPECT_EQ(pcpp->config().streaming.chunk_len, ours->config().streaming.chunk_len);  // still in the file
     EXPECT_EQ(ours->config().streaming.chunk_len, 188);
-    EXPECT_FALSE(ours->config().streaming.streaming_mode);
+    EXPECT_FALSE(ours->config().streaming_mode);
 }
 
 // The network on given mel features (what the streaming path starts from) is the offline path's:

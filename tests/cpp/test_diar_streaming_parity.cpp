@@ -31,7 +31,7 @@ std::vector<float> conversation() {
 }
 
 pk::DiarStreamingParams setting_of(const pk::GgufReader& ref, const pk::DiarModel& m) {
-    pk::DiarStreamingParams p = pk::diar_streaming_params(m.config());
+    pk::DiarStreamingParams p = m.config().streaming;
     p.chunk_len = ref.get_i32("stream.chunk_len");
     p.chunk_left_context = ref.get_i32("stream.chunk_left_context");
     p.chunk_right_context = ref.get_i32("stream.chunk_right_context");
@@ -119,7 +119,7 @@ TEST(DiarStream, ThreadCountDoesNotChangeTheProbabilities) {
         pk::LoadOptions o;
         o.threads = threads;
         const auto model = pk::DiarModel::load(model_dir("sortformer_stream") + "/model.gguf", o);
-        pk::DiarStreamingParams p = pk::diar_streaming_params(model->config());
+        pk::DiarStreamingParams p = model->config().streaming;
         p.chunk_len = 6;
         p.chunk_right_context = 2;
         p.fifo_len = 10;
@@ -135,10 +135,10 @@ TEST(DiarStream, ThreadCountDoesNotChangeTheProbabilities) {
 TEST(DiarStream, RefusesPerFeatureModelsAndBadInput) {
     const auto offline = pk::DiarModel::load(model_dir("sortformer_offline") + "/model.gguf");
     ASSERT_TRUE(offline->log_mel().config().normalize_per_feature);
-    EXPECT_THROW(pk::DiarStream(*offline, pk::diar_streaming_params(offline->config())), pk::Unsupported);
+    EXPECT_THROW(pk::DiarStream(*offline, offline->config().streaming), pk::Unsupported);
 
     const auto model = pk::DiarModel::load(model_dir("sortformer_stream") + "/model.gguf");
-    pk::DiarStream s(*model, pk::diar_streaming_params(model->config()));
+    pk::DiarStream s(*model, model->config().streaming);
     const float nan = std::nanf("");
     EXPECT_THROW(s.feed(&nan, 1, false), pk::InvalidAudio);
     EXPECT_THROW(s.feed(nullptr, 5, false), pk::InvalidArgument);

@@ -28,7 +28,7 @@ const char* kDiar = "nemo/sortformer_stream/model.gguf";
 std::vector<float> conversation() { return pk::read_wav_file(data("audio/conversation_16k.wav"), 0).samples; }
 
 pk::DiarStreamingParams low(const pk::DiarModel& m) {
-    return pk::diar_latency_preset(static_cast<int>(pk::DiarLatency::Low), pk::diar_streaming_params(m.config()));
+    return pk::diar_latency_preset(static_cast<int>(pk::DiarLatency::Low), m.config().streaming);
 }
 
 TEST(SasStream, EachCommittedWordHasTheSpeakerTheFinalSegmentsGive) {

@@ -46,7 +46,7 @@ void clear_out(parakeet_diar_segment** out, int* n_out) {
 parakeet_diar_stream* begin(parakeet_ctx* ctx, int latency) {
     return guarded<parakeet_diar_stream*>(ctx, nullptr, [&]() -> parakeet_diar_stream* {
         const pk::DiarModel& m = pk::capi::diar_model(ctx);
-        const pk::DiarStreamingParams p = pk::diar_latency_preset(latency, pk::diar_streaming_params(m.config()));
+        const pk::DiarStreamingParams p = pk::diar_latency_preset(latency, m.config().streaming);
         return new parakeet_diar_stream(ctx, m, p);
     });
 }

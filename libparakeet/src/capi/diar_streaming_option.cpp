@@ -8,7 +8,7 @@
 namespace pk::capi {
 
 DiarStreamingParams parse_diar_streaming_option(JsonScanner& in, const DiarModel& model) {
-    DiarStreamingParams p = diar_streaming_params(model.config());
+    DiarStreamingParams p = model.config().streaming;
     struct Field {
         const char* name;
         int* value;

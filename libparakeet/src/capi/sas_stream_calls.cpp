@@ -38,7 +38,7 @@ parakeet_sas_stream* begin(parakeet_ctx* asr, parakeet_ctx* diar, int latency) {
         if (diar == nullptr) throw pk::InvalidArgument("diarization context is NULL");
         if (diar->kind != pk::ModelKind::Diarization)
             throw pk::Unsupported("the second context holds no diarization model");
-        params = pk::diar_latency_preset(latency, pk::diar_streaming_params(diar->diar->config()));
+        params = pk::diar_latency_preset(latency, diar->diar->config().streaming);
         return true;
     });
     if (!inputs_ok) return nullptr;

@@ -63,8 +63,8 @@ DiarConfig read_diar_config(const GgufReader& g) {
 
     // Our converter writes every cache key (the checkpoint's values). A file without them is
     // parakeet.cpp's, whose loader documents its own defaults for absent keys: those apply.
-    DiarStreamingConfig& s = c.streaming;
-    s.streaming_mode = get_flag(g, schema::kDiarStreamingMode, true);
+    c.streaming_mode = get_flag(g, schema::kDiarStreamingMode, true);
+    DiarStreamingParams& s = c.streaming;
     const int pcpp_chunk = 264, pcpp_fifo = 0, pcpp_sil_frames = 1;
     s.chunk_len = get_int(g, schema::kDiarChunkLen, 1, 1 << 16, &pcpp_chunk);
     s.spkcache_len = get_int(g, schema::kDiarSpkcacheLen, 1, 1 << 16, &pcpp_chunk);
@@ -75,12 +75,12 @@ DiarConfig read_diar_config(const GgufReader& g) {
     // default is 1 on each side
     s.chunk_left_context = get_int(g, schema::kDiarChunkLeftContext, 0, 1 << 16, &s.chunk_left_context);
     s.chunk_right_context = get_int(g, schema::kDiarChunkRightContext, 0, 1 << 16, &s.chunk_right_context);
-    s.sil_threshold = get_float(g, schema::kDiarSilThreshold, s.sil_threshold);
-    s.pred_score_threshold = get_float(g, schema::kDiarPredScoreThreshold, s.pred_score_threshold);
-    s.scores_boost_latest = get_float(g, schema::kDiarScoresBoostLatest, s.scores_boost_latest);
-    s.strong_boost_rate = get_float(g, schema::kDiarStrongBoostRate, s.strong_boost_rate);
-    s.weak_boost_rate = get_float(g, schema::kDiarWeakBoostRate, s.weak_boost_rate);
-    s.min_pos_scores_rate = get_float(g, schema::kDiarMinPosScoresRate, s.min_pos_scores_rate);
+    s.sil_threshold = get_float(g, schema::kDiarSilThreshold, static_cast<float>(s.sil_threshold));
+    s.pred_score_threshold = get_float(g, schema::kDiarPredScoreThreshold, static_cast<float>(s.pred_score_threshold));
+    s.scores_boost_latest = get_float(g, schema::kDiarScoresBoostLatest, static_cast<float>(s.scores_boost_latest));
+    s.strong_boost_rate = get_float(g, schema::kDiarStrongBoostRate, static_cast<float>(s.strong_boost_rate));
+    s.weak_boost_rate = get_float(g, schema::kDiarWeakBoostRate, static_cast<float>(s.weak_boost_rate));
+    s.min_pos_scores_rate = get_float(g, schema::kDiarMinPosScoresRate, static_cast<float>(s.min_pos_scores_rate));
     return c;
 }
 

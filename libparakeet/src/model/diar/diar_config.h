@@ -5,30 +5,12 @@
 
 #include <cstdint>
 
+#include "model/diar/streaming_params.h"
 #include "model/model_config.h"
 
 namespace pk {
 
 class GgufReader;
-
-// NeMo's SortformerModules streaming parameters (the checkpoint's own, in 80 ms frames; the
-// member defaults are NeMo's, a parakeet.cpp file without the keys gets its loader's defaults).
-struct DiarStreamingConfig {
-    bool streaming_mode = false;  // the checkpoint's diarize() runs forward_streaming
-    int chunk_len = 188;
-    int chunk_left_context = 1;
-    int chunk_right_context = 1;
-    int fifo_len = 0;
-    int spkcache_len = 188;
-    int spkcache_update_period = 188;
-    int spkcache_sil_frames_per_spk = 3;
-    float sil_threshold = 0.2f;
-    float pred_score_threshold = 0.25f;
-    float scores_boost_latest = 0.05f;
-    float strong_boost_rate = 0.75f;
-    float weak_boost_rate = 1.5f;
-    float min_pos_scores_rate = 0.5f;
-};
 
 struct DiarConfig {
     PreprocessorConfig pre;
@@ -42,7 +24,10 @@ struct DiarConfig {
     double frame_sec = 0.08;
     float onset = 0.5f;       // the file's default post-processing thresholds
     float offset = 0.5f;
-    DiarStreamingConfig streaming;
+    bool streaming_mode = false;    // the checkpoint's diarize() runs forward_streaming
+    // NeMo's SortformerModules streaming parameters: the checkpoint's own (a parakeet.cpp file
+    // without the keys gets its loader's defaults).
+    DiarStreamingParams streaming;
 
     bool has_encoder_proj() const { return enc.d_model != tf_d_model; }
 };

@@ -6,25 +6,6 @@
 
 namespace pk {
 
-DiarStreamingParams diar_streaming_params(const DiarConfig& config) {
-    const DiarStreamingConfig& c = config.streaming;
-    DiarStreamingParams p;
-    p.chunk_len = c.chunk_len;
-    p.chunk_left_context = c.chunk_left_context;
-    p.chunk_right_context = c.chunk_right_context;
-    p.fifo_len = c.fifo_len;
-    p.spkcache_len = c.spkcache_len;
-    p.spkcache_update_period = c.spkcache_update_period;
-    p.spkcache_sil_frames_per_spk = c.spkcache_sil_frames_per_spk;
-    p.sil_threshold = c.sil_threshold;
-    p.pred_score_threshold = c.pred_score_threshold;
-    p.scores_boost_latest = c.scores_boost_latest;
-    p.strong_boost_rate = c.strong_boost_rate;
-    p.weak_boost_rate = c.weak_boost_rate;
-    p.min_pos_scores_rate = c.min_pos_scores_rate;
-    return p;
-}
-
 DiarStreamingRunner::DiarStreamingRunner(const DiarModel& model, const DiarStreamingParams& params)
     : model_(model),
       params_(params),

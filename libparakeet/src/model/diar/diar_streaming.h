@@ -20,9 +20,6 @@
 
 namespace pk {
 
-// The checkpoint's own streaming parameters (its config) in the cache's terms.
-DiarStreamingParams diar_streaming_params(const DiarConfig& config);
-
 class DiarStreamingRunner {
 public:
     // Throws InvalidArgument for parameters NeMo rejects.

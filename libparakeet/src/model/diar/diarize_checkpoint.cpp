@@ -5,8 +5,8 @@
 namespace pk {
 
 SpeakerProbabilities diarize_probabilities(const DiarModel& model, const float* samples, int64_t n, int sample_rate) {
-    if (model.config().streaming.streaming_mode)
-        return diar_streaming_probabilities(model, samples, n, sample_rate, diar_streaming_params(model.config()));
+    if (model.config().streaming_mode)
+        return diar_streaming_probabilities(model, samples, n, sample_rate, model.config().streaming);
     return model.probabilities(samples, n, sample_rate);
 }
 

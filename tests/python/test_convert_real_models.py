@@ -18,6 +18,7 @@ import yaml
 import convert_helpers as F
 from parakeet_py.convert import convert_nemo
 from parakeet_py.convert.nemo_archive import NemoArchive
+from parakeet_py.convert.sortformer_config import is_sortformer
 from parakeet_py.convert.quantize import encode_q8_0, storage_type
 
 from data_helpers import ARCHS, NEMO_DIR, ROOT
@@ -31,13 +32,10 @@ def _models():
     for root in roots:
         if root.is_dir():
             found += sorted(root.glob("*/model.nemo")) + sorted(root.glob("*.nemo"))
-    # ASR models only: the Sortformer fixtures' conversion has its own schema (test_diarize.py
-    # reconverts them, and their NeMo parity tests check the values).
-    return [p for p in found if not p.parent.name.startswith("sortformer")]
+    # ASR models only: a Sortformer's conversion has its own schema (test_diarize.py reconverts
+    # the fixtures, and their NeMo parity tests check the values).
+    return [p for p in found if not is_sortformer(model_config(p))]
 
-
-MODELS = _models()
-pytestmark = pytest.mark.skipif(not MODELS, reason="no NeMo-saved models in tests/data/nemo")
 
 _DUMP = """
 import sys, numpy as np, torch, tarfile, io
@@ -66,6 +64,10 @@ def model_config(nemo: Path) -> dict:
     with NemoArchive(nemo) as ar:
         cfg = yaml.safe_load(ar.read_bytes(ar.require("model_config.yaml")))
     return cfg.get("model", cfg) if "encoder" not in cfg else cfg
+
+
+MODELS = _models()
+pytestmark = pytest.mark.skipif(not MODELS, reason="no NeMo-saved models in tests/data/nemo")
 
 
 @pytest.mark.parametrize("nemo", MODELS, ids=[str(p.parent.name if p.name == "model.nemo" else p.stem) for p in MODELS])

@@ -16,8 +16,8 @@ live source delivers it, through the C ABI (cffi), on a context of --threads thr
 each feed that ran exactly one chunk is that chunk's compute. A step's cost grows while the FIFO and the speaker cache fill (188 + 188 frames, 30 s),
 so the figures are the steady state: the chunks after --warm seconds. A stream needs its
 per-chunk compute once per chunk period (chunk_len x 80 ms), so a machine of C cores holds about
-C x period / compute one-thread streams; --verify runs that many streams at once on C threads
-and reports whether they kept up with real time.
+C / T x period / compute streams of T = --threads threads; --verify runs that many streams at
+once on C / T backends of T threads and reports whether they kept up with real time.
 """
 import argparse
 import json
@@ -158,13 +158,14 @@ def main() -> int:
         med = statistics.median(times)
         r = {"chunk_period_s": period, "chunks_timed": len(times), "median_ms": med * 1e3,
              "p90_ms": sorted(times)[int(0.9 * (len(times) - 1))] * 1e3,
-             "streams_per_machine": int(args.cores * period / med)}
+             # a stream of --threads threads occupies cores/threads of the machine's cores
+             "streams_per_machine": int(args.cores / args.threads * period / med)}
         print(f"{name}: {len(times)} steady-state chunks, per-chunk compute median {r['median_ms']:.1f} ms "
               f"(p90 {r['p90_ms']:.1f}) on {args.threads} thread(s); chunk period {period * 1e3:.0f} ms -> "
               f"about {r['streams_per_machine']} live streams on {args.cores} cores", flush=True)
         if args.verify:
             n = max(1, r["streams_per_machine"])
-            lib.parakeet_capi_set_concurrency(ctx, args.cores, 1)
+            lib.parakeet_capi_set_concurrency(ctx, max(1, args.cores // args.threads), args.threads)
             r["verify"] = verify(ffi, lib, ctx, latency, x, n)
             print(f"  {n} streams at once: worst lag behind real time {r['verify']['worst_lag_s']:.2f} s", flush=True)
             lib.parakeet_capi_set_concurrency(ctx, 1, args.threads)

@@ -1,4 +1,4 @@
-// Q8_0 micro-kernels of the dotprod level (Armv8.2 FEAT_DotProd; inherited by i8mm): the quad
+// Q8_0 micro-kernels of the dotprod level (Armv8.2 FEAT_DotProd): the quad
 // layout of matmul_layout.h, as at the avx512 level, with SDOT. SDOT multiplies 4 signed by 4
 // signed bytes per 32-bit lane and adds them to the lane, exactly in int32. The packed weights
 // are u = q + 128 (the unsigned side VNNI needs); u XOR 0x80 is q again as a signed byte, so
@@ -40,7 +40,8 @@ void matvec_q8_sdot(const int8_t* xq, const float* x_scale, const int32_t* x_cor
 
 // One block of 32 activations: the portable quantiser's scale and rounding (IEEE quotients,
 // round to nearest even, clamp to +-127), stored as int8 with the correction of the quad
-// layout (-128 * the block's sum; the i8mm level's USDOT uses it).
+// layout (-128 * the block's sum, which the SDOT and SMMLA kernels do not need; the layout's
+// contract keeps it). The i8mm level inherits this quantiser.
 inline void quantize_block(const float* x, int8_t* q, float* scale, int32_t* corr) {
     float32x4_t v[8];
     float32x4_t m = vdupq_n_f32(0.0f);

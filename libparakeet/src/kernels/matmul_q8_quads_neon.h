@@ -1,11 +1,12 @@
-// The Q8_0 quad-layout kernels of the dotprod and i8mm levels (matmul_layout.h: weights as
+// The Q8_0 quad-layout kernels of the dotprod level (matmul_layout.h: weights as
 // u = q + 128 in quads of k, activations as int8 blocks with their scale and correction), with
 // the one integer step left to the including file:
 //   Dot::block<L, NG>(isum, w, x): isum[0..NG) (4 NG outputs) += the exact integer products of
 //   one quad of weights w[0..NG) (4 outputs each) with quad L of x (an int8x16 holding 4 quads
 //   of one activation row), and Dot::start(corr) the sums' starting value.
 // The float side is the AVX2 / AVX-512 kernels' (q8_scale_add_neon). Include ONLY from
-// *_dotprod.cpp / *_i8mm.cpp; everything here is `static inline`.
+// *_dotprod.cpp; everything here is `static inline`. (The i8mm level's SMMLA kernels read
+// weights in another order: matmul_kernels_i8mm.cpp.)
 #pragma once
 
 #include <arm_neon.h>

@@ -159,7 +159,8 @@ TEST_P(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     }
 }
 
-// The levels of this build that pack Q8_0 in quads (avx512; dotprod, i8mm) and this CPU has.
+// The levels of this build with the VNNI slots and activation layout (avx512; dotprod, i8mm)
+// that this CPU has.
 std::vector<pk::IsaLevel> quad_levels() {
     std::vector<pk::IsaLevel> levels;
     for (pk::IsaLevel l : isa_test::all_levels()) {

@@ -94,8 +94,9 @@ constexpr size_t kKqUnitBytes = 4 * kPanel * sizeof(float) + kPanel * kQ8Block; 
 constexpr int64_t kKqCorrPerBlock = 3;
 constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
 
-// Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels, which the
-// dotprod and i8mm levels implement with SDOT / USDOT).
+// Whether Q8_0 products at `level` run the VNNI slots on the VNNI activation layout: the avx512
+// level (vpdpbusd) and the dotprod level (SDOT) on quad-layout weights, the i8mm level (SMMLA)
+// on pair-order weights (q8_uses_mmla).
 static inline bool q8_uses_quads(IsaLevel level) {
     return isa_includes(level, IsaLevel::Avx512) || isa_includes(level, IsaLevel::Dotprod);
 }

@@ -19,7 +19,7 @@
 //               i.e. one zmm per quad of k: what vpdpbusd multiplies (unsigned) against four
 //               signed activations broadcast to every output; the +128 is taken back per
 //               activation block (see the VNNI activation layout below).
-//   Q8_0 packed for the i8mm level (q8_uses_mmla; the quad slots, SMMLA kernels) keeps the
+//   Q8_0 packed for the i8mm level (q8_uses_mmla; the VNNI slots, SMMLA kernels) keeps the
 //               block size but stores signed q in the "pair" order:
 //                 float  scale[16]            as above
 //                 int8   q[4 octs][8 pairs][2 * 8]  q[m][16 p + 8 h + i] =
@@ -202,8 +202,8 @@ struct MatmulKernels {
     void (*row_to_bf16)(const float* x, int64_t K, uint32_t* pairs);
     void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
 
-    // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one packed panel of
-    // `type` into n consecutive units.
+    // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one panel of `type`
+    // into n consecutive units (u in quads; in pairs at the i8mm level, as its tile reads them).
     void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into an activation
     // panel of mr >= rows rows (mr = kq_rows), missing rows zero. The same bits at every level.

@@ -18,7 +18,6 @@ namespace {
 using namespace matmul_detail;
 
 struct Sdot {
-    static int32x4_t start(int32_t) { return vdupq_n_s32(0); }
     template <int L, int NG>
     static void block(int32x4_t* isum, const uint8x16_t* w, int8x16_t x) {
         const uint8x16_t sign = vdupq_n_u8(0x80);
@@ -28,14 +27,14 @@ struct Sdot {
     }
 };
 
-void tile_q8_sdot(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const int32_t* a_corr,
+void tile_q8_sdot(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const int32_t*,
                   const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
-    neon_q8::tile<Sdot>(rows, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+    neon_q8::tile<Sdot>(rows, nblocks, a, a_scale, b, c, ldc, bias, accumulate);
 }
 
-void matvec_q8_sdot(const int8_t* xq, const float* x_scale, const int32_t* x_corr, int64_t nblocks,
+void matvec_q8_sdot(const int8_t* xq, const float* x_scale, const int32_t*, int64_t nblocks,
                     const uint8_t* panel, float* out) {
-    neon_q8::matvec<Sdot>(xq, x_scale, x_corr, nblocks, panel, out);
+    neon_q8::matvec<Sdot>(xq, x_scale, nblocks, panel, out);
 }
 
 // One block of 32 activations: the portable quantiser's scale and rounding (IEEE quotients,

@@ -24,15 +24,17 @@ bash tools/apt_ensure.sh crossbuild-essential-arm64 qemu-user googletest
 # option, both architectures' names), then NeMo parity end to end (per-stage bounds, and f32
 # token ids, text and times equal to NeMo's, at each level). On the two smaller CPUs, what
 # depends on the detected level: the table and the refusal of the missing levels, the load
-# options, the Q8_0 layout chosen per level, and the neon kernels on a CPU without the dot
+# options, the Q8_0 layout and the K-quant units' order chosen per level (the i8mm level packs
+# and decodes for SMMLA, the ones below do not), and the neon kernels on a CPU without the dot
 # product (the dotprod and i8mm files are compiled for their own -march, so the compiler has
 # already kept their instructions out of the rest). Left to --all: the parity test's
 # thread-count check (the kernel tests check that per level) and every other test.
 SUBSET=(test_kernel_table test_kernel_ops_softmax test_kernel_ops_layer_norm test_kernel_ops_activation
         test_kernel_ops_dot test_kernel_matmul_f32 test_kernel_matmul_f16 test_kernel_matmul_q8_0
         test_kernel_matmul_kquant test_capi_load_options)
-FALLBACK_SUBSET=(test_kernel_table test_capi_load_options test_kernel_matmul_q8_0 test_kernel_matmul_f32
-                 test_kernel_ops_softmax test_kernel_ops_layer_norm test_kernel_ops_activation test_kernel_ops_dot)
+FALLBACK_SUBSET=(test_kernel_table test_capi_load_options test_kernel_matmul_q8_0 test_kernel_matmul_kquant
+                 test_kernel_matmul_f32 test_kernel_ops_softmax test_kernel_ops_layer_norm test_kernel_ops_activation
+                 test_kernel_ops_dot)
 PARITY=test_nemo_parity
 PARITY_FILTER=NemoParity.EveryModelClipAndHeadMatchesNeMo
 

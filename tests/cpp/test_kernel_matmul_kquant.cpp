@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gguf/gguf_types.h"
+#include "kernels/kernel_table.h"
 #include "quant/ggml_blocks.h"
 
 namespace {
@@ -86,13 +87,47 @@ TEST_P(MatmulKquant, SameBitsAsTheScalarLevel) {
     if (level() == pk::IsaLevel::Scalar) GTEST_SKIP() << "the scalar level is the reference here";
     for (GgmlType type : kTypes) {
         SCOPED_TRACE(type_name(type));
-        const int64_t K = 1024, N = 40, M = 9;
+        const int64_t K = 1024, N = 40;
         const BlockWeights w = random_block_weights(type, N, K, 9);
         const PackedWeights here(static_cast<WeightType>(type), w.raw.data(), N, K, level());
         const PackedWeights scalar(static_cast<WeightType>(type), w.raw.data(), N, K, pk::IsaLevel::Scalar);
-        const std::vector<float> x = random_floats(static_cast<size_t>(M * K), 13);
-        const std::vector<float> a = run(here, x, M, nullptr, 2), b = run(scalar, x, M, nullptr, 1);
-        EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
+        // Last row panels of 1, 2 and 3 rows besides full ones (the i8mm tile works in row pairs).
+        for (int64_t M : {9, 6, 7}) {
+            const std::vector<float> x = random_floats(static_cast<size_t>(M * K), 13);
+            const std::vector<float> a = run(here, x, M, nullptr, 2), b = run(scalar, x, M, nullptr, 1);
+            EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << "M=" << M;
+        }
+    }
+}
+
+// The i8mm level's decoder writes the portable units with their u in the documented pair order
+// (matmul_layout.h), the floats unchanged.
+TEST(MatmulKquantLevels, I8mmDecodesThePairOrder) {
+    namespace md = pk::kernels::matmul_detail;
+    if (!pk::cpu_features().supports(pk::IsaLevel::I8mm)) GTEST_SKIP() << "this CPU has no i8mm level";
+    const auto& i8mm = pk::kernels::kernel_table(pk::IsaLevel::I8mm).matmul;
+    const auto& scalar = pk::kernels::kernel_table(pk::IsaLevel::Scalar).matmul;
+    for (GgmlType type : {GgmlType::Q4_0, GgmlType::Q6_K}) {
+        SCOPED_TRACE(type_name(type));
+        const int64_t K = 512, N = 16, units = K / 32;
+        const BlockWeights w = random_block_weights(type, N, K, 17);
+        const PackedWeights packed(static_cast<WeightType>(type), w.raw.data(), N, K, pk::IsaLevel::Scalar);
+        std::vector<uint8_t> quads(units * md::kKqUnitBytes), pairs(units * md::kKqUnitBytes);
+        scalar.decode_kq_units(static_cast<WeightType>(type), packed.panel(0), 0, units, quads.data());
+        i8mm.decode_kq_units(static_cast<WeightType>(type), packed.panel(0), 0, units, pairs.data());
+        const size_t floats = 4 * md::kPanel * sizeof(float);
+        for (int64_t u = 0; u < units; ++u) {
+            const uint8_t* q = quads.data() + u * md::kKqUnitBytes;
+            const uint8_t* p = pairs.data() + u * md::kKqUnitBytes;
+            ASSERT_EQ(0, std::memcmp(q, p, floats)) << "unit " << u;
+            for (int64_t j = 0; j < md::kPanel; ++j) {
+                for (int64_t i = 0; i < 32; ++i) {
+                    ASSERT_EQ(p[floats + (i / 8) * 128 + 16 * (j / 2) + 8 * (j % 2) + i % 8],
+                              q[floats + (i / 4) * 64 + 4 * j + i % 4])
+                        << "unit " << u << ", output " << j << ", k=" << i;
+                }
+            }
+        }
     }
 }
 

@@ -159,7 +159,8 @@ TEST_P(MatmulQ8_0, QuantisationIsTheSameOnEveryPath) {
     }
 }
 
-// The levels of this build that pack Q8_0 in quads (avx512; dotprod, i8mm) and this CPU has.
+// The levels of this build with the VNNI slots and activation layout (avx512; dotprod, i8mm)
+// that this CPU has.
 std::vector<pk::IsaLevel> quad_levels() {
     std::vector<pk::IsaLevel> levels;
     for (pk::IsaLevel l : isa_test::all_levels()) {
@@ -241,6 +242,36 @@ TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
             }
         }
         seed += 3;
+    }
+}
+
+// The i8mm level's weights are in the documented pair order (matmul_layout.h): signed q, the
+// 8 k of outputs 2 p and 2 p + 1 side by side, padding rows zero; the scales as elsewhere.
+TEST(MatmulQ8_0Levels, I8mmPacksThePairOrder) {
+    namespace md = pk::kernels::matmul_detail;
+    if (!pk::cpu_features().supports(pk::IsaLevel::I8mm)) GTEST_SKIP() << "this CPU has no i8mm level";
+    const int64_t N = 21, K = 96;
+    const Q8Weights w = random_q8(N, K, 151);
+    const PackedWeights pw(WeightType::Q8_0, w.raw.data(), N, K, pk::IsaLevel::I8mm);
+    for (int64_t p = 0; p < 2; ++p) {
+        for (int64_t b = 0; b < K / 32; ++b) {
+            const uint8_t* blk = pw.panel(p) + b * md::kQ8PanelBlockBytes;
+            const auto* q = reinterpret_cast<const int8_t*>(blk + md::kPanel * sizeof(float));
+            for (int64_t j = 0; j < md::kPanel; ++j) {
+                const int64_t row = 16 * p + j;
+                const uint8_t* src = w.raw.data() + (row * (K / 32) + b) * 34;
+                float scale;
+                std::memcpy(&scale, blk + j * sizeof(float), sizeof scale);
+                uint16_t d = 0;
+                if (row < N) std::memcpy(&d, src, 2);
+                ASSERT_EQ(scale, row < N ? f16_to_f32(d) : 0.0f) << "row " << row << ", block " << b;
+                for (int64_t i = 0; i < 32; ++i) {
+                    const int8_t want = row < N ? static_cast<int8_t>(src[2 + i]) : 0;
+                    ASSERT_EQ(q[(i / 8) * 128 + 16 * (j / 2) + 8 * (j % 2) + i % 8], want)
+                        << "row " << row << ", k=" << b * 32 + i;
+                }
+            }
+        }
     }
 }
 

@@ -45,6 +45,22 @@ TEST_P(KernelTableLevels, EverySlotIsFilled) {
     EXPECT_EQ(k.matmul.tile_q8_vnni != nullptr, quads);
 }
 
+// The i8mm level runs its own SMMLA integer kernels (matmul_kernels_i8mm.cpp,
+// matmul_kquant_i8mm.cpp), not the dotprod level's inherited ones; with the level-by-level
+// equality tests of test_kernel_matmul_q8_0 / _kquant this is what shows the SMMLA code ran.
+TEST(KernelTable, I8mmHasItsOwnIntegerKernels) {
+    if (!pk::cpu_features().supports(pk::IsaLevel::I8mm)) GTEST_SKIP() << "this CPU has no i8mm level";
+    const auto& i8mm = pk::kernels::kernel_table(pk::IsaLevel::I8mm).matmul;
+    const auto& dotprod = pk::kernels::kernel_table(pk::IsaLevel::Dotprod).matmul;
+    EXPECT_NE(i8mm.tile_q8_vnni, dotprod.tile_q8_vnni);
+    EXPECT_NE(i8mm.matvec_q8_vnni, dotprod.matvec_q8_vnni);
+    EXPECT_NE(i8mm.tile_kq, dotprod.tile_kq);
+    EXPECT_NE(i8mm.decode_kq_units, dotprod.decode_kq_units);
+    EXPECT_EQ(i8mm.quantize_q8_vnni, dotprod.quantize_q8_vnni);
+    EXPECT_TRUE(pk::kernels::matmul_detail::q8_uses_mmla(pk::IsaLevel::I8mm));
+    EXPECT_FALSE(pk::kernels::matmul_detail::q8_uses_mmla(pk::IsaLevel::Dotprod));
+}
+
 TEST(KernelTable, RefusesALevelTheCpuLacks) {
     const pk::IsaLevel top = isa_test::all_levels().back();
     if (pk::cpu_features().supports(top)) GTEST_SKIP() << "this CPU has every level";

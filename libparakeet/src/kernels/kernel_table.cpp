@@ -34,7 +34,7 @@ constexpr Fill kNeon[] = {
     add_ops_activation_neon,    add_ops_dot_neon,
 };
 constexpr Fill kDotprod[] = {add_matmul_kernels_dotprod, add_matmul_kquant_dotprod};
-constexpr Fill kI8mm[] = {add_matmul_kernels_i8mm};
+constexpr Fill kI8mm[] = {add_matmul_kernels_i8mm, add_matmul_kquant_i8mm};
 #endif
 
 template <size_t N>

@@ -164,7 +164,8 @@ void add_ops_dot_neon(KernelTable& t);
 void add_matmul_kernels_dotprod(KernelTable& t);  // Q8_0 with SDOT
 void add_matmul_kquant_dotprod(KernelTable& t);   // K-quant tiles with SDOT
 
-void add_matmul_kernels_i8mm(KernelTable& t);  // Q8_0 with USDOT/SMMLA
+void add_matmul_kernels_i8mm(KernelTable& t);  // Q8_0 with SMMLA
+void add_matmul_kquant_i8mm(KernelTable& t);   // K-quant decoder and tile with SMMLA
 #endif
 
 }  // namespace pk::kernels

@@ -453,7 +453,8 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     if (ldy < 0) ldy = w.n();
     if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
     if (M == 0) return;
-    // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()).
+    // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()) and
+    // q8_uses_mmla(w.level()).
     const MatmulKernels& kern = w.kernels();
     ArenaScope scope(scratch);
     if (is_unsigned_form(w.type())) {

@@ -1,4 +1,4 @@
-// Q8_0 micro-kernels of the dotprod level (Armv8.2 FEAT_DotProd; inherited by i8mm): the quad
+// Q8_0 micro-kernels of the dotprod level (Armv8.2 FEAT_DotProd): the quad
 // layout of matmul_layout.h, as at the avx512 level, with SDOT. SDOT multiplies 4 signed by 4
 // signed bytes per 32-bit lane and adds them to the lane, exactly in int32. The packed weights
 // are u = q + 128 (the unsigned side VNNI needs); u XOR 0x80 is q again as a signed byte, so
@@ -18,7 +18,6 @@ namespace {
 using namespace matmul_detail;
 
 struct Sdot {
-    static int32x4_t start(int32_t) { return vdupq_n_s32(0); }
     template <int L, int NG>
     static void block(int32x4_t* isum, const uint8x16_t* w, int8x16_t x) {
         const uint8x16_t sign = vdupq_n_u8(0x80);
@@ -28,19 +27,20 @@ struct Sdot {
     }
 };
 
-void tile_q8_sdot(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const int32_t* a_corr,
+void tile_q8_sdot(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const int32_t*,
                   const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
-    neon_q8::tile<Sdot>(rows, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate);
+    neon_q8::tile<Sdot>(rows, nblocks, a, a_scale, b, c, ldc, bias, accumulate);
 }
 
-void matvec_q8_sdot(const int8_t* xq, const float* x_scale, const int32_t* x_corr, int64_t nblocks,
+void matvec_q8_sdot(const int8_t* xq, const float* x_scale, const int32_t*, int64_t nblocks,
                     const uint8_t* panel, float* out) {
-    neon_q8::matvec<Sdot>(xq, x_scale, x_corr, nblocks, panel, out);
+    neon_q8::matvec<Sdot>(xq, x_scale, nblocks, panel, out);
 }
 
 // One block of 32 activations: the portable quantiser's scale and rounding (IEEE quotients,
 // round to nearest even, clamp to +-127), stored as int8 with the correction of the quad
-// layout (-128 * the block's sum; the i8mm level's USDOT uses it).
+// layout (-128 * the block's sum, which the SDOT and SMMLA kernels do not need; the layout's
+// contract keeps it). The i8mm level inherits this quantiser.
 inline void quantize_block(const float* x, int8_t* q, float* scale, int32_t* corr) {
     float32x4_t v[8];
     float32x4_t m = vdupq_n_f32(0.0f);

@@ -1,7 +1,8 @@
 // The unsigned-form block types (Q4_0 ... Q6_K) in the matmul: decoding a panel's ggml blocks
 // into units (matmul_layout.h), quantising the activations, and the portable tile. The SIMD
-// tiles (matmul_kquant_avx2.cpp, matmul_kquant_avx512.cpp) read the same units and activations
-// and give the same bits.
+// tiles (matmul_kquant_avx2.cpp, matmul_kquant_avx512.cpp, matmul_kquant_dotprod.cpp; the
+// i8mm level's reorders the units first) read the same units and activations and give the same
+// bits.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,27 +25,6 @@ UnitView unit_at(uint8_t* units, int64_t i) {
     uint8_t* p = units + static_cast<size_t>(i) * kKqUnitBytes;
     auto* f = reinterpret_cast<float*>(p);
     return UnitView{f, f + 2 * kPanel, p + 4 * kPanel * sizeof(float)};
-}
-
-void decode_kq_units(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units) {
-    const auto gtype = static_cast<GgmlType>(type);
-    const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
-    const size_t block_bytes = quant::block_bytes(gtype);
-    alignas(4) uint8_t u[kQ8Block];
-    float s[2], o[2];
-    for (int64_t i = 0; i < n; ++i) {
-        const int64_t unit = u0 + i, column = unit / units_per_block;
-        const int v = static_cast<int>(unit % units_per_block);
-        const UnitView out = unit_at(units, i);
-        for (int64_t j = 0; j < kPanel; ++j) {
-            quant::unsigned_unit(gtype, panel + (column * kPanel + j) * block_bytes, v, u, s, o);
-            for (int64_t h = 0; h < 2; ++h) {
-                out.s[h * kPanel + j] = s[h];
-                out.o[h * kPanel + j] = o[h];
-            }
-            for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) std::memcpy(out.u + t * 4 * kPanel + 4 * j, u + 4 * t, 4);
-        }
-    }
 }
 
 // Same rounding as the Q8_0 activations (nearest even of x / scale, clamped to +-127).
@@ -114,8 +94,33 @@ void tile_kq(int64_t rows, int64_t nunits, bool halves, const int8_t* a, const f
 
 }  // namespace
 
+namespace matmul_detail {
+
+void decode_kq_units_quads(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units) {
+    const auto gtype = static_cast<GgmlType>(type);
+    const int64_t units_per_block = quant::block_values(gtype) / kQ8Block;
+    const size_t block_bytes = quant::block_bytes(gtype);
+    alignas(4) uint8_t u[kQ8Block];
+    float s[2], o[2];
+    for (int64_t i = 0; i < n; ++i) {
+        const int64_t unit = u0 + i, column = unit / units_per_block;
+        const int v = static_cast<int>(unit % units_per_block);
+        const UnitView out = unit_at(units, i);
+        for (int64_t j = 0; j < kPanel; ++j) {
+            quant::unsigned_unit(gtype, panel + (column * kPanel + j) * block_bytes, v, u, s, o);
+            for (int64_t h = 0; h < 2; ++h) {
+                out.s[h * kPanel + j] = s[h];
+                out.o[h * kPanel + j] = o[h];
+            }
+            for (int64_t t = 0; t < kQ8QuadsPerBlock; ++t) std::memcpy(out.u + t * 4 * kPanel + 4 * j, u + 4 * t, 4);
+        }
+    }
+}
+
+}  // namespace matmul_detail
+
 void add_matmul_kquant_scalar(KernelTable& t) {
-    t.matmul.decode_kq_units = decode_kq_units;
+    t.matmul.decode_kq_units = decode_kq_units_quads;
     t.matmul.quantize_kq = quantize_kq;
     t.matmul.tile_kq = tile_kq;
     t.matmul.kq_rows = kRowsKq;

@@ -19,6 +19,14 @@
 //               i.e. one zmm per quad of k: what vpdpbusd multiplies (unsigned) against four
 //               signed activations broadcast to every output; the +128 is taken back per
 //               activation block (see the VNNI activation layout below).
+//   Q8_0 packed for the i8mm level (q8_uses_mmla; the VNNI slots, SMMLA kernels) keeps the
+//               block size but stores signed q in the "pair" order:
+//                 float  scale[16]            as above
+//                 int8   q[4 octs][8 pairs][2 * 8]  q[m][16 p + 8 h + i] =
+//                                                 q of W[16 p' + 2 p + h][32 b + 8 m + i]
+//               (p' the panel), i.e. for each 8 k two outputs' 8 bytes side by side: one vector
+//               is the 8x2 operand of one SMMLA (2 rows x 8 k times 8 k x 2 outputs). Padding
+//               rows are q = 0. The activations stay in the VNNI layout (corr unused).
 //   Unsigned-form types (Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K, Q6_K): ggml's blocks as stored,
 //               reordered but not re-encoded, so the resident size is the file's: panel p holds,
 //               for each block column c < K / block values, the blocks of column c of its 16 rows
@@ -30,6 +38,9 @@
 //               with W = s * u - o in each group (quant::unsigned_unit), u < 64: the quad layout
 //               that vpdpbusd (and vpmaddubsw) multiplies, unsigned, by signed activations.
 //               Types whose groups are 32 k (all but Q6_K) have s[1] = s[0] and o[1] = o[0].
+//               At the i8mm level the units' u are in the pair order of the i8mm Q8_0 layout
+//               instead (u[m][16 p + 8 h + i] = u of W[16 p' + 2 p + h][32 b + 8 m + i]); its
+//               decoder and tile agree on it, and the floats are as above.
 //
 // Activations are packed per call into row panels of MR rows, zero-padded past M, and cut
 // along K into the slices the GEMM loops over (see matmul.cpp): slice s holds, for every row
@@ -83,11 +94,15 @@ constexpr size_t kKqUnitBytes = 4 * kPanel * sizeof(float) + kPanel * kQ8Block; 
 constexpr int64_t kKqCorrPerBlock = 3;
 constexpr size_t kBf16PairBytes = kPanel * 2 * sizeof(uint16_t);  // 64: one pair of k, 16 outputs
 
-// Whether Q8_0 weights packed for `level` use the quad layout (and the VNNI kernels, which the
-// dotprod and i8mm levels implement with SDOT / USDOT).
+// Whether Q8_0 products at `level` run the VNNI slots on the VNNI activation layout: the avx512
+// level (vpdpbusd) and the dotprod level (SDOT) on quad-layout weights, the i8mm level (SMMLA)
+// on pair-order weights (q8_uses_mmla).
 static inline bool q8_uses_quads(IsaLevel level) {
     return isa_includes(level, IsaLevel::Avx512) || isa_includes(level, IsaLevel::Dotprod);
 }
+
+// Whether Q8_0 weights packed for `level` are in the pair order (SMMLA) rather than quads.
+static inline bool q8_uses_mmla(IsaLevel level) { return isa_includes(level, IsaLevel::I8mm); }
 
 // Q8_0 activation scale of a block whose largest |x| is amax: q = round-to-nearest-even(x * id),
 // x ~ d * q. `static` on purpose: this header is also compiled into *_avx2.cpp files, and an
@@ -187,8 +202,8 @@ struct MatmulKernels {
     void (*row_to_bf16)(const float* x, int64_t K, uint32_t* pairs);
     void (*matvec_bf16)(const uint32_t* x_pairs, int64_t k_pairs, const uint16_t* panel, float* out);
 
-    // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one packed panel of
-    // `type` into n consecutive units.
+    // Unsigned-form weights (layouts above). Decodes units [u0, u0 + n) of one panel of `type`
+    // into n consecutive units (u in quads; in pairs at the i8mm level, as its tile reads them).
     void (*decode_kq_units)(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into an activation
     // panel of mr >= rows rows (mr = kq_rows), missing rows zero. The same bits at every level.
@@ -204,5 +219,9 @@ struct MatmulKernels {
                     const float* a_corr, const uint8_t* units, float* c, int64_t ldc, const float* bias,
                     bool accumulate);
 };
+
+// The portable decoder into quad-order units (matmul_kquant.cpp; the scalar level's
+// decode_kq_units), which the i8mm level's decoder runs before reordering each unit.
+void decode_kq_units_quads(WeightType type, const uint8_t* panel, int64_t u0, int64_t n, uint8_t* units);
 
 }  // namespace pk::kernels::matmul_detail

@@ -106,6 +106,15 @@ void put_quads(const int8_t* src, int64_t j, uint8_t* dst) {
     }
 }
 
+// The pair order (i8mm level): signed q, outputs 2 p and 2 p + 1 side by side in groups of 8 k;
+// padding rows are q = 0.
+void put_mmla(const int8_t* src, int64_t j, uint8_t* dst) {
+    if (!src) return;
+    for (int64_t i = 0; i < kQ8Block; ++i) {
+        dst[(i / 8) * 8 * kPanel + 16 * (j / 2) + 8 * (j % 2) + i % 8] = static_cast<uint8_t>(src[i]);
+    }
+}
+
 // The unsigned-form layout: each block column's 16 row blocks together; padding rows stay zero.
 void pack_blocks(WeightType type, const uint8_t* w, int64_t n, int64_t k, uint8_t* out) {
     const size_t row_bytes = weight_row_bytes(type, k);
@@ -185,7 +194,7 @@ PackedWeights::PackedWeights(WeightType type, const void* data, int64_t n, int64
             break;
         case WeightType::Q8_0:
             pack_q8_0(static_cast<const uint8_t*>(data), n, k, static_cast<uint8_t*>(mem),
-                      q8_uses_quads(level) ? put_quads : put_pairs);
+                      q8_uses_mmla(level) ? put_mmla : q8_uses_quads(level) ? put_quads : put_pairs);
             break;
         case WeightType::BF16:
             pack_bf16_pairs(static_cast<const uint16_t*>(data), n, k, reinterpret_cast<uint16_t*>(mem));

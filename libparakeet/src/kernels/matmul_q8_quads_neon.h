@@ -1,11 +1,13 @@
-// The Q8_0 quad-layout kernels of the dotprod and i8mm levels (matmul_layout.h: weights as
+// The Q8_0 quad-layout kernels of the dotprod level (matmul_layout.h: weights as
 // u = q + 128 in quads of k, activations as int8 blocks with their scale and correction), with
 // the one integer step left to the including file:
 //   Dot::block<L, NG>(isum, w, x): isum[0..NG) (4 NG outputs) += the exact integer products of
 //   one quad of weights w[0..NG) (4 outputs each) with quad L of x (an int8x16 holding 4 quads
-//   of one activation row), and Dot::start(corr) the sums' starting value.
+//   of one activation row), reading each u as the signed q = u XOR 0x80, so the sums start
+//   at 0 and the activations' correction term is not used.
 // The float side is the AVX2 / AVX-512 kernels' (q8_scale_add_neon). Include ONLY from
-// *_dotprod.cpp / *_i8mm.cpp; everything here is `static inline`.
+// *_dotprod.cpp; everything here is `static inline`. (The i8mm level's SMMLA kernels read
+// weights in another order: matmul_kernels_i8mm.cpp.)
 #pragma once
 
 #include <arm_neon.h>
@@ -25,9 +27,8 @@ using namespace matmul_detail;
 // so an 8-row tile runs as two groups of rows, each as two halves; every weight vector is still
 // loaded once per group.
 template <class Dot, int R>
-static inline void tile_rows(int64_t nblocks, int64_t h, const int8_t* a, const float* a_scale,
-                             const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc, const float* bias,
-                             bool accumulate) {
+static inline void tile_rows(int64_t nblocks, int64_t h, const int8_t* a, const float* a_scale, const uint8_t* b,
+                             float* c, int64_t ldc, const float* bias, bool accumulate) {
     constexpr int64_t VR = kRowsQ8Vnni;
     float32x4_t f[R][2];
 #pragma GCC unroll 4
@@ -38,7 +39,7 @@ static inline void tile_rows(int64_t nblocks, int64_t h, const int8_t* a, const 
         int8x16_t x[R][2];
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-            isum[r][0] = isum[r][1] = Dot::start(a_corr[r]);
+            isum[r][0] = isum[r][1] = vdupq_n_s32(0);
             x[r][0] = vld1q_s8(a + r * kQ8Block);
             x[r][1] = vld1q_s8(a + r * kQ8Block + 16);
         }
@@ -60,7 +61,6 @@ static inline void tile_rows(int64_t nblocks, int64_t h, const int8_t* a, const 
         for (int r = 0; r < R; ++r) q8_scale_add_neon<2>(f[r], isum[r], ws, a_scale[r]);
         a += VR * kQ8Block;
         a_scale += VR;
-        a_corr += VR;
         b += kQ8PanelBlockBytes;
     }
 #pragma GCC unroll 4
@@ -69,41 +69,38 @@ static inline void tile_rows(int64_t nblocks, int64_t h, const int8_t* a, const 
 
 template <class Dot, int R>
 static inline void tile_group(int64_t row0, int64_t nblocks, const int8_t* a, const float* a_scale,
-                              const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
-                              const float* bias, bool accumulate) {
+                              const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
     for (int64_t h = 0; h < 2; ++h) {
-        tile_rows<Dot, R>(nblocks, h, a + row0 * kQ8Block, a_scale + row0, a_corr + row0, b, c + row0 * ldc, ldc,
-                          bias, accumulate);
+        tile_rows<Dot, R>(nblocks, h, a + row0 * kQ8Block, a_scale + row0, b, c + row0 * ldc, ldc, bias, accumulate);
     }
 }
 
 // MatmulKernels::tile_q8_vnni: rows 0..3, then 4..7.
 template <class Dot>
-static inline void tile(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const int32_t* a_corr,
-                        const uint8_t* b, float* c, int64_t ldc, const float* bias, bool accumulate) {
+static inline void tile(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale, const uint8_t* b,
+                        float* c, int64_t ldc, const float* bias, bool accumulate) {
     static_assert(kRowsQ8Vnni == 8, "two groups of four rows");
     for (int64_t row0 = 0; row0 < rows; row0 += 4) {
         switch (rows - row0 < 4 ? rows - row0 : 4) {
-            case 4: tile_group<Dot, 4>(row0, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate); break;
-            case 3: tile_group<Dot, 3>(row0, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate); break;
-            case 2: tile_group<Dot, 2>(row0, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate); break;
-            default: tile_group<Dot, 1>(row0, nblocks, a, a_scale, a_corr, b, c, ldc, bias, accumulate); break;
+            case 4: tile_group<Dot, 4>(row0, nblocks, a, a_scale, b, c, ldc, bias, accumulate); break;
+            case 3: tile_group<Dot, 3>(row0, nblocks, a, a_scale, b, c, ldc, bias, accumulate); break;
+            case 2: tile_group<Dot, 2>(row0, nblocks, a, a_scale, b, c, ldc, bias, accumulate); break;
+            default: tile_group<Dot, 1>(row0, nblocks, a, a_scale, b, c, ldc, bias, accumulate); break;
         }
     }
 }
 
 // MatmulKernels::matvec_q8_vnni: one row, two integer chains per block (even and odd quads).
 template <class Dot>
-static inline void matvec(const int8_t* xq, const float* x_scale, const int32_t* x_corr, int64_t nblocks,
-                          const uint8_t* panel, float* out) {
+static inline void matvec(const int8_t* xq, const float* x_scale, int64_t nblocks, const uint8_t* panel,
+                          float* out) {
     float32x4_t f[4];
     for (int q = 0; q < 4; ++q) f[q] = vdupq_n_f32(0.0f);
     for (int64_t blk = 0; blk < nblocks; ++blk) {
         const uint8_t* w = panel + kPanel * sizeof(float);
         int32x4_t i0[4], i1[4];
         for (int q = 0; q < 4; ++q) {
-            i0[q] = Dot::start(x_corr[blk]);
-            i1[q] = vdupq_n_s32(0);
+            i0[q] = i1[q] = vdupq_n_s32(0);
         }
         const int8x16_t x[2] = {vld1q_s8(xq), vld1q_s8(xq + 16)};
 #pragma GCC unroll 4

@@ -5,7 +5,6 @@ disconnects is cancelled through the progress callback and counted in /metrics."
 
 import io
 import socket
-import time
 from typing import Dict, Optional
 
 import httpx
@@ -13,12 +12,11 @@ import numpy as np
 import pytest
 import soundfile
 
-from server_helpers import MODEL, ServerProcess, long_wav_bytes
+from server_helpers import MODEL, ServerProcess, long_wav_bytes, wait_for
 
 URL_PATH = "/v1/audio/transcriptions"
 # A hang guard only: the tests wait for events (a counter moved, a backend freed), never for a
 # time, so a slow or busy machine only makes them slower. Generous on purpose.
-DEADLINE_SEC = 180
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
@@ -31,14 +29,6 @@ def flac_of_silence(seconds: int, rate: int = 8000) -> bytes:
             f.write(np.zeros(10 * rate, dtype=np.int16))
     return buf.getvalue()
 
-
-def wait_for(predicate, what):
-    deadline = time.monotonic() + DEADLINE_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")

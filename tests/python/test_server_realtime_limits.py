@@ -1,9 +1,11 @@
 """``/v1/realtime`` against slot squatting and floods: only audio keeps a session open, a session
 is closed at its lifetime cap, an item holds at most --max-audio-seconds, one client holds only
 its share of the stream slots, per-message deflate is off, and a client flooding large appends
-faster than they are decoded is held back by the socket, not buffered in the server's memory.
-The tests wait for events (an error event, a close, a request's end); timeouts are hang guards."""
+faster than they are decoded is held back by the socket, not buffered in the server's memory,
+large events are decoded off the event loop, and a client gone stops its feeding. The tests wait
+for events (an error event, a close, a request's end); timeouts are hang guards."""
 
+import asyncio
 import base64
 import json
 import socket
@@ -17,6 +19,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
+from parakeet_cli.server.metrics import Metrics
+from parakeet_cli.server.realtime import OFF_LOOP_CHARS, RealtimeConfig, Session, _b64decode
+from parakeet_py import StreamUpdate
 from server_helpers import ServerProcess, long_wav_bytes, wait_for
 from stream_helpers import MODELS, SMALL_WINDOW
 
@@ -223,3 +228,44 @@ def test_a_client_gone_after_large_appends_stops_their_feeding(tmp_path):
                        files={"file": ("a.wav", long_wav_bytes(2), "audio/wav")}, timeout=WAIT_SEC)
         assert r.status_code == 200, r.text
         assert srv.metric(fed) == stopped_at < handed_over * frame_seconds
+
+
+class _RecordingLive:
+    """LiveStreams' part a session uses, recording what it hands to the stream threads."""
+
+    def __init__(self):
+        self.off_loop = []
+
+    async def run(self, fn, *args):
+        self.off_loop.append(fn)
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def begin(self, lease, *args):
+        lease.stream = object()
+
+    async def feed(self, lease, samples):
+        return StreamUpdate()
+
+
+class _SentEvents:
+    def __init__(self):
+        self.events = []
+
+    async def send_text(self, text):
+        self.events.append(json.loads(text))
+
+
+def test_large_events_are_decoded_off_the_event_loop():
+    """JSON and base64 of a large event run on a stream thread (a 20 MiB event decoded on the
+    event loop stalls every connection); a small one is decoded in place."""
+    live, sent = _RecordingLive(), _SentEvents()
+    config = RealtimeConfig(model_id="m", api_key=None, window=(1.0, 1.0, 1.0), idle_seconds=60,
+                            max_append_bytes=1 << 20)
+    session = Session(sent, live, config, beta=False, metrics=Metrics(1, 1))
+    big = json.dumps(append(4.0))  # 192 KB of base64
+    assert len(big) > OFF_LOOP_CHARS
+    asyncio.run(session.handle(big))
+    assert live.off_loop == [json.loads, _b64decode] and sent.events == []
+    live.off_loop.clear()
+    asyncio.run(session.handle(json.dumps(append(0.1))))
+    assert live.off_loop == [] and sent.events == []

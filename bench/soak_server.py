@@ -116,9 +116,20 @@ def flood_body() -> bytes:
     return head + b"\x01" * (25 << 20) + b"\r\n--XYZ--\r\n"
 
 
+def settle(task: asyncio.Future) -> None:
+    """Cancels a read still pending, or retrieves the error of one that ended: when the server
+    drops an upload mid-body, the read fails with the writer's BrokenPipeError, and left
+    unretrieved, asyncio prints its traceback ("Task exception was never retrieved")."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
+
+
 async def upload_flood(port: int, body: bytes, stop: asyncio.Event) -> None:
     view = memoryview(body)
     while not stop.is_set():
+        reader, w = None, None
         try:
             r, w = await asyncio.open_connection("127.0.0.1", port, local_addr=(UPLOAD, 0))
             w.write(multipart(port, len(body)))
@@ -131,10 +142,14 @@ async def upload_flood(port: int, body: bytes, stop: asyncio.Event) -> None:
                 await w.drain()
             head = await asyncio.wait_for(reader, timeout=120)
             tally[f"upload answered {head[9:12].decode(errors='replace')}"] += 1
-            w.close()
         except (OSError, asyncio.TimeoutError):
             tally["upload connection dropped"] += 1
             await asyncio.sleep(0.2)
+        finally:
+            if w is not None:
+                w.close()
+            if reader is not None:
+                settle(reader)
 
 
 async def squatter(url: str, stop: asyncio.Event) -> None:

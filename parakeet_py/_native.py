@@ -134,6 +134,10 @@ char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_ctx, parakeet
                                                  const char* options_json);
 char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx, const char* wav_path,
                                                   int decoder, const char* options_json);
+char* parakeet_capi_transcribe_pcm_json_vad_with_progress(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
+                                                          const float* samples, int n_samples, int sample_rate,
+                                                          int decoder, const char* options_json,
+                                                          parakeet_progress_fn fn, void* user_data);
 
 char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                      int sample_rate, const char* options_json);

@@ -295,7 +295,7 @@ class Context:
         which skips building the JSON document.
         ``beam``: ``None`` decodes greedily; an int N >= 1 runs NeMo's transducer beam search
         with N beams (TDT and RNN-T heads; ``beam=1`` is that search with one beam, not greedy)
-        and returns the best hypothesis (see :meth:`transcribe_nbest`; no ``progress`` then).
+        and returns the best hypothesis (see :meth:`transcribe_nbest`).
         ``hotwords``: a :class:`~parakeet_py.hotwords.Hotwords` from :meth:`hotwords`: greedy
         decoding biased towards its phrases (the TDT head, else CTC; no ``decoder``, ``beam``
         or ``progress`` then); ``acoustic_top_m`` acoustic candidates per step (<= 0: 8).
@@ -308,8 +308,8 @@ class Context:
         recording's speech segments are transcribed in chunks of at most 30 s of speech
         (``vad_options``: the VAD's options, e.g. ``{"max_segment": 20, "min_pause": 0.3}``),
         silence is skipped, and word and token times stay on the recording's timeline
-        (docs/vad.md). Not
-        with ``beam``, ``hotwords`` or ``progress``.
+        (docs/vad.md); ``progress`` gets the VAD's reports and then each chunk's, and cancels
+        the whole cut. Not with ``beam`` or ``hotwords``.
 
         ``language``: a prompt-conditioned model's locale (``info["languages"]["locales"]``, e.g. "de-DE";
         ``None``: the model's default), whose prompt the heads see, as NeMo's ``target_lang``;
@@ -342,8 +342,9 @@ class Context:
                                       "is not taken with it")
             return self._transcribe_diarized(audio, sample_rate, diarizer)
         if vad is not None:
-            return self._transcribe_vad(audio, sample_rate, code, vad, vad_options or {},
-                                        beam is not None or hotwords is not None or progress is not None, language)
+            if beam is not None or hotwords is not None:
+                raise InvalidArgument("vad= takes no beam or hotwords")
+            return self._transcribe_vad(audio, sample_rate, code, vad, vad_options or {}, progress, language)
         if beam is not None:
             if code == _native.DECODER_CTC:
                 raise InvalidArgument("beam search runs on the transducer head, not CTC")
@@ -396,12 +397,13 @@ class Context:
             return Transcript.from_sas_json(_native.string_result(doc))
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
-                        vad_options: Dict[str, Any], other_modes: bool, language: Optional[str]) -> Transcript:
-        """The library's VAD-cut transcription (parakeet_capi_transcribe_pcm_json_vad_with)."""
+                        vad_options: Dict[str, Any], progress: Optional[ProgressCallback],
+                        language: Optional[str]) -> Transcript:
+        """The library's VAD-cut transcription (parakeet_capi_transcribe_pcm_json_vad_with[_progress])."""
         from .vad import as_vad
 
-        if other_modes:
-            raise InvalidArgument("vad= takes no beam, hotwords or progress")
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=True)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
@@ -412,10 +414,15 @@ class Context:
         options = json.dumps(vad_options).encode("utf-8")
         try:
             with self._using() as ptr:
-                doc = lib.parakeet_capi_transcribe_pcm_json_vad_with(
-                    ptr, detector.handle(), ffi.from_buffer("float[]", samples), int(samples.size), self.sample_rate,
-                    code, options)
-                return Transcript.from_json(_native.string_result(doc))
+                buf, n = ffi.from_buffer("float[]", samples), int(samples.size)
+                if progress is None:
+                    doc = _native.string_result(lib.parakeet_capi_transcribe_pcm_json_vad_with(
+                        ptr, detector.handle(), buf, n, self.sample_rate, code, options))
+                else:
+                    doc = _call_with_progress(progress, lambda fn, handle: (
+                        lib.parakeet_capi_transcribe_pcm_json_vad_with_progress(
+                            ptr, detector.handle(), buf, n, self.sample_rate, code, options, fn, handle)))
+                return Transcript.from_json(doc)
         finally:
             if detector is not vad:
                 detector.close()

@@ -615,6 +615,15 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_
 PARAKEET_API char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
                                                                const char* wav_path, int decoder,
                                                                const char* options_json);
+/* parakeet_capi_transcribe_pcm_json_vad_with with a progress callback, as the *_json_progress
+ * functions take it (fn NULL: none): reports come from the VAD between blocks of a minute of
+ * audio and then from each chunk's transcription (its encoder layers), as fractions of the one
+ * request, so a non-zero return stops a VAD-cut transcription too. */
+PARAKEET_API char* parakeet_capi_transcribe_pcm_json_vad_with_progress(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
+                                                                       const float* samples, int n_samples,
+                                                                       int sample_rate, int decoder,
+                                                                       const char* options_json,
+                                                                       parakeet_progress_fn fn, void* user_data);
 /* ---- Live speaker diarization (Sortformer streams; parakeet.cpp's ABI 7 family) -----------
  * A stream on a diarization ctx (which it borrows: free the stream first) runs NeMo's
  * streaming Sortformer (forward_streaming: chunks with left/right context, FIFO, speaker cache

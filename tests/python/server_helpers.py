@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import httpx
 import numpy as np
@@ -33,6 +33,17 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def wait_for(predicate: Callable[[], bool], what: str, hang_guard: float = 180.0) -> None:
+    """Polls ``predicate`` until it holds: the tests wait for events (a metric moved, a slot
+    freed); ``hang_guard`` seconds only stop a test that would otherwise hang."""
+    deadline = time.monotonic() + hang_guard
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def long_wav_bytes(seconds: float) -> bytes:

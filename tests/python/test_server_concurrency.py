@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from server_helpers import CLIPS, ONE_CLIENT, ServerProcess, long_wav_bytes
+from server_helpers import CLIPS, ONE_CLIENT, ServerProcess, long_wav_bytes, wait_for
 
 URL_PATH = "/v1/audio/transcriptions"
 POLL_SEC = 0.01
@@ -27,14 +27,6 @@ def transcribe(srv, name, data, **form):
     r = httpx.post(srv.url + URL_PATH, files={"file": (name, data, "audio/wav")}, data=form, timeout=120)
     return r
 
-
-def wait_for(predicate, what):
-    deadline = time.monotonic() + DEADLINE_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(POLL_SEC)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_parallel_requests_equal_sequential_ones(tmp_path):

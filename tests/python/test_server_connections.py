@@ -174,11 +174,13 @@ def test_one_client_holds_only_its_share_of_the_queue(tmp_path):
         first.close()
 
 
-@pytest.mark.parametrize("fields", [{}, {"beam_size": "4"}], ids=["greedy", "beam"])
-def test_a_stop_cancels_the_transcription_in_flight(tmp_path, fields):
+@pytest.mark.parametrize("fields,vad", [({}, "none"), ({"beam_size": "4"}, "none"),
+                                        ({"chunking_strategy[type]": "server_vad"}, None)],
+                         ids=["greedy", "beam", "server_vad"])
+def test_a_stop_cancels_the_transcription_in_flight(tmp_path, fields, vad):
     # 10 min under full attention: seconds of compute; the stop gives it no time at all.
     data = long_wav_bytes(600)
-    srv = ServerProcess(["--attention", "full", "--shutdown-timeout", "0"], tmp_path)
+    srv = ServerProcess(["--attention", "full", "--shutdown-timeout", "0"], tmp_path, vad=vad)
     with srv:
         answers = []
         client = threading.Thread(target=lambda: answers.append(httpx.post(

@@ -5,7 +5,6 @@ order in which they start is what is checked."""
 
 import asyncio
 import threading
-import time
 import types
 from concurrent.futures import ThreadPoolExecutor
 
@@ -19,7 +18,7 @@ from parakeet_cli.server.live import LiveStreams
 from parakeet_cli.server.metrics import Metrics
 from parakeet_cli.server.queue import Overloaded, TranscriptionQueue
 from parakeet_cli.server.turns import FairTurns
-from server_helpers import CLIPS, ServerProcess, long_wav_bytes
+from server_helpers import CLIPS, ServerProcess, long_wav_bytes, wait_for
 
 HANG_GUARD_SEC = 180  # the tests wait for events; this only stops a hang
 
@@ -155,15 +154,6 @@ def _post(srv, data, source=None, timeout=120):
         return client.post(srv.url + "/v1/audio/transcriptions", files={"file": ("a.wav", data, "audio/wav")})
 
 
-def _wait(predicate, what):
-    deadline = time.monotonic() + HANG_GUARD_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_server_admits_a_newcomer_ahead_of_a_flooding_clients_queued_requests(tmp_path):
     long_wav = long_wav_bytes(300)  # seconds of compute each: the flood's requests overlap
     # The flood comes from 127.0.0.2 (all of 127.0.0.0/8 is loopback on Linux), the newcomer
@@ -172,10 +162,10 @@ def test_server_admits_a_newcomer_ahead_of_a_flooding_clients_queued_requests(tm
                         "--client-share", "1"], tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=3) as pool:
             flood = [pool.submit(_post, srv, long_wav, "127.0.0.2")]
-            _wait(lambda: srv.metric("parakeet_backends_in_use") == 1 or flood[0].done(), "the flood to run")
+            wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1 or flood[0].done(), "the flood to run")
             assert not flood[0].done(), flood[0].result().text
             flood += [pool.submit(_post, srv, long_wav, "127.0.0.2") for _ in range(2)]
-            _wait(lambda: srv.metric("parakeet_queue_depth") == 2 or any(f.done() for f in flood),
+            wait_for(lambda: srv.metric("parakeet_queue_depth") == 2 or any(f.done() for f in flood),
                   "the flood to queue two more")
             assert not any(f.done() for f in flood), [f.result().text for f in flood if f.done()]
             fresh = _post(srv, CLIPS[0].read_bytes(), "127.0.0.1")  # every place is taken: 3 of 3

@@ -5,19 +5,18 @@ disconnects is cancelled through the progress callback and counted in /metrics."
 
 import io
 import socket
-import time
+from typing import Dict, Optional
 
 import httpx
 import numpy as np
 import pytest
 import soundfile
 
-from server_helpers import MODEL, ServerProcess, long_wav_bytes
+from server_helpers import MODEL, ServerProcess, long_wav_bytes, wait_for
 
 URL_PATH = "/v1/audio/transcriptions"
 # A hang guard only: the tests wait for events (a counter moved, a backend freed), never for a
 # time, so a slow or busy machine only makes them slower. Generous on purpose.
-DEADLINE_SEC = 180
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
@@ -30,14 +29,6 @@ def flac_of_silence(seconds: int, rate: int = 8000) -> bytes:
             f.write(np.zeros(10 * rate, dtype=np.int16))
     return buf.getvalue()
 
-
-def wait_for(predicate, what):
-    deadline = time.monotonic() + DEADLINE_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")
@@ -101,22 +92,28 @@ def test_duration_check_without_a_server():
     assert issubclass(AudioTooLong, BadAudio)
 
 
-def multipart_request(url: str, data: bytes) -> bytes:
+def multipart_request(url: str, data: bytes, fields: Optional[Dict[str, str]] = None) -> bytes:
     """The raw bytes of a transcription request (so the test can drop the connection itself)."""
-    request = httpx.Request("POST", url, files={"file": ("talk.wav", data, "audio/wav")})
+    request = httpx.Request("POST", url, files={"file": ("talk.wav", data, "audio/wav")}, data=fields)
     body = request.read()
     head = [f"POST {URL_PATH} HTTP/1.1", f"Host: {request.url.host}:{request.url.port}"]
     head += [f"{k}: {v}" for k, v in request.headers.items() if k.lower() != "host"]
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
-def test_a_client_that_disconnects_cancels_its_request(tmp_path):
+# Greedy, beam search (its search reports at every encoder frame) and a VAD-cut upload (the
+# VAD's reports, then each piece's): each stops at its next progress report.
+CANCELLABLE = [({}, "none"), ({"beam_size": "4"}, "none"), ({"chunking_strategy[type]": "server_vad"}, None)]
+
+
+@pytest.mark.parametrize("fields,vad", CANCELLABLE, ids=["greedy", "beam", "server_vad"])
+def test_a_client_that_disconnects_cancels_its_request(tmp_path, fields, vad):
     # 10 min under full attention: seconds of compute on the fixture model (any kernel).
     data = long_wav_bytes(600)
-    with ServerProcess(["--attention", "full"], tmp_path) as srv:
+    with ServerProcess(["--attention", "full"], tmp_path, vad=vad) as srv:
         sock = socket.create_connection(("127.0.0.1", srv.port))
         try:
-            sock.sendall(multipart_request(srv.url + URL_PATH, data))
+            sock.sendall(multipart_request(srv.url + URL_PATH, data, fields))
             wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1, "the request to start")
         finally:
             sock.close()

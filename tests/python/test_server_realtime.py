@@ -7,7 +7,6 @@ import base64
 import contextlib
 import json
 import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -18,7 +17,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from parakeet_py import Context, load_audio
-from server_helpers import ONE_CLIENT, ServerProcess
+from server_helpers import ONE_CLIENT, ServerProcess, wait_for
 from stream_helpers import LONG, MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
@@ -208,14 +207,6 @@ def test_clear_drops_the_item(server, clips):
             assert event["type"] == "conversation.item.input_audio_transcription.delta"
         assert transcribe_raw(ws, clips[0]) == expected_text(clips[0])
 
-
-def wait_for(predicate, what):
-    deadline = time.monotonic() + WAIT_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_vanished_client_frees_its_stream(server, clips):

@@ -1,12 +1,15 @@
 """``/v1/realtime`` against slot squatting and floods: only audio keeps a session open, a session
 is closed at its lifetime cap, an item holds at most --max-audio-seconds, one client holds only
 its share of the stream slots, per-message deflate is off, and a client flooding large appends
-faster than they are decoded is held back by the socket, not buffered in the server's memory.
-The tests wait for events (an error event, a close, a request's end); timeouts are hang guards."""
+faster than they are decoded is held back by the socket, not buffered in the server's memory,
+large events are decoded off the event loop, and a client gone stops its feeding. The tests wait
+for events (an error event, a close, a request's end); timeouts are hang guards."""
 
+import asyncio
 import base64
 import json
 import socket
+import struct
 import threading
 import time
 
@@ -16,7 +19,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from server_helpers import ServerProcess, long_wav_bytes
+from parakeet_cli.server.metrics import Metrics
+from parakeet_cli.server.realtime import OFF_LOOP_CHARS, RealtimeConfig, Session, _b64decode
+from parakeet_py import StreamUpdate
+from server_helpers import ServerProcess, long_wav_bytes, wait_for
 from stream_helpers import MODELS, SMALL_WINDOW
 
 MODEL = MODELS["tdt"]
@@ -183,3 +189,83 @@ def test_a_flood_of_appends_waits_in_the_socket_not_in_memory(tmp_path):
         upload.join(WAIT_SEC)
     assert not flood_done, f"the server read all {frames} frames ({len(sent)} sent) while it could decode none"
     assert grown < 96 * 1024 * 1024, f"the server's memory grew by {grown / 2**20:.0f} MiB"
+
+
+def test_a_client_gone_after_large_appends_stops_their_feeding(tmp_path):
+    # Silence (no deltas to send): the server learns of the reset from the connection itself.
+    silence = {"type": "input_audio_buffer.append",
+               "audio": base64.b64encode(np.zeros(2 * 1024 * 1024, "<i2").tobytes()).decode()}
+    frames, frame_seconds = 6, 2 * 1024 * 1024 / RATE  # 87 s each at 24 kHz
+    fed = "parakeet_stream_audio_seconds_total"
+    with ServerProcess(["--concurrency", "1", "--realtime-window", SMALL_WINDOW, "--max-append-mb", "4"],
+                       tmp_path, model=MODEL) as srv:
+        sock = socket.create_connection(("127.0.0.1", srv.port), timeout=WAIT_SEC)
+        with connect(ws_url(srv), sock=sock, open_timeout=WAIT_SEC, max_size=None) as ws:
+            assert recv(ws)["type"] == "session.created"
+            sent = []
+
+            def flood():
+                try:
+                    for _ in range(frames):
+                        ws.send(json.dumps(silence))
+                        sent.append(1)
+                except (ConnectionClosed, OSError):  # the reset below
+                    pass
+            sender = threading.Thread(target=flood, daemon=True)
+            sender.start()
+            wait_for(lambda: srv.metric(fed) > 0, "the first append to be fed")
+            # A reset, as a client that vanishes: the appends still in flight are for nobody.
+            wait_for(lambda: len(sent) >= 2, "a second append to be handed over")
+            handed_over = len(sent)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            sock.close()
+            sender.join(WAIT_SEC)
+            ws.close_socket()
+        wait_for(lambda: srv.metric("parakeet_live_streams", {"kind": "realtime"}) == 0, "the slot to be freed")
+        stopped_at = srv.metric(fed)
+        # The only backend serves the next request; the gone session's audio fed no further.
+        r = httpx.post(srv.url + "/v1/audio/transcriptions",
+                       files={"file": ("a.wav", long_wav_bytes(2), "audio/wav")}, timeout=WAIT_SEC)
+        assert r.status_code == 200, r.text
+        assert srv.metric(fed) == stopped_at < handed_over * frame_seconds
+
+
+class _RecordingLive:
+    """LiveStreams' part a session uses, recording what it hands to the stream threads."""
+
+    def __init__(self):
+        self.off_loop = []
+
+    async def run(self, fn, *args):
+        self.off_loop.append(fn)
+        return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
+
+    async def begin(self, lease, *args):
+        lease.stream = object()
+
+    async def feed(self, lease, samples):
+        return StreamUpdate()
+
+
+class _SentEvents:
+    def __init__(self):
+        self.events = []
+
+    async def send_text(self, text):
+        self.events.append(json.loads(text))
+
+
+def test_large_events_are_decoded_off_the_event_loop():
+    """JSON and base64 of a large event run on a stream thread (a 20 MiB event decoded on the
+    event loop stalls every connection); a small one is decoded in place."""
+    live, sent = _RecordingLive(), _SentEvents()
+    config = RealtimeConfig(model_id="m", api_key=None, window=(1.0, 1.0, 1.0), idle_seconds=60,
+                            max_append_bytes=1 << 20)
+    session = Session(sent, live, config, beta=False, metrics=Metrics(1, 1))
+    big = json.dumps(append(4.0))  # 192 KB of base64
+    assert len(big) > OFF_LOOP_CHARS
+    asyncio.run(session.handle(big))
+    assert live.off_loop == [json.loads, _b64decode] and sent.events == []
+    live.off_loop.clear()
+    asyncio.run(session.handle(json.dumps(append(0.1))))
+    assert live.off_loop == [] and sent.events == []

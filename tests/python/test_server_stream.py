@@ -4,7 +4,6 @@ single-stream results, a full server refuses cleanly, a vanished client frees it
 and every documented request field is checked (a bad value is a 400 naming it)."""
 
 import json
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -12,7 +11,7 @@ import openai
 import pytest
 
 from parakeet_py import Context, load_audio
-from server_helpers import AUDIO, ONE_CLIENT, ServerProcess, long_wav_bytes
+from server_helpers import AUDIO, ONE_CLIENT, ServerProcess, long_wav_bytes, wait_for
 from stream_helpers import MODELS, SMALL, SMALL_WINDOW, SPEECH, per_test_limit, run_stream
 
 MODEL = MODELS["tdt"]
@@ -91,14 +90,6 @@ def test_bad_audio_in_a_stream_is_a_400_before_any_event(server):
                    data={"stream": "true"}, timeout=WAIT_SEC)
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_audio"
 
-
-def wait_for(predicate, what):
-    deadline = time.monotonic() + WAIT_SEC
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_a_client_vanishing_mid_stream_frees_its_stream(server, expected):

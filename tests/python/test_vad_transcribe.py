@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("onnx")
 
-from parakeet_py import Context, InvalidArgument  # noqa: E402
+from parakeet_py import Cancelled, Context, InvalidArgument  # noqa: E402
 from parakeet_py.convert.silero_onnx import convert_silero_onnx  # noqa: E402
 from parakeet_py.vad import Vad, package_onnx  # noqa: E402
 from vad_helpers import speech_with_pauses  # noqa: E402
@@ -71,6 +71,33 @@ def test_vad_refuses_other_modes_and_bad_models(model_path, audio_dir, vad_path)
             ctx.transcribe(audio, sample_rate=16000, vad=vad_path, vad_options={"mode": "segments"})
         with pytest.raises(InvalidArgument, match="unknown key"):
             ctx.transcribe(audio, sample_rate=16000, vad=vad_path, vad_options={"bogus": 1})
+
+
+def test_progress_reports_the_vad_and_the_chunks_and_a_stop_cancels_either(model_path, audio_dir, vad_path):
+    # Over 65.5 s (2048 VAD chunks): the VAD reports between blocks too, not only at its ends.
+    audio = np.tile(speech_with_pauses(audio_dir, 16000), 6)
+    assert len(audio) > 2048 * 512
+    opts = {"max_segment": 4.0}
+    with Context(model_path) as ctx, Vad(vad_path) as vad:
+        plain = ctx.transcribe(audio, sample_rate=16000, vad=vad, vad_options=opts)
+        seen = []
+        with_progress = ctx.transcribe(audio, sample_rate=16000, vad=vad, vad_options=opts,
+                                       progress=lambda f: seen.append(f) or True)
+        assert with_progress.to_dict() == plain.to_dict()
+        assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+        assert any(0.0 < f < 0.1 for f in seen)  # the VAD's share, between its blocks
+        assert len([f for f in seen if 0.1 < f < 1.0]) > 10  # the chunks' encoder layers
+        stopped = []
+        with pytest.raises(Cancelled):  # a stop during the VAD
+            ctx.transcribe(audio, sample_rate=16000, vad=vad, progress=lambda f: stopped.append(f) or f < 0.05)
+        assert 0.05 <= stopped[-1] < 0.1
+        stopped.clear()
+        with pytest.raises(Cancelled):  # a stop during a chunk's transcription
+            ctx.transcribe(audio, sample_rate=16000, vad=vad, vad_options=opts,
+                           progress=lambda f: stopped.append(f) or f <= 0.5)
+        assert 0.5 < stopped[-1] < 1.0 and len(stopped) == len([f for f in seen if f <= 0.5]) + 1
+        # The backend is free again at once.
+        assert ctx.transcribe(audio, sample_rate=16000, vad=vad, vad_options=opts).text == plain.text
 
 
 def test_silence_gives_an_empty_transcript(model_path, vad_path):

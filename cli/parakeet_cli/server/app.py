@@ -187,10 +187,11 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
                                                 language=language)
             elif cut is not None:
                 # chunking_strategy server_vad: the speech segments only, each piece on its own
-                # (docs/vad.md, "VAD-cut transcription"). It takes no progress callback, so a
-                # disconnect or a stop cancels it only once it is done.
+                # (docs/vad.md, "VAD-cut transcription"); it stops at its next progress report
+                # (the VAD's, a chunk's) as the other requests do.
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, vad=vad,
-                                                vad_options=cut.cut_options(), language=language)
+                                                vad_options=cut.cut_options(), language=language,
+                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
                 metrics.vad_audio_seconds.labels("transcription").inc(audio.size / sample_rate)
             else:
                 # The request stops at its next progress report (beam search: at every encoder

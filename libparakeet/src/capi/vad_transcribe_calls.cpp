@@ -1,11 +1,13 @@
 // VAD-cut transcription through the C ABI (parakeet.cpp's _vad_with shape): an ASR context,
 // a Silero VAD context, the audio and the VAD's options (model/vad/vad_cut.h).
 #include <string>
+#include <utility>
 
 #include "audio/wav_reader.h"
 #include "capi/attention_json.h"
 #include "capi/context.h"
 #include "capi/decoder_number.h"
+#include "capi/progress_callback.h"
 #include "capi/transcript_json.h"
 #include "capi/vad_options_json.h"
 #include "common/errors.h"
@@ -61,13 +63,14 @@ const pk::SileroVad& silero_of(parakeet_ctx* vad) {
 }
 
 char* cut(parakeet_ctx* asr, parakeet_ctx* vad, const float* samples, int64_t n, int rate, int decoder,
-          const char* options_json) {
+          const char* options_json, pk::ProgressFn progress = {}) {
     pk::Model& model = pk::capi::asr_model(asr);
     const pk::SileroVad& silero = silero_of(vad);
     std::string language;  // a prompt model's locale for every piece; empty: its default
     const pk::VadOptions options = pk::capi::parse_vad_options(options_json, &language);
     pk::RequestOptions request(pk::capi::decoder_from_int(decoder));
     request.language = language;
+    request.progress = std::move(progress);
     model.prompt_id(language);  // an unknown locale is an error even when no speech is found
     return pk::capi::to_c_string(cut_json(pk::transcribe_vad_cut(model, silero, samples, n, rate, options, request)));
 }
@@ -81,6 +84,16 @@ char* parakeet_capi_transcribe_pcm_json_vad_with(parakeet_ctx* asr_ctx, parakeet
                                                  const char* options_json) {
     return guarded<char*>(asr_ctx, nullptr,
                           [&] { return cut(asr_ctx, vad_ctx, samples, n_samples, sample_rate, decoder, options_json); });
+}
+
+char* parakeet_capi_transcribe_pcm_json_vad_with_progress(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx,
+                                                          const float* samples, int n_samples, int sample_rate,
+                                                          int decoder, const char* options_json,
+                                                          parakeet_progress_fn fn, void* user_data) {
+    return guarded<char*>(asr_ctx, nullptr, [&] {
+        return cut(asr_ctx, vad_ctx, samples, n_samples, sample_rate, decoder, options_json,
+                   pk::capi::progress_from(fn, user_data));
+    });
 }
 
 char* parakeet_capi_transcribe_path_json_vad_with(parakeet_ctx* asr_ctx, parakeet_ctx* vad_ctx, const char* wav_path,

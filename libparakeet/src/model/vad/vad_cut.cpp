@@ -6,6 +6,7 @@
 
 #include "common/errors.h"
 #include "model/frontend/resample.h"
+#include "model/request_progress.h"
 #include "runtime/thread_team.h"
 
 namespace pk {
@@ -33,6 +34,10 @@ private:
     std::vector<double> starts_;   // where each span begins in the chunk, seconds
     std::vector<double> origins_;  // ... and in the recording
 };
+
+// The VAD's share of a request's progress reports (it costs a fifth of the uncut
+// transcription on one thread, less on the model's threads); the chunks share the rest.
+constexpr double kDetectShare = 0.1;
 
 bool vad_takes_rate(int rate) { return rate == 8000 || (rate >= 16000 && rate % 16000 == 0); }
 
@@ -63,8 +68,11 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
     if (options.mode != VadMode::Speech)
         throw InvalidArgument("VAD options: the cut uses speech segments; mode is not an option here");
     if (n < 0 || (n > 0 && pcm == nullptr)) throw InvalidArgument("invalid samples buffer");
-    if (request.progress || request.beam.beam_size > 0 || request.hotwords)
-        throw InvalidArgument("a VAD-cut transcription takes no progress callback, beam or hotwords");
+    if (request.beam.beam_size > 0 || request.hotwords)
+        throw InvalidArgument("a VAD-cut transcription takes no beam or hotwords");
+    RequestProgress progress(request.progress);
+    const ProgressSpan whole{&progress, 0.0, 1.0};
+    whole.at(0.0);
     if (options.max_segment < 0) options.max_segment = kVadCutMaxSegment;
     std::vector<float> resampled;
     if (!vad_takes_rate(sample_rate)) {
@@ -85,7 +93,7 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
         // The VAD's features on the model's threads (its LSTM runs in order on one): a fifth of
         // the uncut time on one thread (docs/performance.md); the segments are the same.
         ThreadTeam team(asr.thread_budget());
-        out.segments = detect_speech(vad, pcm, n, sample_rate, options, &team).segments;
+        out.segments = detect_speech(vad, pcm, n, sample_rate, options, &team, whole.sub(0.0, kDetectShare)).segments;
     }
     // Every chunk runs the attention the whole recording would: "auto" resolved for its length
     // (local [128, 128] past 48 s). Left to each chunk, auto would run full attention on
@@ -97,10 +105,27 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
         const auto frames = static_cast<int64_t>(std::ceil(out.duration / out.frame_sec));
         chunk_request.attention = asr.attention().resolve(frames);
     }
+    const auto chunks = vad_cut_chunks(out.segments, sample_rate, n, options.max_segment);
+    int64_t speech = 0, done = 0;  // samples in all chunks, and in those transcribed
+    for (const auto& spans : chunks)
+        for (const auto& [first, last] : spans) speech += last - first;
     std::vector<float> audio;
-    for (const auto& spans : vad_cut_chunks(out.segments, sample_rate, n, options.max_segment)) {
+    for (const auto& spans : chunks) {
         audio.clear();
         for (const auto& [first, last] : spans) audio.insert(audio.end(), pcm + first, pcm + last);
+        if (progress.enabled()) {
+            // The chunk's own reports as its share of the rest, by its length of speech; a
+            // cancel throws Cancelled out of the chunk's request.
+            const auto share = [&](int64_t samples) {
+                return kDetectShare + (1.0 - kDetectShare) * static_cast<double>(samples) / static_cast<double>(speech);
+            };
+            const ProgressSpan part = whole.sub(share(done), share(done + static_cast<int64_t>(audio.size())));
+            chunk_request.progress = [part](double f) {
+                part.at(f);
+                return true;
+            };
+        }
+        done += static_cast<int64_t>(audio.size());
         const Transcript t =
             asr.transcribe(audio.data(), static_cast<int64_t>(audio.size()), sample_rate, chunk_request);
         const TimeMap to_file(spans, sample_rate);
@@ -119,6 +144,7 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
             out.token_times.push_back(to_file(t.token_seconds(k)));
         }
     }
+    whole.at(1.0);
     return out;
 }
 

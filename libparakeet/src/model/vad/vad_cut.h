@@ -40,6 +40,8 @@ std::vector<std::vector<std::pair<int64_t, int64_t>>> vad_cut_chunks(const std::
 
 // `pcm` at `sample_rate` (the VAD's rates natively: 8000, 16000 and multiples of 16000; any
 // other rate the model takes is resampled to 16 kHz first). options.mode must be speech.
+// request.progress (optional) gets the VAD's reports and then each chunk's, as one request's
+// fractions; returning false stops the cut at its next report (Cancelled).
 VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, const float* pcm, int64_t n,
                                     int sample_rate, VadOptions options, const RequestOptions& request);
 

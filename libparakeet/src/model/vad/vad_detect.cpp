@@ -1,5 +1,6 @@
 #include "model/vad/vad_detect.h"
 
+#include <algorithm>
 #include <string>
 
 #include "common/errors.h"
@@ -8,7 +9,7 @@
 namespace pk {
 
 VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int sample_rate,
-                        const VadOptions& options, ThreadTeam* team) {
+                        const VadOptions& options, ThreadTeam* team, const ProgressSpan& progress) {
     if (n < 0 || (n > 0 && pcm == nullptr)) throw InvalidArgument("invalid samples buffer");
     int rate = sample_rate;
     int64_t step = 1;
@@ -30,13 +31,24 @@ VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int
     speech.mode = VadMode::Speech;
     speech.max_segment = options.effective_max_segment();
     VadStream stream(model, rate, speech);
-    VadFeedResult fed = stream.feed(pcm, n, true, team);
-
     VadResult r;
+    // Fed in blocks of 2048 chunks (a minute at 16 kHz, the feed's own block of features), so a
+    // progress callback can stop a long recording between them; the stream's probabilities do
+    // not depend on how its audio is cut into feeds.
+    const int64_t block = 2048 * static_cast<int64_t>(stream.chunk());
+    int64_t at = 0;
+    do {
+        progress.at(n == 0 ? 0.0 : static_cast<double>(at) / static_cast<double>(n));
+        const int64_t take = std::min(block, n - at);
+        VadFeedResult fed = stream.feed(pcm + at, take, at + take == n, team);
+        r.probabilities.insert(r.probabilities.end(), fed.probabilities.begin(), fed.probabilities.end());
+        at += take;
+    } while (at < n);
+    progress.at(1.0);
+
     r.model_rate = rate;
     r.duration = static_cast<double>(n * step) / sample_rate;
     r.frame_sec = static_cast<double>(stream.chunk()) / rate;
-    r.probabilities = std::move(fed.probabilities);
     for (const SampleSpan& s : stream.segmenter().padded(n))
         r.segments.push_back({static_cast<double>(s.start) / rate, static_cast<double>(s.end) / rate});
     if (options.mode == VadMode::Segments) {

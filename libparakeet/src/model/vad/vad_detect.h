@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "model/request_progress.h"
 #include "model/vad/silero_model.h"
 #include "model/vad/vad_options.h"
 #include "runtime/thread_team.h"
@@ -27,7 +28,8 @@ struct VadResult {
 // `sample_rate`: 16000 or 8000 natively; a multiple of 16000 is decimated by taking every k-th
 // sample, as Silero does; anything else is InvalidAudio (resample first).
 // `team` (optional): threads for the chunks' features (VadStream::feed); the result is the same.
+// `progress` (optional): reported before each block of the audio (a cancel throws Cancelled).
 VadResult detect_speech(const SileroVad& model, const float* pcm, int64_t n, int sample_rate,
-                        const VadOptions& options, ThreadTeam* team = nullptr);
+                        const VadOptions& options, ThreadTeam* team = nullptr, const ProgressSpan& progress = {});
 
 }  // namespace pk

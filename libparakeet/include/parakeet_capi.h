@@ -39,14 +39,16 @@ extern "C" {
 #define PARAKEET_API __attribute__((visibility("default")))
 #endif
 
-/* Version of this ABI, on parakeet.cpp's scale: 6 says that every function of parakeet.cpp's
+/* Version of this ABI, on parakeet.cpp's scale: 7 says that every function of parakeet.cpp's
  * ABI 6 (its 0.2.2 release: _lang variants, batches, stream JSON and events, hotwords, N-best,
- * CTC log-probs) is here with its signature and meaning, so a program that checks
- * `parakeet_capi_abi_version() >= 6` accepts this library. Higher parakeet.cpp versions add
- * diarization, sound events and speaker models, which this library does not have, so it does
- * not claim them. This library's own additions (thread_last_error, progress, attention,
- * set_concurrency, stream_begin_with, model_info_json, …) are additive: probe them by symbol. */
-#define PARAKEET_CAPI_ABI_VERSION 6
+ * CTC log-probs) and of its ABI 7 (speaker diarization, the diarization stream with its latency
+ * presets, speaker-attributed ASR offline and streaming) is here with its signature and
+ * meaning, so a program that checks `parakeet_capi_abi_version() >= 7` accepts this library.
+ * parakeet.cpp's ABI 8 adds a sound-event tagger and sound/scene streams, which this library
+ * does not have, so it does not claim 8 (it does have ABI 8's parakeet_capi_model_kind).
+ * This library's own additions (thread_last_error, progress, attention, set_concurrency,
+ * stream_begin_with, model_info_json, diarize_pcm_with, …) are additive: probe them by symbol. */
+#define PARAKEET_CAPI_ABI_VERSION 7
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */
@@ -512,8 +514,8 @@ PARAKEET_API char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav
  *   "min_duration_on", "min_duration_off" s [0,3600] 0; "probabilities" bool false: adds
  *   "frame_sec" and "probabilities": one array per speaker of per-frame values (shortest exact
  *   float form). Unknown keys, wrong types and out-of-range values are
- *   PARAKEET_ERROR_INVALID_ARGUMENT. "streaming" (NeMo's forward_streaming settings) is not
- *   implemented yet: PARAKEET_ERROR_UNSUPPORTED. */
+ *   PARAKEET_ERROR_INVALID_ARGUMENT. "streaming" (NeMo's forward_streaming settings) runs
+ *   forward_streaming with those settings (docs/api.md). */
 PARAKEET_API char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                   int sample_rate, const char* options_json);
 

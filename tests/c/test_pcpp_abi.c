@@ -1,16 +1,22 @@
 /*
  * A C program written against parakeet.cpp's C API as it publishes it, linked to this
  * library. It does not include parakeet_capi.h: the declarations below restate parakeet.cpp's
- * (its include/parakeet_capi.h, ABI 6 = the 0.2.2 wheel), so a wrong signature or a missing
- * symbol here fails to link or to run. The checks are those its own C-ABI tests make
- * (test_capi: load, transcribe by path and PCM, errors; test_capi_timestamps: the JSON
- * document's keys and word/token times; test_capi_batch_json: a batch equals single calls),
- * adapted to our fixture models, plus LocalAI's mandatory symbol set (abi_version, load, free,
- * transcribe_path, transcribe_path_json, stream_begin/feed/finalize/free, free_string,
- * last_error), all of which must link.
+ * (its include/parakeet_capi.h: ABI 6 = the 0.2.2 wheel, and ABI 7's diarization, diarization
+ * stream and speaker-attributed ASR calls), so a wrong signature or a missing symbol here fails
+ * to link or to run. The checks are those its own C-ABI tests make (test_capi: load, transcribe
+ * by path and PCM, errors; test_capi_timestamps: the JSON document's keys and word/token times;
+ * test_capi_batch_json: a batch equals single calls), adapted to our fixture models, plus
+ * LocalAI's mandatory symbol set (abi_version, load, free, transcribe_path,
+ * transcribe_path_json, stream_begin/feed/finalize/free, free_string, last_error), all of which
+ * must link. ABI 7: every one of its functions is found by dlsym in the running process (what a
+ * program that probes the version and then binds by name relies on) and called: the offline
+ * ones on a diarization model in parakeet.cpp's own GGUF schema, the streams on a streaming
+ * checkpoint (the offline fixture normalises its mel per feature, which streams refuse).
  *
- * Usage: test_pcpp_abi HYBRID.gguf WAV
+ * Usage: test_pcpp_abi HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav
  */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -63,7 +69,66 @@ void parakeet_capi_shutdown(void);
 const char* parakeet_version(void);
 int parakeet_transcribe_file(const char* model_path, const char* wav_path, char** out_text);
 void parakeet_free_string(char* s);
+/* ABI 7 */
+typedef struct parakeet_diar_stream parakeet_diar_stream;
+typedef struct parakeet_diar_segment {
+    int speaker;
+    float start;
+    float end;
+} parakeet_diar_segment;
+typedef struct parakeet_sas_result {
+    int speaker;
+    char* text;
+    float start;
+    float end;
+    float conf;
+} parakeet_sas_result;
+typedef struct parakeet_sas_stream parakeet_sas_stream;
+char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav_path);
+char* parakeet_capi_diarize_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate);
+parakeet_diar_stream* parakeet_capi_diarize_stream_begin(parakeet_ctx* diar_ctx);
+parakeet_diar_stream* parakeet_capi_diarize_stream_begin_latency(parakeet_ctx* diar_ctx, int latency);
+int parakeet_capi_diarize_stream_feed(parakeet_diar_stream* s, const float* pcm, int n_samples, int is_last,
+                                      parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_active(parakeet_diar_stream* s, parakeet_diar_segment** out, int* n_out);
+int parakeet_capi_diarize_stream_chunk_samples(parakeet_diar_stream* s);
+float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
+void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
+void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
+int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx, const float* samples,
+                                         int n_samples, int sample_rate, parakeet_sas_result** out, int* n_out);
+char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx, const float* samples,
+                                                int n_samples, int sample_rate);
+void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
+parakeet_sas_stream* parakeet_capi_sas_stream_begin(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx);
+parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                            int latency);
+int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
+                                  parakeet_sas_result** out, int* n_out);
+void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
 /* ---- end of parakeet.cpp's declarations ---- */
+
+/* ABI 7's functions (parakeet.cpp's v7: diarization, speaker-attributed ASR, the diarization
+ * stream, with the latency calls it added at the same version). */
+static const char* const ABI7_FUNCTIONS[] = {
+    "parakeet_capi_diarize_path",
+    "parakeet_capi_diarize_pcm",
+    "parakeet_capi_diarize_stream_begin",
+    "parakeet_capi_diarize_stream_begin_latency",
+    "parakeet_capi_diarize_stream_feed",
+    "parakeet_capi_diarize_stream_active",
+    "parakeet_capi_diarize_stream_chunk_samples",
+    "parakeet_capi_diarize_stream_time",
+    "parakeet_capi_diarize_stream_free",
+    "parakeet_capi_free_diar_segments",
+    "parakeet_capi_transcribe_and_diarize",
+    "parakeet_capi_transcribe_and_diarize_json",
+    "parakeet_capi_free_sas_results",
+    "parakeet_capi_sas_stream_begin",
+    "parakeet_capi_sas_stream_begin_latency",
+    "parakeet_capi_sas_stream_feed",
+    "parakeet_capi_sas_stream_free",
+};
 
 #include "c_checks.h"
 
@@ -180,12 +245,120 @@ static void test_stream(parakeet_ctx* ctx, const float* s, int n) {
     parakeet_capi_stream_free(st);
 }
 
+/* Every ABI 7 function is a symbol of the process (the library linked in). */
+static void test_abi7_symbols(void) {
+    for (size_t i = 0; i < sizeof ABI7_FUNCTIONS / sizeof ABI7_FUNCTIONS[0]; ++i) {
+        const int found = dlsym(RTLD_DEFAULT, ABI7_FUNCTIONS[i]) != NULL;
+        if (!found) fprintf(stderr, "ABI 7 function not found: %s\n", ABI7_FUNCTIONS[i]);
+        CHECK(found);
+    }
+}
+
+/* ABI 7's calls, as parakeet.cpp's tests make them: the document's keys, a diarization stream
+ * (latency, chunk size, time, the segments that end and those open), speaker-attributed ASR
+ * offline (array and JSON agree) and streaming, and the errors it documents. */
+static void test_abi7_calls(parakeet_ctx* asr, const char* diar_path, const char* stream_path, const char* wav) {
+    parakeet_ctx* diar = parakeet_capi_load(diar_path);
+    parakeet_ctx* live = parakeet_capi_load(stream_path);
+    CHECK(diar != NULL && live != NULL);
+    int n = 0;
+    float* s = read_wav16(wav, &n);
+    CHECK(s != NULL && n > 16000);
+    if (!diar || !live || !s) {
+        parakeet_capi_free(diar);
+        parakeet_capi_free(live);
+        free(s);
+        return;
+    }
+    char* a = parakeet_capi_diarize_path(diar, wav);
+    char* b = parakeet_capi_diarize_pcm(diar, s, n, 16000);
+    CHECK(a && b && strcmp(a, b) == 0);
+    CHECK(contains(a, "\"speakers\":") && contains(a, "\"segments\":[{\"speaker\":"));
+    parakeet_capi_free_string(a);
+    parakeet_capi_free_string(b);
+    CHECK(parakeet_capi_diarize_pcm(asr, s, n, 16000) == NULL);
+    CHECK(contains(parakeet_capi_last_error(asr), "diarize_* needs a diarization model"));
+    CHECK(parakeet_capi_transcribe_pcm(diar, s, n, 16000, 0) == NULL);
+    CHECK(contains(parakeet_capi_last_error(diar), "use parakeet_capi_diarize_"));
+
+    CHECK(parakeet_capi_diarize_stream_begin_latency(live, 4) == NULL);
+    CHECK(contains(parakeet_capi_last_error(live), "unknown diarization latency mode"));
+    parakeet_diar_stream* ds = parakeet_capi_diarize_stream_begin_latency(live, 3);
+    CHECK(ds != NULL);
+    CHECK(parakeet_capi_diarize_stream_chunk_samples(ds) == (3 + 1) * 1280);
+    int ended = 0;
+    const int half = n / 2;
+    parakeet_diar_segment* seg = NULL;
+    int n_seg = 0;
+    CHECK(parakeet_capi_diarize_stream_feed(ds, s, half, 0, &seg, &n_seg) == 0);
+    ended += n_seg;
+    parakeet_capi_free_diar_segments(seg);
+    const float t = parakeet_capi_diarize_stream_time(ds);
+    CHECK(t > 0.0f && t <= half / 16000.0f);
+    CHECK(parakeet_capi_diarize_stream_active(ds, &seg, &n_seg) == 0);
+    for (int i = 0; i < n_seg; ++i) CHECK(fabsf(seg[i].end - t) < 0.011f);
+    parakeet_capi_free_diar_segments(seg);
+    CHECK(parakeet_capi_diarize_stream_feed(ds, s + half, n - half, 1, &seg, &n_seg) == 0);
+    ended += n_seg;
+    for (int i = 0; i < n_seg; ++i) CHECK(seg[i].speaker >= 0 && seg[i].end > seg[i].start);
+    parakeet_capi_free_diar_segments(seg);
+    CHECK(ended > 0);
+    CHECK(parakeet_capi_diarize_stream_feed(ds, s, 1, 0, NULL, NULL) == 1);
+    CHECK(contains(parakeet_capi_last_error(live), "stream already finished"));
+    parakeet_capi_diarize_stream_free(ds);
+    ds = parakeet_capi_diarize_stream_begin(live);
+    CHECK(ds != NULL && parakeet_capi_diarize_stream_chunk_samples(ds) > 0);
+    CHECK(parakeet_capi_diarize_stream_feed(ds, NULL, 5, 0, NULL, NULL) == 1);
+    CHECK(contains(parakeet_capi_last_error(live), "invalid samples buffer"));
+    parakeet_capi_diarize_stream_free(ds);
+    CHECK(parakeet_capi_diarize_stream_chunk_samples(NULL) == 0 && parakeet_capi_diarize_stream_time(NULL) == 0.0f);
+
+    parakeet_sas_result* r = NULL;
+    int n_r = 0;
+    CHECK(parakeet_capi_transcribe_and_diarize(asr, diar, s, n, 16000, &r, &n_r) == 0);
+    char* j = parakeet_capi_transcribe_and_diarize_json(asr, diar, s, n, 16000);
+    CHECK(j && contains(j, "\"utterances\":[") && contains(j, "\"words\":["));
+    CHECK(n_r > 0 && r != NULL);
+    for (int i = 0; i < n_r; ++i) {
+        CHECK(r[i].text != NULL && r[i].end >= r[i].start && r[i].speaker >= -1);
+        CHECK(j && r[i].text && contains(j, r[i].text));
+    }
+    parakeet_capi_free_sas_results(r, n_r);
+    parakeet_capi_free_string(j);
+    CHECK(parakeet_capi_transcribe_and_diarize(diar, asr, s, n, 16000, &r, &n_r) == 1 && r == NULL && n_r == 0);
+
+    CHECK(parakeet_capi_sas_stream_begin_latency(asr, live, -1) == NULL);
+    parakeet_sas_stream* ss = parakeet_capi_sas_stream_begin_latency(asr, live, 1);
+    CHECK(ss != NULL);
+    int words_committed = 0;
+    for (int off = 0; ss && off < n; off += 8000) {
+        const int len = n - off < 8000 ? n - off : 8000;
+        r = NULL;
+        n_r = 0;
+        CHECK(parakeet_capi_sas_stream_feed(ss, s + off, len, off + len == n, &r, &n_r) == 0);
+        words_committed += n_r;
+        parakeet_capi_free_sas_results(r, n_r);
+    }
+    CHECK(words_committed > 0);
+    CHECK(ss && parakeet_capi_sas_stream_feed(ss, s, 1, 0, NULL, NULL) == 1);
+    parakeet_capi_sas_stream_free(ss);
+    ss = parakeet_capi_sas_stream_begin(asr, live);
+    CHECK(ss != NULL);
+    parakeet_capi_sas_stream_free(ss);
+    parakeet_capi_sas_stream_free(NULL);
+    parakeet_capi_free(live);
+    parakeet_capi_free(diar);
+    free(s);
+}
+
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s HYBRID.gguf WAV\n", argv[0]);
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav\n",
+                argv[0]);
         return 2;
     }
-    CHECK(parakeet_capi_abi_version() >= 6);
+    CHECK(parakeet_capi_abi_version() >= 7);
+    test_abi7_symbols();
     CHECK(strlen(parakeet_version()) > 0);
     int n = 0;
     float* s = read_wav16(argv[2], &n);
@@ -198,6 +371,7 @@ int main(int argc, char** argv) {
         test_capi_batch_json(ctx, s, n);
         test_logits(ctx, s, n);
         test_stream(ctx, s, n);
+        test_abi7_calls(ctx, argv[3], argv[4], argv[5]);
     }
     char* text = NULL;
     CHECK(parakeet_transcribe_file(argv[1], argv[2], &text) == 0 && text != NULL);

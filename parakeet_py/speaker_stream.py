@@ -8,11 +8,9 @@ windows transcribed by the Context under parakeet.cpp's commit rule; docs/api.md
                 print(u.speaker, u.text)
         rest = s.finish()                                # commits the rest
 
-The utterances do not depend on how the audio is cut into feeds: the library checks its commit
-rule once per call against the time diarized so far, so a call that completes several
-diarization chunks would transcribe a longer window than calls that complete one each. Each
-feed is therefore handed to the library one 80 ms diarizer frame at a time (no chunk is
-shorter), which makes every call see each chunk's end.
+Which words commit, and their speakers, do not depend on how the audio is cut into feeds (the
+library checks its commit rule after every 80 ms diarizer frame of a call). Each call hands out
+the runs of one speaker among the words it committed, so a feed boundary can split a run in two.
 """
 
 from __future__ import annotations
@@ -30,10 +28,6 @@ from .errors import InvalidArgument
 from .owned_handle import OwnedHandle
 from .stream import pcm_samples
 from .transcript import Utterance
-
-# One Sortformer output frame (8 x 10 ms mel hops) at AUDIO_RATE: the shortest step a
-# diarization stream's time can advance by.
-FRAME_SAMPLES = AUDIO_RATE * 8 // 100
 
 
 def _utterances(ffi: Any, lib: Any, out: Any, n: int) -> List[Utterance]:
@@ -90,15 +84,10 @@ class SpeakerStream(OwnedHandle):
                 samples = self._resampler.resample_chunk(samples, last=bool(is_last))
             self._finished = bool(is_last)
             ffi, lib = _native.load()
-            got: List[Utterance] = []
-            for begin in range(0, max(samples.size, 1), FRAME_SAMPLES):
-                piece = samples[begin:begin + FRAME_SAMPLES]
-                last = is_last and begin + FRAME_SAMPLES >= samples.size
-                out, n = ffi.new("parakeet_sas_result**"), ffi.new("int*")
-                _native.check_status(lib.parakeet_capi_sas_stream_feed(
-                    ptr, ffi.from_buffer("float[]", piece), int(piece.size), 1 if last else 0, out, n))
-                got += _utterances(ffi, lib, out, n[0])
-            return got
+            out, n = ffi.new("parakeet_sas_result**"), ffi.new("int*")
+            _native.check_status(lib.parakeet_capi_sas_stream_feed(
+                ptr, ffi.from_buffer("float[]", samples), int(samples.size), 1 if is_last else 0, out, n))
+            return _utterances(ffi, lib, out, n[0])
 
     def finish(self) -> List[Utterance]:
         """Ends the audio: the diarizer runs its last chunks and every remaining word commits."""

@@ -143,6 +143,20 @@ char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, in
                                      int sample_rate, const char* options_json);
 char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
                                                 const float* samples, int n_samples, int sample_rate);
+typedef struct parakeet_sas_result {
+    int speaker;
+    char* text;
+    float start;
+    float end;
+    float conf;
+} parakeet_sas_result;
+void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
+typedef struct parakeet_sas_stream parakeet_sas_stream;
+parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                            int latency);
+int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
+                                  parakeet_sas_result** out, int* n_out);
+void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
 
 typedef struct parakeet_diar_stream parakeet_diar_stream;
 typedef struct parakeet_diar_segment {

@@ -22,7 +22,8 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union,
+                    overload)
 
 import numpy as np
 
@@ -31,8 +32,13 @@ from .hotwords import Hotwords
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
+from .diarize import AUDIO_RATE as DIARIZER_RATE
+from .speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
 from .transcript import Attention, Transcript, attention_from_json
+
+if TYPE_CHECKING:
+    from .diarize import Diarizer
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
 DECODERS: Dict[str, int] = {
@@ -142,7 +148,8 @@ class Context:
         self._ptr: Any = None
         self._active = 0
         self._concurrency = 1
-        self._streams: "weakref.WeakSet[Stream]" = weakref.WeakSet()  # closed before the context is freed
+        # The live streams on this context: closed before it is freed.
+        self._streams: "weakref.WeakSet[Union[Stream, SpeakerStream]]" = weakref.WeakSet()
         concurrency = _positive_int(concurrency, "concurrency")
         if threads is not None:
             threads = _positive_int(threads, "threads")
@@ -474,10 +481,22 @@ class Context:
             return _nbest.hypotheses_from_json(document)
 
     # ---- streaming -------------------------------------------------------------------------
+    @overload
     def stream(self, chunk: Optional[float] = None, left: Optional[float] = None, right: Optional[float] = None, *,
                att_context: Optional[Sequence[int]] = None, decoder: Optional[str] = None,
-               sample_rate: Optional[int] = None, language: Optional[str] = None) -> Stream:
-        """Begin a live transcription (see :mod:`.stream`).
+               sample_rate: Optional[int] = None, language: Optional[str] = None, diarizer: None = None,
+               latency: None = None) -> Stream: ...
+
+    @overload
+    def stream(self, *, sample_rate: Optional[int] = None, diarizer: "Diarizer",
+               latency: Union[str, int, None] = None) -> SpeakerStream: ...
+
+    def stream(self, chunk: Optional[float] = None, left: Optional[float] = None, right: Optional[float] = None, *,
+               att_context: Optional[Sequence[int]] = None, decoder: Optional[str] = None,
+               sample_rate: Optional[int] = None, language: Optional[str] = None, diarizer: Optional[Any] = None,
+               latency: Union[str, int, None] = None) -> Union[Stream, SpeakerStream]:
+        """Begin a live transcription (see :mod:`.stream`), or with ``diarizer`` a live
+        speaker-attributed one (see :mod:`.speaker_stream`).
 
         An offline model streams by NeMo's buffered chunked inference: ``chunk``, ``left``,
         ``right`` are the seconds of audio decoded per step and of context before and after it
@@ -496,7 +515,20 @@ class Context:
         chunking-independently). Returns a :class:`Stream` (a context manager). Raises
         :class:`ParakeetError` for bad settings (the library's message), a decoder the model
         lacks, or a closed context.
+
+        ``diarizer``: a :class:`~parakeet_py.diarize.Diarizer` of a streaming Sortformer ("who
+        said what" live): returns a :class:`SpeakerStream` whose ``feed`` gives the
+        :class:`Utterance` of each word as it commits. ``latency``: the diarizer's preset, as
+        :meth:`Diarizer.stream` takes it ("model", the default, "low", "very_low", "ultra_low" or
+        0..3). The transcription windows are the library's, so ``chunk``, ``left``, ``right``,
+        ``att_context``, ``decoder`` and ``language`` do not go with it (InvalidArgument), nor
+        ``latency`` without it; ``sample_rate`` as above (other than 16 kHz, resampled with
+        soxr). A diarizer that cannot stream (one that normalises per_feature) raises
+        :class:`Unsupported`.
         """
+        if diarizer is not None or latency is not None:
+            return self._speaker_stream(diarizer, latency, sample_rate, chunk=chunk, left=left, right=right,
+                                        att_context=att_context, decoder=decoder, language=language)
         code = decoder_code(decoder)
         cache_aware = self.info.get("streaming", {}).get("mode") == "cache_aware"
         settings: Dict[str, Any] = {}
@@ -512,6 +544,20 @@ class Context:
         rate = self.sample_rate if sample_rate is None else _positive_int(sample_rate, "sample_rate")
         with self._using() as ptr:
             stream = begin_stream(self, ptr, options, rate, settings)
+            self._streams.add(stream)
+        return stream
+
+    def _speaker_stream(self, diarizer: Any, latency: Union[str, int, None], sample_rate: Optional[int],
+                        **asr_only: Any) -> SpeakerStream:
+        if diarizer is None:
+            raise InvalidArgument("latency= is the diarizer's preset: it goes with diarizer=")
+        given = [name for name, value in asr_only.items() if value is not None]
+        if given:
+            raise InvalidArgument(f"diarizer= streams with the library's own transcription windows and the model's "
+                                  f"default decoder and language; {', '.join(given)} do not go with it")
+        rate = DIARIZER_RATE if sample_rate is None else _positive_int(sample_rate, "sample_rate")
+        with self._using() as ptr:
+            stream = begin_speaker_stream(self, ptr, diarizer, "model" if latency is None else latency, rate)
             self._streams.add(stream)
         return stream
 

@@ -12,6 +12,7 @@ Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C
 
 import json
 import os
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
 
@@ -46,11 +47,19 @@ class Diarizer(OwnedHandle):
     _CLOSED = "the diarizer is closed"
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
+        # The live streams on this model (DiarizerStream, SpeakerStream): closed before it is freed.
+        self._streams: "weakref.WeakSet[Any]" = weakref.WeakSet()
         self.model_path = os.fspath(model_path)
         self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
         if concurrency > 1 and _native.load()[1].parakeet_capi_set_concurrency(self._ptr, int(concurrency), 0) < 0:
             self.close()
             _native.raise_last_error()
+
+    def close(self) -> None:
+        """Closes this diarizer's streams (the library's streams borrow its context), then frees it."""
+        for stream in list(self._streams):
+            stream.close()
+        super().close()
 
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
         """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""
@@ -80,7 +89,9 @@ class Diarizer(OwnedHandle):
         s = lib.parakeet_capi_diarize_stream_begin_latency(self.handle(), number)
         if s == ffi.NULL:
             _native.raise_last_error()
-        return DiarizerStream(self, s)
+        stream = DiarizerStream(self, s)
+        self._streams.add(stream)
+        return stream
 
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""

@@ -5,6 +5,9 @@ buffered chunked inference). On a terminal the partial hypothesis is shown after
 standard error and replaced as it changes. ``-`` reads raw 16 kHz mono s16le PCM from
 standard input as it arrives, so ``ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - |
 parakeet-cli transcribe --stream -m model.gguf -`` transcribes live.
+
+With ``--diarize-model`` (a streaming Sortformer) the stream is a SpeakerStream: each utterance
+is printed as its words commit, "[Speaker N] text" a line (or one JSON object a line).
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from typing import BinaryIO, Iterator, Optional, TextIO, Tuple
+from typing import BinaryIO, Iterator, List, Optional, TextIO, Tuple
 
 import numpy as np
 
-from parakeet_py import Context, StreamUpdate
+from parakeet_py import Context, Diarizer, StreamUpdate, Utterance
 from parakeet_py.audio_decode import check_complete, open_decoder
+
+from .subtitles import utterance_line
 
 # Raw PCM on standard input: 16 kHz mono signed 16-bit little-endian, read 0.1 s at a time.
 STDIN_RATE = 16000
@@ -104,6 +109,32 @@ class JsonPrinter:
             self.out.write(json.dumps(update.to_dict(), ensure_ascii=False) + "\n")
             self.out.flush()
         self.last_partial = update.partial
+
+
+class UtterancePrinter:
+    """Each committed utterance as it comes, one line: text as transcribe --diarize-model prints
+    it ("[Speaker N] text"), json as its ``utterances`` entries ({"speaker", "text", "start",
+    "end", "confidence"})."""
+
+    def __init__(self, out: TextIO, fmt: str) -> None:
+        self.out, self.fmt = out, fmt
+
+    def __call__(self, utterances: List[Utterance]) -> None:
+        for u in utterances:
+            self.out.write((utterance_line(u) if self.fmt == "text" else json.dumps(u.to_dict(), ensure_ascii=False))
+                           + "\n")
+        self.out.flush()
+
+
+def stream_speakers(ctx: Context, diarizer: Diarizer, source: str, *, latency: str,
+                    printer: UtterancePrinter) -> None:
+    """Feeds ``source`` block by block to a SpeakerStream on ``ctx`` and ``diarizer`` at the
+    diarizer's ``latency`` preset, handing each feed's utterances to ``printer``."""
+    blocks, rate = open_source(source)
+    with ctx.stream(diarizer=diarizer, latency=latency, sample_rate=rate) as stream:
+        for block in blocks:
+            printer(stream.feed(block))
+        printer(stream.finish())
 
 
 def stream_transcribe(ctx: Context, source: str, *, chunk: Optional[float], left: Optional[float],

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import List, Optional, Sequence
 
-from parakeet_py import Word
+from parakeet_py import Utterance, Word
 
 MAX_LINE_CHARS = 42
 MAX_LINES = 2
@@ -51,6 +51,11 @@ def speaker_label(speaker: Optional[int]) -> str:
     if speaker is None:
         return ""
     return f"[Speaker {speaker + 1}] " if speaker >= 0 else "[Speaker ?] "
+
+
+def utterance_line(utterance: Utterance) -> str:
+    """A diarized transcript's text line, "[Speaker N] text" (transcribe's text format, offline and live)."""
+    return speaker_label(utterance.speaker) + utterance.text
 
 
 def _fits(text: str) -> bool:

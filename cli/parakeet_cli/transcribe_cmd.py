@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -11,12 +12,13 @@ from typing import Any, Dict, List, Optional
 import click
 
 from parakeet_py import Context, Diarizer, ParakeetError, Transcript
+from parakeet_py.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
                      threads_per_backend)
 from .progress_bar import progress_wanted, with_progress
-from .stream_cmd import JsonPrinter, TextPrinter, stream_transcribe
-from .subtitles import speaker_label, to_srt, to_vtt
+from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
+from .subtitles import to_srt, to_vtt, utterance_line
 
 FORMATS = ("text", "json", "srt", "vtt")
 EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
@@ -26,7 +28,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
     """The document for one file (text and json carry no trailing newline)."""
     if fmt == "text":
         if transcript.segments or transcript.utterances:  # diarized: one line per utterance
-            return "\n".join(speaker_label(u.speaker) + u.text for u in transcript.utterances)
+            return "\n".join(utterance_line(u) for u in transcript.utterances)
         return transcript.text
     if fmt == "json":
         return json.dumps({"file": path, **transcript.to_dict()}, ensure_ascii=False)
@@ -88,14 +90,18 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
               help="Who said what: a Sortformer diarization GGUF file. Words get speakers (json), text prints "
                    "one \"[Speaker N] ...\" line per utterance, subtitle cues start with their speaker. "
-                   "The default decoder; not with --stream, --beam or --vad.")
+                   "With --stream (a streaming Sortformer): each utterance as its words commit, a line of text "
+                   "or of json. The default decoder; not with --beam or --vad.")
+@click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,
+              help="--stream --diarize-model: the diarizer's latency preset: model (the checkpoint's own "
+                   "streaming configuration), low (1.04 s), very_low (0.64 s), ultra_low (0.32 s) [default: model].")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
-               diarize_model: Optional[str]) -> None:
+               diarize_model: Optional[str], diarize_latency: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -112,6 +118,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
       parakeet-cli transcribe -m model.gguf -f srt talk.mp3 > talk.srt
       parakeet-cli transcribe -m model.gguf -c 4 -t 2 -f json *.wav > out.jsonl
       ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - | parakeet-cli transcribe -m model.gguf --stream -
+      parakeet-cli transcribe -m model.gguf --stream --diarize-model sortformer.gguf meeting.wav
     """
     if live and beam is not None:
         raise click.UsageError("--beam does not go with --stream")
@@ -119,12 +126,14 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--vad does not go with --stream or --beam")
     if vad_model and not use_vad:
         raise click.UsageError("--vad-model goes with --vad")
-    if diarize_model and (live or beam is not None or use_vad or decoder != "default"):
-        raise click.UsageError("--diarize-model does not go with --stream, --beam, --vad or --decoder")
+    if diarize_model and (beam is not None or use_vad or decoder != "default"):
+        raise click.UsageError("--diarize-model does not go with --beam, --vad or --decoder")
+    if diarize_latency is not None and not (live and diarize_model):
+        raise click.UsageError("--diarize-latency goes with --stream --diarize-model")
     load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
-                     att_context, events, language)
+                     att_context, events, language, diarize_model, diarize_latency)
         return
     if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None \
             or events:
@@ -187,8 +196,10 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
                  right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
-                 events: bool = False, language: Optional[str] = None) -> None:
-    """``--stream``: one source (a file or ``-``), printed as its text becomes final."""
+                 events: bool = False, language: Optional[str] = None, diarize_model: Optional[str] = None,
+                 diarize_latency: Optional[str] = None) -> None:
+    """``--stream``: one source (a file or ``-``), printed as its text becomes final (with
+    ``diarize_model``: as each utterance commits)."""
     pair = None
     if att_context is not None:
         try:
@@ -200,12 +211,24 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
         raise click.UsageError("--stream takes one FILE (or - for raw PCM on standard input)")
     if fmt not in ("text", "json") or output_dir or concurrency != 1:
         raise click.UsageError("--stream prints text or json to standard output (no --output-dir, no -c)")
+    if diarize_model:
+        given = [name for name, value in (("--chunk", chunk), ("--left", left), ("--right", right),
+                                          ("--att-context", att_context), ("--partial", partial),
+                                          ("--language", language), ("--events", events or None)) if value is not None]
+        if given:
+            raise click.UsageError(f"--stream --diarize-model transcribes the library's own windows in the model's "
+                                   f"language, with no partial text: not with {', '.join(given)}")
     show_partial = fmt == "text" and (sys.stderr.isatty() if partial is None else partial)
     printer = (TextPrinter(sys.stdout, sys.stderr, show_partial, events) if fmt == "text" else JsonPrinter(sys.stdout))
     threads_per_backend(1, threads)
-    with Context(model, **load) as ctx:
+    with Context(model, **load) as ctx, (Diarizer(diarize_model) if diarize_model
+                                         else contextlib.nullcontext()) as diarizer:
         try:
-            stream_transcribe(ctx, files[0], chunk=chunk, left=left, right=right, decoder=decoder, printer=printer,
-                              att_context=pair, language=language)
+            if diarizer is not None:
+                stream_speakers(ctx, diarizer, files[0], latency=diarize_latency or "model",
+                                printer=UtterancePrinter(sys.stdout, fmt))
+            else:
+                stream_transcribe(ctx, files[0], chunk=chunk, left=left, right=right, decoder=decoder,
+                                  printer=printer, att_context=pair, language=language)
         except ParakeetError as e:
             raise click.ClickException(file_error(files[0], str(e))) from e

@@ -2,13 +2,14 @@
 // conversation fixture with the streaming Sortformer fixture and an ASR fixture model: words
 // commit while the audio is still arriving; each committed word's speaker is the one the rule
 // gives with the whole stream's final segments (what the diarization stream gives for the whole
-// clip), for feeds of 0.1 s, 0.5 s and 5 s; the C ABI hands out the utterances of those words and
-// routes errors as parakeet.cpp does.
+// clip), for feeds of 0.1 s, 0.5 s and 5 s; the C ABI hands out the utterances of those words,
+// the same ones however the audio is cut into feeds, and routes errors as parakeet.cpp does.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,43 @@ TEST(CapiSasStream, FeedsHandOutUtterancesAndErrorsGoWhereParakeetCppSendsThem) 
     EXPECT_EQ(parakeet_capi_sas_stream_feed(nullptr, pcm.data(), 10, 0, nullptr, nullptr), 1);
     EXPECT_EQ(parakeet_capi_thread_last_error_code(), PARAKEET_ERROR_INVALID_ARGUMENT);
     parakeet_capi_sas_stream_free(nullptr);
+}
+
+
+// The words a stream hands out with their speakers ("speaker word" lines), fed `feed` samples
+// per call. (An utterance is a run within one call's words, so a run can come out split in two
+// by a call boundary: the words are what must not depend on the feeds.)
+std::string streamed(parakeet_ctx* asr, parakeet_ctx* diar, int latency, const std::vector<float>& pcm, int feed) {
+    parakeet_sas_stream* s = parakeet_capi_sas_stream_begin_latency(asr, diar, latency);
+    EXPECT_NE(s, nullptr) << parakeet_capi_thread_last_error();
+    std::string all;
+    const int n = static_cast<int>(pcm.size());
+    for (int at = 0; at < n; at += feed) {
+        parakeet_sas_result* out = nullptr;
+        int n_out = 0;
+        const int len = std::min(feed, n - at);
+        EXPECT_EQ(parakeet_capi_sas_stream_feed(s, pcm.data() + at, len, at + len == n, &out, &n_out), 0);
+        for (int i = 0; i < n_out; ++i) {
+            std::istringstream words(out[i].text);
+            for (std::string w; words >> w;) all += std::to_string(out[i].speaker) + " " + w + "\n";
+        }
+        parakeet_capi_free_sas_results(out, n_out);
+    }
+    parakeet_capi_sas_stream_free(s);
+    return all;
+}
+
+TEST(CapiSasStream, TheUtterancesDoNotDependOnHowTheAudioIsCutIntoFeeds) {
+    Ctx asr(data(kAsr)), diar(data(kDiar));
+    ASSERT_NE(asr.p, nullptr);
+    ASSERT_NE(diar.p, nullptr);
+    const std::vector<float> pcm = conversation();
+    for (int latency : {PARAKEET_DIAR_LATENCY_MODEL, PARAKEET_DIAR_LATENCY_LOW, PARAKEET_DIAR_LATENCY_VERY_LOW,
+                        PARAKEET_DIAR_LATENCY_ULTRA_LOW}) {
+        const std::string fine = streamed(asr.p, diar.p, latency, pcm, 1600);
+        EXPECT_GT(std::count(fine.begin(), fine.end(), '\n'), 10) << "few words at latency " << latency;
+        for (int feed : {8000, 80000}) EXPECT_EQ(streamed(asr.p, diar.p, latency, pcm, feed), fine) << latency << " " << feed;
+    }
 }
 
 }  // namespace

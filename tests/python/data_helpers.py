@@ -36,6 +36,16 @@ CACHE_AWARE_MODELS: Dict[str, Path] = {name: NEMO_DIR / name / "model.gguf"
 CLIPS = sorted(AUDIO.glob("*.wav"))
 SPEECH = AUDIO / "speech_16k.wav"  # 9.6 s of espeak-ng speech
 LONG = AUDIO / "long_30s_16k.wav"
+CONVERSATION = AUDIO / "conversation_16k.wav"  # 14 s of several espeak-ng voices, for diarization
+
+
+def conversation_pcm():
+    """The conversation clip's samples: float32, 16 kHz mono (what the live streams are fed)."""
+    import soundfile
+
+    data, rate = soundfile.read(CONVERSATION, dtype="float32")
+    assert rate == 16000 and data.ndim == 1
+    return data
 
 
 def cawref_texts(path: Path) -> Tuple[str, str]:

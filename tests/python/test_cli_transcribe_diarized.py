@@ -65,7 +65,7 @@ def test_cues_break_where_the_speaker_changes():
     assert [c.text for c in group_words([Word("a", 0.0, 0.2, 0.9), Word("b", 0.3, 0.5, 0.9)])] == ["a b"]
 
 
-@pytest.mark.parametrize("extra", [["--stream"], ["--beam", "2"], ["--vad"], ["-d", "ctc"]])
+@pytest.mark.parametrize("extra", [["--beam", "2"], ["--vad"], ["-d", "ctc"]])
 def test_options_it_does_not_go_with(extra):
     r = run("transcribe", "-m", ASR, "--diarize-model", DIAR, *extra, CLIP)
     assert r.exit_code == 2

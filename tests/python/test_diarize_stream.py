@@ -6,24 +6,15 @@ refused."""
 
 import numpy as np
 import pytest
-import soundfile
 
-from data_helpers import AUDIO, NEMO_DIR
+from data_helpers import CONVERSATION as CLIP, NEMO_DIR, conversation_pcm as pcm
 from parakeet_py import Diarizer, InvalidArgument, Unsupported
-
-CLIP = AUDIO / "conversation_16k.wav"
 
 
 @pytest.fixture(scope="module")
 def diarizer():
     with Diarizer(NEMO_DIR / "sortformer_stream" / "model.gguf") as d:
         yield d
-
-
-def pcm():
-    data, rate = soundfile.read(CLIP, dtype="float32")
-    assert rate == 16000
-    return data
 
 
 def run(d, feed, latency):
@@ -69,4 +60,13 @@ def test_bad_latencies_and_models_are_refused(diarizer):
         s.feed(np.zeros(10, np.float32))
     s.close()
     with pytest.raises(InvalidArgument, match="closed"):
+        s.feed(np.zeros(10, np.float32))
+
+
+def test_closing_the_diarizer_closes_its_streams():
+    # The library's stream borrows the diarizer's context: it must not outlive it.
+    with Diarizer(NEMO_DIR / "sortformer_stream" / "model.gguf") as d:
+        s = d.stream()
+        s.feed(pcm()[:8000])
+    with pytest.raises(InvalidArgument, match="the diarization stream is closed"):
         s.feed(np.zeros(10, np.float32))

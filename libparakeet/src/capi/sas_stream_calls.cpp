@@ -5,10 +5,13 @@
 // after is_last) and transcription failures go to the ASR context; the diarization model's own
 // failures (a model whose stream is refused, a failing chunk) to the diarization context; a
 // success clears the ASR context's error.
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "capi/context.h"
 #include "capi/sas_results.h"
@@ -79,15 +82,34 @@ int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int 
         return true;
     });
     if (!inputs_ok) return 1;
-    const bool diarized = guarded<bool>(s->diar, false, [&] {
-        s->stream.diarize(pcm, n_samples, is_last != 0);
-        return true;
-    });
-    if (!diarized) return 1;
+    // The audio goes through one diarizer frame at a time, the commit rule checked after each:
+    // the diarized time advances by whole chunks, so every chunk's end is seen, and which words
+    // commit does not depend on how the caller cuts the audio into feeds.
+    const int64_t n = n_samples, step = s->stream.step_samples();
+    std::vector<pk::TranscriptWord> words;
+    std::vector<int> speakers;
+    int64_t at = 0;
+    do {
+        const float* piece = pcm == nullptr ? nullptr : pcm + at;
+        const int64_t len = std::min(step, n - at);
+        const bool last = is_last != 0 && at + len == n;
+        const bool diarized = guarded<bool>(s->diar, false, [&] {
+            s->stream.diarize(piece, len, last);
+            return true;
+        });
+        if (!diarized) return 1;
+        const bool committed = guarded<bool>(asr, false, [&] {
+            if (last) s->finished = true;  // the diarizer has ended: nothing more may come
+            pk::SasWords w = s->stream.commit(piece, len, last);
+            words.insert(words.end(), w.words.begin(), w.words.end());
+            speakers.insert(speakers.end(), w.speakers.begin(), w.speakers.end());
+            return true;
+        });
+        if (!committed) return 1;
+        at += len;
+    } while (at < n);
     return guarded<int>(asr, 1, [&] {
-        if (is_last != 0) s->finished = true;  // the diarizer has ended: nothing more may come
-        const pk::SasWords w = s->stream.commit(pcm, n_samples, is_last != 0);
-        const std::vector<pk::SasItem> items = pk::speaker_utterances(w.words, w.speakers);
+        const std::vector<pk::SasItem> items = pk::speaker_utterances(words, speakers);
         if (out != nullptr) *out = pk::capi::to_c_results(items);
         if (n_out != nullptr) *n_out = out != nullptr ? static_cast<int>(items.size()) : 0;
         return 0;

@@ -43,6 +43,8 @@ std::vector<TranscriptWord> SasCommitter::commit(double diarized_edge_sec, bool 
         const int64_t n = edge - start_;
         const double window_sec = static_cast<double>(n) / rate_;
         if (n <= 0 || (!last && window_sec < kWindowSec)) return out;
+        // The same window as a try that released nothing gives the same words: wait for more.
+        if (!last && start_ == stalled_start_ && edge == stalled_edge_) return out;
         const double t0 = static_cast<double>(start_) / rate_;
         std::vector<TranscriptWord> words = transcribe_(audio_.data(), n);
         for (TranscriptWord& w : words) {
@@ -74,7 +76,11 @@ std::vector<TranscriptWord> SasCommitter::commit(double diarized_edge_sec, bool 
             if (last) release_to(received);
             if (last || start_ == before) return out;
         }
-        if (start_ == before) return out;  // nothing to release: wait for more audio
+        if (start_ == before) {  // nothing to release: wait for more audio
+            stalled_start_ = start_;
+            stalled_edge_ = edge;
+            return out;
+        }
     }
 }
 

@@ -53,6 +53,10 @@ private:
     int64_t start_ = 0;
     bool have_last_ = false;
     TranscriptWord last_;       // the last word committed
+    // The window [stalled_start_, stalled_edge_) was transcribed and released nothing (its first
+    // word ends within the hold): not transcribed again until the edge moves.
+    int64_t stalled_start_ = -1;
+    int64_t stalled_edge_ = -1;
 };
 
 }  // namespace pk

@@ -1,9 +1,12 @@
 #include "model/sas/sas_stream.h"
 
+#include <cmath>
+
 namespace pk {
 
 SasStream::SasStream(const Model& asr, const DiarModel& diar, const DiarStreamingParams& params)
     : rate_(diar.config().pre.sample_rate),
+      step_(std::llround(diar.config().frame_sec * rate_)),
       diarizer_(diar, params),
       committer_(rate_, [&asr, rate = rate_](const float* s, int64_t n) {
           return asr.transcribe(s, n, rate, RequestOptions()).words;

@@ -6,7 +6,9 @@
 // already what the whole stream's diarization gives there.
 //
 // Two steps per feed, so that the C ABI can tell a diarization failure from a transcription
-// failure: diarize(), then commit(). The models must outlive the stream; one thread at a time.
+// failure: diarize(), then commit(). The commit rule is checked once per commit(), against the
+// time diarized by then; feeds of at most step_samples() see every diarization chunk's end, so
+// which words commit does not depend on how the audio is cut (the C ABI feeds it so). The models must outlive the stream; one thread at a time.
 #pragma once
 
 #include <cstdint>
@@ -35,11 +37,14 @@ public:
     SasWords commit(const float* samples, int64_t n, bool last);
 
     int sample_rate() const { return rate_; }
+    // Samples of one diarizer output frame: the diarized time advances by whole chunks of them.
+    int64_t step_samples() const { return step_; }
 
 private:
     std::vector<DiarSegment> known_segments() const;
 
     int rate_;
+    int64_t step_;
     DiarStream diarizer_;
     SasCommitter committer_;
     std::vector<DiarSegment> closed_;  // closed segments that may still matter

@@ -141,8 +141,14 @@ char* parakeet_capi_transcribe_pcm_json_vad_with_progress(parakeet_ctx* asr_ctx,
 
 char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                      int sample_rate, const char* options_json);
+char* parakeet_capi_diarize_pcm_with_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                              int sample_rate, const char* options_json, parakeet_progress_fn fn,
+                                              void* user_data);
 char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
                                                 const float* samples, int n_samples, int sample_rate);
+char* parakeet_capi_transcribe_and_diarize_json_with_progress(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                              const float* samples, int n_samples, int sample_rate,
+                                                              parakeet_progress_fn fn, void* user_data);
 typedef struct parakeet_sas_result {
     int speaker;
     char* text;

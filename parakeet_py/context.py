@@ -325,8 +325,9 @@ class Context:
         ``diarizer``: a :class:`~parakeet_py.diarize.Diarizer`: "who said what". Each word gets
         its ``speaker`` (the segment that overlaps it most, else the nearest within 0.5 s, else
         -1; docs/api.md), and the transcript its ``segments`` and ``utterances``. The default
-        decoder only (no ``decoder``, ``beam``, ``hotwords``, ``vad``, ``progress``, and
-        ``timestamps`` stays on).
+        decoder only (no ``decoder``, ``beam``, ``hotwords`` or ``vad``, and ``timestamps``
+        stays on). ``progress`` then covers both stages: the transcription's fraction f is
+        reported as f / 2, the diarization's as 0.5 + f / 2, and ``False`` cancels either.
 
         There is no length limit: long audio runs with local attention under "auto" (see
         :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
@@ -340,14 +341,14 @@ class Context:
             language = check_language(language)
         if diarizer is not None:
             if (code != _native.DECODER_DEFAULT or not timestamps or beam is not None or hotwords is not None
-                    or vad is not None or progress is not None):
+                    or vad is not None):
                 raise InvalidArgument("diarizer= runs the default decoder with timestamps, without beam, "
-                                      "hotwords, vad or progress")
+                                      "hotwords or vad")
             if language is not None and "languages" in self.info:
                 # parakeet_capi_transcribe_and_diarize has no language argument (parakeet.cpp's shape)
                 raise InvalidArgument("diarizer= transcribes in the model's default language; language= "
                                       "is not taken with it")
-            return self._transcribe_diarized(audio, sample_rate, diarizer)
+            return self._transcribe_diarized(audio, sample_rate, diarizer, progress)
         if vad is not None:
             if beam is not None or hotwords is not None:
                 raise InvalidArgument("vad= takes no beam or hotwords")
@@ -389,19 +390,29 @@ class Context:
         return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
                           frame_sec=float(self.info["frame_sec"]))
 
-    def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any) -> Transcript:
+    def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any,
+                             progress: Optional[ProgressCallback]) -> Transcript:
+        """parakeet_capi_transcribe_and_diarize_json[_with_progress]."""
         from .diarize import Diarizer
 
         if not isinstance(diarizer, Diarizer):
             raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
         with self._using() as ptr:
-            doc = lib.parakeet_capi_transcribe_and_diarize_json(ptr, diarizer.handle(), ffi.from_buffer("float[]", samples),
-                                                                int(samples.size), self.sample_rate)
-            return Transcript.from_sas_json(_native.string_result(doc))
+            buf, n = ffi.from_buffer("float[]", samples), int(samples.size)
+            if progress is None:
+                doc = _native.string_result(lib.parakeet_capi_transcribe_and_diarize_json(
+                    ptr, diarizer.handle(), buf, n, self.sample_rate))
+            else:
+                doc = _call_with_progress(progress, lambda fn, handle: (
+                    lib.parakeet_capi_transcribe_and_diarize_json_with_progress(
+                        ptr, diarizer.handle(), buf, n, self.sample_rate, fn, handle)))
+            return Transcript.from_sas_json(doc)
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], progress: Optional[ProgressCallback],

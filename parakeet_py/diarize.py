@@ -20,10 +20,11 @@ import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
-from .errors import InvalidAudio
+from .errors import InvalidArgument, InvalidAudio
 from .owned_handle import OwnedHandle, load_model_of_kind
 
 if TYPE_CHECKING:
+    from .context import ProgressCallback
     from .diarize_stream import DiarizerStream
 
 # The audio is brought to this rate here; the library resamples it to the model's if that differs.
@@ -61,20 +62,31 @@ class Diarizer(OwnedHandle):
             stream.close()
         super().close()
 
-    def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> Dict[str, Any]:
-        """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}."""
+    def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
+                 progress: Optional["ProgressCallback"] = None, **options: Any) -> Dict[str, Any]:
+        """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}.
+        ``progress`` as for Context.transcribe: the fraction diarized (docs/api.md says where
+        the reports come from); ``False`` cancels, raising :class:`Cancelled`."""
+        from .context import _call_with_progress  # context imports transcript, which imports this module
+
         handle = self.handle()
+        if progress is not None and not callable(progress):
+            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_diarize_pcm_with(handle, ffi.from_buffer("float[]", samples), int(samples.size),
-                                                 AUDIO_RATE, json.dumps(options).encode("utf-8"))
-        return json.loads(_native.string_result(ptr))
+        buf, n, opts = ffi.from_buffer("float[]", samples), int(samples.size), json.dumps(options).encode("utf-8")
+        if progress is None:
+            return json.loads(_native.string_result(lib.parakeet_capi_diarize_pcm_with(handle, buf, n, AUDIO_RATE, opts)))
+        return json.loads(_call_with_progress(progress, lambda fn, user_data: (
+            lib.parakeet_capi_diarize_pcm_with_progress(handle, buf, n, AUDIO_RATE, opts, fn, user_data))))
 
-    def diarize(self, audio: AudioSource, *, sample_rate: Optional[int] = None, **options: Any) -> List[Segment]:
-        """Speaker segments, sorted by start then speaker. ``audio`` as for Context.transcribe."""
-        doc = self.document(audio, sample_rate=sample_rate, **options)
+    def diarize(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
+                progress: Optional["ProgressCallback"] = None, **options: Any) -> List[Segment]:
+        """Speaker segments, sorted by start then speaker. ``audio`` and ``progress`` as for
+        Context.transcribe."""
+        doc = self.document(audio, sample_rate=sample_rate, progress=progress, **options)
         return [Segment(int(s["speaker"]), float(s["start"]), float(s["end"])) for s in doc["segments"]]
 
     def stream(self, latency: Union[str, int] = "model") -> "DiarizerStream":

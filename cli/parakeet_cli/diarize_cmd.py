@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -10,6 +11,7 @@ import click
 from parakeet_py import Diarizer, Segment
 
 from .common import echo_documents, given_options
+from .progress_bar import progress_option, progress_wanted, with_progress
 
 
 def rttm_lines(file_id: str, segments: List[Segment]) -> List[str]:
@@ -32,9 +34,10 @@ def rttm_lines(file_id: str, segments: List[Segment]) -> List[str]:
 @click.option("--pad-offset", type=float, help="Seconds added after each turn; default 0.")
 @click.option("--min-duration-on", type=float, help="Shorter turns are dropped (seconds); default 0.")
 @click.option("--min-duration-off", type=float, help="Shorter pauses within a speaker's turns are filled; default 0.")
+@progress_option
 def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offset: Optional[float],
             pad_onset: Optional[float], pad_offset: Optional[float], min_duration_on: Optional[float],
-            min_duration_off: Optional[float]) -> None:
+            min_duration_off: Optional[float], progress: Optional[bool]) -> None:
     """Print who spoke when in each FILE (any format `transcribe` reads).
 
     Speakers are numbered from 0 in order of arrival. The post-processing is NeMo's diarize()
@@ -47,10 +50,12 @@ def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offs
     """
     options = given_options(onset=onset, offset=offset, pad_onset=pad_onset, pad_offset=pad_offset,
                             min_duration_on=min_duration_on, min_duration_off=min_duration_off)
+    bars = progress_wanted(progress, fmt, sys.stderr)
     docs = []
     with Diarizer(model) as d:
         for path in files:
-            doc = d.document(path, **options)
+            document = with_progress(d.document, Path(path).name, 0) if bars else d.document
+            doc = document(path, **options)
             doc["file"] = path
             docs.append(doc)
     if fmt == "json":

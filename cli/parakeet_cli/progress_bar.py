@@ -1,4 +1,4 @@
-"""``transcribe``'s progress bars: one per file on standard error, fed by the request's
+"""``transcribe``'s and ``diarize``'s progress bars: one per file on standard error, fed by the request's
 progress callback, drawn only where someone watches (a terminal) and never mixed into a
 machine-read output."""
 
@@ -7,10 +7,17 @@ from __future__ import annotations
 import sys
 from typing import Callable, Optional, TextIO
 
+import click
 from tqdm import tqdm
 
 # A bar appears only once its request has run this long: short files never show one.
 SHOW_AFTER_SECONDS = 1.0
+
+# The commands' --progress/--no-progress (None: progress_wanted decides).
+progress_option = click.option(
+    "--progress/--no-progress", default=None,
+    help="A progress bar per file on standard error (it appears once a file has taken over a "
+         "second). Default: when standard error is a terminal. Never with --format json.")
 
 
 def progress_wanted(choice: Optional[bool], fmt: str, stream: TextIO) -> bool:
@@ -52,7 +59,8 @@ class FileProgress:
 
 def with_progress(run: Callable[..., object], label: str, position: int, stream: Optional[TextIO] = None
                   ) -> Callable[..., object]:
-    """``run`` (``Context.transcribe``) with a bar for ``label`` passed as its progress callback."""
+    """``run`` (``Context.transcribe``, ``Diarizer.document``) with a bar for ``label`` passed as
+    its progress callback."""
     def call(*args: object, **kwargs: object) -> object:
         bar = FileProgress(label, stream, position)
         try:

@@ -16,7 +16,7 @@ from parakeet_py.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
                      threads_per_backend)
-from .progress_bar import progress_wanted, with_progress
+from .progress_bar import progress_option, progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
 from .subtitles import to_srt, to_vtt, utterance_line
 
@@ -58,9 +58,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--beam", type=click.IntRange(min=1), default=None,
               help="Beam search with N beams (NeMo's transducer `beam` strategy; TDT and RNN-T heads) "
                    "instead of greedy decoding; prints the best hypothesis. No progress bars.")
-@click.option("--progress/--no-progress", default=None,
-              help="A progress bar per file on standard error (it appears once a file has taken over a "
-                   "second). Default: when standard error is a terminal. Never with --format json.")
+@progress_option
 @click.option("--stream", "live", is_flag=True,
               help="Live transcription of one FILE, or of raw 16 kHz mono s16le PCM on standard input with "
                    "'-': text is printed as it becomes final (json: one update per line). See --chunk.")
@@ -150,8 +148,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
-    # Beam search, VAD-cut and diarized runs report no progress.
-    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad and not diarize_model
+    # Beam search and VAD-cut runs report no progress (diarized runs do: both stages).
+    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad
     # One diarizer for every worker (thread-safe; its pool serves `concurrency` requests at once).
     diarizer = Diarizer(diarize_model, concurrency=concurrency) if diarize_model else None
     vad = None
@@ -167,7 +165,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                 if vad is not None:
                     return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
                 if diarizer is not None:
-                    return ctx.transcribe(path, diarizer=diarizer, language=language)
+                    return call(path, diarizer=diarizer, language=language)
                 return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]

@@ -518,6 +518,15 @@ PARAKEET_API char* parakeet_capi_diarize_path(parakeet_ctx* ctx, const char* wav
  *   forward_streaming with those settings (docs/api.md). */
 PARAKEET_API char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                   int sample_rate, const char* options_json);
+/* diarize_pcm_with with a progress callback, as the *_json_progress functions (fn NULL: the
+ * same as diarize_pcm_with): the fraction is the offline pass's stages (0, the front end, the
+ * conformer layers' row chunks, 1 after the speaker head) or, when the checkpoint or "streaming"
+ * runs forward_streaming, the chunks done of the clip's chunks (with each chunk's conformer
+ * layers in between). A non-zero return cancels: NULL, PARAKEET_ERROR_CANCELLED on ctx, and the
+ * context is free for the next request. The document equals diarize_pcm_with's. */
+PARAKEET_API char* parakeet_capi_diarize_pcm_with_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                           int sample_rate, const char* options_json,
+                                                           parakeet_progress_fn fn, void* user_data);
 
 /* ---- Speaker-attributed ASR ("who said what"; parakeet.cpp's ABI 7 calls) -----------------
  * The ASR ctx transcribes the clip (default decoder), the diarization ctx diarizes it (as
@@ -552,6 +561,19 @@ PARAKEET_API int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, par
 PARAKEET_API char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
                                                              const float* samples, int n_samples,
                                                              int sample_rate);
+/* transcribe_and_diarize_json with a progress callback (ours; fn NULL: the same as the call
+ * without). One fraction over both stages, each a pass over the clip: the transcription's
+ * fraction f (as transcribe_pcm_json_progress reports it) is reported as f / 2, then the
+ * diarization's (as diarize_pcm_with_progress reports it) as 0.5 + f / 2, ending at 1. A
+ * non-zero return cancels: NULL and PARAKEET_ERROR_CANCELLED, recorded on the context of the
+ * stage it stopped (asr_ctx while transcribing, diar_ctx while diarizing) and on the calling
+ * thread; both contexts are free for the next request. The document equals the one without a
+ * callback. */
+PARAKEET_API char* parakeet_capi_transcribe_and_diarize_json_with_progress(parakeet_ctx* asr_ctx,
+                                                                           parakeet_ctx* diar_ctx,
+                                                                           const float* samples, int n_samples,
+                                                                           int sample_rate, parakeet_progress_fn fn,
+                                                                           void* user_data);
 /* Frees the n results of transcribe_and_diarize and their texts (NULL is a no-op). */
 PARAKEET_API void parakeet_capi_free_sas_results(parakeet_sas_result* results, int n);
 

@@ -20,13 +20,25 @@ import httpx
 import numpy as np
 import soundfile
 
-from data_helpers import AUDIO, CLIPS, MODEL, ROOT  # noqa: F401 (the server tests take them from here)
+from data_helpers import AUDIO, CLIPS, MODEL, NEMO_DIR, ROOT  # noqa: F401 (the server tests take them from here)
 
 START_TIMEOUT_SEC = 60
 # Every test client is 127.0.0.1: a test in which one client fills the whole server (all the
 # queue's places, all the stream slots) lifts the per-client share.
 ONE_CLIENT = ["--client-share", "1"]
 STOP_TIMEOUT_SEC = 15
+
+# The transcription requests a disconnect or a stop cancels at their next progress report, as
+# (form fields, ServerProcess's vad, extra server flags): greedy, beam search (its search
+# reports at every encoder frame), a VAD-cut upload (the VAD's reports, then each piece's) and a
+# speaker-labelled one (the transcription's reports, then the diarization's).
+CANCELLABLE = {
+    "greedy": ({}, "none", []),
+    "beam": ({"beam_size": "4"}, "none", []),
+    "server_vad": ({"chunking_strategy[type]": "server_vad"}, None, []),
+    "diarized_json": ({"response_format": "diarized_json"}, "none",
+                      ["--diarize-model", str(NEMO_DIR / "sortformer_offline" / "model.gguf")]),
+}
 
 
 def free_port() -> int:

@@ -1,6 +1,7 @@
 """parakeet-cli's --attention (transcribe, bench), the attention and kernel level in info and
-bench, and transcribe's progress bars: when they are drawn (flags, an injected terminal check,
-never for JSON) and that they only ever go to standard error."""
+bench, and the progress bars of transcribe (with --diarize-model too) and diarize: when they
+are drawn (flags, an injected terminal check, never for JSON) and that they only ever go to
+standard error."""
 
 import io
 import json
@@ -14,7 +15,10 @@ from parakeet_cli.main import cli
 from parakeet_cli.progress_bar import FileProgress, progress_wanted
 from parakeet_py import _native
 
-from data_helpers import MODEL, SPEECH
+from data_helpers import AUDIO, MODEL, NEMO_DIR, SPEECH
+
+DIAR = NEMO_DIR / "sortformer_offline" / "model.gguf"
+CONVERSATION = AUDIO / "conversation_16k.wav"
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
 
@@ -134,6 +138,16 @@ def test_forced_progress_goes_to_stderr_only():
     assert forced.exit_code == 0 and forced.stdout == plain.stdout  # stdout untouched
     as_json = run("transcribe", "-m", MODEL, "-f", "json", "--progress", SPEECH)
     assert as_json.stderr == "" and json.loads(as_json.stdout)["text"]
+
+
+@pytest.mark.parametrize("command", [["transcribe", "-m", str(MODEL), "--diarize-model", str(DIAR)],
+                                     ["diarize", "-m", str(DIAR)]], ids=["transcribe_diarized", "diarize"])
+def test_diarizing_runs_draw_bars_too(monkeypatch, command):
+    monkeypatch.setattr("parakeet_cli.progress_bar.SHOW_AFTER_SECONDS", 0)  # drawn at once
+    plain = run(*command, "--no-progress", str(CONVERSATION))
+    forced = run(*command, "--progress", str(CONVERSATION))
+    assert forced.exit_code == 0 and forced.stdout == plain.stdout != ""
+    assert "conversation_16k.wav" in forced.stderr and "conversation_16k.wav" not in plain.stderr
 
 
 def test_the_kernel_flags_are_load_options(monkeypatch):

@@ -1,14 +1,15 @@
 """parakeet_py.Diarizer and the converter's diarization kind on the Sortformer fixtures
 (tools/fixtures/make_sortformer_fixtures.py): converting the .nemo again gives the committed
 file's tensors and keys, the segments are NeMo's (as recorded by the fixture script, default and
-tuned post-processing), probabilities within 1e-4 of NeMo's, and bad input is refused."""
+tuned post-processing), probabilities within 1e-4 of NeMo's, a progress callback changes nothing
+and cancels, and bad input is refused."""
 
 import gguf
 import numpy as np
 import pytest
 
 from data_helpers import AUDIO, NEMO_DIR
-from parakeet_py import Diarizer, InvalidArgument, Segment
+from parakeet_py import Cancelled, Diarizer, InvalidArgument, Segment
 from parakeet_py.convert import convert_nemo
 
 MODELS = ("sortformer_offline", "sortformer_stream")
@@ -59,6 +60,27 @@ def test_segments_and_probabilities_are_nemos(name):
         ours = d.probabilities(CLIP)
     assert ours.shape == probs.shape
     assert np.abs(ours - probs).max() <= 1e-4
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_progress_changes_nothing_and_cancels(name):
+    with Diarizer(NEMO_DIR / name / "model.gguf") as d:
+        plain = d.diarize(CLIP)
+        seen = []
+        assert d.diarize(CLIP, progress=seen.append) == plain
+        assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen) and len(seen) >= 4
+        # forward_streaming on the offline checkpoint too: reports chunk by chunk
+        chunked = []
+        assert d.diarize(CLIP, streaming={"chunk_len": 4}, progress=chunked.append) == d.diarize(
+            CLIP, streaming={"chunk_len": 4})
+        assert len(chunked) > 14 / 0.32 and chunked == sorted(chunked) and chunked[-1] == 1.0
+        calls = []
+        with pytest.raises(Cancelled, match="cancelled by the progress callback"):
+            d.diarize(CLIP, progress=lambda f: calls.append(f) or f < 0.5)
+        assert 0.5 <= calls[-1] < 1.0
+        assert d.diarize(CLIP) == plain
+        with pytest.raises(InvalidArgument, match="progress must be callable"):
+            d.diarize(CLIP, progress=3)
 
 
 def test_bad_models_and_options_are_refused():

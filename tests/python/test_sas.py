@@ -2,12 +2,14 @@
 conversation fixture with an ASR fixture model and the offline Sortformer fixture. Each word's
 speaker is recomputed here from the plain transcript's words and the Diarizer's own segments by
 the documented rule (written out independently below); the utterances are runs of one speaker
-with pauses of at most 0.5 s; bad combinations are refused."""
+with pauses of at most 0.5 s; a progress callback changes nothing, sees both stages (the
+transcription below one half, the diarization above) and cancels either; bad combinations are
+refused."""
 
 import pytest
 
 from data_helpers import AUDIO, NEMO_DIR
-from parakeet_py import Context, Diarizer, InvalidArgument, Utterance
+from parakeet_py import Cancelled, Context, Diarizer, InvalidArgument, Utterance
 
 CLIP = AUDIO / "conversation_16k.wav"
 
@@ -74,8 +76,45 @@ def test_utterances_are_runs_of_one_speaker(asr, diarizer):
     assert d["utterances"][0]["speaker"] == t.utterances[0].speaker and "speaker" in d["words"][0]
 
 
+@pytest.mark.parametrize("name", ["sortformer_offline", "sortformer_stream"])
+def test_progress_changes_nothing_and_covers_both_stages(asr, name):
+    with Diarizer(NEMO_DIR / name / "model.gguf") as d:
+        plain = asr.transcribe(CLIP, diarizer=d)
+        seen = []
+        assert asr.transcribe(CLIP, diarizer=d, progress=seen.append) == plain
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    assert sum(0.0 < f < 0.5 for f in seen) >= 3 and sum(0.5 < f < 1.0 for f in seen) >= 3
+
+
+def test_returning_false_cancels_either_stage(asr, diarizer):
+    plain = asr.transcribe(CLIP, diarizer=diarizer)
+    for stop_after in (-1.0, 0.5, 0.75):  # at once (transcribing), then while diarizing
+        calls = []
+
+        def stop(f):
+            calls.append(f)
+            return f <= stop_after
+
+        with pytest.raises(Cancelled, match="cancelled by the progress callback"):
+            asr.transcribe(CLIP, diarizer=diarizer, progress=stop)
+        assert stop_after < calls[-1] < 1.0 and sorted(calls) == calls
+        if stop_after < 0:
+            assert calls == [0.0]
+        # Both backends are free: the next request runs and gives the same result.
+        assert asr.transcribe(CLIP, diarizer=diarizer) == plain
+
+
+def test_an_exception_in_the_callback_cancels_and_is_reraised(asr, diarizer):
+    def explode(f):
+        if f > 0.6:
+            raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        asr.transcribe(CLIP, diarizer=diarizer, progress=explode)
+
+
 def test_bad_combinations_are_refused(asr, diarizer):
-    for kwargs in ({"decoder": "ctc"}, {"beam": 2}, {"timestamps": False}, {"progress": lambda f: True}):
+    for kwargs in ({"decoder": "ctc"}, {"beam": 2}, {"timestamps": False}, {"progress": "not callable"}):
         with pytest.raises(InvalidArgument):
             asr.transcribe(CLIP, diarizer=diarizer, **kwargs)
     with pytest.raises(InvalidArgument, match="Diarizer"):

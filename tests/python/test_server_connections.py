@@ -16,7 +16,7 @@ import time
 import httpx
 import pytest
 
-from server_helpers import MODEL, ONE_CLIENT, ServerProcess, long_wav_bytes
+from server_helpers import CANCELLABLE, MODEL, ONE_CLIENT, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
 HANG_GUARD_SEC = 180
@@ -174,13 +174,11 @@ def test_one_client_holds_only_its_share_of_the_queue(tmp_path):
         first.close()
 
 
-@pytest.mark.parametrize("fields,vad", [({}, "none"), ({"beam_size": "4"}, "none"),
-                                        ({"chunking_strategy[type]": "server_vad"}, None)],
-                         ids=["greedy", "beam", "server_vad"])
-def test_a_stop_cancels_the_transcription_in_flight(tmp_path, fields, vad):
+@pytest.mark.parametrize("fields,vad,flags", CANCELLABLE.values(), ids=CANCELLABLE.keys())
+def test_a_stop_cancels_the_transcription_in_flight(tmp_path, fields, vad, flags):
     # 10 min under full attention: seconds of compute; the stop gives it no time at all.
     data = long_wav_bytes(600)
-    srv = ServerProcess(["--attention", "full", "--shutdown-timeout", "0"], tmp_path, vad=vad)
+    srv = ServerProcess(["--attention", "full", "--shutdown-timeout", "0", *flags], tmp_path, vad=vad)
     with srv:
         answers = []
         client = threading.Thread(target=lambda: answers.append(httpx.post(

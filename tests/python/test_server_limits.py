@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import soundfile
 
-from server_helpers import MODEL, ServerProcess, long_wav_bytes, wait_for
+from server_helpers import CANCELLABLE, MODEL, ServerProcess, long_wav_bytes, wait_for
 
 URL_PATH = "/v1/audio/transcriptions"
 # A hang guard only: the tests wait for events (a counter moved, a backend freed), never for a
@@ -101,16 +101,11 @@ def multipart_request(url: str, data: bytes, fields: Optional[Dict[str, str]] = 
     return ("\r\n".join(head) + "\r\n\r\n").encode() + body
 
 
-# Greedy, beam search (its search reports at every encoder frame) and a VAD-cut upload (the
-# VAD's reports, then each piece's): each stops at its next progress report.
-CANCELLABLE = [({}, "none"), ({"beam_size": "4"}, "none"), ({"chunking_strategy[type]": "server_vad"}, None)]
-
-
-@pytest.mark.parametrize("fields,vad", CANCELLABLE, ids=["greedy", "beam", "server_vad"])
-def test_a_client_that_disconnects_cancels_its_request(tmp_path, fields, vad):
+@pytest.mark.parametrize("fields,vad,flags", CANCELLABLE.values(), ids=CANCELLABLE.keys())
+def test_a_client_that_disconnects_cancels_its_request(tmp_path, fields, vad, flags):
     # 10 min under full attention: seconds of compute on the fixture model (any kernel).
     data = long_wav_bytes(600)
-    with ServerProcess(["--attention", "full"], tmp_path, vad=vad) as srv:
+    with ServerProcess(["--attention", "full", *flags], tmp_path, vad=vad) as srv:
         sock = socket.create_connection(("127.0.0.1", srv.port))
         try:
             sock.sendall(multipart_request(srv.url + URL_PATH, data, fields))

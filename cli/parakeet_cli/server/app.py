@@ -178,27 +178,32 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
                        diarize: bool = False) -> Any:
         # Runs on a worker thread: decoding and transcription are both blocking work.
         audio = decode_upload(upload)
+
+        def keep_going(_fraction: float) -> bool:
+            # Every request stops at its next progress report once the client has gone or the
+            # server stops.
+            return not (gone.is_set() or stopping.is_set())
+
         metrics.backends_in_use.inc()
         try:
             # A language reaches a prompt model's prompt (the library refuses one it lacks); other
             # models ignore it.
-            if diarize:  # one library call, transcription and diarization (no progress reports)
+            if diarize:
+                # one library call, transcription then diarization; reports come from both stages
+                # (the diarization's per encoder row chunk, or per chunk of a streaming checkpoint)
                 transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
-                                                language=language)
+                                                language=language, progress=keep_going)
             elif cut is not None:
                 # chunking_strategy server_vad: the speech segments only, each piece on its own
-                # (docs/vad.md, "VAD-cut transcription"); it stops at its next progress report
-                # (the VAD's, a chunk's) as the other requests do.
+                # (docs/vad.md, "VAD-cut transcription"); its reports are the VAD's and each chunk's.
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, vad=vad,
                                                 vad_options=cut.cut_options(), language=language,
-                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()))
+                                                progress=keep_going)
                 metrics.vad_audio_seconds.labels("transcription").inc(audio.size / sample_rate)
             else:
-                # The request stops at its next progress report (beam search: at every encoder
-                # frame too) once the client has gone or the server stops.
+                # beam search reports at every encoder frame too
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
-                                                progress=lambda _fraction: not (gone.is_set() or stopping.is_set()),
-                                                language=language)
+                                                progress=keep_going, language=language)
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)

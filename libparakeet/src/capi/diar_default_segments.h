@@ -7,10 +7,13 @@
 
 #include "model/diar/diar_model.h"
 #include "model/diar/diar_segments.h"
+#include "model/request_progress.h"
 
 namespace pk::capi {
 
 // NeMo's post-processing at the file's onset/offset thresholds, no padding or filters.
-std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate);
+// `progress` hears the diarization's reports (diarize_checkpoint.h) and may cancel it.
+std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate,
+                                          const ProgressSpan& progress = {});
 
 }  // namespace pk::capi

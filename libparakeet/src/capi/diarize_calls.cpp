@@ -1,11 +1,13 @@
 // Sortformer diarization through the C ABI: the offline calls (parakeet.cpp's diarize_path /
-// diarize_pcm, and our diarize_pcm_with).
+// diarize_pcm, and our diarize_pcm_with[_progress]).
 #include <string>
+#include <utility>
 
 #include "audio/wav_reader.h"
 #include "capi/context.h"
 #include "capi/diar_default_segments.h"
 #include "capi/diar_options_json.h"
+#include "capi/progress_callback.h"
 #include "common/json_writer.h"
 #include "model/diar/diar_segments.h"
 #include "model/diar/diar_streaming.h"
@@ -49,15 +51,18 @@ std::string result_json(const pk::DiarModel& m, const pk::SpeakerProbabilities& 
     return j.str();
 }
 
-char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json) {
+char* diarize_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json,
+                   pk::ProgressFn progress_fn = {}) {
     const pk::DiarModel& m = pk::capi::diar_model(ctx);
     pk::capi::DiarOptions defaults;
     defaults.post.onset = m.config().onset;
     defaults.post.offset = m.config().offset;
     const pk::capi::DiarOptions o = pk::capi::parse_diar_options(options_json, defaults, m);
+    pk::RequestProgress progress(std::move(progress_fn));
+    const pk::ProgressSpan whole{&progress, 0.0, 1.0};
     const pk::SpeakerProbabilities p = o.streaming
-                                           ? pk::diar_streaming_probabilities(m, samples, n, rate, *o.streaming)
-                                           : pk::diarize_probabilities(m, samples, n, rate);
+                                           ? pk::diar_streaming_probabilities(m, samples, n, rate, *o.streaming, whole)
+                                           : pk::diarize_probabilities(m, samples, n, rate, whole);
     return pk::capi::to_c_string(result_json(m, p, o));
 }
 
@@ -69,11 +74,12 @@ void check_buffer(const float* samples, int n_samples) {
 
 namespace pk::capi {
 
-std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate) {
+std::vector<DiarSegment> default_segments(const DiarModel& m, const float* samples, int64_t n, int sample_rate,
+                                          const ProgressSpan& progress) {
     DiarPostProcessing post;
     post.onset = m.config().onset;
     post.offset = m.config().offset;
-    const SpeakerProbabilities p = diarize_probabilities(m, samples, n, sample_rate);
+    const SpeakerProbabilities p = diarize_probabilities(m, samples, n, sample_rate, progress);
     return speaker_segments(p.data.data(), p.frames, m.config().n_speakers, m.config().upsample_factor, post);
 }
 
@@ -93,6 +99,15 @@ char* parakeet_capi_diarize_pcm_with(parakeet_ctx* ctx, const float* samples, in
     return guarded<char*>(ctx, nullptr, [&]() -> char* {
         check_buffer(samples, n_samples);
         return diarize_json(ctx, samples, n_samples, sample_rate, options_json);
+    });
+}
+
+char* parakeet_capi_diarize_pcm_with_progress(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                              int sample_rate, const char* options_json, parakeet_progress_fn fn,
+                                              void* user_data) {
+    return guarded<char*>(ctx, nullptr, [&]() -> char* {
+        check_buffer(samples, n_samples);
+        return diarize_json(ctx, samples, n_samples, sample_rate, options_json, pk::capi::progress_from(fn, user_data));
     });
 }
 

@@ -1,15 +1,20 @@
 // Speaker-attributed ASR through the C ABI (parakeet.cpp's ABI 7 transcribe_and_diarize,
-// _json and free_sas_results): the ASR context's words, the diarization context's segments with
-// its default settings, and model/sas/speaker_words.h's rule between them.
+// _json and free_sas_results, and our _json_with_progress): the ASR context's words, the
+// diarization context's segments with its default settings, and model/sas/speaker_words.h's
+// rule between them.
 //
 // Errors go where parakeet.cpp sends them: bad input (buffers, contexts, the sample rate) to the
 // ASR context, a failure while transcribing to the ASR context, while diarizing to the
-// diarization context. A success clears both.
+// diarization context (a cancel too: the stage the callback stopped). A success clears both.
+//
+// Progress over the two stages: the transcription's fraction f reports f / 2, the
+// diarization's 0.5 + f / 2 (each stage is one pass over the same audio).
 #include <string>
 #include <vector>
 
 #include "capi/context.h"
 #include "capi/diar_default_segments.h"
+#include "capi/progress_callback.h"
 #include "capi/sas_results.h"
 #include "capi/transcript_json.h"
 #include "common/json_writer.h"
@@ -28,9 +33,15 @@ struct SasRun {
     std::vector<int> speakers;  // one per transcript word
 };
 
+// The caller's progress for one half of the request: a stage's fraction f as begin + f / 2.
+pk::ProgressFn half_of(const pk::ProgressFn& fn, double begin) {
+    if (!fn) return {};
+    return [fn, begin](double f) { return fn(begin + 0.5 * f); };
+}
+
 // 0 and the result, or 1 with the error recorded on the context that failed.
 int run_sas(parakeet_ctx* asr, parakeet_ctx* diar, const float* samples, int n_samples, int sample_rate,
-            SasRun& run) {
+            SasRun& run, const pk::ProgressFn& progress = {}) {
     const bool heard = guarded<bool>(asr, false, [&] {
         pk::Model& model = pk::capi::asr_model(asr);
         if (diar == nullptr) throw pk::InvalidArgument("diarization context is NULL");
@@ -38,14 +49,17 @@ int run_sas(parakeet_ctx* asr, parakeet_ctx* diar, const float* samples, int n_s
             throw pk::Unsupported("the second context holds no diarization model");
         if (n_samples < 0 || (n_samples > 0 && samples == nullptr))
             throw pk::InvalidArgument("invalid samples buffer");
-        run.transcript = model.transcribe(samples, n_samples, sample_rate, pk::RequestOptions());
+        pk::RequestOptions options;
+        options.progress = half_of(progress, 0.0);
+        run.transcript = model.transcribe(samples, n_samples, sample_rate, options);
         run.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
         return true;
     });
     if (!heard) return 1;
     const bool diarized = guarded<bool>(diar, false, [&] {
         const pk::DiarModel& m = pk::capi::diar_model(diar);
-        run.segments = pk::capi::default_segments(m, samples, n_samples, sample_rate);
+        pk::RequestProgress diarizing(half_of(progress, 0.5));
+        run.segments = pk::capi::default_segments(m, samples, n_samples, sample_rate, {&diarizing, 0.0, 1.0});
         run.n_speakers = m.config().n_speakers;
         return true;
     });
@@ -118,8 +132,16 @@ int parakeet_capi_transcribe_and_diarize(parakeet_ctx* asr_ctx, parakeet_ctx* di
 
 char* parakeet_capi_transcribe_and_diarize_json(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx, const float* samples,
                                                 int n_samples, int sample_rate) {
+    return parakeet_capi_transcribe_and_diarize_json_with_progress(asr_ctx, diar_ctx, samples, n_samples, sample_rate,
+                                                                   nullptr, nullptr);
+}
+
+char* parakeet_capi_transcribe_and_diarize_json_with_progress(parakeet_ctx* asr_ctx, parakeet_ctx* diar_ctx,
+                                                              const float* samples, int n_samples, int sample_rate,
+                                                              parakeet_progress_fn fn, void* user_data) {
     SasRun run;
-    if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run) != 0) return nullptr;
+    if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run, pk::capi::progress_from(fn, user_data)) != 0)
+        return nullptr;
     return guarded<char*>(asr_ctx, nullptr, [&] { return pk::capi::to_c_string(sas_json(run)); });
 }
 

@@ -13,6 +13,10 @@ namespace {
 
 constexpr float kPeakEps = 1e-3f;  // SortformerEncLabelModel.eps
 
+// Shares of an offline pass's time, for progress reports: the front end and subsampling, the
+// conformer layers, then the projection, transformer and head.
+constexpr double kFrontEndEnd = 0.04, kLayersEnd = 0.85;
+
 }  // namespace
 
 std::unique_ptr<DiarModel> DiarModel::load(const std::string& path, const LoadOptions& options) {
@@ -50,8 +54,9 @@ void DiarModel::pre_encode(ThreadTeam& team, Arena& arena, const float* mel, int
     encoder_->subsample(team, arena, mel, mel_frames, out);
 }
 
-void DiarModel::encode_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T) const {
-    if (T > 0) encoder_->run_layers(team, arena, x, T, AttentionSetting::full());
+void DiarModel::encode_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                              const ProgressSpan& progress) const {
+    if (T > 0) encoder_->run_layers(team, arena, x, T, AttentionSetting::full(), progress);
 }
 
 void DiarModel::speaker_head(ThreadTeam& team, Arena& arena, const float* enc, int64_t T, float* probs) const {
@@ -82,12 +87,15 @@ void DiarModel::mel_probabilities(ThreadTeam& team, Arena& arena, const float* m
     speaker_head(team, arena, enc, T, probs);
 }
 
-SpeakerProbabilities DiarModel::probabilities(const float* samples, int64_t n, int sample_rate) const {
+SpeakerProbabilities DiarModel::probabilities(const float* samples, int64_t n, int sample_rate,
+                                              const ProgressSpan& progress) const {
     const BackendLease lease = lease_backend();
-    return probabilities_on(lease.backend(), samples, n, sample_rate);
+    return probabilities_on(lease.backend(), samples, n, sample_rate, progress);
 }
 
-SpeakerProbabilities DiarModel::probabilities_on(Backend& b, const float* samples, int64_t n, int sample_rate) const {
+SpeakerProbabilities DiarModel::probabilities_on(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                                 const ProgressSpan& progress) const {
+    progress.at(0.0);
     Arena& arena = b.arena();
     arena.reset();
     SpeakerProbabilities out;
@@ -112,7 +120,8 @@ SpeakerProbabilities DiarModel::probabilities_on(Backend& b, const float* sample
             log_mel_->compute(b.team(), arena, scaled, got, mel);
             pre_encode(b.team(), arena, mel, mel_frames(got), enc);
         }
-        encode_layers(b.team(), arena, enc, frames);
+        progress.at(kFrontEndEnd);
+        encode_layers(b.team(), arena, enc, frames, progress.sub(kFrontEndEnd, kLayersEnd));
         out.data.resize(static_cast<size_t>(frames * out.n_speakers));
         out.frames = frames;
         speaker_head(b.team(), arena, enc, frames, out.data.data());
@@ -121,6 +130,7 @@ SpeakerProbabilities DiarModel::probabilities_on(Backend& b, const float* sample
         out.frames = 0;
     }
     arena.release_if_above(kArenaKeepBytes);
+    progress.at(1.0);
     return out;
 }
 

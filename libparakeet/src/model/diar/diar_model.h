@@ -21,6 +21,7 @@
 #include "model/frontend/log_mel.h"
 #include "model/load_options.h"
 #include "model/model.h"
+#include "model/request_progress.h"
 #include "runtime/request_pool.h"
 
 namespace pk {
@@ -47,10 +48,14 @@ public:
     // NeMo's offline diarize() (streaming_mode off): the waveform at the model's rate scaled
     // by 1 / (max(x) + 1e-3) (the signed maximum, as NeMo), log-mel over the whole clip, the
     // encoder, projection, transformer and head. Borrows a backend. No audio gives 0 frames.
-    // Throws InvalidArgument / InvalidAudio for bad audio.
-    SpeakerProbabilities probabilities(const float* samples, int64_t n, int sample_rate) const;
+    // `progress` hears 0, the front end's end, each conformer layer's row chunks, and 1 after
+    // the head (the stages' shares are in diar_model.cpp); reports never change the result.
+    // Throws InvalidArgument / InvalidAudio for bad audio, Cancelled when `progress` says stop.
+    SpeakerProbabilities probabilities(const float* samples, int64_t n, int sample_rate,
+                                       const ProgressSpan& progress = {}) const;
     // Same, on a backend the caller holds.
-    SpeakerProbabilities probabilities_on(Backend& b, const float* samples, int64_t n, int sample_rate) const;
+    SpeakerProbabilities probabilities_on(Backend& b, const float* samples, int64_t n, int sample_rate,
+                                          const ProgressSpan& progress = {}) const;
 
     // The network on a whole clip's log-mel features (mel_frames valid rows, already scaled or
     // not as the caller's path wants): probs [output_frames(mel_frames), n_speakers].
@@ -67,8 +72,9 @@ public:
     // n_mels] -> out [output_frames(mel_frames), fc_d_model].
     void pre_encode(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out) const;
     // The conformer layers (x-scaling, relative positions, full attention) on pre-encode
-    // embeddings x [T, fc_d_model], in place: NeMo's encoder with bypass_pre_encode.
-    void encode_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T) const;
+    // embeddings x [T, fc_d_model], in place: NeMo's encoder with bypass_pre_encode. `progress`
+    // hears each layer's row chunks (it may throw Cancelled).
+    void encode_layers(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress = {}) const;
     // encoder_proj (when present), the transformer and the head with the sigmoid: enc [T,
     // fc_d_model] (left unchanged) -> probs [T, n_speakers].
     void speaker_head(ThreadTeam& team, Arena& arena, const float* enc, int64_t T, float* probs) const;

@@ -27,8 +27,10 @@ public:
 
     // One step on a locked backend (its arena is reset): mel [rows, n_mels], the window's valid
     // mel frames; lc / rc its context frames after the subsampling. Returns the chunk's
-    // probabilities, [frames, n_speakers].
-    std::vector<float> step(Backend& b, const float* mel, int64_t rows, int lc, int rc);
+    // probabilities, [frames, n_speakers]. `progress` hears the conformer layers' row chunks
+    // (it may throw Cancelled, before the cache is updated).
+    std::vector<float> step(Backend& b, const float* mel, int64_t rows, int lc, int rc,
+                            const ProgressSpan& progress = {});
 
     const DiarStreamingParams& params() const { return params_; }
     const SpeakerCache& cache() const { return cache_; }
@@ -40,8 +42,12 @@ private:
 };
 
 // NeMo's forward_streaming on n samples at sample_rate (resampled to the model's rate first).
-// Borrows a backend. Throws InvalidArgument / InvalidAudio for bad audio or parameters.
+// Borrows a backend. `progress` hears 0 first, chunk i's conformer layers within
+// [i / chunks, (i + 1) / chunks], (i + 1) / chunks after it, and 1 at the end; reports never
+// change the result. Throws InvalidArgument / InvalidAudio for bad audio or parameters,
+// Cancelled when `progress` says stop.
 SpeakerProbabilities diar_streaming_probabilities(const DiarModel& model, const float* samples, int64_t n,
-                                                  int sample_rate, const DiarStreamingParams& params);
+                                                  int sample_rate, const DiarStreamingParams& params,
+                                                  const ProgressSpan& progress = {});
 
 }  // namespace pk

@@ -10,7 +10,10 @@
 
 namespace pk {
 
-// Borrows a backend. Throws InvalidArgument / InvalidAudio for bad audio.
-SpeakerProbabilities diarize_probabilities(const DiarModel& model, const float* samples, int64_t n, int sample_rate);
+// Borrows a backend. `progress` hears the path's reports (DiarModel::probabilities or
+// diar_streaming_probabilities). Throws InvalidArgument / InvalidAudio for bad audio,
+// Cancelled when `progress` says stop.
+SpeakerProbabilities diarize_probabilities(const DiarModel& model, const float* samples, int64_t n, int sample_rate,
+                                           const ProgressSpan& progress = {});
 
 }  // namespace pk

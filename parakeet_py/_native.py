@@ -179,6 +179,10 @@ float parakeet_capi_diarize_stream_time(parakeet_diar_stream* s);
 void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
 void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
 
+int parakeet_capi_word_speakers(const parakeet_diar_segment* segments, int n_segments,
+                                const double* word_starts, const double* word_ends, int n_words,
+                                int* speakers_out, int* utterances_out);
+
 size_t parakeet_capi_ggml_row_bytes(int ggml_type, int64_t n_values);
 int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_values, void* dst,
                                 size_t dst_bytes);

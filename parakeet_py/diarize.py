@@ -8,13 +8,17 @@
 
 Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C ABI takes them
 (docs/diarization.md): onset, offset, pad_onset, pad_offset, min_duration_on, min_duration_off.
+
+:func:`word_speakers` and :func:`speaker_utterances` give words from anywhere (a live stream's,
+say) speakers from segments from anywhere (a :class:`~parakeet_py.diarize_stream.DiarizerStream`'s)
+by the library's own rules, the ones ``Context.transcribe(diarizer=)`` applies.
 """
 
 import json
 import os
 import weakref
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 import numpy as np
 
@@ -26,6 +30,7 @@ from .owned_handle import OwnedHandle, load_model_of_kind
 if TYPE_CHECKING:
     from .context import ProgressCallback
     from .diarize_stream import DiarizerStream
+    from .transcript import Utterance
 
 # The audio is brought to this rate here; the library resamples it to the model's if that differs.
 AUDIO_RATE = 16000
@@ -110,3 +115,47 @@ class Diarizer(OwnedHandle):
         doc = self.document(audio, sample_rate=sample_rate, probabilities=True)
         rows = np.array(doc["probabilities"], dtype=np.float32).reshape(doc["speakers"], -1)
         return np.ascontiguousarray(rows.T)
+
+
+def _attribute(words: Sequence[Any], segments: Sequence[Segment]) -> Any:
+    """parakeet_capi_word_speakers on ``words`` and ``segments``: (speakers, utterance numbers)."""
+    ffi, lib = _native.load_or_raise()
+    segs = ffi.new("parakeet_diar_segment[]", max(1, len(segments)))
+    for i, s in enumerate(segments):
+        segs[i].speaker, segs[i].start, segs[i].end = int(s.speaker), float(s.start), float(s.end)
+    starts = ffi.new("double[]", [float(w.start) for w in words] or [0.0])
+    ends = ffi.new("double[]", [float(w.end) for w in words] or [0.0])
+    speakers, numbers = ffi.new("int[]", max(1, len(words))), ffi.new("int[]", max(1, len(words)))
+    _native.check_status(lib.parakeet_capi_word_speakers(segs, len(segments), starts, ends, len(words), speakers,
+                                                         numbers))
+    return [int(speakers[i]) for i in range(len(words))], [int(numbers[i]) for i in range(len(words))]
+
+
+def word_speakers(words: Sequence[Any], segments: Sequence[Segment]) -> List[int]:
+    """The speaker of each word (-1: none near it) by the library's rule
+    (parakeet_capi_word_speakers, docs/api.md): the segment that overlaps it most (the first in
+    the order given on a tie), else the nearest within 0.5 s (the later on a tie), else -1.
+    ``words``: anything with ``start`` and ``end`` seconds (:class:`~parakeet_py.Word`) on the
+    segments' timeline; ``segments``: :class:`Segment` objects (times taken to 10 ms), in the
+    order the rule scans them (``diarize()`` gives them by start then speaker; a stream's: the
+    closed ones as they came, then its ``active`` ones). Raises :class:`InvalidArgument` for a
+    negative speaker, a time that is not finite or a span that ends before it starts."""
+    return _attribute(words, segments)[0]
+
+
+def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> List["Utterance"]:
+    """The words (:class:`~parakeet_py.Word`, with ``text`` and ``confidence``) grouped into
+    utterances by the library's rule, each word's speaker as :func:`word_speakers` gives it: a
+    run of one speaker's words with pauses of at most 0.5 s, their texts joined by spaces, the
+    first start, the latest end, the minimum confidence (what ``Transcript.utterances`` holds)."""
+    from .transcript import Utterance
+
+    speakers, numbers = _attribute(words, segments)
+    runs: List[List[int]] = []
+    for i, n in enumerate(numbers):
+        if n == len(runs):
+            runs.append([])
+        runs[n].append(i)
+    return [Utterance(speakers[run[0]], " ".join(words[i].text for i in run), float(words[run[0]].start),
+                      max(float(words[i].end) for i in run), min(float(words[i].confidence) for i in run))
+            for run in runs]

@@ -701,6 +701,27 @@ PARAKEET_API void parakeet_capi_diarize_stream_free(parakeet_diar_stream* s);
 /* Frees a segment array of feed / active (NULL is a no-op). */
 PARAKEET_API void parakeet_capi_free_diar_segments(parakeet_diar_segment* segs);
 
+/* ---- The speaker of each word (the speaker-attributed rules on their own; this library's) --
+ * For words and diarization segments the caller holds (say, an ASR stream's words and a
+ * diarization stream's segments): word i's speaker by the rule of the speaker-attributed calls
+ * above (the most overlap, the first segment in the order given on a tie; else the nearest
+ * segment within 0.5 s, the later on a tie; else -1; 1e-9 s tolerance), the very code
+ * transcribe_and_diarize and sas_stream_feed run, into speakers_out[i]; and, when
+ * utterances_out is not NULL, word i's utterance number into utterances_out[i] (0, 1, ... in
+ * word order; an utterance is a run of one speaker's words with pauses of at most 0.5 s, as in
+ * parakeet_sas_result). Segments are scanned in the order given (transcribe_and_diarize gives
+ * them by start then speaker; a diarization stream's are its closed segments in the order they
+ * ended, then its active ones); their float times are taken back to the 10 ms grid the
+ * library's segments lie on. Word times are seconds, as doubles, on the segments' timeline.
+ * Context-free and thread-safe: returns 0, or 1 with the reason in
+ * parakeet_capi_thread_last_error() (PARAKEET_ERROR_INVALID_ARGUMENT): "invalid segments
+ * buffer" (NULL with n_segments > 0, or n_segments < 0), "invalid words buffers" (a NULL
+ * buffer with n_words > 0, or n_words < 0), a negative speaker, a time that is not finite, an
+ * end before its start; nothing is written then. */
+PARAKEET_API int parakeet_capi_word_speakers(const parakeet_diar_segment* segments, int n_segments,
+                                             const double* word_starts, const double* word_ends, int n_words,
+                                             int* speakers_out, int* utterances_out);
+
 /* ---- ggml block formats ------------------------------------------------------------------ */
 
 /* The tensor types of GGUF files, by ggml's type id: F32 0, F16 1, Q4_0 2, Q4_1 3, Q5_0 6,

@@ -34,7 +34,7 @@ from .connections import ConnectionLimits, guarded_protocol
 from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
                      DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
-                     DEFAULT_REALTIME_WINDOW, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
+                     DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
                      LOOPBACK_ORIGINS)
 from .live import LiveStreams, Window
 from .metrics import Metrics, RequestMetricsMiddleware
@@ -72,6 +72,8 @@ class ServerConfig:
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
     max_append_bytes: int = int(DEFAULT_MAX_APPEND_MB * 1024 * 1024)
     max_session_seconds: float = DEFAULT_MAX_SESSION_SECONDS
+    # The latency preset of realtime sessions' diarization streams (transcription.speakers).
+    realtime_diarize_latency: str = DEFAULT_REALTIME_DIARIZE_LATENCY
     # One client's (IP address's) share of the queue's places and of the live streams.
     client_share: float = DEFAULT_CLIENT_SHARE
     # Connections (enforced below the application: connections.py).
@@ -366,7 +368,8 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             Route("/health", health, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
-                config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance"))), metrics)),
+                config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer),
+                metrics)),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,

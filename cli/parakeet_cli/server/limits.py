@@ -22,6 +22,14 @@ DEFAULT_STREAM_IDLE_SECONDS = 30.0
 DEFAULT_MAX_APPEND_MB = 15.0
 # One client's (IP address's) share of the transcription queue and of the live streams.
 DEFAULT_CLIENT_SHARE = 0.5
+# The diarization latency presets of realtime sessions with speakers (Diarizer.stream's names).
+# very_low lags the audio by 0.16-0.64 s (its 0.48 s chunk runs once it and its 0.16 s right
+# context are in): server_vad commits a turn 0.5 s after its speech, so at most the last 0.14 s
+# of speech lies beyond the diarized time, within the nearest-segment rule's 0.5 s. ultra_low
+# (0.08-0.32 s) leaves none, with twice the chunks per second of audio; low and model lag more
+# than the closing silence.
+REALTIME_DIARIZE_LATENCIES = ("model", "low", "very_low", "ultra_low")
+DEFAULT_REALTIME_DIARIZE_LATENCY = "very_low"
 # A realtime session is closed after this long, audio or not.
 DEFAULT_MAX_SESSION_SECONDS = 3600.0
 # Open connections in all and from one IP address; more are answered 503 and closed.

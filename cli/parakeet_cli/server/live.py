@@ -86,6 +86,16 @@ class LiveStreams:
         """``fn(*args)`` on a stream thread (blocking work: decoding, the library)."""
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
 
+    async def compute(self, lease: Lease, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on a stream thread in a backend turn of the lease's client (work on a
+        model other than the stream's own: a realtime session's diarizer)."""
+        return await self._turns.run(self._executor, lease.client, fn, *args)
+
+    def close_later(self, close: Callable[[], Any]) -> None:
+        """Runs ``close`` on a stream thread (never blocks: a close that waits for a call still
+        running on its handle waits there)."""
+        self._executor.submit(close)
+
     async def begin(self, lease: Lease, window: Window, sample_rate: int, language: Optional[str] = None) -> Stream:
         """Opens the lease's library stream (replacing one already open); ``language``: a prompt
         model's locale (others ignore it)."""
@@ -125,7 +135,7 @@ class LiveStreams:
         """Frees the lease's library stream once a feed running on it is over (never blocks)."""
         stream, lease.stream = lease.stream, None
         if stream is not None:
-            self._executor.submit(stream.close)
+            self.close_later(stream.close)
 
     def end(self, lease: Lease) -> None:
         """Closes the lease's stream and gives its slot back. Idempotent; never blocks (safe in

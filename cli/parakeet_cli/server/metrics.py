@@ -64,6 +64,9 @@ class Metrics:
                                            ["kind"], registry=r)
         self.turns = Counter("parakeet_realtime_turns", "Realtime turns committed by turn detection, by type.",
                              ["type"], registry=r)
+        # A realtime session with speakers holds one diarization stream (realtime_speakers.py).
+        self.speaker_streams = Gauge("parakeet_realtime_speaker_streams",
+                                     "Diarization streams of realtime sessions with speakers, open now.", registry=r)
         self.backends.set(backends)
         self.queue_limit.set(queue_limit)
 

@@ -25,7 +25,9 @@ first sample, its prefix padding included), deltas while it is spoken,
 ``input_audio_buffer.speech_stopped`` (``audio_end_ms``: its last, its closing silence
 included), ``committed``, ``completed``. ``semantic_vad`` (models whose vocabulary has <EOU>)
 ends a turn at the model's end-of-utterance token, or after the eagerness's silence. ``null``:
-the client commits. Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
+the client commits. ``transcription.speakers: true`` (an extension; servers with
+``--diarize-model``) adds speakers to each completed item: its ``words`` and ``segments``
+(realtime_speakers.py). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
 are refused with an ``error`` event, as is every malformed event; the session stays open after
 an error.
 
@@ -51,17 +53,19 @@ import re
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from parakeet_py import ParakeetError
+from parakeet_py import ParakeetError, StreamUpdate, Word
 
 from .clients import client_key
 from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
+from .limits import DEFAULT_REALTIME_DIARIZE_LATENCY
+from .realtime_speakers import SessionSpeakers
 from .speech_turns import SpeechTurns, ms
 from .vad_settings import ServerVad, parse_server_vad
 
@@ -98,13 +102,17 @@ class RealtimeConfig:
     max_session_seconds: float = float("inf")
     vad: Optional[Any] = None  # the server's parakeet_py.Vad (None: no turn detection)
     end_of_utterance: bool = False  # the model decodes <EOU> (semantic_vad)
+    diarizer: Optional[Any] = None  # the server's parakeet_py.Diarizer (None: no speakers)
+    diarize_latency: str = DEFAULT_REALTIME_DIARIZE_LATENCY  # its streams' latency preset
 
     @classmethod
-    def from_server(cls, config: Any, vad: Optional[Any] = None, end_of_utterance: bool = False) -> "RealtimeConfig":
+    def from_server(cls, config: Any, vad: Optional[Any] = None, end_of_utterance: bool = False,
+                    diarizer: Optional[Any] = None) -> "RealtimeConfig":
         return cls(model_id=config.model_id, api_key=config.api_key, window=config.realtime_window,
                    idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes,
                    max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds,
-                   vad=vad, end_of_utterance=end_of_utterance)
+                   vad=vad, end_of_utterance=end_of_utterance, diarizer=diarizer,
+                   diarize_latency=config.realtime_diarize_latency)
 
 
 @dataclass(frozen=True)
@@ -171,6 +179,7 @@ def realtime_endpoint(live: LiveStreams, config: RealtimeConfig, metrics: Metric
         except (WebSocketDisconnect, OSError, RuntimeError) as e:  # the client vanished mid-send
             log.info("realtime client gone: %s", type(e).__name__)
         finally:
+            session.stop_speakers()
             live.end(lease)
 
     return endpoint
@@ -196,6 +205,13 @@ class Session:
         self.in_speech = False  # the VAD is inside a speech segment
         self.announced = False  # the open item's speech_started was sent
         self.item_begin = self.fed_to = self.last_turn_end = 0  # positions on the turns' timeline
+        # Speakers (transcription.speakers): the session's diarization, the open item's start on
+        # its timeline and the item's words; under turn detection, the turns' position up to
+        # which the diarizer has the audio.
+        self.speakers: Optional[SessionSpeakers] = None
+        self.item_speakers: Optional[Tuple[SessionSpeakers, float]] = None
+        self.item_words: List[Word] = []
+        self.diarized_to = 0
         self._event_ids = itertools.count()
         self.started = self.last_audio = time.monotonic()  # the idle timer counts audio only
 
@@ -297,8 +313,22 @@ class Session:
         where = "session.audio.input.turn_detection" if ga else "session.turn_detection"
         turn_detection = (self.parse_turn_detection(given["turn_detection"], where) if "turn_detection" in given
                           else self.turn_detection)
-        if turn_detection != self.turn_detection or rate != self.rate:
+        detector_changes = turn_detection != self.turn_detection or rate != self.rate
+        if detector_changes and self.turns is not None:
+            await self.diarize_turns(self.turns.end)  # the diarizer hears the old detector's audio to its end
+        speakers = transcription.get("speakers", False)
+        started = None
+        if speakers and self.speakers is None:  # the last check: it may fail, and then nothing is applied
+            started = await self.start_speakers(rate, ("session.audio.input.transcription" if ga
+                                                       else "session.input_audio_transcription") + ".speakers")
+        if detector_changes:
             self.stop_detector()  # the next append starts one with the new settings
+        if started is not None:
+            self.speakers, self.diarized_to = started, self.turns.end if self.turns is not None else 0
+        elif not speakers:
+            self.stop_speakers()
+        if self.speakers is not None:
+            self.speakers.set_rate(rate)
         self.rate, self.transcription = rate, transcription  # applies to items begun from now on
         self.turn_detection = turn_detection
         await self.send({"type": "session.updated" if ga else "transcription_session.updated",
@@ -332,6 +362,7 @@ class Session:
         if self.lease.stream is None:
             await self.live.begin(self.lease, self.config.window, self.rate, self.transcription["language"])
             self.item_id, self.item_samples = _new_id("item"), 0
+            self.begin_item_speakers(0)
         self.item_samples += samples.size
         if samples.size:
             self.last_audio = time.monotonic()
@@ -340,8 +371,9 @@ class Session:
         # backends between pieces.
         piece = int(FEED_PIECE_SECONDS * self.rate)
         for begin in range(0, max(samples.size, 1), piece):
-            update = await self.live.feed(self.lease, samples[begin:begin + piece])
+            update = await self.feed_stream(samples[begin:begin + piece])
             await self.send_delta(update.text)
+        await self.diarize(samples)
 
     async def on_commit(self, event: Dict[str, Any]) -> None:
         if self.lease.stream is None or self.item_samples == 0:
@@ -356,7 +388,7 @@ class Session:
         stream = self.lease.stream
         assert stream is not None
         if speech_stopped_ms is not None and not self.announced:
-            update = await self.live.feed(self.lease, None)
+            update = await self.feed_stream(None)
             if not (stream.text or update.text):
                 self.end_item()
                 return
@@ -370,15 +402,16 @@ class Session:
         await self.send({"type": "input_audio_buffer.committed", "item_id": self.item_id,
                          "previous_item_id": self.previous_item_id})
         if pending is None:
-            pending = (await self.live.feed(self.lease, None)).text
+            pending = (await self.feed_stream(None)).text
         await self.send_delta(pending)
         seconds = round(self.item_samples / stream.sample_rate, 3)
         item_id = self.item_id
+        speakers = await self.item_speaker_keys(self.item_samples / stream.sample_rate)
         self.end_item()
         self.previous_item_id = item_id
         await self.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": item_id,
                          "content_index": 0, "transcript": stream.text,
-                         "usage": {"type": "duration", "seconds": seconds}})
+                         "usage": {"type": "duration", "seconds": seconds}, **speakers})
 
     async def on_clear(self, event: Dict[str, Any]) -> None:
         self.end_item()
@@ -395,8 +428,77 @@ class Session:
         self.live.close_stream(self.lease)
         self.item_id, self.item_samples, self.odd_byte = None, 0, b""
         self.announced = False
+        self.item_speakers, self.item_words = None, []
         if self.turns is not None:
             self.last_turn_end = self.fed_to
+
+    async def feed_stream(self, samples: Optional[np.ndarray]) -> StreamUpdate:
+        """Feeds the open item's stream (None: finalizes it), keeping its words for speakers."""
+        update = await self.live.feed(self.lease, samples)
+        if self.item_speakers is not None:
+            self.item_words += update.words
+        return update
+
+    # ---- speakers (realtime_speakers.py) ---------------------------------------------------
+    async def start_speakers(self, rate: int, param: str) -> SessionSpeakers:
+        diarizer = self.config.diarizer
+        if diarizer is None:
+            raise EventError(f"{param}: this server has no diarization model; start it with --diarize-model",
+                             code="unsupported_value", param=param)
+        try:
+            stream = await self.live.run(diarizer.stream, self.config.diarize_latency)
+        except ParakeetError as e:  # a model that cannot stream (per_feature normalisation)
+            raise EventError(f"{param}: this server's diarization model cannot diarize live: {e}",
+                             code="unsupported_value", param=param) from e
+        self.metrics.speaker_streams.inc()
+        return SessionSpeakers(stream, rate)
+
+    def stop_speakers(self) -> None:
+        """Frees the session's diarization stream (once a feed running on it is over)."""
+        speakers, self.speakers, self.item_speakers = self.speakers, None, None
+        if speakers is not None:
+            def close() -> None:
+                try:
+                    speakers.close()
+                finally:
+                    self.metrics.speaker_streams.dec()
+            self.live.close_later(close)
+
+    def begin_item_speakers(self, samples_back: int) -> None:
+        """The item opening now starts ``samples_back`` samples before what the diarizer has."""
+        self.item_words = []
+        self.item_speakers = None if self.speakers is None else (self.speakers,
+                                                                 self.speakers.seconds_at(-samples_back))
+
+    async def diarize(self, samples: np.ndarray) -> None:
+        """Appends ``samples`` to the diarizer's timeline; its chunks run one backend turn each."""
+        speakers = self.speakers
+        if speakers is None or samples.size == 0:
+            return
+        pcm = await self.live.run(speakers.resample, samples)
+        for begin in range(0, pcm.size, speakers.chunk_samples):
+            await self.live.compute(self.lease, speakers.diarize, pcm[begin:begin + speakers.chunk_samples])
+
+    async def diarize_turns(self, last: int) -> None:
+        """Under turn detection: the diarizer gets the turns' audio up to ``last``. It is kept at
+        the open item's end, so that at a commit it has heard exactly the item's audio and no
+        more (its result then depends on the audio alone, not on how it was cut into appends)."""
+        if self.speakers is None or self.turns is None or last <= self.diarized_to:
+            return
+        # (the diarizer is never behind the kept audio: it lags the turns by one piece at most)
+        audio = self.turns.audio(self.diarized_to, last)
+        self.diarized_to = last
+        await self.diarize(audio)
+
+    async def item_speaker_keys(self, item_seconds: float) -> Dict[str, Any]:
+        """The completed event's ``words`` and ``segments`` for the item ending now; none when
+        the item began before speakers were turned on (or with a diarizer since replaced)."""
+        if self.item_speakers is None or self.item_speakers[0] is not self.speakers:
+            return {}
+        speakers, start = self.item_speakers
+        keys = await self.live.run(speakers.attribute, self.item_words, start)
+        speakers.forget(start + item_seconds)  # the next item starts after this one ends
+        return keys
 
     # ---- turn detection --------------------------------------------------------------------
     def parse_turn_detection(self, value: Any, where: str) -> Optional[Any]:
@@ -453,6 +555,7 @@ class Session:
             if isinstance(settings, SemanticVad):
                 settings = settings.detector_settings()
             self.turns = SpeechTurns(self.config.vad, self.rate, settings, self.config.max_audio_seconds)
+            self.diarized_to = 0
         turns = self.turns
         kind = self.turn_detection.to_dict()["type"]
         piece = int(FEED_PIECE_SECONDS * self.rate)
@@ -482,12 +585,14 @@ class Session:
                 await self.open_item(max(self.fed_to, self.last_turn_end))
             if self.lease.stream is not None:
                 await self.feed_item(turns.heard)
+            await self.diarize_turns(turns.end if self.lease.stream is None else self.fed_to)
             turns.forget()
 
     async def open_item(self, first: int) -> None:
         await self.live.begin(self.lease, self.config.window, self.rate)
         self.item_id, self.item_samples, self.announced = _new_id("item"), 0, False
         self.item_begin = self.fed_to = first
+        self.begin_item_speakers(self.diarized_to - first)
 
     async def announce(self) -> None:
         self.announced = True
@@ -498,12 +603,13 @@ class Session:
         """Feeds the open item the timeline's audio up to ``last``; under semantic_vad, an
         <EOU> in what it decodes commits the item there."""
         assert self.turns is not None
+        await self.diarize_turns(last)
         audio = self.turns.audio(self.fed_to, last)
         self.fed_to = max(self.fed_to, last)
         if audio.size == 0:
             return
         self.item_samples += audio.size
-        update = await self.live.feed(self.lease, audio)
+        update = await self.feed_stream(audio)
         await self.send_delta(update.text)
         if isinstance(self.turn_detection, SemanticVad) and any(e.type == "eou" for e in update.events):
             eou = next(e for e in update.events if e.type == "eou")
@@ -538,7 +644,7 @@ def _transcription(value: Any, current: Dict[str, Any], where: str) -> Dict[str,
         return dict(current)
     if not isinstance(value, dict):
         raise EventError(f"'{where}' must be an object", code="invalid_value", param=where)
-    _unknown(value, ("model", "language", "prompt"), where)
+    _unknown(value, ("model", "language", "prompt", "speakers"), where)
     out = dict(current)
     for key in ("model", "prompt"):
         if key in value:
@@ -552,6 +658,13 @@ def _transcription(value: Any, current: Dict[str, Any], where: str) -> Dict[str,
                              f"'de-DE', not {language!r}",
                              code="invalid_value", param=f"{where}.language")
         out["language"] = language or None
+    if "speakers" in value:  # an extension: speakers on each completed item (echoed while true)
+        if not isinstance(value["speakers"], bool):
+            raise EventError(f"'{where}.speakers' must be true or false", code="invalid_value",
+                             param=f"{where}.speakers")
+        out.pop("speakers", None)
+        if value["speakers"]:
+            out["speakers"] = True
     return out
 
 

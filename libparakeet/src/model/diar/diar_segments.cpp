@@ -75,9 +75,9 @@ std::vector<Span> filter(std::vector<Span> s, const DiarPostProcessing& post) {
     return s;
 }
 
-double round_to_unit(float v) { return std::round(static_cast<double>(v) / kUnitSec) * kUnitSec; }
-
 }  // namespace
+
+double round_to_diar_unit(float v) { return std::round(static_cast<double>(v) / kUnitSec) * kUnitSec; }
 
 std::vector<DiarSegment> speaker_segments(const float* probs, int64_t frames, int n_speakers, int units_per_frame,
                                           const DiarPostProcessing& post) {
@@ -87,7 +87,7 @@ std::vector<DiarSegment> speaker_segments(const float* probs, int64_t frames, in
         for (int64_t f = 0; f < frames; ++f)
             std::fill_n(units.begin() + f * units_per_frame, units_per_frame, probs[f * n_speakers + s]);
         for (const Span& x : filter(binarize(units, post), post))
-            out.push_back({s, round_to_unit(x.start), round_to_unit(x.end)});
+            out.push_back({s, round_to_diar_unit(x.start), round_to_diar_unit(x.end)});
     }
     std::stable_sort(out.begin(), out.end(), [](const DiarSegment& a, const DiarSegment& b) {
         return a.start != b.start ? a.start < b.start : a.speaker < b.speaker;

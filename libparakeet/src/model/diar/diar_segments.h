@@ -32,6 +32,10 @@ struct DiarSegment {
     double end = 0.0;
 };
 
+// A float32 time (a segment's, as the C ABI hands them out) back on the 10 ms grid, as double:
+// the value the segment had before it was narrowed (k x 0.01 s).
+double round_to_diar_unit(float v);
+
 // probs: [frames, n_speakers] row-major. Segments sorted by start, then speaker.
 std::vector<DiarSegment> speaker_segments(const float* probs, int64_t frames, int n_speakers, int units_per_frame,
                                           const DiarPostProcessing& post);

@@ -41,14 +41,26 @@ std::vector<int> word_speakers(const std::vector<TranscriptWord>& words, const s
     return out;
 }
 
+std::vector<int> utterance_numbers(const std::vector<TranscriptWord>& words, const std::vector<int>& speakers) {
+    if (words.size() != speakers.size()) throw std::logic_error("utterance_numbers: one speaker per word");
+    std::vector<int> out;
+    out.reserve(words.size());
+    double run_end = 0.0;  // the latest end of the current utterance's words
+    for (size_t i = 0; i < words.size(); ++i) {
+        const TranscriptWord& w = words[i];
+        const bool joins = i > 0 && speakers[i - 1] == speakers[i] && w.start_sec - run_end <= kSasMaxGapSec + kEps;
+        out.push_back(i == 0 ? 0 : out.back() + (joins ? 0 : 1));
+        run_end = joins ? std::max(run_end, w.end_sec) : w.end_sec;
+    }
+    return out;
+}
+
 std::vector<SasItem> speaker_utterances(const std::vector<TranscriptWord>& words, const std::vector<int>& speakers) {
-    if (words.size() != speakers.size()) throw std::logic_error("speaker_utterances: one speaker per word");
+    const std::vector<int> number = utterance_numbers(words, speakers);
     std::vector<SasItem> out;
     for (size_t i = 0; i < words.size(); ++i) {
         const TranscriptWord& w = words[i];
-        const bool joins = !out.empty() && out.back().speaker == speakers[i] &&
-                           w.start_sec - out.back().end <= kSasMaxGapSec + kEps;
-        if (joins) {
+        if (static_cast<size_t>(number[i]) < out.size()) {
             SasItem& u = out.back();
             u.text += " " + w.text;
             u.end = std::max(u.end, w.end_sec);

@@ -40,6 +40,9 @@ struct SasItem {
     float confidence = 0.f;
 };
 
+// The utterance of each word (0, 1, ... in word order): words[i] said by speakers[i] (same length).
+std::vector<int> utterance_numbers(const std::vector<TranscriptWord>& words, const std::vector<int>& speakers);
+
 // words[i] said by speakers[i] (same length), grouped into utterances in word order.
 std::vector<SasItem> speaker_utterances(const std::vector<TranscriptWord>& words, const std::vector<int>& speakers);
 

@@ -18,10 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-import weakref
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union,
                     overload)
 
@@ -32,6 +29,7 @@ from .hotwords import Hotwords
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
+from .owned_handle import SharedModel
 from .diarize import AUDIO_RATE as DIARIZER_RATE
 from .speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
@@ -112,7 +110,7 @@ def load_options(*, attention: Optional[Attention] = None, isa: Optional[str] = 
     return options
 
 
-class Context:
+class Context(SharedModel):
     """A loaded Parakeet model (GGUF file) that transcribes audio, thread-safely.
 
     ``concurrency``: how many requests run at once (K backends of the library's pool; 1 uses
@@ -140,16 +138,14 @@ class Context:
     included), each with the library's message.
     """
 
+    _CLOSED = "the context is closed"
+
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
                  threads: Optional[int] = None, attention: Optional[Attention] = None, isa: Optional[str] = None,
                  bf16: Optional[bool] = None, q8_all: Optional[bool] = None,
                  q8_subsampling: Optional[bool] = None) -> None:
-        self._cond = threading.Condition()
-        self._ptr: Any = None
-        self._active = 0
+        super().__init__()
         self._concurrency = 1
-        # The live streams on this context: closed before it is freed.
-        self._streams: "weakref.WeakSet[Union[Stream, SpeakerStream]]" = weakref.WeakSet()
         concurrency = _positive_int(concurrency, "concurrency")
         if threads is not None:
             threads = _positive_int(threads, "threads")
@@ -180,51 +176,6 @@ class Context:
         except BaseException:
             self.close()
             raise
-
-    # ---- lifetime --------------------------------------------------------------------------
-    def __enter__(self) -> "Context":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Wait for the requests running on this context, close its streams, then free it.
-        Idempotent."""
-        with self._cond:
-            if self._ptr is None:
-                return
-            ptr, self._ptr = self._ptr, None  # new calls are refused from here on
-            while self._active:
-                self._cond.wait()
-        for stream in list(self._streams):  # the library's streams must not outlive their context
-            stream.close()
-        _, lib = _native.load()
-        lib.parakeet_capi_free(ptr)
-
-    @property
-    def closed(self) -> bool:
-        """True once :meth:`close` was called."""
-        return self._ptr is None
-
-    def __del__(self) -> None:
-        _native.free_in_finalizer(getattr(self, "_ptr", None), "parakeet_capi_free")
-
-    @contextmanager
-    def _using(self) -> Iterator[Any]:
-        """The live ``parakeet_ctx*``, counted as in use until the block ends."""
-        with self._cond:
-            if self._ptr is None:
-                raise InvalidArgument("the context is closed")
-            self._active += 1
-            ptr = self._ptr
-        try:
-            yield ptr
-        finally:
-            with self._cond:
-                self._active -= 1
-                if not self._active:
-                    self._cond.notify_all()
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else f"concurrency={self._concurrency}"
@@ -403,15 +354,15 @@ class Context:
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
-        with self._using() as ptr:
+        with self._using() as ptr, diarizer._using() as diar:
             buf, n = ffi.from_buffer("float[]", samples), int(samples.size)
             if progress is None:
                 doc = _native.string_result(lib.parakeet_capi_transcribe_and_diarize_json(
-                    ptr, diarizer.handle(), buf, n, self.sample_rate))
+                    ptr, diar, buf, n, self.sample_rate))
             else:
                 doc = _call_with_progress(progress, lambda fn, handle: (
                     lib.parakeet_capi_transcribe_and_diarize_json_with_progress(
-                        ptr, diarizer.handle(), buf, n, self.sample_rate, fn, handle)))
+                        ptr, diar, buf, n, self.sample_rate, fn, handle)))
             return Transcript.from_sas_json(doc)
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
@@ -431,15 +382,15 @@ class Context:
             vad_options = {**vad_options, "language": language}
         options = json.dumps(vad_options).encode("utf-8")
         try:
-            with self._using() as ptr:
+            with self._using() as ptr, detector._using() as vad_ptr:
                 buf, n = ffi.from_buffer("float[]", samples), int(samples.size)
                 if progress is None:
                     doc = _native.string_result(lib.parakeet_capi_transcribe_pcm_json_vad_with(
-                        ptr, detector.handle(), buf, n, self.sample_rate, code, options))
+                        ptr, vad_ptr, buf, n, self.sample_rate, code, options))
                 else:
                     doc = _call_with_progress(progress, lambda fn, handle: (
                         lib.parakeet_capi_transcribe_pcm_json_vad_with_progress(
-                            ptr, detector.handle(), buf, n, self.sample_rate, code, options, fn, handle)))
+                            ptr, vad_ptr, buf, n, self.sample_rate, code, options, fn, handle)))
                 return Transcript.from_json(doc)
         finally:
             if detector is not vad:
@@ -555,7 +506,7 @@ class Context:
         rate = self.sample_rate if sample_rate is None else _positive_int(sample_rate, "sample_rate")
         with self._using() as ptr:
             stream = begin_stream(self, ptr, options, rate, settings)
-            self._streams.add(stream)
+            self._lend(stream)
         return stream
 
     def _speaker_stream(self, diarizer: Any, latency: Union[str, int, None], sample_rate: Optional[int],
@@ -569,7 +520,7 @@ class Context:
         rate = DIARIZER_RATE if sample_rate is None else _positive_int(sample_rate, "sample_rate")
         with self._using() as ptr:
             stream = begin_speaker_stream(self, ptr, diarizer, "model" if latency is None else latency, rate)
-            self._streams.add(stream)
+            self._lend(stream)
         return stream
 
     def transcribe_many(self, items: Iterable[Any], *, workers: Optional[int] = None,

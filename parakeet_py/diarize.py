@@ -16,7 +16,6 @@ by the library's own rules, the ones ``Context.transcribe(diarizer=)`` applies.
 
 import json
 import os
-import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
@@ -25,7 +24,7 @@ import numpy as np
 from . import _native
 from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio
-from .owned_handle import OwnedHandle, load_model_of_kind
+from .owned_handle import SharedModel, load_model_of_kind
 
 if TYPE_CHECKING:
     from .context import ProgressCallback
@@ -46,26 +45,19 @@ class Segment:
     end: float
 
 
-class Diarizer(OwnedHandle):
+class Diarizer(SharedModel):
     """A loaded Sortformer diarization model (a GGUF file with parakeet.arch "diarization").
     Thread-safe: calls run on it at once (``concurrency`` backends serve them in parallel)."""
 
     _CLOSED = "the diarizer is closed"
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
-        # The live streams on this model (DiarizerStream, SpeakerStream): closed before it is freed.
-        self._streams: "weakref.WeakSet[Any]" = weakref.WeakSet()
+        super().__init__()
         self.model_path = os.fspath(model_path)
         self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
         if concurrency > 1 and _native.load()[1].parakeet_capi_set_concurrency(self._ptr, int(concurrency), 0) < 0:
             self.close()
             _native.raise_last_error()
-
-    def close(self) -> None:
-        """Closes this diarizer's streams (the library's streams borrow its context), then frees it."""
-        for stream in list(self._streams):
-            stream.close()
-        super().close()
 
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                  progress: Optional["ProgressCallback"] = None, **options: Any) -> Dict[str, Any]:
@@ -74,7 +66,6 @@ class Diarizer(OwnedHandle):
         the reports come from); ``False`` cancels, raising :class:`Cancelled`."""
         from .context import _call_with_progress  # context imports transcript, which imports this module
 
-        handle = self.handle()
         if progress is not None and not callable(progress):
             raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
@@ -82,10 +73,12 @@ class Diarizer(OwnedHandle):
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
         buf, n, opts = ffi.from_buffer("float[]", samples), int(samples.size), json.dumps(options).encode("utf-8")
-        if progress is None:
-            return json.loads(_native.string_result(lib.parakeet_capi_diarize_pcm_with(handle, buf, n, AUDIO_RATE, opts)))
-        return json.loads(_call_with_progress(progress, lambda fn, user_data: (
-            lib.parakeet_capi_diarize_pcm_with_progress(handle, buf, n, AUDIO_RATE, opts, fn, user_data))))
+        with self._using() as handle:
+            if progress is None:
+                return json.loads(_native.string_result(lib.parakeet_capi_diarize_pcm_with(handle, buf, n, AUDIO_RATE,
+                                                                                           opts)))
+            return json.loads(_call_with_progress(progress, lambda fn, user_data: (
+                lib.parakeet_capi_diarize_pcm_with_progress(handle, buf, n, AUDIO_RATE, opts, fn, user_data))))
 
     def diarize(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                 progress: Optional["ProgressCallback"] = None, **options: Any) -> List[Segment]:
@@ -103,12 +96,11 @@ class Diarizer(OwnedHandle):
 
         number = latency_number(latency)
         ffi, lib = _native.load()
-        s = lib.parakeet_capi_diarize_stream_begin_latency(self.handle(), number)
-        if s == ffi.NULL:
-            _native.raise_last_error()
-        stream = DiarizerStream(self, s)
-        self._streams.add(stream)
-        return stream
+        with self._using() as handle:
+            s = lib.parakeet_capi_diarize_stream_begin_latency(handle, number)
+            if s == ffi.NULL:
+                _native.raise_last_error()
+            return self._lend(DiarizerStream(self, s))
 
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""

@@ -3,12 +3,17 @@
 :class:`OwnedHandle` holds the handle in ``_ptr`` and frees it with the C function named by the
 class's ``_FREE``: ``handle()`` (InvalidArgument ``_CLOSED`` once closed), ``close()`` (idempotent, under ``self._lock`` when the object has one, so it
 cannot free a handle a call is using), use as a context manager, and a finalizer.
-:func:`load_model_of_kind` opens a model file as a library context of one kind.
+:class:`SharedModel` is a loaded model (Context, Diarizer, Vad) that calls on many threads use
+at once and that streams borrow: its ``close()`` waits for the calls running on it and closes
+its streams before the handle is freed. :func:`load_model_of_kind` opens a model file as a
+library context of one kind.
 """
 
 import contextlib
 import os
-from typing import Any, TypeVar
+import threading
+import weakref
+from typing import Any, Iterator, TypeVar
 
 from . import _native
 from .errors import InvalidArgument
@@ -41,6 +46,54 @@ class OwnedHandle:
 
     def __del__(self) -> None:
         _native.free_in_finalizer(getattr(self, "_ptr", None), self._FREE)
+
+
+class SharedModel(OwnedHandle):
+    """A library context that calls on several threads use at once (``with self._using() as
+    ptr``), and that streams borrow (registered with :meth:`_lend`). ``close()`` refuses new
+    calls, waits for the running ones, closes the streams, then frees the context: freeing it
+    under a running call or a live stream would be a use after free in the library."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._active = 0  # calls inside _using()
+        self._streams: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+    @contextlib.contextmanager
+    def _using(self) -> Iterator[Any]:
+        """The live handle, counted as in use until the block ends (InvalidArgument once closed)."""
+        with self._cond:
+            ptr = self.handle()
+            self._active += 1
+        try:
+            yield ptr
+        finally:
+            with self._cond:
+                self._active -= 1
+                if not self._active:
+                    self._cond.notify_all()
+
+    def _lend(self, stream: Any) -> Any:
+        """Registers a stream that borrows this context: closed before the context is freed."""
+        self._streams.add(stream)
+        return stream
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._ptr is None
+
+    def close(self) -> None:
+        """Waits for the calls running on this model, closes its streams, then frees it. Idempotent."""
+        with self._cond:
+            ptr, self._ptr = self._ptr, None  # new calls are refused from here on
+            if ptr is None:
+                return
+            while self._active:
+                self._cond.wait()
+        for stream in list(self._streams):
+            stream.close()
+        getattr(_native.load()[1], self._FREE)(ptr)
 
 
 def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str) -> Any:

@@ -104,7 +104,6 @@ def begin(context: Any, ctx_ptr: Any, diarizer: Any, latency: Any, sample_rate: 
         raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
     number = latency_number(latency)
     _, lib = _native.load()
-    ptr = _native.check_pointer(lib.parakeet_capi_sas_stream_begin_latency(ctx_ptr, diarizer.handle(), number))
-    stream = SpeakerStream(context, diarizer, ptr, number, sample_rate)
-    diarizer._streams.add(stream)  # closed before the diarizer is freed
-    return stream
+    with diarizer._using() as diar:
+        ptr = _native.check_pointer(lib.parakeet_capi_sas_stream_begin_latency(ctx_ptr, diar, number))
+        return diarizer._lend(SpeakerStream(context, diarizer, ptr, number, sample_rate))

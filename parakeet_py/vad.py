@@ -22,7 +22,7 @@ import numpy as np
 
 from . import _native
 from .errors import InvalidArgument
-from .owned_handle import OwnedHandle, load_model_of_kind
+from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
 from .stream import pcm_samples
 from .synthetic_model import cache_dir
 
@@ -44,24 +44,26 @@ def _rate_for_library(pcm: np.ndarray, sample_rate: int):
     return np.ascontiguousarray(soxr.resample(pcm, sample_rate, MODEL_RATE, quality="HQ"), np.float32), MODEL_RATE
 
 
-class Vad(OwnedHandle):
+class Vad(SharedModel):
     """A loaded Silero VAD model (a ``silero_vad`` GGUF file). Thread-safe: calls and streams
-    run on it at once."""
+    run on it at once; ``close()`` waits for the running calls and closes its streams."""
 
     _CLOSED = "the VAD model is closed"
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
+        super().__init__()
         self.model_path = os.fspath(model_path)
         self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_VAD, "a Silero VAD model")
 
     def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
         """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""
-        handle = self.handle()
+        self.handle()  # a closed model is refused before the audio is prepared
         samples, rate = _rate_for_library(pcm_samples(pcm), int(sample_rate))
         ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_vad_pcm_json(handle, ffi.from_buffer("float[]", samples), len(samples), rate,
-                                             _options(options))
-        return json.loads(_native.string_result(ptr))
+        with self._using() as handle:
+            ptr = lib.parakeet_capi_vad_pcm_json(handle, ffi.from_buffer("float[]", samples), len(samples), rate,
+                                                 _options(options))
+            return json.loads(_native.string_result(ptr))
 
     def probabilities(self, pcm: np.ndarray, sample_rate: int) -> np.ndarray:
         """Silero's speech probability of every 32 ms frame (float32, exactly the library's)."""
@@ -73,9 +75,10 @@ class Vad(OwnedHandle):
 
     def stream(self, sample_rate: int = MODEL_RATE, **options: Any) -> "VadStream":
         """A live detector for audio at ``sample_rate`` (16000 or 8000)."""
-        ffi, lib = _native.load()
-        ptr = lib.parakeet_capi_vad_stream_begin(self.handle(), int(sample_rate), _options(options))
-        return VadStream(self, _native.check_pointer(ptr), int(sample_rate))
+        _, lib = _native.load()
+        with self._using() as handle:
+            ptr = lib.parakeet_capi_vad_stream_begin(handle, int(sample_rate), _options(options))
+            return self._lend(VadStream(self, _native.check_pointer(ptr), int(sample_rate)))
 
 
 class VadStream(OwnedHandle):

@@ -102,9 +102,11 @@ class Diarizer(SharedModel):
                 _native.raise_last_error()
             return self._lend(DiarizerStream(self, s))
 
-    def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None) -> np.ndarray:
-        """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's)."""
-        doc = self.document(audio, sample_rate=sample_rate, probabilities=True)
+    def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
+                      progress: Optional["ProgressCallback"] = None) -> np.ndarray:
+        """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's);
+        ``progress`` as for :meth:`diarize`."""
+        doc = self.document(audio, sample_rate=sample_rate, progress=progress, probabilities=True)
         rows = np.array(doc["probabilities"], dtype=np.float32).reshape(doc["speakers"], -1)
         return np.ascontiguousarray(rows.T)
 

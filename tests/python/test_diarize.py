@@ -81,6 +81,11 @@ def test_progress_changes_nothing_and_cancels(name):
         assert d.diarize(CLIP) == plain
         with pytest.raises(InvalidArgument, match="progress must be callable"):
             d.diarize(CLIP, progress=3)
+        reports = []
+        assert np.array_equal(d.probabilities(CLIP, progress=reports.append), d.probabilities(CLIP))
+        assert reports[-1] == 1.0
+        with pytest.raises(Cancelled):
+            d.probabilities(CLIP, progress=lambda f: False)
 
 
 def test_bad_models_and_options_are_refused():

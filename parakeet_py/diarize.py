@@ -17,7 +17,7 @@ by the library's own rules, the ones ``Context.transcribe(diarizer=)`` applies.
 import json
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -142,6 +142,11 @@ def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> Lis
     utterances by the library's rule, each word's speaker as :func:`word_speakers` gives it: a
     run of one speaker's words with pauses of at most 0.5 s, their texts joined by spaces, the
     first start, the latest end, the minimum confidence (what ``Transcript.utterances`` holds)."""
+    return attribute_words(words, segments)[1]
+
+
+def attribute_words(words: Sequence[Any], segments: Sequence[Segment]) -> Tuple[List[int], List["Utterance"]]:
+    """:func:`word_speakers` and :func:`speaker_utterances` from one library call."""
     from .transcript import Utterance
 
     speakers, numbers = _attribute(words, segments)
@@ -150,6 +155,6 @@ def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> Lis
         if n == len(runs):
             runs.append([])
         runs[n].append(i)
-    return [Utterance(speakers[run[0]], " ".join(words[i].text for i in run), float(words[run[0]].start),
-                      max(float(words[i].end) for i in run), min(float(words[i].confidence) for i in run))
-            for run in runs]
+    return speakers, [Utterance(speakers[run[0]], " ".join(words[i].text for i in run), float(words[run[0]].start),
+                                max(float(words[i].end) for i in run), min(float(words[i].confidence) for i in run))
+                      for run in runs]

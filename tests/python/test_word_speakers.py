@@ -9,7 +9,7 @@ import pytest
 
 from data_helpers import AUDIO, MODEL, NEMO_DIR
 from parakeet_py import Context, Diarizer, InvalidArgument, Segment, Word
-from parakeet_py.diarize import speaker_utterances, word_speakers
+from parakeet_py.diarize import attribute_words, speaker_utterances, word_speakers
 
 CLIP = AUDIO / "conversation_16k.wav"
 
@@ -24,6 +24,7 @@ def test_the_offline_paths_speakers_and_utterances():
     # the library's utterance document rounds its times to 10 ms and its confidences to 3 decimals
     assert [(round(u.start, 2), round(u.end, 2)) for u in got] == [(u.start, u.end) for u in t.utterances]
     assert [u.confidence for u in got] == pytest.approx([u.confidence for u in t.utterances], abs=5e-4)
+    assert attribute_words(t.words, t.segments) == ([w.speaker for w in t.words], got)
 
 
 def word(start, end, text="w", confidence=0.9):

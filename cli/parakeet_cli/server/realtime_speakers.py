@@ -6,8 +6,7 @@ A session that asks for them (``transcription.speakers: true``) gets one diariza
 (resampled to the diarizer's 16 kHz by a soxr stream, so the cut between appends changes
 nothing), so speaker 0 of the first turn is speaker 0 of the fifth. When an item ends, its
 words (moved from the item's timeline onto the session's) take their speakers, and their
-utterances their texts, by the library's rules (``parakeet_py.diarize.word_speakers`` and
-``speaker_utterances``)
+utterances their texts, by the library's rules (``parakeet_py.diarize.attribute_words``)
 from the segments the stream knows then: the closed ones, then the open ones, which end at
 the time it has diarized. The stream lags the audio by its latency, so the last words of a
 turn may lie beyond what it has diarized; they take the nearest segment within 0.5 s, or -1.
@@ -23,8 +22,8 @@ from typing import Any, Dict, List
 
 import numpy as np
 
-from parakeet_py import Segment, Utterance, Word
-from parakeet_py.diarize import speaker_utterances, word_speakers
+from parakeet_py import Segment, Word
+from parakeet_py.diarize import attribute_words
 
 from .formats import speaker_name
 
@@ -91,8 +90,7 @@ class SessionSpeakers:
         utterances as OpenAI's diarized_json segments, times in seconds on the timeline."""
         words = [replace(w, start=round(item_start + w.start, 3), end=round(item_start + w.end, 3)) for w in words]
         segments = self._closed + self._stream.active
-        speakers = word_speakers(words, segments)
-        utterances: List[Utterance] = speaker_utterances(words, segments)
+        speakers, utterances = attribute_words(words, segments)
         out_words = [{"word": w.text, "start": w.start, "end": w.end, "speaker": speaker_name(s)}
                      for w, s in zip(words, speakers)]
         out_segments = [{"type": "transcript.text.segment", "id": f"seg_{i}", "start": round(u.start, 3),

@@ -19,8 +19,7 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import (TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union,
-                    overload)
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
@@ -30,6 +29,7 @@ from .audio import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
 from .owned_handle import SharedModel
+from .progress import ProgressCallback, call_with_progress, check_progress
 from .diarize import AUDIO_RATE as DIARIZER_RATE
 from .speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
@@ -48,10 +48,6 @@ DECODERS: Dict[str, int] = {
 }
 
 _INT_MAX = 2**31 - 1
-
-#: A progress callback: gets the fraction done (0..1, never decreasing); returning ``False``
-#: cancels the request (``None`` or ``True`` go on).
-ProgressCallback = Callable[[float], Optional[bool]]
 
 
 def attention_pair(attention: Attention) -> Tuple[int, int]:
@@ -323,8 +319,7 @@ class Context(SharedModel):
                 t = _hotwords.transcribe_with_hotwords(ptr, buf, int(samples.size), self.sample_rate, hotwords,
                                                        acoustic_top_m, language)
             return t if timestamps else Transcript(text=t.text, duration=t.duration, frame_sec=t.frame_sec)
-        if progress is not None and not callable(progress):
-            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        check_progress(progress)
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
             if progress is not None:
@@ -348,8 +343,7 @@ class Context(SharedModel):
 
         if not isinstance(diarizer, Diarizer):
             raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
-        if progress is not None and not callable(progress):
-            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        check_progress(progress)
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
@@ -360,7 +354,7 @@ class Context(SharedModel):
                 doc = _native.string_result(lib.parakeet_capi_transcribe_and_diarize_json(
                     ptr, diar, buf, n, self.sample_rate))
             else:
-                doc = _call_with_progress(progress, lambda fn, handle: (
+                doc = call_with_progress(progress, lambda fn, handle: (
                     lib.parakeet_capi_transcribe_and_diarize_json_with_progress(
                         ptr, diar, buf, n, self.sample_rate, fn, handle)))
             return Transcript.from_sas_json(doc)
@@ -371,8 +365,7 @@ class Context(SharedModel):
         """The library's VAD-cut transcription (parakeet_capi_transcribe_pcm_json_vad_with[_progress])."""
         from .vad import as_vad
 
-        if progress is not None and not callable(progress):
-            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        check_progress(progress)
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=True)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
@@ -388,7 +381,7 @@ class Context(SharedModel):
                     doc = _native.string_result(lib.parakeet_capi_transcribe_pcm_json_vad_with(
                         ptr, vad_ptr, buf, n, self.sample_rate, code, options))
                 else:
-                    doc = _call_with_progress(progress, lambda fn, handle: (
+                    doc = call_with_progress(progress, lambda fn, handle: (
                         lib.parakeet_capi_transcribe_pcm_json_vad_with_progress(
                             ptr, vad_ptr, buf, n, self.sample_rate, code, options, fn, handle)))
                 return Transcript.from_json(doc)
@@ -426,8 +419,7 @@ class Context(SharedModel):
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
-        if progress is not None and not callable(progress):
-            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        check_progress(progress)
         ffi, lib = _native.load()
         with self._using() as ptr:
             buf = ffi.from_buffer("float[]", samples)
@@ -437,7 +429,7 @@ class Context(SharedModel):
             if language is not None:
                 raise InvalidArgument("language takes no progress callback")
             norm, n = 1 if score_norm else 0, int(samples.size)
-            document = _call_with_progress(progress, lambda fn, handle: (
+            document = call_with_progress(progress, lambda fn, handle: (
                 lib.parakeet_capi_transcribe_pcm_nbest_json_progress(ptr, buf, n, self.sample_rate, beam, nbest, norm,
                                                                      fn, handle)))
             return _nbest.hypotheses_from_json(document)
@@ -563,52 +555,6 @@ class Context(SharedModel):
         return results
 
 
-class _ProgressCall:
-    """One request's progress callback and how it ended. The C callback never lets an
-    exception into the C frames (cffi would print it and go on): it keeps it, asks the library
-    to stop, and the exception is raised once the call returns."""
-
-    __slots__ = ("progress", "error")
-
-    def __init__(self, progress: ProgressCallback):
-        self.progress, self.error = progress, None
-
-    def __call__(self, fraction: float) -> int:
-        try:
-            verdict = self.progress(float(fraction))
-        except BaseException as e:  # KeyboardInterrupt too: it should stop the request
-            self.error = e
-            return 1
-        return 1 if verdict is not None and not verdict else 0
-
-
-_progress_trampoline: Any = None
-
-
-def _progress_callback() -> Any:
-    """The one C callback every request shares (cffi allocates executable memory for each
-    callback, so none is made per call); it finds the request's _ProgressCall through
-    user_data."""
-    global _progress_trampoline
-    if _progress_trampoline is None:
-        ffi, _ = _native.load()
-        _progress_trampoline = ffi.callback("parakeet_progress_fn",
-                                            lambda fraction, user_data: ffi.from_handle(user_data)(fraction))
-    return _progress_trampoline
-
-
-def _call_with_progress(progress: ProgressCallback, invoke: Callable[[Any, Any], Any]) -> str:
-    """``invoke(fn, user_data)``: one library call with ``progress`` as its callback; its string."""
-    ffi, _ = _native.load()
-    call = _ProgressCall(progress)
-    handle = ffi.new_handle(call)  # kept alive for the whole call
-    result = invoke(_progress_callback(), handle)
-    if result == ffi.NULL and call.error is not None:
-        raise call.error  # the callback's own exception (the library reports "cancelled")
-    # A callback that returned False makes the library fail with PARAKEET_ERROR_CANCELLED: Cancelled.
-    return _native.string_result(result)
-
-
 def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, progress: ProgressCallback,
                               timestamps: bool, language: Optional[str] = None) -> Transcript:
     """One ``parakeet_capi_transcribe_pcm_json[_lang]_progress`` call with ``progress`` as its callback."""
@@ -621,7 +567,7 @@ def _transcribe_with_progress(ptr: Any, buf: Any, n: int, rate: int, code: int, 
 
         def call(fn: Any, handle: Any) -> Any:
             return lib.parakeet_capi_transcribe_pcm_json_lang_progress(ptr, buf, n, rate, code, lang, fn, handle)
-    transcript = Transcript.from_json(_call_with_progress(progress, call))
+    transcript = Transcript.from_json(call_with_progress(progress, call))
     if timestamps:
         return transcript
     return Transcript(text=transcript.text, duration=transcript.duration, frame_sec=transcript.frame_sec,

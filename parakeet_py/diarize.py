@@ -23,11 +23,11 @@ import numpy as np
 
 from . import _native
 from .audio import AudioSource, prepare_audio
-from .errors import InvalidArgument, InvalidAudio
+from .errors import InvalidAudio
 from .owned_handle import SharedModel, load_model_of_kind
+from .progress import ProgressCallback, call_with_progress, check_progress
 
 if TYPE_CHECKING:
-    from .context import ProgressCallback
     from .diarize_stream import DiarizerStream
     from .transcript import Utterance
 
@@ -60,14 +60,11 @@ class Diarizer(SharedModel):
             _native.raise_last_error()
 
     def document(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
-                 progress: Optional["ProgressCallback"] = None, **options: Any) -> Dict[str, Any]:
+                 progress: Optional[ProgressCallback] = None, **options: Any) -> Dict[str, Any]:
         """The library's whole result: {"speakers", "segments"[, "frame_sec", "probabilities"]}.
         ``progress`` as for Context.transcribe: the fraction diarized (docs/api.md says where
         the reports come from); ``False`` cancels, raising :class:`Cancelled`."""
-        from .context import _call_with_progress  # context imports transcript, which imports this module
-
-        if progress is not None and not callable(progress):
-            raise InvalidArgument(f"progress must be callable, not a {type(progress).__name__}")
+        check_progress(progress)
         samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
         if samples.size > _INT_MAX:
             raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
@@ -77,11 +74,11 @@ class Diarizer(SharedModel):
             if progress is None:
                 return json.loads(_native.string_result(lib.parakeet_capi_diarize_pcm_with(handle, buf, n, AUDIO_RATE,
                                                                                            opts)))
-            return json.loads(_call_with_progress(progress, lambda fn, user_data: (
+            return json.loads(call_with_progress(progress, lambda fn, user_data: (
                 lib.parakeet_capi_diarize_pcm_with_progress(handle, buf, n, AUDIO_RATE, opts, fn, user_data))))
 
     def diarize(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
-                progress: Optional["ProgressCallback"] = None, **options: Any) -> List[Segment]:
+                progress: Optional[ProgressCallback] = None, **options: Any) -> List[Segment]:
         """Speaker segments, sorted by start then speaker. ``audio`` and ``progress`` as for
         Context.transcribe."""
         doc = self.document(audio, sample_rate=sample_rate, progress=progress, **options)
@@ -103,7 +100,7 @@ class Diarizer(SharedModel):
             return self._lend(DiarizerStream(self, s))
 
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
-                      progress: Optional["ProgressCallback"] = None) -> np.ndarray:
+                      progress: Optional[ProgressCallback] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's);
         ``progress`` as for :meth:`diarize`."""
         doc = self.document(audio, sample_rate=sample_rate, progress=progress, probabilities=True)

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import threading
 
-import numpy as np
 import pytest
 import soundfile
 import soxr

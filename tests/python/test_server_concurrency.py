@@ -83,20 +83,43 @@ def very_long_wav():
     return long_wav_bytes(300)
 
 
-def test_full_queue_answers_503_with_retry_after(tmp_path, very_long_wav):
-    long_wav = very_long_wav
+def test_full_queue_answers_503_with_retry_after(tmp_path):
+    # The first request must outlast the second's arrival and three refusals. On a fast machine
+    # 300 s of audio is a quarter of a second of compute, so a try in which it ended too early
+    # proves nothing either way and runs again with twice the audio (a server that never
+    # refuses fails every try).
+    for seconds in (300, 600, 1200):
+        if full_queue_try(tmp_path / f"{seconds}s", long_wav_bytes(seconds)):
+            return
+    pytest.fail("no try held one request running and one queued while three more arrived")
+
+
+def full_queue_try(log_dir, long_wav):
+    """One try of the full-queue scenario; False when the running request ended before the
+    scenario was established (inconclusive), else True with every check made."""
+    log_dir.mkdir()
     with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "1", "--attention", "full", *ONE_CLIENT],
-                       tmp_path) as srv:
+                       log_dir) as srv:
         with ThreadPoolExecutor(max_workers=2) as pool:
             running = pool.submit(transcribe, srv, "a.wav", long_wav)
             wait_for(lambda: srv.metric("parakeet_backends_in_use") == 1 or running.done(), "the first request to run")
+            if running.done() and running.result().status_code == 200:
+                return False
             assert not running.done(), running.result().text
             queued = pool.submit(transcribe, srv, "b.wav", long_wav)
             wait_for(lambda: srv.metric("parakeet_queue_depth") == 1 or queued.done(), "the second request to queue")
+            if queued.done() and running.done():
+                return False
             assert not queued.done(), queued.result().text
-            # One transcribing, one waiting: the queue is full, so a third is refused at once. A
-            # 503 is itself the event: a request admitted after a slot freed would run (200).
-            refused = [transcribe(srv, "c.wav", long_wav) for _ in range(3)]
+            # One transcribing, one waiting: the queue is full, so a third is refused at once
+            # (before its body: a short one keeps the try short). A 503 is itself the event: a
+            # request admitted after a slot freed would run (200).
+            small = CLIPS[0].read_bytes()
+            refused = [transcribe(srv, "c.wav", small) for _ in range(3)]
+            if srv.metric("parakeet_queue_depth") != 1 or queued.done():
+                # the second request began: the first ended while the three were answered, so the
+                # queue may have had room for them (a request admitted then runs after the second)
+                return False
             for r in refused:
                 assert r.status_code == 503, r.text
                 assert int(r.headers["retry-after"]) >= 1
@@ -107,6 +130,7 @@ def test_full_queue_answers_503_with_retry_after(tmp_path, very_long_wav):
         # The queue drained: the server accepts work again.
         assert transcribe(srv, CLIPS[0].name, CLIPS[0].read_bytes()).status_code == 200
         assert srv.metric("parakeet_requests_total", {"route": URL_PATH, "status": "503"}) == 3
+    return True
 
 
 def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, very_long_wav):

@@ -1,6 +1,6 @@
 """Static cost of the AArch64 int8 product loops: instructions and llvm-mca cycles per 1024
-int8 multiply-adds (docs/performance.md, "AArch64 levels"). A pipeline model, not a speed:
-nothing here runs on an ARM core.
+int8 multiply-adds (docs/performance.md, "ARM (AArch64): no speed figures"). A pipeline model,
+not a speed: nothing here runs on an ARM core.
 
 For each kernel below, the compiled object of the cross build (tools/test_aarch64.sh's
 build-aarch64) is disassembled, the innermost loop of the named function that holds the most

@@ -24,9 +24,9 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [REPO, os.path.join(REPO, "tests", "python")]
 
 from av_helpers import encode, speech  # noqa: E402
-from parakeet_py.audio_av import AvDecoder  # noqa: E402
-from parakeet_py.audio_formats import CONTAINERS  # noqa: E402
-from parakeet_py.audio_sndfile import SndfileDecoder  # noqa: E402
+from parakeet_py.audio.formats import CONTAINERS  # noqa: E402
+from parakeet_py.audio.pyav import AvDecoder  # noqa: E402
+from parakeet_py.audio.sndfile import SndfileDecoder  # noqa: E402
 from tabulate import tabulate  # noqa: E402
 
 # format → (how it is made, the container of the package's decoder, FFmpeg's demuxer for it)

@@ -11,17 +11,17 @@ holds the tools that need no native code, such as the ``.nemo`` → GGUF convert
 See docs/python.md.
 """
 
-from .audio import load_audio
+from .audio.prepare import load_audio
 from .context import Context
-from .diarize import Diarizer, Segment
-from .diarize_stream import DiarizerStream
 from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, InvalidAudio, OutOfMemory, ParakeetError,
                      Unsupported)
 from .hotwords import Hotwords
 from .nbest import Hypothesis
-from .speaker_stream import SpeakerStream
+from .speakers.diarize import Diarizer
+from .speakers.diarize_stream import DiarizerStream
+from .speakers.speaker_stream import SpeakerStream
 from .stream import Stream, StreamEvent, StreamUpdate
-from .transcript import Token, Transcript, Utterance, Word
+from .transcript import Segment, Token, Transcript, Utterance, Word
 from .vad import Vad, VadStream
 
 __version__ = "0.1.0"

@@ -19,24 +19,21 @@ from __future__ import annotations
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from . import _native, hotwords as _hotwords, nbest as _nbest
 from .hotwords import Hotwords
-from .audio import AudioSource, prepare_audio
+from .audio.prepare import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
 from .nbest import Hypothesis
 from .owned_handle import SharedModel
 from .progress import ProgressCallback, call_with_progress, check_progress
-from .diarize import AUDIO_RATE as DIARIZER_RATE
-from .speaker_stream import SpeakerStream, begin as begin_speaker_stream
+from .speakers.diarize import AUDIO_RATE as DIARIZER_RATE, Diarizer
+from .speakers.speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
 from .transcript import Attention, Transcript, attention_from_json
-
-if TYPE_CHECKING:
-    from .diarize import Diarizer
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
 DECODERS: Dict[str, int] = {
@@ -269,7 +266,7 @@ class Context(SharedModel):
         ``None``: the model's default), whose prompt the heads see, as NeMo's ``target_lang``;
         an unknown locale raises :class:`InvalidArgument` naming the known ones. Other models
         ignore it.
-        ``diarizer``: a :class:`~parakeet_py.diarize.Diarizer`: "who said what". Each word gets
+        ``diarizer``: a :class:`~parakeet_py.speakers.diarize.Diarizer`: "who said what". Each word gets
         its ``speaker`` (the segment that overlaps it most, else the nearest within 0.5 s, else
         -1; docs/api.md), and the transcript its ``segments`` and ``utterances``. The default
         decoder only (no ``decoder``, ``beam``, ``hotwords`` or ``vad``, and ``timestamps``
@@ -339,8 +336,6 @@ class Context(SharedModel):
     def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any,
                              progress: Optional[ProgressCallback]) -> Transcript:
         """parakeet_capi_transcribe_and_diarize_json[_with_progress]."""
-        from .diarize import Diarizer
-
         if not isinstance(diarizer, Diarizer):
             raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
         check_progress(progress)
@@ -442,7 +437,7 @@ class Context(SharedModel):
                latency: None = None) -> Stream: ...
 
     @overload
-    def stream(self, *, sample_rate: Optional[int] = None, diarizer: "Diarizer",
+    def stream(self, *, sample_rate: Optional[int] = None, diarizer: Diarizer,
                latency: Union[str, int, None] = None) -> SpeakerStream: ...
 
     def stream(self, chunk: Optional[float] = None, left: Optional[float] = None, right: Optional[float] = None, *,
@@ -470,7 +465,7 @@ class Context(SharedModel):
         :class:`ParakeetError` for bad settings (the library's message), a decoder the model
         lacks, or a closed context.
 
-        ``diarizer``: a :class:`~parakeet_py.diarize.Diarizer` of a streaming Sortformer ("who
+        ``diarizer``: a :class:`~parakeet_py.speakers.diarize.Diarizer` of a streaming Sortformer ("who
         said what" live): returns a :class:`SpeakerStream` whose ``feed`` gives the
         :class:`Utterance` of each word as it commits. ``latency``: the diarizer's preset, as
         :meth:`Diarizer.stream` takes it ("model", the default, "low", "very_low", "ultra_low" or

@@ -26,9 +26,8 @@ import numpy as np
 import soxr
 
 from . import _native
-from .audio import _check_array, _check_finite
-from .audio_samples import as_float, mono
-from .errors import InternalError, InvalidArgument, InvalidAudio
+from .audio.prepare import _check_finite, pcm_samples
+from .errors import InternalError, InvalidArgument
 from .transcript import Token, Word, tokens_from_json, words_from_json
 
 # Feeds are handed to the library this many samples at a time at most (n_samples is a C int;
@@ -132,17 +131,6 @@ def stream_options(settings: Dict[str, Any], decoder: int) -> str:
         doc["language"] = check_language(settings["language"])
     doc["decoder"] = int(decoder)
     return json.dumps(doc)
-
-
-def pcm_samples(pcm: Any) -> np.ndarray:
-    """A numpy array (1-D mono or 2-D [frames, channels], any real dtype, ints scaled to
-    [-1, 1]) → contiguous float32 mono samples."""
-    if not isinstance(pcm, np.ndarray):
-        raise InvalidAudio(f"feed takes a numpy array of samples, not a {type(pcm).__name__}")
-    _check_array(pcm, "audio array")
-    if pcm.ndim == 1 and pcm.dtype == np.float32:
-        return np.ascontiguousarray(pcm)
-    return np.ascontiguousarray(mono(as_float(pcm)), dtype=np.float32)
 
 
 class Stream:

@@ -29,7 +29,8 @@ import numpy as np
 from .convert import quantize
 from .convert.convert import tokenizer_scores
 from .convert.gguf_writer import FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
-from .convert.nemo_config import MetaValue, NemoConfig, build_model_spec
+from .convert.meta_value import MetaValue
+from .convert.nemo_config import NemoConfig, build_model_spec
 from .convert.tokenizer import Piece
 
 # Bump when the generated file changes for the same arguments (it is part of the cache name).

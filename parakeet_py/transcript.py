@@ -1,4 +1,5 @@
-"""Transcripts as Python values: :class:`Transcript`, :class:`Word` and :class:`Token`.
+"""Transcripts as Python values: :class:`Transcript`, :class:`Word` and :class:`Token`, and the
+speaker types a diarized one holds, :class:`Segment` and :class:`Utterance`.
 
 They are built from the library's JSON document (``parakeet_capi_transcribe_*_json``):
 ``{"text", "frame_sec", "duration", "words": [{"w", "start", "end", "conf"}],
@@ -9,6 +10,9 @@ A speaker-attributed transcript (``Context.transcribe(audio, diarizer=d)``) come
 ``parakeet_capi_transcribe_and_diarize_json``: the same transcript document under
 ``"transcript"``, each word's ``speaker`` under ``"words"``, the diarization ``"segments"`` and
 the ``"utterances"`` (runs of one speaker's words; docs/api.md has the rule).
+
+The speaker types live here, not in :mod:`.speakers`, so that the speakers room, the streams
+and the transcript all import them without a circle.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from .diarize import Segment
 from .errors import InternalError
 
 #: An attention setting as the Python API spells it: "auto", "full", or ``(left, right)`` for
@@ -66,6 +69,15 @@ class Word:
         if self.speaker is not None:
             d["speaker"] = self.speaker
         return d
+
+
+@dataclass(frozen=True, order=True)
+class Segment:
+    """One speaker's turn: speakers are numbered from 0 in order of arrival; seconds."""
+
+    speaker: int
+    start: float
+    end: float
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ import numpy as np
 from . import _native
 from .errors import InvalidArgument
 from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
-from .stream import pcm_samples
+from .audio.prepare import pcm_samples
 from .synthetic_model import cache_dir
 
 # Audio other than 8 kHz or a multiple of 16 kHz is resampled to this rate before the library.

@@ -20,7 +20,7 @@ from typing import BinaryIO, Iterator, List, Optional, TextIO, Tuple
 import numpy as np
 
 from parakeet_py import Context, Diarizer, StreamUpdate, Utterance
-from parakeet_py.audio_decode import check_complete, open_decoder
+from parakeet_py.audio.decode import check_complete, open_decoder
 
 from .subtitles import utterance_line
 

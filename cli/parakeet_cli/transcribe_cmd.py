@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 import click
 
 from parakeet_py import Context, Diarizer, ParakeetError, Transcript
-from parakeet_py.diarize_stream import LATENCIES as DIARIZER_LATENCIES
+from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
                      threads_per_backend)

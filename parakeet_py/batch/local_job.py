@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, List, Optional
 
 from ..context import Context
-from ..diarize import Diarizer
+from ..speakers.diarize import Diarizer
 from ..errors import InternalError, InvalidArgument
 from ..transcript import Attention
 from ..vad import Vad

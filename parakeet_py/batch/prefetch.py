@@ -16,7 +16,7 @@ from typing import Any, Callable, Deque, Iterable, Iterator, List, Optional, Tup
 
 import numpy as np
 
-from ..audio import prepare_audio
+from ..audio.prepare import prepare_audio
 from ..errors import ParakeetError
 from .manifest import Entry
 from .rows import error_message

@@ -24,8 +24,9 @@ from . import gguf_schema as schema
 from . import quantize
 from .errors import ConversionError, TokenizerError, UnsupportedModelError
 from .gguf_writer import FILE_TYPES, GGML_TYPES, TensorPlan, write_gguf
+from .meta_value import MetaValue
 from .nemo_archive import NemoArchive
-from .nemo_config import MetaValue, NemoConfig, build_model_spec
+from .nemo_config import NemoConfig, build_model_spec
 from .report import ConversionReport
 from .sortformer_config import build_diarization_spec, gguf_tensor_name, is_sortformer
 from .tokenizer import Piece, pieces_from_model_proto, pieces_from_vocab_text

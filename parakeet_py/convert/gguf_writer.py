@@ -18,7 +18,7 @@ import numpy as np
 
 from . import gguf_schema as schema
 from .errors import ConversionError
-from .nemo_config import MetaValue
+from .meta_value import MetaValue
 
 ARCHITECTURE = schema.ARCHITECTURE
 

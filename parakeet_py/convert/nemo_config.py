@@ -22,6 +22,7 @@ import yaml
 
 from . import gguf_schema as schema
 from .errors import ConversionError, UnsupportedModelError
+from .meta_value import MetaValue
 from .prompt_config import prompt_metadata
 from .streaming_config import encoder_streaming
 
@@ -162,19 +163,9 @@ class NemoConfig:
         raise ConversionError(f"config key '{path}': cannot resolve the interpolation '${{{ref}}}'")
 
 
-
 # --------------------------------------------------------------------------------------------
 # Result
 # --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MetaValue:
-    """One GGUF key: ``kind`` is u32, i32, f32, bool, str, i32[] or str[]."""
-
-    key: str
-    kind: str
-    value: Any
-
-
 @dataclass
 class ModelSpec:
     arch: str

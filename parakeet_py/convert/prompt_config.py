@@ -11,16 +11,15 @@ table has it (without it NeMo's ``transcribe()`` needs an explicit language, and
 from typing import Dict, List, Tuple
 
 from . import gguf_schema as schema
+from .meta_value import MetaValue
 
 PROMPT_CLASSES = ("EncDecRNNTBPEModelWithPrompt", "EncDecHybridRNNTCTCBPEModelWithPrompt")
 NEMO_DEFAULT_LANG = "auto"  # RNNTPromptTranscribeConfig / HybridRNNTCTCPromptTranscribeConfig
 
 
-def prompt_metadata(r, check, shapes: Dict[str, Tuple[int, ...]], d_model: int) -> List:
+def prompt_metadata(r, check, shapes: Dict[str, Tuple[int, ...]], d_model: int) -> List[MetaValue]:
     """The prompt keys (empty for a model without a prompt network), checking the table and the
     ``prompt_kernel`` shapes; problems go to ``r``."""
-    from .nemo_config import MetaValue  # the metadata type (nemo_config imports this module)
-
     target = r.get_str("target", None) or ""
     is_prompt_class = target.rsplit(".", 1)[-1] in PROMPT_CLASSES
     has_kernel = f"{schema.PROMPT_KERNEL_IN}.weight" in shapes

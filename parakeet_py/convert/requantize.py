@@ -21,7 +21,7 @@ from . import quantize
 from .errors import ConversionError
 from . import ggml_blocks
 from .gguf_writer import ARCHITECTURE, FILE_TYPES, GGML_TYPES, TYPE_NAMES, TensorPlan, write_gguf
-from .nemo_config import MetaValue
+from .meta_value import MetaValue
 from .convert import summarise_metadata
 from .report import ConversionReport
 

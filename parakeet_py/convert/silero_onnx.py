@@ -17,7 +17,7 @@ import numpy as np
 
 from .errors import ConversionError
 from .gguf_writer import GGML_TYPES, TensorPlan, write_gguf
-from .nemo_config import MetaValue
+from .meta_value import MetaValue
 
 ARCHITECTURE = "silero_vad"
 OUT_TYPES = ("f32", "f16")

@@ -9,7 +9,8 @@ sigmoid speaker head, and writes parakeet.cpp's diarization keys (``parakeet.arc
 from typing import Any, Dict, List, Tuple
 
 from . import gguf_schema as schema
-from .nemo_config import MetaValue, ModelSpec, NemoConfig, _ENCODER_KEYS, _PREPROCESSOR_KEYS, _Reader, _ShapeCheck
+from .meta_value import MetaValue
+from .nemo_config import ModelSpec, NemoConfig, _ENCODER_KEYS, _PREPROCESSOR_KEYS, _Reader, _ShapeCheck
 from .nemo_config import _check_tensor_names, _encoder, _preprocessor
 from .errors import UnsupportedModelError
 

@@ -12,6 +12,7 @@ they are written for other readers of the file).
 from typing import Any, List, Optional, Tuple
 
 from . import gguf_schema as schema
+from .meta_value import MetaValue
 
 STYLES = ("regular", "chunked_limited")
 
@@ -42,14 +43,12 @@ def streaming_sizes(left: int, right: int, factor: int) -> dict:
     }
 
 
-def encoder_streaming(r, kernel: int, factor: int) -> Tuple[dict, list]:
+def encoder_streaming(r, kernel: int, factor: int) -> Tuple[dict, List[MetaValue]]:
     """Validates the streaming keys of ``encoder``; returns (fields for the encoder, metadata).
 
     ``r`` is nemo_config's reader (problems are collected on it). Regular (offline) models give
     no metadata, so their files stay as they were.
     """
-    from .nemo_config import MetaValue
-
     style = r.get_str("encoder.att_context_style", "regular")
     causal_sub = r.get_bool("encoder.causal_downsampling", False)
     conv_ctx = r.raw("encoder.conv_context_size", None)

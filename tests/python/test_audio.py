@@ -8,8 +8,9 @@ import pytest
 import soundfile
 import soxr
 
-from parakeet_py import ParakeetError, audio, load_audio
+from parakeet_py import ParakeetError, load_audio
 from parakeet_py.audio import prepare_audio
+from parakeet_py.audio.samples import BLOCK_FRAMES
 
 from data_helpers import AUDIO, SPEECH
 STEREO_44K = AUDIO / "speech_44k_stereo.wav"
@@ -132,7 +133,7 @@ def _peak_traced_bytes(fn):
 # What blocks may add on top of the output, in units of one mono float32 block: a stereo block
 # converted through float64 (4) into float32 (2), the previous float32 block (2), its mixdown,
 # finiteness check and resampled chunk (~2), and some slack.
-BLOCK_ALLOWANCE = 12 * audio.BLOCK_FRAMES * 4
+BLOCK_ALLOWANCE = 12 * BLOCK_FRAMES * 4
 
 
 def test_long_stereo_file_is_loaded_without_whole_copies(tmp_path):
@@ -163,13 +164,13 @@ def test_long_integer_array_is_converted_without_whole_copies():
 
 def test_streamed_resampling_matches_soxr_on_the_whole_signal():
     # Several blocks, a ragged last one: the stream must give soxr.resample's samples exactly.
-    x = np.random.default_rng(5).standard_normal(3 * audio.BLOCK_FRAMES + 1234).astype(np.float32) * 0.2
+    x = np.random.default_rng(5).standard_normal(3 * BLOCK_FRAMES + 1234).astype(np.float32) * 0.2
     for rate in (8000, 44100, 48000):
         expected = soxr.resample(x, rate, 16000, quality="HQ")
         np.testing.assert_array_equal(prepare_audio(x, sample_rate=rate), expected)
     nan = x.copy()
-    nan[2 * audio.BLOCK_FRAMES + 7] = np.nan  # found in a later block, named by its position
-    with pytest.raises(ParakeetError, match=f"sample {2 * audio.BLOCK_FRAMES + 7} is not"):
+    nan[2 * BLOCK_FRAMES + 7] = np.nan  # found in a later block, named by its position
+    with pytest.raises(ParakeetError, match=f"sample {2 * BLOCK_FRAMES + 7} is not"):
         prepare_audio(nan, sample_rate=44100)
 
 

@@ -16,8 +16,8 @@ from av_helpers import CASES, KINDS, encode, pyav_reference, speech
 from data_helpers import MODEL
 from parakeet_py import Context, InvalidAudio, load_audio
 from parakeet_py.audio import prepare_audio
-from parakeet_py.audio_formats import CONTAINERS, UPLOAD_CONTAINERS, sniff
-from parakeet_py.audio_samples import BLOCK_FRAMES
+from parakeet_py.audio.formats import CONTAINERS, UPLOAD_CONTAINERS, sniff
+from parakeet_py.audio.samples import BLOCK_FRAMES
 
 # The kinds whose files state their length (MPEG program streams do not: a truncated one is a
 # shorter valid stream; docs/python.md, "Audio formats").

@@ -27,7 +27,7 @@ sys.path[:0] = [sys.argv[1]]
 from av_helpers import KINDS, encode
 from parakeet_py import InvalidAudio
 from parakeet_py.audio import prepare_audio
-from parakeet_py.audio_formats import UPLOAD_CONTAINERS
+from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 
 def limit(frames, rate, channels):
     if frames > 120 * rate:

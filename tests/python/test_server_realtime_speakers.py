@@ -21,7 +21,7 @@ from websockets.sync.client import connect
 
 from data_helpers import AUDIO, CACHE_AWARE_MODELS, NEMO_DIR
 from parakeet_py import Context, Diarizer, Word, load_audio
-from parakeet_py.diarize import speaker_utterances, word_speakers
+from parakeet_py.speakers.diarize import speaker_utterances, word_speakers
 from server_helpers import ServerProcess, wait_for
 from stream_helpers import MODELS, SMALL, SMALL_WINDOW, per_test_limit, run_stream
 from test_server_realtime import appends, pcm24, raw_session, recv, send, ws_url

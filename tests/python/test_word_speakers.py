@@ -1,4 +1,4 @@
-"""parakeet_py.diarize.word_speakers / speaker_utterances: the library's word-to-speaker and
+"""parakeet_py.speakers.diarize.word_speakers / speaker_utterances: the library's word-to-speaker and
 utterance rules on words and segments from anywhere. On the conversation fixture they give
 exactly the speakers and utterances Context.transcribe(diarizer=) gives (one rule, not two);
 hand-built cases of the rule; bad input is InvalidArgument."""
@@ -9,7 +9,7 @@ import pytest
 
 from data_helpers import AUDIO, MODEL, NEMO_DIR
 from parakeet_py import Context, Diarizer, InvalidArgument, Segment, Word
-from parakeet_py.diarize import attribute_words, speaker_utterances, word_speakers
+from parakeet_py.speakers.diarize import attribute_words, speaker_utterances, word_speakers
 
 CLIP = AUDIO / "conversation_16k.wav"
 

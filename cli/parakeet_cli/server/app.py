@@ -25,7 +25,7 @@ from starlette.routing import Route, WebSocketRoute
 
 from parakeet_py import Cancelled, ParakeetError
 from parakeet_py.audio import prepare_audio
-from parakeet_py.audio_formats import UPLOAD_CONTAINERS
+from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 
 from . import formats, request_fields, sse
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error

@@ -6,7 +6,7 @@ A session that asks for them (``transcription.speakers: true``) gets one diariza
 (resampled to the diarizer's 16 kHz by a soxr stream, so the cut between appends changes
 nothing), so speaker 0 of the first turn is speaker 0 of the fifth. When an item ends, its
 words (moved from the item's timeline onto the session's) take their speakers, and their
-utterances their texts, by the library's rules (``parakeet_py.diarize.attribute_words``)
+utterances their texts, by the library's rules (``parakeet_py.speakers.diarize.attribute_words``)
 from the segments the stream knows then: the closed ones, then the open ones, which end at
 the time it has diarized. The stream lags the audio by its latency, so the last words of a
 turn may lie beyond what it has diarized; they take the nearest segment within 0.5 s, or -1.
@@ -23,7 +23,7 @@ from typing import Any, Dict, List
 import numpy as np
 
 from parakeet_py import Segment, Word
-from parakeet_py.diarize import attribute_words
+from parakeet_py.speakers.diarize import attribute_words
 
 from .formats import speaker_name
 

@@ -10,9 +10,9 @@ from typing import Any, Iterator, Optional
 import numpy as np
 import soundfile
 
-from .audio_formats import Container
-from .audio_samples import BLOCK_FRAMES
-from .errors import InvalidAudio
+from ..errors import InvalidAudio
+from .formats import Container
+from .samples import BLOCK_FRAMES
 
 # libsndfile's "length unknown" (SF_COUNT_MAX).
 _UNKNOWN_FRAMES = (1 << 63) - 1

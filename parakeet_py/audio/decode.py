@@ -1,5 +1,5 @@
 """Opening an audio file for decoding: a path, bytes or a binary file object → a decoder chosen
-from the file's first bytes (:func:`audio_formats.sniff`), libsndfile's or FFmpeg's.
+from the file's first bytes (:func:`formats.sniff`), libsndfile's or FFmpeg's.
 
 A decoder has ``rate``, ``channels``, ``stated_frames`` (the length the header states, or None),
 ``blocks()`` ([n, channels] float32 blocks in one reused buffer: use each before the next) and
@@ -13,11 +13,11 @@ import io
 import os
 from typing import Any, BinaryIO, Collection, Iterator, Optional, Union
 
-from .audio_av import AvDecoder
-from .audio_formats import as_seekable, mp3_states_length, ogg_length, read_head, sniff
-from .audio_formats import supported_text
-from .audio_sndfile import SndfileDecoder
-from .errors import InvalidAudio
+from ..errors import InvalidAudio
+from .formats import as_seekable, mp3_states_length, ogg_length, read_head, sniff
+from .formats import supported_text
+from .pyav import AvDecoder
+from .sndfile import SndfileDecoder
 
 Decoder = Union[SndfileDecoder, AvDecoder]
 
@@ -26,7 +26,7 @@ Decoder = Union[SndfileDecoder, AvDecoder]
 def open_decoder(source: Any, name: str, formats: Optional[Collection[str]] = None) -> Iterator[Decoder]:
     """A decoder for ``source`` (a path, bytes or a binary file object, read from its start).
 
-    ``formats``: the container names (:data:`audio_formats.CONTAINERS`) to accept, each only with
+    ``formats``: the container names (:data:`formats.CONTAINERS`) to accept, each only with
     its listed codecs; None accepts every container there with any codec its decoder reads, and
     hands a file no signature matches to libsndfile, which reads many more.
     """

@@ -1,7 +1,7 @@
 """The FFmpeg decoder (through PyAV, whose wheels bundle FFmpeg's libraries): AAC, Opus and MP3
 in MP4/M4A/MOV, Opus and Vorbis in WebM/Matroska, MPEG audio in MPEG program streams, AMR.
 
-The demuxer is the one :mod:`audio_formats` sniffed, named to FFmpeg, so no other demuxer ever
+The demuxer is the one :mod:`formats` sniffed, named to FFmpeg, so no other demuxer ever
 sees the file; only the first audio stream is decoded (video packets are read and dropped,
 never decoded). A decoding error (a corrupt packet) ends the file with an error rather than
 being skipped, so damage never passes as a shorter recording.
@@ -14,9 +14,9 @@ from typing import Any, Iterator, Optional
 import av
 import numpy as np
 
-from .audio_formats import Container
-from .audio_samples import BLOCK_FRAMES, as_float
-from .errors import InvalidAudio
+from ..errors import InvalidAudio
+from .formats import Container
+from .samples import BLOCK_FRAMES, as_float
 
 # What PyAV raises for input FFmpeg rejects (its FFmpegError subclasses are also ValueError,
 # OSError or EOFError subclasses, by their error code).

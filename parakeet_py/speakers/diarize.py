@@ -10,39 +10,27 @@ Options (``diarize(**options)``) are NeMo's post-processing parameters, as the C
 (docs/diarization.md): onset, offset, pad_onset, pad_offset, min_duration_on, min_duration_off.
 
 :func:`word_speakers` and :func:`speaker_utterances` give words from anywhere (a live stream's,
-say) speakers from segments from anywhere (a :class:`~parakeet_py.diarize_stream.DiarizerStream`'s)
+say) speakers from segments from anywhere (a :class:`~parakeet_py.speakers.diarize_stream.DiarizerStream`'s)
 by the library's own rules, the ones ``Context.transcribe(diarizer=)`` applies.
 """
 
 import json
 import os
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import _native
-from .audio import AudioSource, prepare_audio
-from .errors import InvalidAudio
-from .owned_handle import SharedModel, load_model_of_kind
-from .progress import ProgressCallback, call_with_progress, check_progress
-
-if TYPE_CHECKING:
-    from .diarize_stream import DiarizerStream
-    from .transcript import Utterance
+from .. import _native
+from ..audio.prepare import AudioSource, prepare_audio
+from ..errors import InvalidAudio
+from ..owned_handle import SharedModel, load_model_of_kind
+from ..progress import ProgressCallback, call_with_progress, check_progress
+from ..transcript import Segment, Utterance
+from .diarize_stream import DiarizerStream, latency_number
 
 # The audio is brought to this rate here; the library resamples it to the model's if that differs.
 AUDIO_RATE = 16000
 _INT_MAX = 2**31 - 1
-
-
-@dataclass(frozen=True, order=True)
-class Segment:
-    """One speaker's turn: speakers are numbered from 0 in order of arrival; seconds."""
-
-    speaker: int
-    start: float
-    end: float
 
 
 class Diarizer(SharedModel):
@@ -84,13 +72,11 @@ class Diarizer(SharedModel):
         doc = self.document(audio, sample_rate=sample_rate, progress=progress, **options)
         return [Segment(int(s["speaker"]), float(s["start"]), float(s["end"])) for s in doc["segments"]]
 
-    def stream(self, latency: Union[str, int] = "model") -> "DiarizerStream":
-        """A live diarization (:class:`~parakeet_py.diarize_stream.DiarizerStream`) at a latency
+    def stream(self, latency: Union[str, int] = "model") -> DiarizerStream:
+        """A live diarization (:class:`~parakeet_py.speakers.diarize_stream.DiarizerStream`) at a latency
         preset: "model" (the checkpoint's own streaming configuration), "low" (1.04 s),
         "very_low" (0.64 s), "ultra_low" (0.32 s), or parakeet.cpp's numbers 0..3. Raises
         :class:`Unsupported` for a model that normalises its mel features per_feature."""
-        from .diarize_stream import DiarizerStream, latency_number
-
         number = latency_number(latency)
         ffi, lib = _native.load()
         with self._using() as handle:
@@ -134,7 +120,7 @@ def word_speakers(words: Sequence[Any], segments: Sequence[Segment]) -> List[int
     return _attribute(words, segments)[0]
 
 
-def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> List["Utterance"]:
+def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> List[Utterance]:
     """The words (:class:`~parakeet_py.Word`, with ``text`` and ``confidence``) grouped into
     utterances by the library's rule, each word's speaker as :func:`word_speakers` gives it: a
     run of one speaker's words with pauses of at most 0.5 s, their texts joined by spaces, the
@@ -142,10 +128,8 @@ def speaker_utterances(words: Sequence[Any], segments: Sequence[Segment]) -> Lis
     return attribute_words(words, segments)[1]
 
 
-def attribute_words(words: Sequence[Any], segments: Sequence[Segment]) -> Tuple[List[int], List["Utterance"]]:
+def attribute_words(words: Sequence[Any], segments: Sequence[Segment]) -> Tuple[List[int], List[Utterance]]:
     """:func:`word_speakers` and :func:`speaker_utterances` from one library call."""
-    from .transcript import Utterance
-
     speakers, numbers = _attribute(words, segments)
     runs: List[List[int]] = []
     for i, n in enumerate(numbers):

@@ -18,10 +18,11 @@ from typing import Any, List, Union
 
 import numpy as np
 
-from . import _native
-from .errors import InvalidArgument
-from .owned_handle import OwnedHandle
-from .stream import pcm_samples
+from .. import _native
+from ..audio.prepare import pcm_samples
+from ..errors import InvalidArgument
+from ..owned_handle import OwnedHandle
+from ..transcript import Segment
 
 #: The latency presets by name, with parakeet.cpp's numbers (PARAKEET_DIAR_LATENCY_*).
 LATENCIES = {"model": 0, "low": 1, "very_low": 2, "ultra_low": 3}
@@ -38,9 +39,7 @@ def latency_number(latency: Union[str, int]) -> int:
     return int(latency)  # the library checks the range
 
 
-def _segments(ffi: Any, lib: Any, out: Any, n: int) -> List[Any]:
-    from .diarize import Segment
-
+def _segments(ffi: Any, lib: Any, out: Any, n: int) -> List[Segment]:
     try:
         # The library's float times hold 2 decimals: round back to them.
         return [Segment(int(out[0][i].speaker), round(float(out[0][i].start), 2), round(float(out[0][i].end), 2))
@@ -50,7 +49,7 @@ def _segments(ffi: Any, lib: Any, out: Any, n: int) -> List[Any]:
 
 
 class DiarizerStream(OwnedHandle):
-    """One live diarization on a :class:`~parakeet_py.diarize.Diarizer` (which it keeps alive).
+    """One live diarization on a :class:`~parakeet_py.speakers.diarize.Diarizer` (which it keeps alive).
     One call at a time (serialised here)."""
 
     _FREE = "parakeet_capi_diarize_stream_free"
@@ -61,7 +60,7 @@ class DiarizerStream(OwnedHandle):
         self._ptr = ptr
         self._lock = threading.Lock()
 
-    def feed(self, pcm: np.ndarray, is_last: bool = False) -> List[Any]:
+    def feed(self, pcm: np.ndarray, is_last: bool = False) -> List[Segment]:
         """Feeds 16 kHz samples (a numpy array, as Stream.feed takes); returns the segments that
         ended, by start then speaker. ``is_last`` ends the audio and closes the open segments."""
         samples = pcm_samples(pcm)
@@ -72,12 +71,12 @@ class DiarizerStream(OwnedHandle):
                 self.handle(), ffi.from_buffer("float[]", samples), len(samples), 1 if is_last else 0, out, n))
             return _segments(ffi, lib, out, n[0])
 
-    def finish(self) -> List[Any]:
+    def finish(self) -> List[Segment]:
         """Ends the audio: the remaining chunks run and every open segment closes."""
         return self.feed(np.zeros(0, np.float32), is_last=True)
 
     @property
-    def active(self) -> List[Any]:
+    def active(self) -> List[Segment]:
         """The segments open now, each ending at :attr:`time`."""
         ffi, lib = _native.load()
         out, n = ffi.new("parakeet_diar_segment**"), ffi.new("int*")

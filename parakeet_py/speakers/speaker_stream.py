@@ -21,13 +21,13 @@ from typing import Any, List
 import numpy as np
 import soxr
 
-from . import _native
-from .audio import _check_finite
-from .diarize import AUDIO_RATE
-from .errors import InvalidArgument
-from .owned_handle import OwnedHandle
-from .stream import pcm_samples
-from .transcript import Utterance
+from .. import _native
+from ..audio.prepare import _check_finite, pcm_samples
+from ..errors import InvalidArgument
+from ..owned_handle import OwnedHandle
+from ..transcript import Utterance
+from .diarize import AUDIO_RATE, Diarizer
+from .diarize_stream import latency_number
 
 
 def _utterances(ffi: Any, lib: Any, out: Any, n: int) -> List[Utterance]:
@@ -97,9 +97,6 @@ class SpeakerStream(OwnedHandle):
 def begin(context: Any, ctx_ptr: Any, diarizer: Any, latency: Any, sample_rate: int) -> SpeakerStream:
     """A new :class:`SpeakerStream` on ``ctx_ptr`` and ``diarizer`` at a latency preset (a name
     or 0..3, as Diarizer.stream takes it)."""
-    from .diarize import Diarizer
-    from .diarize_stream import latency_number
-
     if not isinstance(diarizer, Diarizer):
         raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
     number = latency_number(latency)

@@ -4,7 +4,7 @@ Everything ends up as float32 mono samples at the model's rate, which is what th
 ``*_pcm`` functions take:
 
 * files, bytes and file objects are decoded block by block, by the decoder their first bytes
-  call for (:mod:`.audio_decode`): libsndfile for WAV, FLAC, Ogg Vorbis/Opus and MP3 (and,
+  call for (:mod:`.decode`): libsndfile for WAV, FLAC, Ogg Vorbis/Opus and MP3 (and,
   unless an allowlist is given, the other formats it reads: AIFF, AU, CAF, ...), FFmpeg through
   PyAV for M4A/MP4/MOV, WebM/Matroska, MPEG program streams and AMR;
 * integer arrays are scaled to [-1, 1] (signed: divided by 2^(bits-1); unsigned: centred
@@ -26,9 +26,9 @@ from typing import Any, BinaryIO, Callable, Collection, Iterator, Optional, Unio
 import numpy as np
 import soxr
 
-from .audio_decode import check_complete, open_decoder
-from .audio_samples import BLOCK_FRAMES, as_float, mono
-from .errors import InvalidArgument, InvalidAudio
+from ..errors import InvalidArgument, InvalidAudio
+from .decode import check_complete, open_decoder
+from .samples import BLOCK_FRAMES, as_float, mono
 
 # Anything accepted as an audio source by load_audio / Context.transcribe.
 AudioSource = Union[str, "os.PathLike[str]", bytes, bytearray, memoryview, BinaryIO, np.ndarray]
@@ -67,6 +67,17 @@ def _check_array(array: np.ndarray, name: str) -> None:
                 f"{name}: audio array of shape {array.shape} would have {channels} channels; arrays are "
                 "[frames, channels] (transpose a [channels, frames] array with .T)"
             )
+
+
+def pcm_samples(pcm: Any) -> np.ndarray:
+    """A numpy array (1-D mono or 2-D [frames, channels], any real dtype, ints scaled to
+    [-1, 1]) → contiguous float32 mono samples."""
+    if not isinstance(pcm, np.ndarray):
+        raise InvalidAudio(f"feed takes a numpy array of samples, not a {type(pcm).__name__}")
+    _check_array(pcm, "audio array")
+    if pcm.ndim == 1 and pcm.dtype == np.float32:
+        return np.ascontiguousarray(pcm)
+    return np.ascontiguousarray(mono(as_float(pcm)), dtype=np.float32)
 
 
 def _array_blocks(array: np.ndarray) -> Iterator[np.ndarray]:
@@ -145,7 +156,7 @@ def prepare_audio(
     since the resampler would smear a bad sample over its neighbours.
 
     For files: ``formats`` limits the containers (and their codecs) decoded, by the names in
-    :data:`.audio_formats.CONTAINERS` (None: every format either decoder reads). ``limit`` is
+    :data:`.formats.CONTAINERS` (None: every format either decoder reads). ``limit`` is
     called with (frames, sample rate, channels) of the source, first with the length its header
     states, then after each decoded block with the frames so far; whatever it raises stops the
     decoding, so a length limit holds before the audio is whole.

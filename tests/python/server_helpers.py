@@ -23,6 +23,8 @@ import soundfile
 from data_helpers import AUDIO, CLIPS, MODEL, NEMO_DIR, ROOT  # noqa: F401 (the server tests take them from here)
 
 START_TIMEOUT_SEC = 60
+# Tries at a fresh port when the one chosen was taken before the server could bind it.
+PORT_TRIES = 3
 # Every test client is 127.0.0.1: a test in which one client fills the whole server (all the
 # queue's places, all the stream slots) lifts the per-client share.
 ONE_CLIENT = ["--client-share", "1"]
@@ -74,26 +76,37 @@ class ServerProcess:
     def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL, vad: Optional[str] = "none") -> None:
         """``vad``: the --vad-model value; "none" (the tests' default: realtime sessions then
         default to manual commits) or None (the server's own default, the package's model)."""
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.args = [sys.executable, "-m", "parakeet_cli.server", "--model", str(model),
-                     "--host", "127.0.0.1", "--port", str(self.port), "--log-level", "warning", *args,
-                     *(["--vad-model", vad] if vad is not None else [])]
-        self.log_path = log_dir / f"server-{self.port}.log"
+        self._server_args = ["--model", str(model), "--host", "127.0.0.1", "--log-level", "warning", *args,
+                             *(["--vad-model", vad] if vad is not None else [])]
+        self._log_dir = log_dir
+        self._take_port(free_port())
         self.proc: Optional[subprocess.Popen] = None
+
+    def _take_port(self, port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.args = [sys.executable, "-m", "parakeet_cli.server", "--port", str(port), *self._server_args]
+        self.log_path = self._log_dir / f"server-{port}.log"
 
     def __enter__(self) -> "ServerProcess":
         env = dict(os.environ)
         env.pop("PARAKEET_API_KEY", None)  # only what the test passes
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(ROOT / "cli"), env.get("PYTHONPATH", "")])
-        self._log = open(self.log_path, "wb")
-        self.proc = subprocess.Popen(self.args, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
-        try:
-            self._wait_ready()
-        except BaseException:
-            self.stop()
-            raise
-        return self
+        attempt = 1
+        while True:
+            self._log = open(self.log_path, "wb")
+            self.proc = subprocess.Popen(self.args, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+            try:
+                self._wait_ready()
+                return self
+            except BaseException:
+                self.stop()
+                # free_port() closes its probe socket before the server binds, so another process
+                # can take the port in between: only that failure is worth another port.
+                if attempt == PORT_TRIES or "address already in use" not in self.log():
+                    raise
+            attempt += 1
+            self._take_port(free_port())
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + START_TIMEOUT_SEC

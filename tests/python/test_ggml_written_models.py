@@ -3,8 +3,8 @@ quantize`` writes (ggml loads the model, ``ggml_quantize_chunk`` quantises the m
 ggml's GGUF writer stores it, dropping each tensor's trailing size-1 ne dimensions, so the
 filterbank [1, 80, 257] is stored as [80, 257]). The fixture models go through libggml-base.so of
 parakeet.cpp's wheel (``ggml_helpers``); an ASR model at every K-quant type and q8_0 transcribes as
-our own quantiser's file of the same blocks does, and a diarization model written by ggml unchanged
-gives the segments of the file it came from."""
+our own quantiser's file of the same blocks does; a diarization model and a Silero VAD model written
+by ggml unchanged give the results of the files they came from."""
 
 import gguf
 import numpy as np
@@ -59,3 +59,22 @@ def test_a_diarization_model_written_by_ggml_gives_the_same_segments(tmp_path):
     with Diarizer(theirs) as d:
         assert d.diarize(clip) == want
     assert want
+
+
+def test_a_silero_vad_model_written_by_ggml_gives_the_same_probabilities(tmp_path, audio_dir):
+    """Silero's output convolution [1, 128, 1] is stored by ggml with its last ne dimension
+    dropped; the VAD reader compares shapes as the other kinds do."""
+    pytest.importorskip("onnx")
+    from parakeet_py.convert.silero_onnx import convert_silero_onnx
+    from parakeet_py.vad import Vad, package_onnx
+    from vad_helpers import speech_with_pauses
+
+    source, theirs = tmp_path / "silero.gguf", tmp_path / "silero-ggml.gguf"
+    convert_silero_onnx(package_onnx(), source, "f32")
+    assert quantize_as_parakeet_cpp(libggml(), source, theirs, "q8_0", lambda name: False) == []
+    assert len(_tensors(theirs)["vad16k.decoder.decoder.2.weight"].shape) == 2
+    audio = speech_with_pauses(audio_dir, 16000)
+    with Vad(source) as v:
+        want = v.probabilities(audio, 16000)
+    with Vad(theirs) as v:
+        assert np.array_equal(v.probabilities(audio, 16000), want)

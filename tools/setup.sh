@@ -22,7 +22,8 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/pip install -q ".[test]"
 
 # parakeet.cpp's wheel with its CUDA libraries stubbed (.cache/pcpp): the differential hotword
-# test and the peer benchmarks run its own library on the CPU.
+# test and the peer benchmarks run its own library on the CPU, and the ggml tests
+# (test_ggml_blocks.py, test_ggml_written_models.py) call its libggml-base.so.
 bash bench/setup_parakeet_cpp.sh
 
 # First check: the installed library loads and the command-line programs start.

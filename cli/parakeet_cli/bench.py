@@ -152,14 +152,26 @@ def format_table(report: Dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _entries(manifest: Optional[str], files: Tuple[str, ...]) -> List[Entry]:
+    """The manifest's entries (if one is given) followed by the AUDIO arguments (no
+    references); the shipped manifest when neither is given."""
+    try:
+        listed = read_manifest(manifest or DEFAULT_MANIFEST) if manifest or not files else []
+    except ManifestError as e:
+        raise click.BadParameter(str(e), param_hint="'--manifest'") from e
+    return listed + [Entry(id=path, path=path) for path in files]
+
+
 @click.command("bench")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False), metavar="[AUDIO]...")
 @click.option("-m", "--model", type=MODEL_PATH,
               help="A parakeet GGUF file. Default: a generated model of the 110M architecture with RANDOM "
                    "weights (made once, cached in $PARAKEET_CACHE or ~/.cache/parakeet): speed only.")
 @click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
               help="Audio files to run, one per line (relative to the manifest's folder, else to the current "
                    "one); '#' starts a comment line; 'path<TAB>reference text' adds WER scoring. "
-                   "Default: three short clips shipped with the package.")
+                   "With AUDIO files too, the manifest's files run first, then those. "
+                   "Default (neither given): three short clips shipped with the package.")
 @click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
               help="Requests at once. With K > 1 all files are submitted together through K workers and "
                    "the wall time and aggregate RTFx are reported too.")
@@ -175,9 +187,9 @@ def format_table(report: Dict[str, Any]) -> str:
               help="Progress bar on standard error (only drawn on a terminal).")
 @click.option("--synthetic-size", type=click.Choice(sorted(ARCHS)), default="110m", hidden=True,
               help="Architecture of the generated default model (tiny: for tests).")
-def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threads: Optional[int], decoder: str,
-          attention: Optional[Any], isa: Optional[str], bf16: Optional[bool], as_json: bool, progress: bool,
-          synthetic_size: str) -> None:
+def bench(files: Tuple[str, ...], model: Optional[str], manifest: Optional[str], concurrency: int,
+          threads: Optional[int], decoder: str, attention: Optional[Any], isa: Optional[str], bf16: Optional[bool],
+          as_json: bool, progress: bool, synthetic_size: str) -> None:
     """Measure transcription speed: per file, total, and under concurrency.
 
     Every file is decoded into memory first, so only the model's work is timed; one warm-up
@@ -196,12 +208,10 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
     \b
     Examples:
       parakeet-cli bench                                  # built-in model and clips
+      parakeet-cli bench -m model.gguf a.wav b.flac       # these files (no references)
       parakeet-cli bench -m model.gguf --manifest clips.txt -c 4 -t 2 --json
     """
-    try:
-        entries = read_manifest(manifest or DEFAULT_MANIFEST)
-    except ManifestError as e:
-        raise click.BadParameter(str(e), param_hint="'--manifest'") from e
+    entries = _entries(manifest, files)
     random_weights = model is None
     if model is None:
         model = str(ensure_synthetic_model(
@@ -218,8 +228,8 @@ def bench(model: Optional[str], manifest: Optional[str], concurrency: int, threa
             try:
                 audio.append(load_audio(entry.path, target_rate=ctx.sample_rate))
             except ParakeetError as e:
-                where = "manifest" + (f" line {entry.line}" if entry.line is not None else "")
-                raise click.ClickException(f"{where}: {file_error(entry.path, str(e))}") from e
+                where = f"manifest line {entry.line}: " if entry.line is not None else ""
+                raise click.ClickException(where + file_error(entry.path, str(e))) from e
         results, wall_ms = run_bench(ctx, audio, decoder, progress)
         report = build_report(model, random_weights, decoder, per_backend, ctx.concurrency, load_ms,
                               attention_label(ctx.attention), kernels_label(ctx.info), entries, audio,

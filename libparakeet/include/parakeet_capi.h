@@ -481,10 +481,14 @@ PARAKEET_API char* parakeet_capi_transcribe_pcm_contextual_json(parakeet_ctx* ct
  * Result: {"mode", "duration", "frame_sec", "sample_rate" (the model rate used), "backend", "isa" (the kernel level),
  * "segments": [{"start", "end"}] (seconds, 6 decimals), ["probabilities": [one per 32 ms
  * frame, shortest exact float form]]}. Rates: 16000 and 8000 natively; a multiple of 16000 is
- * decimated (every k-th sample, as Silero does); others are PARAKEET_ERROR_INVALID_AUDIO. */
+ * decimated (every k-th sample, as Silero does); others are PARAKEET_ERROR_INVALID_AUDIO
+ * ("... resample first (parakeet_capi_vad_path_json and parakeet_capi_transcribe_*_vad_with
+ * resample any rate themselves)"). */
 PARAKEET_API char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
                                               int sample_rate, const char* options_json);
-/* The same for a WAV file (formats as the *_path transcription calls; channels averaged). */
+/* The same for a WAV file (formats as the *_path transcription calls; channels averaged). A
+ * file at a rate the PCM call refuses (1000..384000 Hz) is resampled to 16 kHz first, as the
+ * transcription calls resample; "duration" is then the file's. */
 PARAKEET_API char* parakeet_capi_vad_path_json(parakeet_ctx* ctx, const char* wav_path, const char* options_json);
 
 /* ---- Speaker diarization (Sortformer) -----------------------------------------------------

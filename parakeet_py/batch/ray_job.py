@@ -12,8 +12,11 @@ Shape (one actor per node holding one model with K backends; no scheduler of our
   files are decoded on a thread ahead of the transcription.
 * A file that fails is a row with its ``error``, never a failed task: a failed task would be
   retried, and once retries run out Ray drops the whole block (``max_errored_blocks``).
-  A native crash kills the actor; Ray restarts it and retries the batch, at most
-  ``max_task_retries`` times (Ray's default for actors is unbounded).
+  A native crash kills the actor; Ray restarts it and retries the batch without bound (Ray
+  Data's default for actor pools; its ``map_batches`` names no parameter for it, and the
+  ``**ray_remote_args`` that took one go away in Ray 2.64). So the UDF counts each batch's
+  starts in a small actor (:class:`_BatchStarts`) and, past ``max_task_retries`` retries,
+  answers the batch with error rows instead of running it again.
 * The model is a path every node sees, or a URI pyarrow opens (``s3://``, ``gs://``,
   ``hdfs://``, ``file://``), copied once per node into ``$PARAKEET_CACHE/models``.
 * :func:`run_ray_job` is ``parakeet-cli batch --ray``: manifest → Ray → a directory of Parquet
@@ -76,12 +79,34 @@ def _assigned_cpus() -> Optional[float]:
         return None
 
 
+class _BatchStarts:
+    """How many times each batch (by its rows' ids) was started, for every actor of a job: a
+    batch started again was retried after its actor died."""
+
+    def __init__(self) -> None:
+        self._starts: Dict[str, int] = {}
+
+    def start(self, key: str) -> int:
+        self._starts[key] = self._starts.get(key, 0) + 1
+        return self._starts[key]
+
+
+def _batch_starts() -> Any:
+    """A new :class:`_BatchStarts` actor (no CPU reserved: it only counts)."""
+    import ray
+
+    return ray.remote(num_cpus=0)(_BatchStarts).remote()
+
+
 class ParakeetUDF:
-    """``map_batches`` callable class: pyarrow batches of manifest rows → transcript rows."""
+    """``map_batches`` callable class: pyarrow batches of manifest rows → transcript rows.
+    ``starts`` (a :class:`_BatchStarts` actor) and ``max_task_retries`` bound the retries of a
+    batch whose actor died."""
 
     def __init__(self, model: str, concurrency: int = 1, threads: Optional[int] = None,
                  decoder: Optional[str] = None, timestamps: bool = False, attention: Optional[Attention] = None,
-                 base_dir: Optional[str] = None) -> None:
+                 base_dir: Optional[str] = None, starts: Any = None, max_task_retries: int = 3) -> None:
+        self.starts, self.max_task_retries = starts, max_task_retries
         path = local_model(model)
         if threads is None:  # the CPUs Ray gave this actor, shared among the K backends
             cpus = _assigned_cpus()
@@ -112,9 +137,21 @@ class ParakeetUDF:
         return make_row(entry, transcript, error, decoder=self.decoder_label, model=self.model,
                         timestamps=self.timestamps)
 
+    def _retries_exhausted(self, entries: List[Tuple[Entry, Optional[str]]]) -> bool:
+        if self.starts is None:
+            return False
+        import ray
+
+        key = hashlib.sha256("\0".join(e.id for e, _ in entries).encode("utf-8")).hexdigest()
+        return ray.get(self.starts.start.remote(key)) > self.max_task_retries + 1
+
     def __call__(self, batch: pa.Table) -> pa.Table:
         rows = batch.to_pylist()
         entries = [self._entry(i, row) for i, row in enumerate(rows)]
+        if self._retries_exhausted(entries):
+            crashed = (f"not transcribed: a worker died on this batch {self.max_task_retries + 1} times "
+                       "(max_task_retries); one of its files may crash the library")
+            entries = [(e, err or error_message(e.path, crashed)) for e, err in entries]
         decoded = [self._decode.submit(decode, e, self.ctx.sample_rate) if err is None else None
                    for e, err in entries]
         out = []
@@ -140,8 +177,8 @@ def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Op
     ``num_cpus`` divided by K). ``num_cpus``: the CPUs each actor reserves; leave at least one
     CPU of the cluster to Ray's read and write tasks or the job can stall (ray-project/ray#44687).
     ``batch_size``: rows per call (small: audio lengths vary, and a crash retries the batch).
-    ``max_task_retries``: retries of a batch whose actor died. ``base_dir``: relative paths
-    are relative to it.
+    ``max_task_retries``: retries of a batch whose actor died; after them its rows are errors.
+    ``base_dir``: relative paths are relative to it.
     """
     import ray.data
 
@@ -149,10 +186,11 @@ def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Op
     return ds.map_batches(
         ParakeetUDF, batch_size=batch_size, batch_format="pyarrow",
         fn_constructor_kwargs={"model": model, "concurrency": concurrency, "threads": threads, "decoder": decoder,
-                               "timestamps": timestamps, "attention": attention, "base_dir": base_dir},
+                               "timestamps": timestamps, "attention": attention, "base_dir": base_dir,
+                               "starts": _batch_starts(), "max_task_retries": max_task_retries},
         compute=ray.data.ActorPoolStrategy(**size, max_concurrent_calls_per_actor=concurrency,
                                            enable_true_multi_threading=concurrency > 1),
-        num_cpus=num_cpus, max_task_retries=max_task_retries)
+        num_cpus=num_cpus)
 
 
 def _drop_done(batch: pa.Table, done: Set[str], base: Optional[str]) -> pa.Table:

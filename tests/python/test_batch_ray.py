@@ -1,6 +1,7 @@
 """The batch job on Ray Data, in-process Ray with a few CPUs: results equal the local batch,
-the model can come from a URI, resume skips what is written, and an actor killed mid-job is
-retried with no row lost or duplicated."""
+the model can come from a URI, resume skips what is written, an actor killed mid-job is
+retried with no row lost or duplicated, and a batch retried past max_task_retries gives error
+rows. Ray's deprecation of ray_remote_args is an error here (the job must name its parameters)."""
 
 import importlib
 import json
@@ -23,7 +24,11 @@ from batch_helpers import CLIPS, MODEL, ROOT, check_rows, write_corpus  # noqa: 
 from parakeet_py.batch import BatchOptions, read_inputs, read_rows, run_batch, transcribe_dataset  # noqa: E402
 from parakeet_py.batch.ray_job import run_ray_job  # noqa: E402
 
-pytestmark = pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated")
+pytestmark = [
+    pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated"),
+    # ray_remote_args (map_batches' **kwargs) go away in Ray 2.64: the job names its parameters.
+    pytest.mark.filterwarnings("error:.*ray_remote_args:ray.util.annotations.RayDeprecationWarning"),
+]
 
 
 @pytest.fixture(scope="module")
@@ -121,6 +126,27 @@ def test_an_actor_killed_mid_job_is_retried_without_losing_or_duplicating_rows(c
     rows = read_rows(str(out))
     assert len(rows) == total
     check_rows(rows, manifest, timestamps=False)
+
+
+def test_a_batch_started_past_max_task_retries_is_answered_with_error_rows(cluster):
+    """Ray Data retries a batch whose actor died without bound; the UDF counts the batch's
+    starts (a batch started again is such a retry) and stops after max_task_retries of them.
+    The UDF is called here as an actor calls it, the same batch three times."""
+    import pyarrow as pa
+
+    from parakeet_py.batch.ray_job import ParakeetUDF, _batch_starts
+
+    udf = ParakeetUDF(str(MODEL), starts=_batch_starts(), max_task_retries=1)
+    batch = pa.Table.from_pylist([{"id": f"c{i}", "path": str(clip)} for i, clip in enumerate(CLIPS[:2])])
+    first, retry, past = (udf(batch).to_pylist() for _ in range(3))
+    assert retry == first and all(r["error"] is None and r["text"] for r in first)
+    assert [r["id"] for r in past] == ["c0", "c1"]
+    for row, clip in zip(past, CLIPS):
+        assert row["text"] is None
+        assert row["error"] == f"{clip}: not transcribed: a worker died on this batch 2 times (max_task_retries); " \
+                               "one of its files may crash the library"
+    other = pa.Table.from_pylist([{"id": "c2", "path": str(CLIPS[2])}])  # counted apart
+    assert udf(other).to_pylist()[0]["error"] is None
 
 
 def test_resume_of_a_relative_manifest_without_ids_redoes_nothing(cluster, tmp_path):

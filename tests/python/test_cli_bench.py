@@ -201,6 +201,26 @@ def test_bench_table(manifest):
 
 
 @needs_fixture
+def test_bench_takes_audio_files_as_arguments_after_the_manifests(manifest, tmp_path):
+    clips = [AUDIO / "short_1s_16k.wav", AUDIO / "speech_44k_stereo.wav"]
+    result = run("bench", "-m", MODEL, *clips, "-t", 1, "--json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert [f["path"] for f in report["files"]] == [str(c) for c in clips]
+    assert "wer" not in report and all("reference" not in f for f in report["files"])
+    with Context(MODEL) as ctx:
+        assert [f["text"] for f in report["files"]] == [ctx.transcribe(c).text for c in clips]
+    # Both: the manifest's files first (with their references), then the arguments.
+    both = json.loads(run("bench", "-m", MODEL, "--manifest", manifest, clips[0], "-t", 1, "--json").stdout)
+    listed = [f["path"] for f in json.loads(run("bench", "-m", MODEL, "--manifest", manifest, "--json").stdout)["files"]]
+    assert [f["path"] for f in both["files"]] == listed + [str(clips[0])]
+    assert "wer" in both and "reference" not in both["files"][-1]
+    # A missing file is a usage error naming it, before the model loads.
+    result = run("bench", "-m", MODEL, tmp_path / "missing.wav")
+    assert result.exit_code == 2 and "missing.wav" in result.stderr and "does not exist" in result.stderr
+
+
+@needs_fixture
 def test_bench_bad_audio_in_manifest_is_a_runtime_error(tmp_path):
     m = tmp_path / "m.txt"
     m.write_text(f"{AUDIO / 'short_1s_16k.wav'}\nmissing.wav\n")

@@ -6,8 +6,6 @@ ggml decodes it; and files that break a type's rules are refused naming the tens
 
 from __future__ import annotations
 
-import ctypes
-import os
 import subprocess
 import sys
 
@@ -15,43 +13,14 @@ import gguf
 import numpy as np
 import pytest
 
-from data_helpers import MODELS, ROOT, SPEECH
+from data_helpers import MODELS, SPEECH
+from ggml_helpers import GGML_NAMES, ggml_dequantize, ggml_quantize, libggml
 from parakeet_py import Context
 from parakeet_py.convert import ggml_blocks, requantize_gguf
 from parakeet_py.convert.quantize import OUT_TYPES
 from parakeet_py.errors import BadModel
 
 BLOCK_TYPES = ("q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q4_k", "q5_k", "q6_k")
-_GGML_NAMES = {"q4_k": "q4_K", "q5_k": "q5_K", "q6_k": "q6_K"}
-_LIBGGML = ROOT / ".cache" / "pcpp" / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
-    "site-packages" / "parakeet" / "lib" / "libggml-base.so"
-
-
-def _ggml():
-    if not _LIBGGML.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{_LIBGGML} is missing: tools/setup.sh installs parakeet.cpp's wheel")
-        pytest.skip("parakeet.cpp's wheel not set up (bash bench/setup_parakeet_cpp.sh)")
-    lib = ctypes.CDLL(str(_LIBGGML))
-    lib.ggml_quantize_chunk.restype = ctypes.c_size_t
-    lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
-                                        ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p]
-    return lib
-
-
-def _ggml_quantize(lib, x: np.ndarray, type_name: str) -> np.ndarray:
-    rows, k = x.shape
-    out = np.zeros((rows, ggml_blocks.row_bytes(type_name, k)), np.uint8)
-    lib.ggml_quantize_chunk(ggml_blocks.TYPE_IDS[type_name], x.ctypes.data, out.ctypes.data, 0, rows, k, None)
-    return out
-
-
-def _ggml_dequantize(lib, raw: np.ndarray, type_name: str, n: int) -> np.ndarray:
-    fn = getattr(lib, "dequantize_row_" + _GGML_NAMES.get(type_name, type_name))
-    fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64]
-    out = np.zeros(n, np.float32)
-    fn(np.ascontiguousarray(raw).ctypes.data, out.ctypes.data, n)
-    return out
 
 
 def _tensors(seed: int):
@@ -69,19 +38,19 @@ def _tensors(seed: int):
 @pytest.mark.parametrize("type_name", BLOCK_TYPES)
 @pytest.mark.parametrize("seed", [0, 1])
 def test_quantise_and_dequantise_exactly_as_ggml(type_name, seed):
-    lib = _ggml()
+    lib = libggml()
     x = _tensors(seed)
     ours = ggml_blocks.encode(x, type_name)
-    theirs = _ggml_quantize(lib, x, type_name)
+    theirs = ggml_quantize(lib, x, type_name)
     assert ours.shape == theirs.shape
     assert np.array_equal(ours, theirs), f"{int((ours != theirs).sum())} bytes differ"
     back = ggml_blocks.decode(theirs, type_name, x.shape).reshape(-1)
-    assert np.array_equal(back.view(np.uint32), _ggml_dequantize(lib, theirs, type_name, x.size).view(np.uint32))
+    assert np.array_equal(back.view(np.uint32), ggml_dequantize(lib, theirs, type_name, x.size).view(np.uint32))
 
 
 @pytest.mark.parametrize("type_name", BLOCK_TYPES)
 def test_fixture_weights_quantise_exactly_as_ggml(type_name):
-    lib = _ggml()
+    lib = libggml()
     reader = gguf.GGUFReader(MODELS["hybrid_tdt_ctc"])
     block = ggml_blocks.BLOCK_VALUES[type_name]
     checked = 0
@@ -90,7 +59,7 @@ def test_fixture_weights_quantise_exactly_as_ggml(type_name):
         if len(shape) != 2 or shape[1] % block:
             continue
         x = np.ascontiguousarray(np.asarray(t.data, dtype=np.float32).reshape(shape))
-        assert np.array_equal(ggml_blocks.encode(x, type_name), _ggml_quantize(lib, x, type_name)), t.name
+        assert np.array_equal(ggml_blocks.encode(x, type_name), ggml_quantize(lib, x, type_name)), t.name
         checked += 1
     assert checked > 0
 
@@ -122,7 +91,7 @@ def test_every_type_loads_and_transcribes(tmp_path, type_name, family):
     assert ids, "a quantised model must still transcribe"
     with Context(str(out)) as ctx:
         ffn = ctx.info["tensor_classes"]["ffn"]
-    assert ffn[_GGML_NAMES.get(type_name, type_name)] > 0
+    assert ffn[GGML_NAMES.get(type_name, type_name)] > 0
 
 
 @pytest.mark.parametrize("type_name", ["q4_k", "q6_k", "q4_0"])
@@ -147,7 +116,7 @@ def test_a_quantised_file_quantises_its_remaining_f32_matrices_at_load(tmp_path,
 
 
 def test_quantize_to_f32_decodes_any_file_as_ggml_does(tmp_path):
-    lib = _ggml()
+    lib = libggml()
     q = tmp_path / "model-q5_k.gguf"
     back = tmp_path / "model-f32.gguf"
     requantize_gguf(MODELS["tdt"], q, "q5_k")
@@ -159,7 +128,7 @@ def test_quantize_to_f32_decodes_any_file_as_ggml_does(tmp_path):
         assert t.tensor_type == gguf.GGMLQuantizationType.F32, t.name
         s = stored[t.name]
         if s.tensor_type == gguf.GGMLQuantizationType.Q5_K:
-            want = _ggml_dequantize(lib, np.asarray(s.data).reshape(-1).view(np.uint8), "q5_k", int(t.n_elements))
+            want = ggml_dequantize(lib, np.asarray(s.data).reshape(-1).view(np.uint8), "q5_k", int(t.n_elements))
             assert np.array_equal(np.asarray(t.data).reshape(-1).view(np.uint32), want.view(np.uint32)), t.name
 
 

@@ -206,7 +206,9 @@ def test_wrong_rates(vad):
     ffi, lib = _native.load()
     buf = np.zeros(4410, np.float32)
     assert lib.parakeet_capi_vad_pcm_json(vad._ptr, ffi.from_buffer("float[]", buf), 4410, 44100, ffi.NULL) == ffi.NULL
-    assert "resample" in ffi.string(lib.parakeet_capi_thread_last_error()).decode()
+    assert "resample first (parakeet_capi_vad_path_json and" in ffi.string(lib.parakeet_capi_thread_last_error()).decode()
+    assert lib.parakeet_capi_vad_stream_begin(vad._ptr, 44100, ffi.NULL) == ffi.NULL
+    assert "parakeet_capi_vad_path_json" in ffi.string(lib.parakeet_capi_thread_last_error()).decode()
     assert len(vad.probabilities(buf, 44100)) == 4  # 0.1 s → 1600 samples at 16 kHz → 4 frames
 
 
@@ -219,6 +221,39 @@ def test_vad_path_json(vad, speech_wav):
     audio, sr = sf.read(str(speech_wav), dtype="float32")
     assert doc["segments"] == vad.segments(audio, sr)
     assert doc["duration"] == pytest.approx(len(audio) / sr, abs=1e-6)
+
+
+def test_vad_path_json_mixes_down_and_resamples_a_44k_stereo_file(vad, model_path, audio_dir, tmp_path):
+    """A path call reads the file itself, so it takes what the transcription path calls take: a
+    44.1 kHz stereo WAV is mixed down and resampled to 16 kHz by the library. Its segments are
+    those the VAD cut finds in the same mono audio handed over as PCM at 44.1 kHz (the cut
+    resamples with the same resampler), and near those of the binding's soxr resampling."""
+    import soundfile as sf
+    import soxr
+
+    from parakeet_py import Context, _native
+
+    x = np.ascontiguousarray(soxr.resample(speech_with_pauses(audio_dir, 16000), 16000, 44100, "HQ"), np.float32)
+    side = np.random.default_rng(0).uniform(-0.05, 0.05, x.size).astype(np.float32)
+    stereo = np.stack([x + side, x - side], axis=1)
+    wav = tmp_path / "stereo_44k.wav"
+    sf.write(str(wav), stereo, 44100, subtype="FLOAT")
+    mono = np.ascontiguousarray(stereo.sum(axis=1) / np.float32(2))  # the WAV reader's mix-down
+    options = b'{"max_segment": 30}'  # the VAD cut's default
+
+    ffi, lib = _native.load()
+    doc = json.loads(_native.string_result(lib.parakeet_capi_vad_path_json(vad._ptr, str(wav).encode(), options)))
+    assert doc["sample_rate"] == 16000
+    assert doc["duration"] == pytest.approx(x.size / 44100, abs=1e-6)
+    with Context(model_path) as ctx, ctx._using() as ptr:
+        cut = json.loads(_native.string_result(lib.parakeet_capi_transcribe_pcm_json_vad_with(
+            ptr, vad.handle(), ffi.from_buffer("float[]", mono), mono.size, 44100, 0, options)))
+    assert len(doc["segments"]) > 1
+    assert doc["segments"] == cut["segments"]
+    soxr_segments = vad.segments(mono, 44100, max_segment=30.0)
+    assert len(soxr_segments) == len(doc["segments"])
+    for got, want in zip(doc["segments"], soxr_segments):  # within two 32 ms frames
+        assert abs(got["start"] - want["start"]) <= 0.064 and abs(got["end"] - want["end"]) <= 0.064
 
 
 def test_kinds_are_refused(vad_files, model_path, speech_wav):

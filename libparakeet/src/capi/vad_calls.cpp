@@ -1,12 +1,14 @@
 // The Silero VAD through the C ABI: one-shot detection (pcm, WAV path) and streams.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "audio/wav_reader.h"
 #include "capi/context.h"
 #include "capi/vad_options_json.h"
 #include "common/json_writer.h"
 #include "model/vad/vad_detect.h"
+#include "model/vad/vad_rate.h"
 #include "model/vad/vad_stream.h"
 #include "parakeet_capi.h"
 #include "runtime/cpu_features.h"
@@ -52,12 +54,28 @@ std::string result_json(const pk::SileroVad& vad, const pk::VadResult& r, const 
     return j.str();
 }
 
+// The PCM calls keep Silero's rates; the message says which calls take any other.
+[[noreturn]] void refuse_pcm_rate(int sample_rate, const char* rates) {
+    throw pk::InvalidAudio("invalid sample rate " + std::to_string(sample_rate) + ": the Silero VAD takes " + rates +
+                           " Hz from PCM; resample first (parakeet_capi_vad_path_json and "
+                           "parakeet_capi_transcribe_*_vad_with resample any rate themselves)");
+}
+
+// Audio at a rate the VAD lacks (only the path call lets one through) is resampled to 16 kHz
+// first; "duration" stays the input's.
 char* detect_json(parakeet_ctx* ctx, const float* samples, int64_t n, int rate, const char* options_json) {
     const pk::SileroVad& vad = pk::capi::vad_model(ctx);
     const pk::VadOptions o = pk::capi::parse_vad_options(options_json);
-    // The chunks' features on the default thread budget (PARAKEET_THREADS); the same result.
+    // The resampling and the chunks' features on the default thread budget (PARAKEET_THREADS);
+    // the same result on any team.
     pk::ThreadTeam team(pk::default_thread_count());
-    return pk::capi::to_c_string(result_json(vad, pk::detect_speech(vad, samples, n, rate, o, &team), o));
+    const double input_seconds = rate > 0 ? static_cast<double>(n) / rate : 0.0;
+    const int input_rate = rate;
+    std::vector<float> resampled;
+    pk::resample_for_vad(samples, n, rate, resampled, team);
+    pk::VadResult r = pk::detect_speech(vad, samples, n, rate, o, &team);
+    if (rate != input_rate) r.duration = input_seconds;  // not the resampled length, rounded up to a sample
+    return pk::capi::to_c_string(result_json(vad, r, o));
 }
 
 }  // namespace
@@ -69,6 +87,8 @@ char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* samples, int n_
     return guarded<char*>(ctx, nullptr, [&]() -> char* {
         if (n_samples < 0 || (n_samples > 0 && samples == nullptr))
             throw pk::InvalidArgument("invalid samples buffer");
+        pk::capi::vad_model(ctx);  // the kind first: a wrong context is not a rate problem
+        if (!pk::vad_takes_rate(sample_rate)) refuse_pcm_rate(sample_rate, "16000 or 8000 (or a multiple of 16000)");
         return detect_json(ctx, samples, n_samples, sample_rate, options_json);
     });
 }
@@ -88,6 +108,7 @@ parakeet_vad_stream* parakeet_capi_vad_stream_begin(parakeet_ctx* ctx, int sampl
         const pk::SileroVad& vad = pk::capi::vad_model(ctx);
         const pk::VadOptions o = pk::capi::parse_vad_options(options_json);
         if (o.mode != pk::VadMode::Speech) throw pk::InvalidArgument("VAD stream options: mode must be speech");
+        if (vad.branch(sample_rate) == nullptr) refuse_pcm_rate(sample_rate, "16000 or 8000");
         // "probabilities" is accepted for parakeet.cpp's callers; a feed always returns them.
         return new parakeet_vad_stream{ctx, pk::VadStream(vad, sample_rate, o)};
     });

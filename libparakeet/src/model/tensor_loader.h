@@ -39,8 +39,8 @@ public:
 
     bool has(const std::string& name) const { return gguf_.find_tensor(name) != nullptr; }
 
-    // The tensor `name`, of any supported type, with exactly the given PyTorch shape
-    // (trailing 1-sized dimensions are tolerated on either side). Throws ModelError.
+    // The tensor `name`, of any supported type, with the given PyTorch shape (size-1
+    // dimensions ignored on either side: model/tensor_shape.h). Throws ModelError.
     const GgufTensor& get(const std::string& name, std::initializer_list<int64_t> torch_shape) const;
 
     // An F32 tensor's data (throws ModelError when it is stored in another type).

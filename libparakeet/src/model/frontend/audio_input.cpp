@@ -13,6 +13,12 @@ constexpr int kMaxSampleRate = 384000;
 
 }  // namespace
 
+void check_sample_rate(int sample_rate) {
+    if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
+        throw InvalidAudio("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
+                           std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
+}
+
 std::shared_ptr<const Resampler> AudioInput::resampler_for(int sample_rate) const {
     return resamplers_.get(sample_rate, model_rate_);
 }
@@ -20,9 +26,7 @@ std::shared_ptr<const Resampler> AudioInput::resampler_for(int sample_rate) cons
 int64_t AudioInput::resampled_length(const float* samples, int64_t n, int sample_rate) const {
     if (n < 0) throw InvalidArgument("the number of samples is negative (" + std::to_string(n) + ")");
     if (n > 0 && samples == nullptr) throw InvalidArgument("the sample buffer is NULL");
-    if (sample_rate < kMinSampleRate || sample_rate > kMaxSampleRate)
-        throw InvalidAudio("sample rate " + std::to_string(sample_rate) + " Hz is not supported (" +
-                           std::to_string(kMinSampleRate) + " to " + std::to_string(kMaxSampleRate) + " Hz)");
+    check_sample_rate(sample_rate);
     return sample_rate == model_rate_ ? n : resampler_for(sample_rate)->output_length(n);
 }
 

@@ -10,6 +10,9 @@
 
 namespace pk {
 
+// InvalidAudio unless `sample_rate` is one the models take (1000 to 384000 Hz, resampled).
+void check_sample_rate(int sample_rate);
+
 class AudioInput {
 public:
     explicit AudioInput(int model_rate) : model_rate_(model_rate) {}

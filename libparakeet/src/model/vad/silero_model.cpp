@@ -9,6 +9,7 @@
 #include "runtime/cpu_features.h"
 #include "model/gguf_schema.h"
 #include "model/model_kind.h"
+#include "model/tensor_shape.h"
 #include "model/vad/silero_schema.h"
 
 namespace pk {
@@ -23,15 +24,9 @@ inline float sigmoid(float x) { return 1.f / (1.f + std::exp(-x)); }
 std::vector<float> read_tensor(const GgufReader& g, const std::string& name, std::vector<int64_t> torch_shape) {
     const GgufTensor* t = g.find_tensor(name);
     if (t == nullptr) throw g.error("missing tensor " + name + " (not a Silero VAD v6 file?)");
-    // PyTorch order outermost first; ggml's ne is reversed. Trailing 1-sized dimensions of ne
-    // (leading in PyTorch) may be dropped by ggml's writer.
-    std::array<int64_t, 4> want{1, 1, 1, 1};
-    for (size_t i = 0; i < torch_shape.size(); ++i) want[i] = torch_shape[torch_shape.size() - 1 - i];
-    if (t->ne != want) {
-        std::string shape = "[";
-        for (size_t i = 0; i < torch_shape.size(); ++i) shape += (i ? ", " : "") + std::to_string(torch_shape[i]);
-        throw g.error("tensor " + name + " has ne " + t->shape_string() + ", expected PyTorch shape " + shape + "]");
-    }
+    if (!same_shape_ignoring_ones(*t, torch_shape))
+        throw g.error("tensor " + name + " has shape " + torch_shape_string(*t) + ", expected " +
+                      torch_shape_string(torch_shape));
     std::vector<float> out(static_cast<size_t>(t->n_elements));
     if (t->type == GgmlType::F32) {
         std::memcpy(out.data(), t->data, out.size() * sizeof(float));

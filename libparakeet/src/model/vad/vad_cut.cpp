@@ -5,8 +5,8 @@
 #include <string>
 
 #include "common/errors.h"
-#include "model/frontend/resample.h"
 #include "model/request_progress.h"
+#include "model/vad/vad_rate.h"
 #include "runtime/thread_team.h"
 
 namespace pk {
@@ -38,8 +38,6 @@ private:
 // The VAD's share of a request's progress reports (it costs a fifth of the uncut
 // transcription on one thread, less on the model's threads); the chunks share the rest.
 constexpr double kDetectShare = 0.1;
-
-bool vad_takes_rate(int rate) { return rate == 8000 || (rate >= 16000 && rate % 16000 == 0); }
 
 }  // namespace
 
@@ -74,25 +72,17 @@ VadCutTranscript transcribe_vad_cut(const Model& asr, const SileroVad& vad, cons
     const ProgressSpan whole{&progress, 0.0, 1.0};
     whole.at(0.0);
     if (options.max_segment < 0) options.max_segment = kVadCutMaxSegment;
-    std::vector<float> resampled;
-    if (!vad_takes_rate(sample_rate)) {
-        // The VAD runs at 16 kHz (and 8 kHz); the model resamples the same way on its own.
-        asr.resampled_length(pcm, n, sample_rate);  // the model's rate checks and messages
-        const Resampler r(sample_rate, 16000);
-        resampled.resize(static_cast<size_t>(r.output_length(n)));
-        ThreadTeam team(asr.thread_budget());  // output samples are independent: any team size
-        r.process(team, pcm, n, resampled.data());
-        pcm = resampled.data();
-        n = static_cast<int64_t>(resampled.size());
-        sample_rate = 16000;
-    }
     VadCutTranscript out;
     out.frame_sec = asr.config().frame_seconds();
-    out.duration = static_cast<double>(n) / sample_rate;
+    std::vector<float> resampled;  // the chunks below are cut from it when the rate needed it
     {
-        // The VAD's features on the model's threads (its LSTM runs in order on one): a fifth of
-        // the uncut time on one thread (docs/performance.md); the segments are the same.
+        // The VAD runs at 16 kHz (and 8 kHz); the model resamples the same way on its own.
+        // Its features run on the model's threads (its LSTM runs in order on one): a fifth of
+        // the uncut time on one thread (docs/performance.md); the samples and segments are the
+        // same on any team.
         ThreadTeam team(asr.thread_budget());
+        resample_for_vad(pcm, n, sample_rate, resampled, team);
+        out.duration = static_cast<double>(n) / sample_rate;
         out.segments = detect_speech(vad, pcm, n, sample_rate, options, &team, whole.sub(0.0, kDetectShare)).segments;
     }
     // Every chunk runs the attention the whole recording would: "auto" resolved for its length

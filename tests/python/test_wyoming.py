@@ -12,14 +12,12 @@ import pytest
 import soundfile
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioStop
-from wyoming.info import Describe, Info
 
 from cli_helpers import run_cli
 from data_helpers import AUDIO, MODEL, SPEECH
 from parakeet_py import __version__
 from server_helpers import wait_for
-from wyoming_helpers import (WyomingProcess, answer, read, send_audio, transcript_text, utterance,
-                             write_wav)
+from wyoming_helpers import WyomingProcess, answer, describe, send_audio, transcript_text, utterance, write_wav
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason="fixture model missing")
 
@@ -53,8 +51,7 @@ def speech_text():
 def test_describe_answers_info_with_an_asr_program(service):
     async def run():
         async with service.client() as client:
-            await client.write_event(Describe().event())
-            return Info.from_event(await read(client))
+            return await describe(client)
 
     (program,) = asyncio.run(run()).asr
     assert program.name == "parakeet" and program.version == __version__ and program.installed

@@ -24,6 +24,7 @@ from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.client import AsyncTcpClient
 from wyoming.event import Event
+from wyoming.info import Describe, Info
 
 from data_helpers import MODEL, ROOT
 
@@ -85,6 +86,11 @@ class WyomingProcess:
 
 async def read(client: AsyncTcpClient) -> Optional[Event]:
     return await asyncio.wait_for(client.read_event(), EVENT_TIMEOUT_SEC)
+
+
+async def describe(client: AsyncTcpClient) -> Info:
+    await client.write_event(Describe().event())
+    return Info.from_event(await read(client))
 
 
 async def send_audio(client: AsyncTcpClient, pcm: bytes, rate: int, width: int, channels: int) -> None:

@@ -86,7 +86,9 @@ class SttHandler(AsyncEventHandler):
             if self.utterance is not None:
                 raise ProtocolError("transcribe: an utterance is open; send audio-stop first")
             language = Transcribe.from_event(event).language
-            self.language = resolve_language(language, self.service.locales) if language is not None else None
+            if language is not None and not isinstance(language, str):
+                raise ProtocolError(f"transcribe: 'language' must be a string such as 'en-US', not {language!r}")
+            self.language = resolve_language(language, self.service.locales)
         elif AudioStart.is_type(event.type):
             fmt = PcmFormat.from_data(event.data, event.type)
             self.skipping = False

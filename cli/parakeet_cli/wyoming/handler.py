@@ -156,7 +156,7 @@ class SttHandler(AsyncEventHandler):
         try:
             text = await self.service.run(utterance.transcribe)
         except ParakeetError as e:
-            await self.error(f"transcription failed: {e}", "transcription-failed")
+            await self.error(f"transcription failed: {e}", "failed")
             await self.end_stream()
             return
         finally:

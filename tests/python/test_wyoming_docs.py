@@ -3,21 +3,14 @@ every flag it names exists, and the defaults it states are the command's."""
 
 import re
 
-from data_helpers import ROOT
+from docs_helpers import doc_table
 from parakeet_cli.wyoming.command import wyoming
-
-
-def options_table():
-    text = (ROOT / "docs" / "wyoming.md").read_text()
-    section = text.split("\n## Options\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| option")]
-    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows if not set(row) <= set("|- ")]
 
 
 def test_the_options_table_matches_the_command_line():
     options = {opt: p for p in wyoming.params for opt in p.opts + p.secondary_opts}
     documented = set()
-    for flag_cell, default_cell, _ in options_table():
+    for flag_cell, default_cell, _ in doc_table("wyoming.md", "Options"):
         flags = re.findall(r"`(--?[a-z0-9-]+)", flag_cell)
         assert flags, flag_cell
         for flag in flags:

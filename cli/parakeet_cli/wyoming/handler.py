@@ -73,10 +73,8 @@ class SttHandler(AsyncEventHandler):
             await self.dispatch(event)
         except (ProtocolError, BadAudio, UnknownLanguage) as e:
             await self.error(str(e), "bad-event")
-        except ParakeetError as e:  # audio the library refuses (NaN samples cannot come as PCM)
+        except ParakeetError as e:  # a stream the library cannot begin, audio it refuses
             await self.error(f"{event.type}: {e}", "failed")
-        except (KeyError, TypeError, ValueError) as e:  # a field missing or of the wrong type
-            await self.error(f"{event.type}: malformed event ({type(e).__name__}: {e})", "bad-event")
         return True
 
     async def dispatch(self, event: Event) -> None:

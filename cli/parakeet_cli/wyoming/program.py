@@ -10,6 +10,7 @@ from parakeet_py import __version__
 # The locale of a prompt-conditioned model that means "detect the language": not a language a
 # client can ask for by name, so it is not listed.
 AUTO_LOCALE = "auto"
+# Who made the models: NVIDIA publishes the Parakeet checkpoints.
 NVIDIA = ("NVIDIA", "https://huggingface.co/nvidia")
 PROGRAM_NAME = "parakeet"
 
@@ -44,10 +45,11 @@ def program_info(model_name: str, model_info: Dict[str, Any], languages: Sequenc
     """The ``wyoming.info.Info`` with one ``asr`` program serving one model."""
     from wyoming.info import AsrModel, AsrProgram, Attribution, Info
 
-    arch = model_info.get("arch", "")
-    model = AsrModel(name=model_name, description=f"Parakeet {arch} model {model_name}".replace("  ", " "),
+    arch = model_info.get("arch")
+    model = AsrModel(name=model_name, description=f"Parakeet ({arch})" if arch else "Parakeet",
                      attribution=Attribution(*NVIDIA), installed=True, version=None, languages=list(languages))
+    # The program is this project's engine, which has no web address of its own to give.
     program = AsrProgram(name=PROGRAM_NAME, description="Parakeet speech recognition on the CPU (parakeet-cli wyoming)",
-                         attribution=Attribution(*NVIDIA), installed=True, version=__version__, models=[model],
-                         supports_transcript_streaming=streaming)
+                         attribution=Attribution(name=PROGRAM_NAME, url=""), installed=True, version=__version__,
+                         models=[model], supports_transcript_streaming=streaming)
     return Info(asr=[program])

@@ -1,8 +1,8 @@
 """``parakeet-cli wyoming``: the command line of the Wyoming speech-to-text service.
 
 Options follow wyoming-faster-whisper's where they mean the same (``--uri``, ``--model``,
-``--language``, ``--beam-size``, ``--debug``); the rest are this project's (``--concurrency``,
-``--threads``, the kernel options, the live-text window).
+``--language``, ``--beam-size``, ``--zeroconf``, ``--debug``); the rest are this project's
+(``--concurrency``, ``--threads``, the kernel options, the live-text window).
 """
 
 from __future__ import annotations
@@ -51,12 +51,16 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,
               show_default=True, help="Longest utterance; a longer one gets an error event and is dropped.")
 @click.option("--model-name", default=None, help="The model's name in `info` [default: the file's name].")
+@click.option("--zeroconf", is_flag=False, flag_value="parakeet", default=None, metavar="[NAME]",
+              help="Announce the service over mDNS as NAME (default parakeet), so Home Assistant discovers it "
+                   "(tcp:// only).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @kernel_options
 @click.option("--debug", is_flag=True, help="Log every utterance's events and errors (DEBUG).")
 def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], decoder: str, beam_size: Optional[int],
             language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_seconds: float,
-            model_name: Optional[str], attention: Any, isa: Optional[str], bf16: Optional[bool], debug: bool) -> None:
+            model_name: Optional[str], zeroconf: Optional[str], attention: Any, isa: Optional[str],
+            bf16: Optional[bool], debug: bool) -> None:
     """Serve a model to Home Assistant (and other clients) over the Wyoming protocol.
 
     A client's `describe` gets `info`; `transcribe`, `audio-start`, `audio-chunk`s and
@@ -72,6 +76,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
     from parakeet_py import Context
 
     from .program import model_locales, program_info, resolve_language, UnknownLanguage
+    from .discovery import DiscoveryError
     from .service import Service, serve
     from .utterance import Settings
 
@@ -96,8 +101,10 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
             logging.getLogger("parakeet.wyoming").info("serving %s on %s", name, address)
 
         try:
-            asyncio.run(serve(service, uri, ready))
+            asyncio.run(serve(service, uri, ready, zeroconf))
         except ValueError as e:
             raise click.BadParameter(str(e), param_hint="--uri")
+        except DiscoveryError as e:
+            raise click.ClickException(str(e))
         finally:
             service.shutdown()

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Callable, List, Optional, Set, TypeVar
 from urllib.parse import urlparse
 
+from .discovery import Announcement
 from .events import MAX_LINE_BYTES
 from .handler import SttHandler
 from .utterance import Settings
@@ -55,10 +56,13 @@ class Service:
         self._workers.shutdown(wait=True)
 
 
-async def serve(service: Service, uri: str, ready: Callable[[str], None]) -> None:
+async def serve(service: Service, uri: str, ready: Callable[[str], None], zeroconf: Optional[str] = None) -> None:
     """Listens on ``uri`` (tcp://HOST:PORT, port 0 picks one; unix://PATH) until SIGINT or
-    SIGTERM; ``ready`` gets the address actually listened on."""
+    SIGTERM; ``ready`` gets the address actually listened on. ``zeroconf``: the name to
+    announce a tcp:// service by over mDNS (discovery.py)."""
     parsed = urlparse(uri)
+    if zeroconf is not None and parsed.scheme != "tcp":
+        raise ValueError(f"{uri}: --zeroconf announces tcp:// services only")
     handlers: Set["asyncio.Task[Any]"] = set()
 
     async def connected(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -83,14 +87,23 @@ async def serve(service: Service, uri: str, ready: Callable[[str], None]) -> Non
         address = f"unix://{parsed.path}"
     else:
         raise ValueError(f"{uri}: use tcp://HOST:PORT or unix://PATH")
+    announcement = None
+    if zeroconf is not None:
+        try:
+            announcement = await Announcement.start(zeroconf, parsed.hostname or "", port)
+        except BaseException:
+            server.close()
+            raise
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    ready(address)
+    ready(address + (f", announced over mDNS as {zeroconf!r}" if announcement else ""))
     try:
         await stop.wait()
     finally:
+        if announcement is not None:
+            await announcement.stop()
         server.close()
         for task in list(handlers):  # each frees its utterance as it ends
             task.cancel()

@@ -144,3 +144,12 @@ def test_a_client_that_leaves_mid_utterance_frees_it(service, speech_text):
     wait_for(lambda: "left mid-utterance; its stream and audio are freed (utterances open: 0)" in service.log(),
              "the service to free the utterance")
     assert transcript_text(asyncio.run(_one(service, pcm, rate, 2, channels))) == speech_text
+
+
+def test_a_unix_socket(tmp_path, speech_text):
+    socket_path = tmp_path / "stt.sock"
+    pcm, rate, channels = pcm16(SPEECH)
+    with WyomingProcess([], tmp_path, uri=f"unix://{socket_path}") as srv:
+        assert srv.uri == f"unix://{socket_path}"
+        assert transcript_text(asyncio.run(_one(srv, pcm, rate, 2, channels))) == speech_text
+    assert not socket_path.exists()  # removed when the service stops

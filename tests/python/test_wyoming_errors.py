@@ -134,3 +134,14 @@ def test_an_utterance_past_max_seconds_is_dropped_and_the_next_one_served(servic
     # the served utterance's first event is its own transcript-start: nothing of the dropped one
     # (its later chunks, its audio-stop) was answered
     assert served[0].type == "transcript-start"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--uri", "http://127.0.0.1:10300"], "use tcp://HOST:PORT or unix://PATH"),
+    (["--uri", "tcp://127.0.0.1"], "a tcp:// URI needs a host and a port"),
+    (["--uri", "unix:///tmp/x.sock", "--zeroconf"], "--zeroconf announces tcp:// services only"),
+    (["--stream-window", "10,0,2"], "CHUNK must be >= 0.08 s"),
+])
+def test_bad_options_are_usage_errors(args, message):
+    result = run_cli("wyoming", "-m", MODEL, *args)
+    assert result.exit_code == 2 and message in result.stderr, result.stderr

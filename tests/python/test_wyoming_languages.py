@@ -63,3 +63,9 @@ def test_the_service_languages_option_and_no_live_text(tmp_path):
     # the transcript alone: the second utterance's first event is its transcript
     assert [e.type for e in first] == [e.type for e in second] == ["transcript"]
     assert transcript_text(first) == transcript_text(second) == cli_text(MODEL)
+
+
+def test_an_unknown_default_language_is_a_usage_error():
+    result = run_cli("wyoming", "-m", PROMPT, "--language", "fr-FR")
+    assert result.exit_code == 2
+    assert "unknown language 'fr-FR'; this model knows: en-US, de-DE, ja-JP" in result.stderr

@@ -1,8 +1,9 @@
 """Running the real ``parakeet-cli wyoming`` for tests, and talking to it with the ``wyoming``
 package's own client.
 
-``WyomingProcess`` starts the service on 127.0.0.1 port 0 in a subprocess, reads the port it
-logged (with a deadline), and always stops it by its pid on exit (SIGTERM, then SIGKILL). Its
+``WyomingProcess`` starts the service in a subprocess (on 127.0.0.1 port 0 unless given another
+URI), reads the address it logged (with a deadline), and always stops it by its pid on exit
+(SIGTERM, then SIGKILL). Its
 log goes to a file, which failures print. ``utterance`` sends one utterance and collects the
 answer's events.
 """
@@ -19,10 +20,11 @@ import time
 import wave
 from pathlib import Path
 from typing import List, Optional
+from urllib.parse import urlparse
 
 from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
-from wyoming.client import AsyncTcpClient
+from wyoming.client import AsyncClient
 from wyoming.event import Event
 from wyoming.info import Describe, Info
 
@@ -39,11 +41,12 @@ FRAMES_PER_CHUNK = 1024
 class WyomingProcess:
     """``with WyomingProcess(["-c", "2"], tmp_path) as srv: ... srv.port ...``"""
 
-    def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL) -> None:
+    def __init__(self, args: List[str], log_dir: Path, model: Path = MODEL, uri: str = "tcp://127.0.0.1:0") -> None:
         self.log_path = log_dir / "wyoming.log"
         self.args = [sys.executable, "-m", "parakeet_cli.main", "wyoming", "-m", str(model),
-                     "--uri", "tcp://127.0.0.1:0", "--debug", *args]
+                     "--uri", uri, "--debug", *args]
         self.proc: Optional[subprocess.Popen] = None
+        self.uri = uri  # once started: the address it listens on (the port it picked)
         self.port = 0
 
     def __enter__(self) -> "WyomingProcess":
@@ -53,9 +56,10 @@ class WyomingProcess:
             self.proc = subprocess.Popen(self.args, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
         deadline = time.monotonic() + START_TIMEOUT_SEC
         while time.monotonic() < deadline:
-            found = re.search(r"serving .* on tcp://127\.0\.0\.1:(\d+)", self.log())
+            found = re.search(r"serving .* on ((tcp|unix)://[^,\s]+)", self.log())
             if found:
-                self.port = int(found.group(1))
+                self.uri = found.group(1)
+                self.port = urlparse(self.uri).port or 0
                 return self
             if self.proc.poll() is not None:
                 break
@@ -80,20 +84,20 @@ class WyomingProcess:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
-    def client(self) -> AsyncTcpClient:
-        return AsyncTcpClient("127.0.0.1", self.port)
+    def client(self) -> AsyncClient:
+        return AsyncClient.from_uri(self.uri)
 
 
-async def read(client: AsyncTcpClient) -> Optional[Event]:
+async def read(client: AsyncClient) -> Optional[Event]:
     return await asyncio.wait_for(client.read_event(), EVENT_TIMEOUT_SEC)
 
 
-async def describe(client: AsyncTcpClient) -> Info:
+async def describe(client: AsyncClient) -> Info:
     await client.write_event(Describe().event())
     return Info.from_event(await read(client))
 
 
-async def send_audio(client: AsyncTcpClient, pcm: bytes, rate: int, width: int, channels: int) -> None:
+async def send_audio(client: AsyncClient, pcm: bytes, rate: int, width: int, channels: int) -> None:
     """audio-start and the audio-chunks (no audio-stop)."""
     await client.write_event(AudioStart(rate=rate, width=width, channels=channels).event())
     step = FRAMES_PER_CHUNK * width * channels
@@ -102,7 +106,7 @@ async def send_audio(client: AsyncTcpClient, pcm: bytes, rate: int, width: int, 
                                             audio=pcm[begin:begin + step]).event())
 
 
-async def answer(client: AsyncTcpClient, last: str = "transcript-stop") -> List[Event]:
+async def answer(client: AsyncClient, last: str = "transcript-stop") -> List[Event]:
     """The events the service sends up to and including one of type ``last``."""
     events: List[Event] = []
     while not events or events[-1].type != last:
@@ -112,7 +116,7 @@ async def answer(client: AsyncTcpClient, last: str = "transcript-stop") -> List[
     return events
 
 
-async def utterance(client: AsyncTcpClient, pcm: bytes, rate: int, width: int = 2, channels: int = 1,
+async def utterance(client: AsyncClient, pcm: bytes, rate: int, width: int = 2, channels: int = 1,
                     language: Optional[str] = None, last: str = "transcript-stop") -> List[Event]:
     """transcribe, the audio, audio-stop → the answer's events."""
     await client.write_event(Transcribe(language=language).event())

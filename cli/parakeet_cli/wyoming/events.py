@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any, Optional
+from typing import Optional
+
+from wyoming.event import Event
 
 # The longest header line (the reader's limit: service.py opens sockets with it), extra data
 # and payload one event may carry (an audio chunk is
@@ -29,10 +31,8 @@ class LostFraming(BadEvent):
     """An event whose declared lengths are unusable: where the next event starts is unknown."""
 
 
-async def read_event(reader: asyncio.StreamReader) -> Optional[Any]:
-    """The next ``wyoming.event.Event``, or None at the end of the stream."""
-    from wyoming.event import Event
-
+async def read_event(reader: asyncio.StreamReader) -> Optional[Event]:
+    """The next event, or None at the end of the stream."""
     try:
         line = await reader.readuntil(b"\n")
     except asyncio.IncompleteReadError as e:

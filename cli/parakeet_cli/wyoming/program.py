@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Sequence
 
+from wyoming.info import AsrModel, AsrProgram, Attribution, Info
+
 from parakeet_py import __version__
 
 # The locale of a prompt-conditioned model that means "detect the language": not a language a
@@ -41,10 +43,8 @@ def resolve_language(requested: Optional[str], locales: Sequence[str]) -> Option
     raise UnknownLanguage(f"unknown language {requested!r}; this model knows: {', '.join(locales)}")
 
 
-def program_info(model_name: str, model_info: Dict[str, Any], languages: Sequence[str], streaming: bool) -> Any:
-    """The ``wyoming.info.Info`` with one ``asr`` program serving one model."""
-    from wyoming.info import AsrModel, AsrProgram, Attribution, Info
-
+def program_info(model_name: str, model_info: Dict[str, Any], languages: Sequence[str], streaming: bool) -> Info:
+    """The ``info`` with one ``asr`` program serving one model."""
     arch = model_info.get("arch")
     model = AsrModel(name=model_name, description=f"Parakeet ({arch})" if arch else "Parakeet",
                      attribution=Attribution(*NVIDIA), installed=True, version=None, languages=list(languages))

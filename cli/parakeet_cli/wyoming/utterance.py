@@ -31,13 +31,13 @@ class TooLong(ValueError):
 
 @dataclass(frozen=True)
 class Settings:
-    """How every utterance of the service is transcribed."""
+    """How every utterance of the service is transcribed (the command's options)."""
 
-    decoder: Optional[str] = None
-    beam: Optional[int] = None
+    decoder: Optional[str]
+    beam: Optional[int]
     #: (left, chunk, right) seconds of the live stream of an offline model; None: no live text.
-    window: Optional[Tuple[float, float, float]] = (10.0, 2.0, 2.0)
-    max_seconds: float = 300.0
+    window: Optional[Tuple[float, float, float]]
+    max_seconds: float
 
 
 class Utterance:

@@ -43,8 +43,14 @@ BAD_EVENTS = [
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
-    with WyomingProcess(["--max-seconds", "5"], tmp_path_factory.mktemp("wyoming")) as srv:
+    # the CTC head here (the stream and the final pass): the texts below are `transcribe -d ctc`'s
+    with WyomingProcess(["--max-seconds", "5", "-d", "ctc"], tmp_path_factory.mktemp("wyoming")) as srv:
         yield srv
+
+
+def short_text():
+    """``transcribe -d ctc``'s text for the short clip."""
+    return run_cli("transcribe", "-m", MODEL, "-d", "ctc", SHORT).stdout.rstrip("\n")
 
 
 def short_utterance():
@@ -54,7 +60,7 @@ def short_utterance():
 
 def test_each_bad_event_gets_an_error_and_the_connection_goes_on(service):
     pcm, rate, channels = short_utterance()
-    wanted = run_cli("transcribe", "-m", MODEL, SHORT).stdout.rstrip("\n")
+    wanted = short_text()
 
     async def run():
         reader, writer = await asyncio.open_connection("127.0.0.1", service.port)
@@ -130,7 +136,7 @@ def test_an_utterance_past_max_seconds_is_dropped_and_the_next_one_served(servic
     assert "transcript" not in types
     assert dropped[-2].data == {"text": "an utterance may hold at most 5 s of audio; it is dropped",
                                 "code": "too-long"}
-    assert transcript_text(served) == run_cli("transcribe", "-m", MODEL, SHORT).stdout.rstrip("\n")
+    assert transcript_text(served) == short_text()
     # the served utterance's first event is its own transcript-start: nothing of the dropped one
     # (its later chunks, its audio-stop) was answered
     assert served[0].type == "transcript-start"

@@ -55,14 +55,14 @@ def test_a_prompt_model_lists_its_locales_and_transcribes_in_the_one_asked(tmp_p
     assert unknown.data["text"] == "unknown language 'fr'; this model knows: en-US, de-DE, ja-JP"
 
 
-def test_the_service_languages_option_and_no_live_text(tmp_path):
-    with WyomingProcess(["--no-streaming", "--languages", "en,de"], tmp_path) as srv:
+def test_the_languages_and_beam_size_options_and_no_live_text(tmp_path):
+    with WyomingProcess(["--no-streaming", "--languages", "en,de", "--beam-size", "2"], tmp_path) as srv:
         info, (first, second) = asyncio.run(session(srv, {"last": "transcript"}, {"last": "transcript"}))
     assert info.asr[0].supports_transcript_streaming is False
     assert info.asr[0].models[0].languages == ["en", "de"]
     # the transcript alone: the second utterance's first event is its transcript
     assert [e.type for e in first] == [e.type for e in second] == ["transcript"]
-    assert transcript_text(first) == transcript_text(second) == cli_text(MODEL)
+    assert transcript_text(first) == transcript_text(second) == cli_text(MODEL, "--beam", "2")
 
 
 def test_an_unknown_default_language_is_a_usage_error():

@@ -63,7 +63,8 @@ async def speak(srv: WyomingProcess, pcm: bytes) -> Tuple[float, int]:
         begin, step = time.perf_counter(), FRAMES_PER_CHUNK * 2
         for i, offset in enumerate(range(0, len(pcm), step)):
             await asyncio.sleep(max(0.0, begin + i * FRAMES_PER_CHUNK / RATE - time.perf_counter()))
-            await client.write_event(AudioChunk(rate=RATE, width=2, channels=1, audio=pcm[offset:offset + step]).event())
+            chunk = AudioChunk(rate=RATE, width=2, channels=1, audio=pcm[offset:offset + step])
+            await client.write_event(chunk.event())
         await client.write_event(AudioStop().event())
         stop = time.perf_counter()
         stopped.set()

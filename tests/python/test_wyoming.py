@@ -17,7 +17,8 @@ from cli_helpers import run_cli
 from data_helpers import AUDIO, MODEL, SPEECH
 from parakeet_py import __version__
 from server_helpers import wait_for
-from wyoming_helpers import WyomingProcess, answer, describe, send_audio, transcript_text, utterance, write_wav
+from wyoming_helpers import (WyomingProcess, answer, describe, send_audio, transcript_text, until_live, utterance,
+                             write_wav)
 
 pytestmark = pytest.mark.skipif(not MODEL.exists(), reason="fixture model missing")
 
@@ -66,9 +67,7 @@ def test_words_come_live_and_the_transcript_is_the_cli_text(service, speech_text
 
     async def run():
         async with service.client() as client:
-            await client.write_event(Transcribe().event())
-            await send_audio(client, pcm, rate, 2, channels)
-            live = await answer(client, last="transcript-chunk")  # before the client says the audio ended
+            live = await until_live(client, pcm, rate, channels)  # before the client says the audio ended
             await client.write_event(AudioStop().event())
             return live, await answer(client)
 
@@ -135,9 +134,7 @@ def test_a_client_that_leaves_mid_utterance_frees_it(service, speech_text):
 
     async def leave():
         async with service.client() as client:
-            await client.write_event(Transcribe().event())
-            await send_audio(client, pcm, rate, 2, channels)
-            await answer(client, last="transcript-chunk")  # its stream is running
+            await until_live(client, pcm, rate, channels)  # its stream is running
         # leaving the block closes the socket without audio-stop
 
     asyncio.run(leave())

@@ -116,6 +116,13 @@ async def answer(client: AsyncClient, last: str = "transcript-stop") -> List[Eve
     return events
 
 
+async def until_live(client: AsyncClient, pcm: bytes, rate: int, channels: int) -> List[Event]:
+    """transcribe and the 16-bit audio, no audio-stop → the events up to the first live words."""
+    await client.write_event(Transcribe().event())
+    await send_audio(client, pcm, rate, 2, channels)
+    return await answer(client, last="transcript-chunk")
+
+
 async def utterance(client: AsyncClient, pcm: bytes, rate: int, width: int = 2, channels: int = 1,
                     language: Optional[str] = None, last: str = "transcript-stop") -> List[Event]:
     """transcribe, the audio, audio-stop → the answer's events."""

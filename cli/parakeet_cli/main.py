@@ -20,6 +20,7 @@ from .diarize_cmd import diarize
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
 from .vad_cmd import vad
+from .wyoming.command import wyoming
 
 
 class _Cli(click.Group):
@@ -67,6 +68,7 @@ cli.add_command(bench)
 cli.add_command(batch)
 cli.add_command(vad)
 cli.add_command(diarize)
+cli.add_command(wyoming)
 
 
 # ---- server ---------------------------------------------------------------------------------

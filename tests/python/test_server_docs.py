@@ -3,7 +3,7 @@ exists, its default is the command's, and every option that limits something is 
 
 import re
 
-from data_helpers import ROOT
+from docs_helpers import doc_table
 from parakeet_cli.server import main
 
 # Options that choose what is served or how, not how much a client may take.
@@ -12,17 +12,10 @@ NOT_LIMITS = {"--model", "--threads", "--host", "--port", "--api-key", "--attent
               "--diarize-model", "--realtime-diarize-latency"}
 
 
-def limits_table():
-    text = (ROOT / "docs" / "server.md").read_text()
-    section = text.split("\n## Limits\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith("| limit")]
-    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows if not set(row) <= set("|- ")]
-
-
 def test_the_limits_table_matches_the_command_line():
     options = {opt: p for p in main.params for opt in getattr(p, "opts", [])}
     documented = set()
-    for limit, flag_cell, default, _ in limits_table():
+    for limit, flag_cell, default, _ in doc_table("server.md", "Limits"):
         for flag in re.findall(r"`(--[a-z-]+)`", flag_cell):
             assert flag in options, f"{flag} ({limit}) is not an option of parakeet-server"
             documented.add(flag)

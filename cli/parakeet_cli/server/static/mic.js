@@ -47,6 +47,7 @@ class Session {
     this.context = new AudioContext({ sampleRate: RATE });
     this.pending = []; // audio recorded before the session took our settings
     this.ready = false;
+    this.stopped = false; // the microphone was stopped
     this.finishing = false; // stopped: waiting for the last turn's text
     this.failed = false;
     this.lastItem = null; // the item committed after the stop
@@ -56,7 +57,11 @@ class Session {
       key ? ["realtime", KEY_PROTOCOL + key] : ["realtime"]);
     this.ws.onmessage = (message) => this.onEvent(JSON.parse(message.data));
     this.ws.onclose = (event) => this.onClose(event);
-    this.record().catch((e) => this.fail(`The microphone is not available: ${e.message}`));
+    this.ended = false; // the connection closed (what is still starting then fails: not news)
+    this.record().catch((e) => {
+      if (!this.ended && !this.stopped) this.fail(`The microphone is not available: ${e.message}`);
+      this.stopRecording(); // (a microphone that opened meanwhile is closed again)
+    });
   }
 
   async record() {
@@ -64,6 +69,10 @@ class Session {
       audio: { channelCount: 1, echoCancellation: false, noiseSuppression: false, autoGainControl: false },
     });
     await this.context.audioWorklet.addModule("/static/pcm-worklet.js");
+    if (this.stopped) {
+      this.stopRecording(); // stopped while the microphone was being opened
+      return;
+    }
     const source = this.context.createMediaStreamSource(this.stream);
     const worklet = new AudioWorkletNode(this.context, "pcm16-block");
     worklet.port.onmessage = (message) => this.sendAudio(message.data);
@@ -148,8 +157,9 @@ class Session {
   }
 
   stopRecording() {
+    this.stopped = true;
     if (this.stream) this.stream.getTracks().forEach((track) => track.stop());
-    if (this.context.state !== "closed") this.context.close();
+    this.context.close().catch(() => {}); // (closing twice is no error worth showing)
   }
 
   stop() {
@@ -171,6 +181,7 @@ class Session {
   }
 
   onClose(event) {
+    this.ended = true;
     this.stopRecording();
     session = null;
     setButton(false);

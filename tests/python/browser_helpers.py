@@ -61,10 +61,10 @@ def wait_until(driver, condition, what: str):  # type: ignore[no-untyped-def]
     return WebDriverWait(driver, PAGE_WAIT_SEC, poll_frequency=0.1).until(condition, message=f"waiting for {what}")
 
 
-def page_server(log_dir: Path) -> ServerProcess:
+def page_server(log_dir: Path, vad: Optional[str] = None) -> ServerProcess:
     """The server the page's tests open: the fixture TDT model with the small realtime window,
-    the package's VAD (server_vad turns), the fixture diarization model (speakers on uploads)
-    and an API key."""
+    the fixture diarization model (speakers on uploads), an API key and ``vad`` (ServerProcess's:
+    None is the package's VAD, server_vad turns; "none": no turn detection)."""
     return ServerProcess(["--api-key", API_KEY, "--threads", "1", "--realtime-window", SMALL_WINDOW,
                           "--diarize-model", str(NEMO_DIR / "sortformer_offline" / "model.gguf")], log_dir,
-                         model=MODELS["tdt"], vad=None)
+                         model=MODELS["tdt"], vad=vad)

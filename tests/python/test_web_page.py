@@ -75,7 +75,8 @@ def test_upload_shows_the_apis_words_and_needs_the_key(server, browser, download
 
     browser.find_element(By.ID, "api-key").send_keys(API_KEY)
     browser.find_element(By.ID, "file").send_keys(str(CONVERSATION))  # the same file again, with the key
-    wait_until(browser, lambda d: transcript.text, "the transcript")
+    wait_until(browser, lambda d: transcript.text or "error" in status.get_attribute("class"), "the transcript")
+    assert "error" not in status.get_attribute("class"), status.text
     with open(CONVERSATION, "rb") as f:
         api = httpx.post(server.url + "/v1/audio/transcriptions", headers=AUTH, timeout=60,
                          files={"file": f}, data={"response_format": "verbose_json",

@@ -1,7 +1,8 @@
 """``#mic`` of the page at ``/``, in headless Chromium whose fake microphone loops a clip of the
 fixture speech between silences (browser_helpers.py). The page, with the API key (sent as a
 WebSocket subprotocol), streams the microphone over /v1/realtime with the server's server_vad
-turns; the test records what the page sends and checks that:
+turns (or, on a server without a VAD, one turn its stop commits); the test records what the
+page sends and checks that:
 
 * the audio it appends is the clip at the rate its session.update declares;
 * the turns' final text it shows is what the server's realtime API answers when the same events
@@ -34,6 +35,8 @@ WebSocket.prototype.send = function (data) { window.sent.push(data); return send
 """
 # Ends the replay: the error the server answers an unknown event with carries its event_id.
 REPLAY_END = {"type": "replay.end", "event_id": "replay_end"}
+APPEND_SECONDS = 0.1  # the page's worklet sends 100 ms at a time
+PIECE_SECONDS = 0.5  # the clip's speech is found in the audio sent in pieces this long
 WAIT_SEC = 120
 
 
@@ -50,9 +53,12 @@ def clip(tmp_path_factory):
     return path, audio
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with page_server(tmp_path_factory.mktemp("page_mic")) as srv:
+@pytest.fixture(scope="module", params=[None, "none"], ids=["server_vad", "no_vad"])
+def server(request, tmp_path_factory):
+    """A server with the package's VAD (server_vad turns), and one without (no turn detection:
+    the page's stop commits the one turn)."""
+    with page_server(tmp_path_factory.mktemp("page_mic"), vad=request.param) as srv:
+        srv.turns = request.param is None
         yield srv
 
 
@@ -93,14 +99,28 @@ def test_microphone_shows_the_realtime_apis_turns(server, clip, tmp_path):
         browser.execute_script(RECORD_SENDS)
         browser.find_element(By.ID, "api-key").send_keys(API_KEY)
         mic, transcript = browser.find_element(By.ID, "mic"), browser.find_element(By.ID, "transcript")
+        status = browser.find_element(By.ID, "status")
+
+        def failed():
+            return "error" in status.get_attribute("class")
+
         mic.click()
-        # Two turns: at least one whole loop of the clip was heard, whatever its phase at the start.
-        wait_until(browser, lambda d: len(transcript.find_elements(By.CSS_SELECTOR, "p.final")) >= 2, "two turns")
+        # At least one whole loop of the clip heard, whatever its phase at the start: two turns,
+        # or without turn detection, a loop and a half of appends.
+        if server.turns:
+            wait_until(browser, lambda d: failed() or len(transcript.find_elements(By.CSS_SELECTOR, "p.final")) >= 2,
+                       "two turns")
+        else:
+            appends = int(1.5 * audio.size / RATE / APPEND_SECONDS)
+            wait_until(browser, lambda d: failed() or d.execute_script("return window.sent.length") > appends,
+                       "the audio")
+        assert not failed(), status.text
         mic.click()
         wait_until(browser, lambda d: mic.get_attribute("aria-pressed") == "false", "the session's end")
+        assert not failed(), status.text
         shown = [p.get_attribute("textContent") for p in transcript.find_elements(By.CSS_SELECTOR, "p.final")]
         assert not transcript.find_elements(By.CSS_SELECTOR, "p.partial")
-        assert "error" not in browser.find_element(By.ID, "status").get_attribute("class")
+        assert server.turns or len(shown) == 1
         sent = [json.loads(m) for m in browser.execute_script("return window.sent")]
         assert not [m for m in console(browser) if "Content Security Policy" in m]  # the worklet, the socket
 
@@ -109,7 +129,9 @@ def test_microphone_shows_the_realtime_apis_turns(server, clip, tmp_path):
     pcm = b"".join(base64.b64decode(e["audio"]) for e in sent if e["type"] == "input_audio_buffer.append")
     recorded = np.frombuffer(pcm, "<i2").astype(np.float32) / 32768
     speech = soxr.resample(audio, RATE, rate)[int(0.5 * rate):int(3.4 * rate)]
-    match = best_match(recorded, speech)
-    assert match > 0.9, f"the audio sent is not the clip at {rate} Hz (best correlation {match:.2f})"
+    # piece by piece: a loaded machine may drop a few ms of a fake device's audio now and then
+    piece = int(PIECE_SECONDS * rate)
+    matches = [best_match(recorded, speech[i:i + piece]) for i in range(0, speech.size - piece + 1, piece)]
+    assert np.median(matches) > 0.9, f"the audio sent is not the clip at {rate} Hz (best correlations {matches})"
 
     assert shown == [t for t in replay(server, sent) if t.strip()]

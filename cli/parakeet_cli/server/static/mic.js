@@ -3,7 +3,7 @@
 // and commits each; without it, the turn ends when the microphone stops. Each turn is a paragraph
 // of #transcript: its partial text as the deltas come, then its final text.
 
-import { apiKey, clock, showStatus, transcript } from "./ui.js";
+import { apiKey, clearTranscript, clock, showStatus, transcript } from "./ui.js";
 
 // The rate the page declares in the session (OpenAI's pcm16 rate); the AudioContext resamples
 // the microphone to it, and the worklet sends what the context gives.
@@ -41,7 +41,7 @@ function base64(buffer) {
 class Session {
   constructor() {
     setButton(true);
-    transcript.replaceChildren();
+    clearTranscript();
     showStatus("Connecting…");
     // made in the click's handler: a context made later may stay suspended (autoplay rules)
     this.context = new AudioContext({ sampleRate: RATE });
@@ -164,11 +164,11 @@ class Session {
 
   stop() {
     this.stopRecording();
+    this.finishing = true;
     if (this.ws.readyState !== WebSocket.OPEN) {
-      this.ws.close();
+      this.ws.close(); // (still connecting: nothing was said yet)
       return;
     }
-    this.finishing = true;
     showStatus("Finishing the last turn…");
     this.send({ type: "input_audio_buffer.commit" });
   }

@@ -1,6 +1,7 @@
 // What the upload and the microphone share: the API key, the status line and the transcript.
 
 export const transcript = document.getElementById("transcript");
+export const downloads = document.getElementById("downloads"); // the last file's (upload.js)
 const status = document.getElementById("status");
 const keyInput = document.getElementById("api-key");
 
@@ -12,6 +13,12 @@ export function apiKey() {
 export function authHeaders() {
   const key = apiKey();
   return key ? { Authorization: `Bearer ${key}` } : {};
+}
+
+// A new transcript (a file's or the microphone's) replaces the last one, and its downloads.
+export function clearTranscript() {
+  transcript.replaceChildren();
+  downloads.hidden = true;
 }
 
 export function showStatus(message, isError = false) {

@@ -1,10 +1,9 @@
 // A chosen file is uploaded to /v1/audio/transcriptions as verbose_json with word times (on a
 // server with a diarization model its words carry speakers too) and shown word by word.
 
-import { authHeaders, clock, showStatus, transcript } from "./ui.js";
+import { authHeaders, clearTranscript, clock, downloads, showStatus, transcript } from "./ui.js";
 
 const TRANSCRIPTIONS = "/v1/audio/transcriptions";
-const downloads = document.getElementById("downloads");
 let current = null; // {file, body}: the last transcribed file and its verbose_json answer
 
 // The message of an OpenAI-style error body ({"error": {"message": ...}}), or the status line.
@@ -35,8 +34,7 @@ async function post(file, fields) {
 
 export async function transcribeFile(file) {
   current = null;
-  downloads.hidden = true;
-  transcript.replaceChildren();
+  clearTranscript();
   showStatus(`Transcribing ${file.name}…`);
   const started = performance.now();
   const response = await post(file, [["response_format", "verbose_json"],

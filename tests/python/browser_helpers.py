@@ -21,10 +21,6 @@ from stream_helpers import MODELS, SMALL_WINDOW
 
 CHROMIUM = shutil.which("chromium")
 CHROMEDRIVER = shutil.which("chromedriver")
-#: The page's tests need the browser (tools/setup.sh installs it) and the fixture model.
-NEEDS_BROWSER = [pytest.mark.skipif(not (CHROMIUM and CHROMEDRIVER),
-                                    reason="chromium and chromium-driver (Debian packages) are not installed"),
-                 pytest.mark.skipif(not MODELS["tdt"].exists(), reason="fixture model missing")]
 #: The key the page's server is started with: every test types it into #api-key.
 API_KEY = "sekret"
 # What a test waits for at most for anything the page shows (a 2-core machine shared by many).
@@ -33,7 +29,10 @@ PAGE_WAIT_SEC = 120
 
 @contextlib.contextmanager
 def chromium(downloads: Path, fake_audio: Optional[Path] = None) -> Iterator[webdriver.Chrome]:
-    """A Selenium WebDriver for headless Chromium, quit on exit."""
+    """A Selenium WebDriver for headless Chromium, quit on exit (the test is skipped where
+    Debian's chromium and chromium-driver are not installed: tools/setup.sh installs them)."""
+    if not (CHROMIUM and CHROMEDRIVER):
+        pytest.skip("chromium and chromium-driver (Debian packages) are not installed")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1000,640",
@@ -65,6 +64,8 @@ def page_server(log_dir: Path, vad: Optional[str] = None) -> ServerProcess:
     """The server the page's tests open: the fixture TDT model with the small realtime window,
     the fixture diarization model (speakers on uploads), an API key and ``vad`` (ServerProcess's:
     None is the package's VAD, server_vad turns; "none": no turn detection)."""
+    if not MODELS["tdt"].exists():
+        pytest.skip("fixture model missing")
     return ServerProcess(["--api-key", API_KEY, "--threads", "1", "--realtime-window", SMALL_WINDOW,
                           "--diarize-model", str(NEMO_DIR / "sortformer_offline" / "model.gguf")], log_dir,
                          model=MODELS["tdt"], vad=vad)

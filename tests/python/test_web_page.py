@@ -2,8 +2,8 @@
 without the API key, under a Content-Security-Policy the browser enforces (an inline script is
 refused; the page's own files raise no violation); a chosen file shows the API's own words for
 that file, with their times on hover and their speakers (the server has a diarization model),
-and its SRT download is the API's; without the key the
-upload shows the server's refusal."""
+and its SRT download is the API's; without the key the upload shows the server's refusal. The
+policy names no WebSocket origin for a Host header that could smuggle a directive in."""
 
 import time
 
@@ -11,11 +11,11 @@ import httpx
 import pytest
 from selenium.webdriver.common.by import By
 
-from browser_helpers import API_KEY, NEEDS_BROWSER, chromium, console, page_server, wait_until
+from browser_helpers import API_KEY, chromium, console, page_server, wait_until
 from data_helpers import CONVERSATION
+from parakeet_cli.server.page import content_security_policy
 from stream_helpers import per_test_limit
 
-pytestmark = NEEDS_BROWSER
 _bounded = per_test_limit(240)
 AUTH = {"Authorization": f"Bearer {API_KEY}"}
 # [speaker label, word, title] of every word #transcript shows.
@@ -64,6 +64,14 @@ def test_page_loads_without_the_key_under_a_strict_csp(server, browser):
                            "document.body.appendChild(s);")
     assert browser.execute_script("return window.injected") is None
     assert any("Content Security Policy" in m for m in console(browser))
+
+
+@pytest.mark.parametrize("host", ["evil.example; script-src *", "a b", "x'", ""])
+def test_policy_takes_only_a_plain_host(host):
+    # (with --trusted-host '*' any Host header reaches the page)
+    assert directives(content_security_policy(host))["connect-src"] == ["'self'"]
+    assert directives(content_security_policy("[::1]:8000"))["connect-src"] == ["'self'", "ws://[::1]:8000",
+                                                                               "wss://[::1]:8000"]
 
 
 def test_upload_shows_the_apis_words_and_needs_the_key(server, browser, downloads):

@@ -20,10 +20,9 @@ import soxr
 from selenium.webdriver.common.by import By
 from websockets.sync.client import connect
 
-from browser_helpers import API_KEY, NEEDS_BROWSER, chromium, console, page_server, wait_until
+from browser_helpers import API_KEY, chromium, console, page_server, wait_until
 from stream_helpers import SPEECH, per_test_limit
 
-pytestmark = NEEDS_BROWSER
 _bounded = per_test_limit(240)
 RATE = 16000
 # Records every message the page sends on its WebSockets (Selenium's scripts are not subject

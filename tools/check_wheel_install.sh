@@ -40,6 +40,16 @@ import parakeet_py, pathlib
 lib = pathlib.Path(parakeet_py.__file__).with_name("libparakeet.so")
 assert lib.is_file(), f"the wheel has no {lib}"
 print(f"library from the wheel: {lib}")
+# The server's web page: every file the page and its scripts load is in the installed package.
+import re
+from parakeet_cli.server.page import STATIC
+wanted, seen = ["index.html"], set()
+while wanted:
+    name = wanted.pop()
+    seen.add(name)
+    text = (STATIC / name).read_text()  # (missing: FileNotFoundError names it)
+    wanted += [n for n in re.findall(r'"(?:/static/|\./)([\w.-]+)"', text) if n not in seen]
+print(f"the web page's files from the wheel: {sorted(seen)}")
 PY
 "$work/venv/bin/parakeet-cli" bench --json > "$work/bench.json"
 "$work/venv/bin/python" - "$work/bench.json" <<'PY'

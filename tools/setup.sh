@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# chromium, chromium-driver: the web page's tests drive a headless browser (tests/python/test_web_page*.py).
 APT_PACKAGES=(build-essential cmake ninja-build python3-venv python3-dev libgtest-dev
-              clang libclang-rt-14-dev espeak-ng sox libsndfile1)
+              clang libclang-rt-14-dev espeak-ng sox libsndfile1 chromium chromium-driver)
 
 bash tools/apt_ensure.sh "${APT_PACKAGES[@]}"
 

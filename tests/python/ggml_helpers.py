@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from data_helpers import ROOT
+from setup_checks import missing
 from parakeet_py.convert import ggml_blocks
 
 LIBGGML = ROOT / ".cache" / "pcpp" / "venv" / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / \
@@ -26,9 +27,7 @@ GGML_NAMES = {"q4_k": "q4_K", "q5_k": "q5_K", "q6_k": "q6_K"}
 def libggml() -> ctypes.CDLL:
     """The library, with the signatures the tests call declared."""
     if not LIBGGML.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{LIBGGML} is missing: tools/setup.sh installs parakeet.cpp's wheel")
-        pytest.skip("parakeet.cpp's wheel not set up (bash bench/setup_parakeet_cpp.sh)")
+        missing(str(LIBGGML), "bash bench/setup_parakeet_cpp.sh")
     lib = ctypes.CDLL(str(LIBGGML))
     lib.ggml_quantize_chunk.restype = ctypes.c_size_t
     lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,

@@ -254,3 +254,7 @@ def test_api_key_is_required_when_set(tmp_path):
         with connect(ws_url(srv), subprotocols=["realtime", "openai-insecure-api-key.sekret"],
                      open_timeout=WAIT_SEC) as ws:
             assert ws.subprotocol == "realtime" and recv(ws)["type"] == "session.created"
+        # a browser's key (a subprotocol: it cannot set headers) is checked as the header's is
+        with pytest.raises(InvalidStatus) as refused:
+            connect(ws_url(srv), subprotocols=["realtime", "openai-insecure-api-key.wrong"], open_timeout=WAIT_SEC)
+        assert refused.value.response.status_code == 403

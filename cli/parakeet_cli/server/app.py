@@ -1,7 +1,8 @@
 """The server: a starlette application around one :class:`parakeet_py.Context`, run by uvicorn.
 
 Endpoints (docs/server.md describes each): ``POST /v1/audio/transcriptions``,
-``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /health``, ``GET /metrics``.
+``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /health``, ``GET /metrics``, the realtime
+WebSocket, and the page at ``/`` (page.py).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from parakeet_py import Cancelled, ParakeetError
 from parakeet_py.audio import prepare_audio
 from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 
-from . import formats, request_fields, sse
+from . import formats, page, request_fields, sse
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
@@ -370,6 +371,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
                 config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer),
                 metrics)),
+            *page.routes(),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         lifespan=lifespan,

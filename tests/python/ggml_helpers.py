@@ -12,7 +12,6 @@ import os
 import sys
 
 import numpy as np
-import pytest
 
 from data_helpers import ROOT
 from setup_checks import missing

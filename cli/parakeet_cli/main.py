@@ -17,6 +17,7 @@ from parakeet_py.convert import ConversionError
 from .batch_cmd import batch
 from .bench import bench
 from .diarize_cmd import diarize
+from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
 from .vad_cmd import vad
@@ -48,6 +49,7 @@ def cli() -> None:
 
     \b
     Typical use:
+      parakeet-cli transcribe -m nvidia/parakeet-tdt-0.6b-v3 speech.wav   # a model by name
       parakeet-cli convert model.nemo model.gguf --type q8_0   # once, from a NeMo checkpoint
       parakeet-cli info -m model.gguf
       parakeet-cli transcribe -m model.gguf speech.wav
@@ -55,7 +57,7 @@ def cli() -> None:
 
     Run `parakeet-cli COMMAND --help` for each command's options. Environment:
     PARAKEET_THREADS (default compute threads), PARAKEET_CACHE (where `bench` keeps its
-    generated model).
+    generated model), HF_ENDPOINT / HF_HOME / HF_TOKEN / HF_HUB_OFFLINE (models by name).
     """
 
 
@@ -67,6 +69,8 @@ cli.add_command(bench)
 cli.add_command(batch)
 cli.add_command(vad)
 cli.add_command(diarize)
+cli.add_command(pull)
+cli.add_command(models)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from data_helpers import NEMO_DIR, SPEECH
+from data_helpers import CONVERSATION, NEMO_DIR, SPEECH
 from hub_helpers import RUN_TIMEOUT_SEC, cli_command, hub_env, ok, one_line_error, run, run_cli
 from local_hub import LocalHub
 
@@ -239,10 +239,13 @@ def test_two_processes_pulling_at_once_convert_once(env):
 
 def test_the_python_api_takes_names(env, hub, tmp_path):
     hub.add("nvidia/tiny-sortformer", {"model.nemo": SORTFORMER_NEMO.read_bytes()})
-    local = local_convert(TDT_NEMO, "f32", tmp_path)
+    local, local_sortformer = local_convert(TDT_NEMO, "f32", tmp_path), local_convert(SORTFORMER_NEMO, "f32", tmp_path)
     code = (f"from parakeet_py import Context, Diarizer\n"
             f"with Context({REPO + ':f32'!r}) as a, Context({str(local)!r}) as b:\n"
             f"    assert a.transcribe({str(SPEECH)!r}).text == b.transcribe({str(SPEECH)!r}).text\n"
+            f"with Diarizer('nvidia/tiny-sortformer:f32') as d, Diarizer({str(local_sortformer)!r}) as e:\n"
+            f"    segments = d.diarize({str(CONVERSATION)!r})\n"
+            f"    assert segments and segments == e.diarize({str(CONVERSATION)!r})\n"
             f"with Diarizer('nvidia/tiny-sortformer') as d:\n"
             f"    print(d.model_path)\n")
     out = ok(run([sys.executable, "-c", code], env))

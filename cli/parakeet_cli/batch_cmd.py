@@ -64,8 +64,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @click.option("--diarize-model", type=DIARIZE_MODEL,
-              help="Who said what: a Sortformer diarization GGUF file or name; adds the columns speakers and utterances "
-                   "(and a speaker to each word with --timestamps). The default decoder; not with --ray.")
+              help="Who said what: a Sortformer diarization GGUF file or name; adds the columns speakers and "
+                   "utterances (and a speaker to each word with --timestamps). The default decoder; not with --ray.")
 @click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
 @click.option("--retry-errors", is_flag=True,
               help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
@@ -90,8 +90,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
                    "most 30 s, silence skipped, times on the file's timeline); each row gets its `segments`. "
                    "Not with --ray.")
 @click.option("--vad-model", type=VAD_MODEL,
-              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, converted once "
-                   "into the cache).")
+              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
+                   "converted once into the cache).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="With --ray: rows per actor call.")
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
@@ -146,7 +146,8 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
         click.echo(_summary(s["rows"], s["errors"], None, s["audio_seconds"], s["wall_seconds"], output), err=True)
         return
     if "://" in model or not (os.path.isfile(model) or is_model_name(model, "asr")):
-        raise click.BadParameter(f"{model}: no such file or model name (a URI needs --ray)", param_hint="'-m' / '--model'")
+        raise click.BadParameter(f"{model}: no such file or model name (a URI needs --ray)",
+                                 param_hint="'-m' / '--model'")
     bar = _Bar(progress_wanted(progress, "batch", sys.stderr))
     try:
         stats = run_batch(model, inputs, output, options, resume=resume, overwrite=overwrite,

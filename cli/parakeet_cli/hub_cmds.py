@@ -4,6 +4,7 @@ and free the model cache (docs/models.md)."""
 from __future__ import annotations
 
 import json
+from typing import Any, Optional
 
 import click
 from tabulate import tabulate
@@ -20,7 +21,7 @@ class _KindModelArg(ModelArg):
     def __init__(self) -> None:
         super().__init__("asr")
 
-    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
         self.kind = (ctx.params.get("kind") if ctx is not None else None) or "asr"
         return super().convert(value, param, ctx)
 

@@ -83,11 +83,12 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
               help="Cut each file at pauses with the Silero VAD (speech in chunks of at most 30 s; silence is skipped; "
                    "times stay on the file's timeline). Not with --stream or --beam.")
 @click.option("--vad-model", type=VAD_MODEL,
-              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, converted once "
-                   "into the cache).")
+              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
+                   "converted once into the cache).")
 @click.option("--diarize-model", type=DIARIZE_MODEL,
-              help="Who said what: a Sortformer diarization GGUF file or name (e.g. sortformer). Words get speakers (json), text prints "
-                   "one \"[Speaker N] ...\" line per utterance, subtitle cues start with their speaker. "
+              help="Who said what: a Sortformer diarization GGUF file or name (e.g. sortformer). Words get "
+                   "speakers (json), text prints one \"[Speaker N] ...\" line per utterance, subtitle cues start "
+                   "with their speaker. "
                    "With --stream (a streaming Sortformer): each utterance as its words commit, a line of text "
                    "or of json. The default decoder; not with --beam or --vad.")
 @click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,

@@ -128,8 +128,8 @@ def _window_text(window: Any) -> str:
                    "chunking_strategy server_vad; 'none': no VAD [default: the installed silero-vad package's "
                    "model, converted once into the cache, or none without the package].")
 @click.option("--diarize-model", type=DIARIZE_MODEL, default=None,
-              help="A Sortformer diarization GGUF file or name: response_format=diarized_json, and speakers on the words "
-                   "of verbose_json and the cues of srt/vtt (docs/server.md).")
+              help="A Sortformer diarization GGUF file or name: response_format=diarized_json, and speakers on "
+                   "the words of verbose_json and the cues of srt/vtt (docs/server.md).")
 @click.option("--realtime-diarize-latency", default=DEFAULT_REALTIME_DIARIZE_LATENCY, show_default=True,
               type=click.Choice(REALTIME_DIARIZE_LATENCIES),
               help="Latency preset of the diarization of /v1/realtime sessions that ask for speakers "

@@ -119,7 +119,11 @@ def test_a_download_cut_midway_resumes(env, hub, tmp_path):
     big = padded_nemo(TDT_NEMO, 24 << 20)
     hub.repos[REPO].commit({"model.nemo": big})
     hub.cut_after = cut = len(big) * 3 // 4
-    path = pull(env, f"{REPO}:f32")
+    result = run_cli(env, "pull", f"{REPO}:f32")
+    if result.returncode != 0:  # huggingface_hub 0.x gives up on a broken connection (2.x retries at once)...
+        assert "run the same command again to resume it" in one_line_error(result)
+        result = run_cli(env, "pull", f"{REPO}:f32")  # ...and its next run resumes the partial file
+    path = Path(ok(result).strip())
     first, resumed = [r.range for r in hub.requests() if r.method == "GET" and "/resolve/" in r.path]
     start = int(resumed[len("bytes="):-1])
     assert first is None and resumed == f"bytes={start}-" and 0 < start <= cut
@@ -127,8 +131,9 @@ def test_a_download_cut_midway_resumes(env, hub, tmp_path):
 
 
 def test_a_pull_killed_midway_leaves_nothing_taken_for_a_model(env, hub, tmp_path):
-    """huggingface_hub (2.x) downloads into a file of its own process, so the next run starts
-    the file again; what matters here is that the killed run's partial file is never used."""
+    """huggingface_hub 2.x downloads into a file of its own process, so the next run starts the
+    file again (0.x resumes it with a Range request); either way the killed run's partial file
+    is never taken for the model."""
     big = padded_nemo(TDT_NEMO, 24 << 20)
     hub.repos[REPO].commit({"model.nemo": big})
     hub.stall_after = len(big) * 3 // 4

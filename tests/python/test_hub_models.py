@@ -279,3 +279,8 @@ def test_the_server_lists_its_model_by_name(env, tmp_path, monkeypatch):
     with ServerProcess([], tmp_path, model=f"{REPO}:f32") as server:
         card = httpx.get(server.url + "/v1/models", timeout=10).json()["data"][0]
     assert card["id"] == f"{REPO}:f32"
+
+
+def test_the_server_refuses_an_unknown_name_in_one_line(env):
+    result = run([sys.executable, "-m", "parakeet_cli.server", "-m", "nobody/nothing", "--vad-model", "none"], env)
+    assert "no model repo nobody/nothing" in one_line_error(result)

@@ -53,17 +53,15 @@ def converted_path(repo_folder: Path, source: Path, out_type: str) -> Path:
     return repo_folder / FOLDER / f"{source_key(source)}-c{converter_version()}-{out_type}.gguf"
 
 
-def convert_once(target: Path, convert: Callable[[Path], Any]) -> bool:
-    """Make ``target`` with ``convert(target)`` unless it exists; True when this call made it.
-    The lock makes a second process wait for the first one's file instead of converting too."""
+def convert_once(target: Path, convert: Callable[[Path], Any]) -> None:
+    """Make ``target`` with ``convert(target)`` unless it exists. The lock makes a second
+    process wait for the first one's file instead of converting too."""
     if target.exists():
-        return False
+        return
     target.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(target) + ".lock"):
-        if target.exists():  # another process made it while this one waited
-            return False
-        convert(target)  # the converters write a temporary sibling and rename it: atomic
-        return True
+        if not target.exists():  # else another process made it while this one waited
+            convert(target)  # the converters write a temporary sibling and rename it: atomic
 
 
 def remember(model: Path, repo_folder: Path, record: Dict[str, Any]) -> None:

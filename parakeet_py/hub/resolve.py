@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Tuple, Union
 
 from .aliases import DEFAULT_TYPES, PACKAGE_VAD_NAMES
 from .errors import HubError, disk_full, disk_full_error
@@ -47,27 +47,28 @@ def pull(name: HubName, kind: str, shown: Optional[str] = None) -> Path:
         raise HubError(f"{shown}: unknown type {name.out_type!r}; choose one of {', '.join(OUT_TYPES)}")
     source = download.fetch(name, kind, shown)
     folder = download.repo_folder(name.repo_id)
-    record = {"name": name.repo_id, "file": _file_in_snapshot(source), "commit": source.parent.name,
-              "revision": name.revision or "main", "kind": kind}
+    commit, file = _place_in_snapshot(source)
+    record = {"name": name.repo_id, "file": file, "commit": commit, "revision": name.revision or "main", "kind": kind}
     if source.suffix.lower() == ".gguf" and name.out_type is None:
         cache.remember(source, folder, {**record, "type": "as published"})
         return source
     out_type = name.out_type or DEFAULT_TYPES[kind]
     target = cache.converted_path(folder, source, out_type)
     try:
-        if cache.convert_once(target, _converter(source, out_type, shown)):
-            cache.remember(target, folder, {**record, "type": out_type})
+        cache.convert_once(target, _converter(source, out_type, shown))
     except ConversionError as e:
         if disk_full(e, target.parent, source.stat().st_size):
             raise disk_full_error(shown, f"converting to {out_type}", str(target.parent)) from e
-        raise HubError(f"{shown}: cannot convert {record['file']} to {out_type}: {e}") from e
+        raise HubError(f"{shown}: cannot convert {file} to {out_type}: {e}") from e
+    cache.remember(target, folder, {**record, "type": out_type})  # the latest revision that gave these bytes
     return target
 
 
-def _file_in_snapshot(source: Path) -> str:
-    """The file's path in its repo (``snapshots/<commit>/<path>``)."""
+def _place_in_snapshot(source: Path) -> Tuple[str, str]:
+    """(commit, the file's path in its repo) of a downloaded file, ``.../snapshots/<commit>/<path>``."""
     parts = source.parts
-    return "/".join(parts[parts.index("snapshots") + 2:]) if "snapshots" in parts else source.name
+    at = len(parts) - 1 - parts[::-1].index("snapshots")
+    return parts[at + 1], "/".join(parts[at + 2:])
 
 
 def _converter(source: Path, out_type: str, shown: str) -> Callable[[Path], Any]:

@@ -79,15 +79,19 @@ def test_the_default_type_is_q8_0_and_a_second_run_converts_nothing(env, hub):
 
 def test_a_gguf_in_a_repo_is_used_as_published(env, hub, tmp_path):
     f32, q8 = local_convert(TDT_NEMO, "f32", tmp_path), local_convert(TDT_NEMO, "q8_0", tmp_path)
-    hub.add("someone/tiny-gguf", {"tdt-f32.gguf": f32.read_bytes(), "tdt-q8_0.gguf": q8.read_bytes()})
-    path = pull(env, "someone/tiny-gguf/tdt-q8_0.gguf")
+    repo = hub.add("someone/tiny-gguf", {"gguf/tdt-f32.gguf": f32.read_bytes(), "gguf/tdt-q8_0.gguf": q8.read_bytes()})
+    name = "someone/tiny-gguf/gguf/tdt-q8_0.gguf"
+    path = pull(env, name)
     assert "snapshots" in path.parts and filecmp.cmp(path, q8, shallow=False)
-    assert transcribe(env, "someone/tiny-gguf/tdt-q8_0.gguf") == transcribe(env, q8)
+    assert transcribe(env, name) == transcribe(env, q8)
+    [listed] = json.loads(ok(run_cli(env, "models", "--json")))
+    assert (listed["name"], listed["file"], listed["commit"], listed["type"]) == \
+        ("someone/tiny-gguf", "gguf/tdt-q8_0.gguf", repo.refs["main"], "as published")
     # with an explicit type a published file is requantised once, as `parakeet-cli quantize` does
     from parakeet_py.convert import requantize_gguf
 
     requantize_gguf(f32, tmp_path / "requantized.gguf", "q8_0")
-    assert filecmp.cmp(pull(env, "someone/tiny-gguf/tdt-f32.gguf:q8_0"), tmp_path / "requantized.gguf",
+    assert filecmp.cmp(pull(env, "someone/tiny-gguf/gguf/tdt-f32.gguf:q8_0"), tmp_path / "requantized.gguf",
                        shallow=False)
 
 

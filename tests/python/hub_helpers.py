@@ -19,7 +19,7 @@ RUN_TIMEOUT_SEC = 120
 def hub_env(endpoint: str, hf_home: Path, token: Optional[str] = None, offline: bool = False) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING_FACE"))}
     env.update(HF_ENDPOINT=endpoint, HF_HOME=str(hf_home), HF_HUB_DISABLE_TELEMETRY="1", HF_HUB_DISABLE_XET="1",
-               HF_HUB_ETAG_TIMEOUT="5", HF_HUB_DOWNLOAD_TIMEOUT="10",
+               HF_HUB_ETAG_TIMEOUT="5", HF_HUB_DOWNLOAD_TIMEOUT="10", NO_PROXY="127.0.0.1", no_proxy="127.0.0.1",
                PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "cli"), os.environ.get("PYTHONPATH", "")]))
     if token is not None:
         env["HF_TOKEN"] = token

@@ -27,6 +27,7 @@ from . import _native, hotwords as _hotwords, nbest as _nbest
 from .hotwords import Hotwords
 from .audio.prepare import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
+from parakeet_py.hub import resolve_model
 from .nbest import Hypothesis
 from .owned_handle import SharedModel
 from .progress import ProgressCallback, call_with_progress, check_progress
@@ -146,7 +147,7 @@ class Context(SharedModel):
                                q8_subsampling=q8_subsampling)  # refused before loading the model
         if not isinstance(model_path, (str, os.PathLike)):
             raise InvalidArgument(f"model_path must be a path, not a {type(model_path).__name__}")
-        self.model_path: str = os.fspath(model_path)
+        self.model_path: str = resolve_model(model_path, kind="asr")
         ffi, lib = _native.load_or_raise()
         #: The load options this context was loaded with (only the keys given).
         self.load_options: Dict[str, Any] = options

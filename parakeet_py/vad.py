@@ -22,6 +22,7 @@ import numpy as np
 
 from . import _native
 from .errors import InvalidArgument
+from parakeet_py.hub import resolve_model
 from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
 from .audio.prepare import pcm_samples
 from .synthetic_model import cache_dir
@@ -52,8 +53,8 @@ class Vad(SharedModel):
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
         super().__init__()
-        self.model_path = os.fspath(model_path)
-        self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_VAD, "a Silero VAD model")
+        self.model_path = resolve_model(model_path, kind="vad")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_VAD, "a Silero VAD model")
 
     def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
         """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""

@@ -11,8 +11,9 @@ import click
 from tqdm import tqdm
 
 from parakeet_py.batch import BatchOptions, BatchStats, run_batch
+from parakeet_py.hub.names import is_model_name
 
-from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE
+from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, VAD_MODEL
 from .progress_bar import progress_wanted
 
 
@@ -49,8 +50,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.command("batch")
 @click.argument("inputs", nargs=-1, required=True)
 @click.option("-m", "--model", required=True,
-              help="The model, a parakeet GGUF file (with --ray: a path every node sees, or an s3://, gs://, "
-                   "hdfs:// or file:// URI copied once per node).")
+              help="The model, a parakeet GGUF file or a model name (docs/models.md; with --ray: a name, a path "
+                   "every node sees, or an s3://, gs://, hdfs:// or file:// URI copied once per node).")
 @click.option("-o", "--output", required=True,
               help="The table to write: .jsonl or .parquet (with --ray: a directory of part files by that name).")
 @click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
@@ -62,9 +63,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="Which head decodes (as for `transcribe`).")
 @click.option("--timestamps", is_flag=True, help="Add each file's word and token timestamps (words, tokens).")
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
-@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
-              help="Who said what: a Sortformer diarization GGUF file; adds the columns speakers and utterances "
-                   "(and a speaker to each word with --timestamps). The default decoder; not with --ray.")
+@click.option("--diarize-model", type=DIARIZE_MODEL,
+              help="Who said what: a Sortformer diarization GGUF file or name; adds the columns speakers and "
+                   "utterances (and a speaker to each word with --timestamps). The default decoder; not with --ray.")
 @click.option("--resume", is_flag=True, help="Keep the rows OUTPUT already holds and transcribe only the other ids.")
 @click.option("--retry-errors", is_flag=True,
               help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
@@ -88,9 +89,9 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="Cut each file at pauses with the Silero VAD before transcription (speech in chunks of at "
                    "most 30 s, silence skipped, times on the file's timeline); each row gets its `segments`. "
                    "Not with --ray.")
-@click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
-              help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "
-                   "into the cache).")
+@click.option("--vad-model", type=VAD_MODEL,
+              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
+                   "converted once into the cache).")
 @click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
               help="With --ray: rows per actor call.")
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
@@ -144,8 +145,9 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
                         network=ray_network)
         click.echo(_summary(s["rows"], s["errors"], None, s["audio_seconds"], s["wall_seconds"], output), err=True)
         return
-    if "://" in model or not os.path.isfile(model):
-        raise click.BadParameter(f"{model}: no such file (a URI needs --ray)", param_hint="'-m' / '--model'")
+    if "://" in model or not (os.path.isfile(model) or is_model_name(model, "asr")):
+        raise click.BadParameter(f"{model}: no such file or model name (a URI needs --ray)",
+                                 param_hint="'-m' / '--model'")
     bar = _Bar(progress_wanted(progress, "batch", sys.stderr))
     try:
         stats = run_batch(model, inputs, output, options, resume=resume, overwrite=overwrite,

@@ -32,7 +32,7 @@ from parakeet_py import Context, ParakeetError, Transcript, load_audio
 from parakeet_py.batch.manifest import Entry, ManifestError, read_one
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
 
-from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, attention_label, file_error,
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, attention_label, file_error,
                      kernel_options, kernels_label, threads_per_backend)
 from .wer import word_errors
 
@@ -165,7 +165,7 @@ def _entries(manifest: Optional[str], files: Tuple[str, ...]) -> List[Entry]:
 @click.command("bench")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False), metavar="[AUDIO]...")
 @click.option("-m", "--model", type=MODEL_PATH,
-              help="A parakeet GGUF file. Default: a generated model of the 110M architecture with RANDOM "
+              help=f"{MODEL_HELP}. Default: a generated model of the 110M architecture with RANDOM "
                    "weights (made once, cached in $PARAKEET_CACHE or ~/.cache/parakeet): speed only.")
 @click.option("--manifest", type=click.Path(exists=True, dir_okay=False),
               help="Audio files to run, one per line (relative to the manifest's folder, else to the current "

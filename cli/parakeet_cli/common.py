@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Dict, Optional
 
 import click
@@ -69,7 +70,29 @@ def kernels_label(info: Dict[str, Any]) -> str:
     return str(info.get("isa", "")) + ("+bf16" if info.get("bf16_encoder") else "")
 
 
-MODEL_PATH = click.Path(exists=True, dir_okay=False, readable=True)
+class ModelArg(click.ParamType):
+    """A model: an existing file, or a name ``OWNER/REPO[/PATH][@REVISION][:TYPE]`` (or a short
+    alias) of ``kind`` (asr, diarize, vad), downloaded and converted when the model loads
+    (docs/models.md). Anything else is checked as a file path, with click's own message."""
+
+    name = "PATH|NAME"
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        from parakeet_py.hub.names import is_model_name
+
+        if isinstance(value, str) and not os.path.exists(value) and is_model_name(value, self.kind):
+            return value
+        return _FILE.convert(value, param, ctx)
+
+
+_FILE = click.Path(exists=True, dir_okay=False, readable=True)
+MODEL_PATH = ModelArg("asr")
+VAD_MODEL = ModelArg("vad")
+DIARIZE_MODEL = ModelArg("diarize")
+MODEL_HELP = "A parakeet GGUF file, or a model name OWNER/REPO[/FILE][@REVISION][:TYPE] (docs/models.md)"
 
 
 def threads_per_backend(concurrency: int, threads: "int | None") -> int:

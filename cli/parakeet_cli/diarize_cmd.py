@@ -10,7 +10,7 @@ import click
 
 from parakeet_py import Diarizer, Segment
 
-from .common import echo_documents, given_options
+from .common import DIARIZE_MODEL, echo_documents, given_options
 from .progress_bar import progress_option, progress_wanted, with_progress
 
 
@@ -23,8 +23,9 @@ def rttm_lines(file_id: str, segments: List[Segment]) -> List[str]:
 
 @click.command("diarize")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("-m", "--model", "model", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="A Sortformer diarization GGUF file (parakeet-cli convert sortformer.nemo out.gguf).")
+@click.option("-m", "--model", "model", required=True, type=DIARIZE_MODEL,
+              help="A Sortformer diarization GGUF file (parakeet-cli convert sortformer.nemo out.gguf), or a "
+                   "name: sortformer, OWNER/REPO[/FILE][@REVISION][:TYPE] (docs/models.md).")
 @click.option("--format", "fmt", type=click.Choice(["json", "rttm", "text"]), default="text", show_default=True,
               help="json: one document per file (a JSON list for several); rttm: SPEAKER lines; "
                    "text: 'start end speaker' in seconds, one segment a line.")

@@ -17,6 +17,7 @@ from parakeet_py.convert import ConversionError
 from .batch_cmd import batch
 from .bench import bench
 from .diarize_cmd import diarize
+from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
 from .vad_cmd import vad
@@ -49,6 +50,7 @@ def cli() -> None:
 
     \b
     Typical use:
+      parakeet-cli transcribe -m nvidia/parakeet-tdt-0.6b-v3 speech.wav   # a model by name
       parakeet-cli convert model.nemo model.gguf --type q8_0   # once, from a NeMo checkpoint
       parakeet-cli info -m model.gguf
       parakeet-cli transcribe -m model.gguf speech.wav
@@ -56,7 +58,7 @@ def cli() -> None:
 
     Run `parakeet-cli COMMAND --help` for each command's options. Environment:
     PARAKEET_THREADS (default compute threads), PARAKEET_CACHE (where `bench` keeps its
-    generated model).
+    generated model), HF_ENDPOINT / HF_HOME / HF_TOKEN / HF_HUB_OFFLINE (models by name).
     """
 
 
@@ -69,6 +71,8 @@ cli.add_command(batch)
 cli.add_command(vad)
 cli.add_command(diarize)
 cli.add_command(wyoming)
+cli.add_command(pull)
+cli.add_command(models)
 
 
 # ---- server ---------------------------------------------------------------------------------

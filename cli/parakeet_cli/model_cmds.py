@@ -11,7 +11,7 @@ from tabulate import tabulate
 from parakeet_py import Context
 from parakeet_py.convert.quantize import OUT_TYPES
 
-from .common import MODEL_PATH, attention_label, kernels_label
+from .common import MODEL_HELP, MODEL_PATH, attention_label, kernels_label
 
 # info fields in display order, with their labels.
 _INFO_ROWS = (
@@ -63,7 +63,7 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
 
 
 @click.command("info")
-@click.option("-m", "--model", required=True, type=MODEL_PATH, help="A parakeet GGUF file.")
+@click.option("-m", "--model", required=True, type=MODEL_PATH, help=f"{MODEL_HELP}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the library's model description as JSON.")
 def info(model: str, as_json: bool) -> None:
     """Describe a model: architecture, sizes, decoder heads, tensor types.

@@ -14,8 +14,8 @@ import click
 from parakeet_py import Context, Diarizer, ParakeetError, Transcript
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
-from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, file_error, kernel_options,
-                     threads_per_backend)
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, VAD_MODEL,
+                     file_error, kernel_options, threads_per_backend)
 from .progress_bar import progress_option, progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
 from .subtitles import to_srt, to_vtt, utterance_line
@@ -39,7 +39,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 
 @click.command("transcribe")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
-@click.option("-m", "--model", required=True, type=MODEL_PATH, help="The model, a parakeet GGUF file.")
+@click.option("-m", "--model", required=True, type=MODEL_PATH, help=f"The model: {MODEL_HELP}.")
 @click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
               help="Which head decodes: the model's own (the transducer for hybrid models), ctc, or the "
                    "transducer (tdt, rnnt and transducer are the same choice).")
@@ -82,12 +82,13 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--vad", "use_vad", is_flag=True,
               help="Cut each file at pauses with the Silero VAD (speech in chunks of at most 30 s; silence is skipped; "
                    "times stay on the file's timeline). Not with --stream or --beam.")
-@click.option("--vad-model", type=click.Path(exists=True, dir_okay=False),
-              help="--vad: a silero_vad GGUF file (default: the silero-vad package's model, converted once "
-                   "into the cache).")
-@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False),
-              help="Who said what: a Sortformer diarization GGUF file. Words get speakers (json), text prints "
-                   "one \"[Speaker N] ...\" line per utterance, subtitle cues start with their speaker. "
+@click.option("--vad-model", type=VAD_MODEL,
+              help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
+                   "converted once into the cache).")
+@click.option("--diarize-model", type=DIARIZE_MODEL,
+              help="Who said what: a Sortformer diarization GGUF file or name (e.g. sortformer). Words get "
+                   "speakers (json), text prints one \"[Speaker N] ...\" line per utterance, subtitle cues start "
+                   "with their speaker. "
                    "With --stream (a streaming Sortformer): each utterance as its words commit, a line of text "
                    "or of json. The default decoder; not with --beam or --vad.")
 @click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,

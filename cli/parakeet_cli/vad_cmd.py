@@ -9,7 +9,7 @@ import click
 from parakeet_py import load_audio
 from parakeet_py.vad import MODEL_RATE, Vad, default_model
 
-from .common import echo_documents, given_options
+from .common import VAD_MODEL, echo_documents, given_options
 from .subtitles import _timestamp
 
 
@@ -21,9 +21,9 @@ def _srt(segments: List[Dict[str, float]]) -> str:
 
 @click.command("vad")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("-m", "--model", "model", type=click.Path(exists=True, dir_okay=False),
-              help="A silero_vad GGUF file (default: the silero-vad package's model, converted once into "
-                   "the cache).")
+@click.option("-m", "--model", "model", type=VAD_MODEL,
+              help="A silero_vad GGUF file or a VAD name (docs/models.md; default: the silero-vad package's "
+                   "model, converted once into the cache).")
 @click.option("--format", "fmt", type=click.Choice(["json", "srt", "text"]), default="text", show_default=True,
               help="json: one document per file (a JSON list for several); srt: one cue per segment; "
                    "text: 'start end' in seconds, one segment a line.")

@@ -128,7 +128,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             diarizer = Diarizer(options.diarize_model, concurrency=options.concurrency)
         with Context(model_path, concurrency=options.concurrency, threads=options.threads,
                      attention=options.attention) as ctx:
-            decoder, model = decoder_label(ctx.info, options.decoder), model_id(model_path)
+            decoder, model = decoder_label(ctx.info, options.decoder), model_id(ctx.model_path)
             if on_start is not None:
                 on_start(stats)
             stats.started = time.perf_counter()  # the model's load is not the job's throughput

@@ -113,7 +113,7 @@ class ParakeetUDF:
             threads = max(1, int(cpus) // concurrency) if cpus else None
         self.ctx = Context(path, concurrency=concurrency, threads=threads, attention=attention)
         self.decoder_name, self.decoder_label = decoder, decoder_label(self.ctx.info, decoder)
-        self.model = model_id(path)
+        self.model = model_id(self.ctx.model_path)
         self.timestamps = timestamps
         self.base = Path(base_dir) if base_dir else None
         # Decodes a batch's next files while its current one is transcribed (K calls at once).

@@ -23,6 +23,7 @@ import numpy as np
 from .. import _native
 from ..audio.prepare import AudioSource, prepare_audio
 from ..errors import InvalidAudio
+from ..hub import resolve_model
 from ..owned_handle import SharedModel, load_model_of_kind
 from ..progress import ProgressCallback, call_with_progress, check_progress
 from ..transcript import Segment, Utterance
@@ -41,8 +42,8 @@ class Diarizer(SharedModel):
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
         super().__init__()
-        self.model_path = os.fspath(model_path)
-        self._ptr = load_model_of_kind(model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
+        self.model_path = resolve_model(model_path, kind="diarize")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
         if concurrency > 1 and _native.load()[1].parakeet_capi_set_concurrency(self._ptr, int(concurrency), 0) < 0:
             self.close()
             _native.raise_last_error()

@@ -14,7 +14,7 @@ import click
 
 from parakeet_py import __version__
 
-from ..common import ATTENTION, ATTENTION_HELP, kernel_options
+from ..common import ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, kernel_options
 from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
                      DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
@@ -59,7 +59,7 @@ def _window_text(window: Any) -> str:
 @click.command(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": ENV_PREFIX})
 @click.version_option(__version__, prog_name="parakeet-server")
 @click.option("--model", "-m", "model_path", required=True, envvar=MODEL_ENV,
-              type=click.Path(exists=True, dir_okay=False), help="GGUF model file to serve.")
+              type=MODEL_PATH, help=f"The model to serve: {MODEL_HELP}.")
 @click.option("--concurrency", "-k", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Requests transcribed at once (backends sharing one copy of the weights).")
 @click.option("--threads", "-t", default=None, type=click.IntRange(min=1),
@@ -123,13 +123,13 @@ def _window_text(window: Any) -> str:
 @click.option("--max-append-mb", default=DEFAULT_MAX_APPEND_MB, show_default=True,
               type=click.FloatRange(min=0, min_open=True),
               help="Largest audio in one input_audio_buffer.append, in MiB (decoded).")
-@click.option("--vad-model", default=None, metavar="PATH|none",
-              help="Silero VAD GGUF for realtime turn detection (server_vad, the sessions' default) and "
+@click.option("--vad-model", default=None, metavar="PATH|NAME|none",
+              help="Silero VAD GGUF file or name for realtime turn detection (server_vad, the sessions' default) and "
                    "chunking_strategy server_vad; 'none': no VAD [default: the installed silero-vad package's "
                    "model, converted once into the cache, or none without the package].")
-@click.option("--diarize-model", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A Sortformer diarization GGUF file: response_format=diarized_json, and speakers on the words "
-                   "of verbose_json and the cues of srt/vtt (docs/server.md).")
+@click.option("--diarize-model", type=DIARIZE_MODEL, default=None,
+              help="A Sortformer diarization GGUF file or name: response_format=diarized_json, and speakers on "
+                   "the words of verbose_json and the cues of srt/vtt (docs/server.md).")
 @click.option("--realtime-diarize-latency", default=DEFAULT_REALTIME_DIARIZE_LATENCY, show_default=True,
               type=click.Choice(REALTIME_DIARIZE_LATENCIES),
               help="Latency preset of the diarization of /v1/realtime sessions that ask for speakers "
@@ -162,7 +162,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     from .app import ServerConfig, serve
 
     config = ServerConfig(
-        model_id=model_id or os.path.basename(model_path),
+        model_id=model_id or (os.path.basename(model_path) if os.path.exists(model_path) else model_path),  # or a name
         model_path=model_path,
         api_key=api_key or None,
         max_upload_bytes=int(max_upload_mb * 1024 * 1024),

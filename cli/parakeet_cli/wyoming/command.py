@@ -14,7 +14,8 @@ from typing import Any, Optional
 
 import click
 
-from ..common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_PATH, kernel_options, threads_per_backend
+from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, kernel_options,
+                      threads_per_backend)
 from ..server import WindowType
 
 DEFAULT_URI = "tcp://127.0.0.1:10300"
@@ -23,7 +24,7 @@ DEFAULT_MAX_SECONDS = 300.0
 
 
 @click.command("wyoming")
-@click.option("-m", "--model", required=True, type=MODEL_PATH, help="The model, a parakeet GGUF file.")
+@click.option("-m", "--model", required=True, type=MODEL_PATH, help=MODEL_HELP + ".")
 @click.option("--uri", default=DEFAULT_URI, show_default=True,
               help="Where to listen: tcp://HOST:PORT (tcp://0.0.0.0:10300 for other machines, such as Home "
                    "Assistant's; port 0 picks a free one) or unix://PATH.")
@@ -50,7 +51,7 @@ DEFAULT_MAX_SECONDS = 300.0
                    "(info's supports_transcript_streaming). Without it, only the transcript, and no stream runs.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,
               show_default=True, help="Longest utterance; a longer one gets an error event and is dropped.")
-@click.option("--model-name", default=None, help="The model's name in `info` [default: the file's name].")
+@click.option("--model-name", default=None, help="The model's name in `info` [default: the file's name, or the model name given to -m].")
 @click.option("--zeroconf", is_flag=False, flag_value="parakeet", default=None, metavar="[NAME]",
               help="Announce the service over mDNS as NAME (default parakeet), so Home Assistant discovers it "
                    "(tcp:// only).")
@@ -91,7 +92,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
         except UnknownLanguage as e:
             raise click.BadParameter(str(e), param_hint="--language")
         listed = locales or [code.strip() for code in languages.split(",") if code.strip()]
-        name = model_name or Path(model).name
+        name = model_name or (Path(model).name if Path(model).exists() else model)
         settings = Settings(decoder=decoder, beam=beam_size, window=stream_window if streaming else None,
                             max_seconds=max_seconds)
         service = Service(context, settings, program_info(name, context.info, listed, streaming).event(), locales,

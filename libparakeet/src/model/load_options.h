@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "model/encoder/attention_setting.h"
 #include "runtime/cpu_features.h"
@@ -27,6 +28,9 @@ struct LoadOptions {
     // set_concurrency(K, threads_each <= 0) divides it among K backends. 0: the process-wide
     // default (default_thread_count()).
     int threads = 0;
+    // Which component of a bundle to load, by name (model/bundle.h); "": the default choice
+    // (the only asr component, else the only loadable one). Refused for a file that is not a bundle.
+    std::string component;
 };
 
 }  // namespace pk

@@ -13,9 +13,10 @@ import contextlib
 import os
 import threading
 import weakref
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator, Optional, TypeVar
 
 from . import _native
+from .bundle import checked_component
 from .errors import InvalidArgument
 
 T = TypeVar("T", bound="OwnedHandle")
@@ -96,15 +97,22 @@ class SharedModel(OwnedHandle):
         getattr(_native.load()[1], self._FREE)(ptr)
 
 
-def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str) -> Any:
-    """``parakeet_capi_load`` of the file, refused unless it holds a model of ``kind``
+def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str,
+                       component: Optional[str] = None) -> Any:
+    """``parakeet_capi_load_component`` of the file (``component``: a bundle's component by name;
+    None: a plain file, or the bundle's default), refused unless it holds a model of ``kind``
     (InvalidArgument "<path> is not <what>"); the library's error for a file it cannot load."""
     ffi, lib = _native.load_or_raise()
     path = os.fspath(model_path)
-    ptr = lib.parakeet_capi_load(path.encode("utf-8"))
+    ptr = lib.parakeet_capi_load_component(path.encode("utf-8"), component_arg(ffi, component))
     if ptr == ffi.NULL:
         _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
     if lib.parakeet_capi_model_kind(ptr) != kind:
         lib.parakeet_capi_free(ptr)
-        raise InvalidArgument(f"{path} is not {what}")
+        raise InvalidArgument(f"{path}{'' if component is None else ':' + component} is not {what}")
     return ptr
+
+
+def component_arg(ffi: Any, component: Optional[str]) -> Any:
+    """A bundle component's name for the C ABI: NULL for None."""
+    return ffi.NULL if checked_component(component) is None else component.encode("utf-8")

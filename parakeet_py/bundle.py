@@ -7,7 +7,7 @@ import os
 from typing import Any, Dict, List, Optional, Union
 
 from . import _native
-from .errors import InvalidArgument
+from .errors import InvalidArgument, ParakeetError
 
 
 def bundle_components(path: Union[str, "os.PathLike[str]"]) -> List[Dict[str, Any]]:
@@ -29,3 +29,39 @@ def checked_component(component: Optional[str]) -> Optional[str]:
 def component_load_option(component: Optional[str]) -> Dict[str, str]:
     """The load option (``parakeet_capi_load_with``'s "component") that picks ``component``; {} for None."""
     return {} if checked_component(component) is None else {"component": component}
+
+
+def is_bundle(path: Union[str, "os.PathLike[str]"]) -> bool:
+    """Whether the GGUF file at ``path`` is a bundle (general.architecture "parakeet-bundle");
+    False for any other file, a plain model or not a GGUF file at all."""
+    import gguf
+
+    from .convert.bundle_schema import ARCHITECTURE
+    from .convert.meta_value import field_value
+
+    try:
+        arch = gguf.GGUFReader(path).get_field("general.architecture")
+    except (OSError, ValueError):
+        return False
+    return arch is not None and field_value(arch) == ARCHITECTURE
+
+
+def component_of_kind(path: Union[str, "os.PathLike[str]"], kind: str, component: Optional[str]) -> Optional[str]:
+    """The component a model class loads from ``path``: ``component`` when given; for a bundle,
+    its only component of ``kind`` (asr, vad, diar), so that ``Diarizer(bundle)`` takes the
+    diarizer beside an ASR model; None for a plain file. InvalidArgument when a bundle has no
+    component of ``kind`` or several."""
+    if checked_component(component) is not None:
+        return component
+    try:
+        components = bundle_components(path)
+    except ParakeetError:
+        return None  # not a bundle (a file the library cannot read fails its load with the reason)
+    names = [c["name"] for c in components if c["kind"] == kind]
+    if len(names) == 1:
+        return names[0]
+    listing = ", ".join(f"{c['name']} ({c['kind']})" for c in components)
+    if not names:
+        raise InvalidArgument(f"{os.fspath(path)} is a bundle with no {kind} component; components: {listing}")
+    raise InvalidArgument(f"{os.fspath(path)} has several {kind} components, pick one by name (component=, or "
+                          f"--component); components: {listing}")

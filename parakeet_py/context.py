@@ -24,7 +24,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 import numpy as np
 
 from . import _native, hotwords as _hotwords, nbest as _nbest
-from .bundle import component_load_option
+from .bundle import component_load_option, component_of_kind
 from .hotwords import Hotwords
 from .audio.prepare import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
@@ -156,7 +156,7 @@ class Context(SharedModel):
         #: The load options this context was loaded with (only the keys given).
         self.load_options: Dict[str, Any] = options
         ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"),
-                                          json.dumps(dict(options, **component_load_option(component))).encode("utf-8"))
+                                          json.dumps(dict(options, **component_load_option(component_of_kind(self.model_path, "asr", component)))).encode("utf-8"))
         if ptr == ffi.NULL:
             _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
         self._ptr = ptr

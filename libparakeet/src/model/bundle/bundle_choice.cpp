@@ -84,7 +84,7 @@ GgufReader component_view(const GgufReader& gguf, const BundleComponent& compone
     if (held != declared)
         throw gguf.error("component '" + component.name + "' is declared '" + component.kind + "' but holds " +
                          (held == ModelKind::None ? std::string("no model this library knows")
-                                                  : std::string("a ") + model_kind_name(held) + " model"));
+                                                  : std::string("a model of kind ") + model_kind_name(held)));
     return view;
 }
 

@@ -106,8 +106,8 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const 
 /* The kind of model ctx holds; PARAKEET_MODEL_KIND_NONE for NULL. Thread-safe. */
 PARAKEET_API int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 
-/* The reason the calling thread's last parakeet_capi_load() failed ("" after a success).
- * Thread-local; the pointer is valid until this thread's next call into the library. */
+/* The reason the calling thread's last parakeet_capi_load*() failed ("" after a success; never
+ * NULL). Thread-local; the pointer is valid until this thread's next call into the library. */
 PARAKEET_API const char* parakeet_capi_load_error(void);
 
 /* ---- Bundles (parakeet.cpp's "parakeet-bundle": several models in one GGUF; docs/bundles.md) --- */

@@ -155,8 +155,9 @@ class Context(SharedModel):
         ffi, lib = _native.load_or_raise()
         #: The load options this context was loaded with (only the keys given).
         self.load_options: Dict[str, Any] = options
-        ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"),
-                                          json.dumps(dict(options, **component_load_option(component_of_kind(self.model_path, "asr", component)))).encode("utf-8"))
+        component = component_of_kind(self.model_path, "asr", component)
+        request = dict(options, **component_load_option(component))
+        ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"), json.dumps(request).encode("utf-8"))
         if ptr == ffi.NULL:
             _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
         self._ptr = ptr

@@ -107,7 +107,8 @@ def test_vad_component_gives_the_source_files_probabilities(tmp_path):
 def test_choosing_among_several_components_of_a_kind_needs_a_name(tmp_path):
     out = tmp_path / "two.gguf"
     write_bundle(out, [source("a", ASR), source("b", ASR)])
-    with pytest.raises(InvalidArgument, match=r"several asr components, pick one by name .*components: a \(asr\), b \(asr\)"):
+    with pytest.raises(InvalidArgument,
+                       match=r"several asr components, pick one by name .*components: a \(asr\), b \(asr\)"):
         Context(out)
     with Context(out, component="b") as c:
         assert c.info["path"] == f"{out}:b"

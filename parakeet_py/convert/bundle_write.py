@@ -36,18 +36,24 @@ def _open(src: ComponentSource) -> "gguf.GGUFReader":
         raise ConversionError(f"{src.path} is not a readable GGUF file: {e}") from e
 
 
-def _detected_kind(src: ComponentSource, reader) -> str:
+def _kind(src: ComponentSource, reader) -> str:
+    """The component's kind: the file's own (from general.architecture), which a kind the user
+    gave must match; the user's for an architecture the writer does not know."""
     arch_field = reader.get_field("general.architecture")
     arch = field_value(arch_field) if arch_field is not None else None
     if arch == bs.ARCHITECTURE:
         raise ConversionError(f"{src.path} is itself a bundle; bundle its model files instead")
     if arch == "parakeet":
         sub = reader.get_field("parakeet.arch")
-        return "diar" if sub is not None and field_value(sub) == "diarization" else "asr"
-    if arch in _KIND_OF_ARCHITECTURE:
-        return _KIND_OF_ARCHITECTURE[arch]
-    raise ConversionError(f"{src.path}: cannot tell its kind from general.architecture {arch!r}; "
-                          f"give it as {src.name}=PATH:KIND ({', '.join(bs.KINDS)})")
+        detected = "diar" if sub is not None and field_value(sub) == "diarization" else "asr"
+    else:
+        detected = _KIND_OF_ARCHITECTURE.get(arch)
+    if src.kind is not None and detected is not None and src.kind != detected:
+        raise ConversionError(f"{src.path} holds a {detected} model (general.architecture {arch!r}), not {src.kind}")
+    if src.kind is None and detected is None:
+        raise ConversionError(f"{src.path}: cannot tell its kind from general.architecture {arch!r}; "
+                              f"give it as {src.name}=PATH:KIND ({', '.join(bs.KINDS)})")
+    return src.kind or detected
 
 
 def _check(sources: Sequence[ComponentSource]) -> None:
@@ -79,7 +85,7 @@ def _raw_plan(name: str, t) -> TensorPlan:
 def _component(src: ComponentSource, metadata: List[MetaValue], plans: List[TensorPlan], long_names: bool) -> None:
     """Appends the component's prefixed keys and tensors and its bundle keys."""
     reader = _open(src)
-    kind = src.kind or _detected_kind(src, reader)
+    kind = _kind(src, reader)
     prefix = src.name + "."
     for key, f in reader.fields.items():
         if not key.startswith("GGUF.") and key != "general.alignment":  # the bundle's alignment rules

@@ -137,6 +137,11 @@ def test_writer_needs_each_components_licence_terms(tmp_path):
         write_bundle(tmp_path / "x.gguf", [bare])
 
 
+def test_writer_refuses_a_kind_the_file_does_not_hold(tmp_path):
+    with pytest.raises(ConversionError, match=r"holds a diar model \(general.architecture 'parakeet'\), not asr"):
+        write_bundle(tmp_path / "x.gguf", [source("d", DIAR, "asr")])
+
+
 def test_writer_refuses_a_bundle_as_a_source(bundle, tmp_path):
     with pytest.raises(ConversionError, match="is itself a bundle"):
         write_bundle(tmp_path / "x.gguf", [source("b", bundle)])

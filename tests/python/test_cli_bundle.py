@@ -1,6 +1,7 @@
 """parakeet-cli bundle (write, --list, --verify) and --component on the commands that load a
 model, on bundles of the committed fixtures."""
 
+import json
 import shutil
 
 import gguf
@@ -8,6 +9,7 @@ import pytest
 
 from bundle_helpers import ASR, DIAR, licence_args
 from cli_helpers import run_cli
+from parakeet_py import bundle_components
 
 
 @pytest.fixture(scope="module")
@@ -29,6 +31,8 @@ def test_list_and_info_show_the_components(bundle):
     assert rows[1][5] == str(len(gguf.GGUFReader(ASR).tensors))  # after the licence's three words
     info = run_cli("info", "-m", bundle)
     assert info.exit_code == 0 and info.stdout == listed.stdout
+    as_json = run_cli("info", "-m", bundle, "--json")
+    assert json.loads(as_json.stdout) == bundle_components(bundle)
     described = run_cli("info", "-m", bundle, "--component", "asr")
     assert described.exit_code == 0 and f"{bundle}:asr" in described.output
 
@@ -83,3 +87,17 @@ def test_bundle_errors(tmp_path, args, message):
 def test_list_and_verify_take_only_the_bundle(bundle):
     result = run_cli("bundle", "--list", bundle, "--verify", bundle)
     assert result.exit_code == 2 and "--list and --verify take one bundle and nothing else" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--vad-component", "vad"], "--vad-component goes with --vad-model"),
+    (["--diarize-component", "d"], "--diarize-component goes with --diarize-model"),
+])
+def test_a_component_option_needs_its_model(bundle, speech_wav, args, message):
+    result = run_cli("transcribe", "-m", bundle, *args, speech_wav)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_vad_component_needs_a_model(speech_wav):
+    result = run_cli("vad", "--component", "vad", speech_wav)
+    assert result.exit_code == 2 and "--component goes with -m" in result.stderr

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from bundle_helpers import ASR, DIAR, content_hash, licence_info
-from parakeet_py import Context, Diarizer, InvalidArgument, Vad, bundle_components, load_audio
+from gguf_rewrite import rewrite_gguf
+from parakeet_py import BadModel, Context, Diarizer, InvalidArgument, Vad, bundle_components, load_audio
 from parakeet_py.convert import ConversionError
 from parakeet_py.convert.bundle_verify import verify_bundle
 from parakeet_py.convert.bundle_write import ComponentSource, write_bundle
@@ -82,6 +83,23 @@ def test_verify_catches_a_flipped_byte_in_one_component(bundle, tmp_path):
         f.write(bytes([byte[0] ^ 0x10]))
     checks = {c.name: c.ok for c in verify_bundle(damaged)}
     assert checks == {"asr": True, "d": False}
+
+
+def test_hashes_are_optional_to_the_library_but_verify_needs_them(bundle, tmp_path):
+    unhashed = rewrite_gguf(bundle, tmp_path / "unhashed.gguf", {}, drop=["parakeet.bundle.d.content_sha256"])
+    with Diarizer(unhashed) as d:
+        assert d.model_path == str(unhashed)
+    assert bundle_components(unhashed)[1]["content_sha256"] == ""
+    with pytest.raises(ConversionError, match="component 'd' has no content_sha256"):
+        verify_bundle(unhashed)
+    with pytest.raises(ConversionError, match="is not a bundle"):
+        verify_bundle(ASR)
+
+
+def test_a_missing_licence_key_is_refused_at_load(bundle, tmp_path):
+    broken = rewrite_gguf(bundle, tmp_path / "broken.gguf", {}, drop=["parakeet.bundle.asr.license"])
+    with pytest.raises(BadModel, match="component 'asr' has no key parakeet.bundle.asr.license"):
+        Context(broken, component="asr")
 
 
 def test_vad_component_gives_the_source_files_probabilities(tmp_path):

@@ -182,6 +182,8 @@ TEST(CapiBundle, HostileHeadersAreRefusedWithTheirReason) {
                    "bad component name 'general'");
     expect_refused(bundle_test::write(small({"a", std::string(33, 'b')}), dir + "long.gguf"), nullptr,
                    "bad component name 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'");
+    expect_refused(bundle_test::write(small({"a", "x\ny" + std::string(100, 'z')}), dir + "hostile.gguf"), nullptr,
+                   "bad component name 'x?y" + std::string(37, 'z') + "...' (names are");
     expect_refused(bundle_test::write(small({"a", "a"}), dir + "twice.gguf"), nullptr, "component 'a' is listed twice");
     expect_refused(bundle_test::write(small({"a", "b"}), dir + "keyless.gguf"), nullptr,
                    "component 'b' has no key parakeet.bundle.b.kind");

@@ -25,6 +25,14 @@ bool valid_name(const std::string& n) {
     return true;
 }
 
+// A hostile name as a message shows it: printable ASCII only, at most 40 characters, so that
+// the error stays one short line.
+std::string shown(const std::string& n) {
+    std::string out;
+    for (char c : n.substr(0, 40)) out += (c >= ' ' && c <= '~') ? c : '?';
+    return n.size() > 40 ? out + "..." : out;
+}
+
 std::vector<std::string> component_names(const GgufReader& g) {
     const uint32_t version = g.get_u32(kVersionKey);
     if (version != kBundleVersion)
@@ -35,7 +43,7 @@ std::vector<std::string> component_names(const GgufReader& g) {
     std::set<std::string> seen;
     for (const std::string& n : names) {
         if (!valid_name(n))
-            throw g.error("bad component name '" + n +
+            throw g.error("bad component name '" + shown(n) +
                           "' (names are [a-z][a-z0-9_]{0,31}, and not general, parakeet or bundle)");
         if (!seen.insert(n).second) throw g.error("component '" + n + "' is listed twice");
     }

@@ -1,12 +1,15 @@
 // libFuzzer target for the GGUF reader: any input must either load — and then every value and
-// tensor byte it exposes must be readable — or be rejected with pk::GgufError. Any other
-// exception, crash or out-of-bounds read (AddressSanitizer) is a finding.
+// tensor byte it exposes must be readable — or be rejected with pk::GgufError. A bundle
+// (model/bundle/bundle.h) is also read as one: its header checked (rejected with pk::ModelError)
+// and every component's prefixed view read like a file. Any other exception, crash or
+// out-of-bounds read (AddressSanitizer) is a finding.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "model/bundle/bundle.h"
 #include "quant/ggml_blocks.h"
 
 namespace {
@@ -50,12 +53,23 @@ uint64_t touch_everything(const pk::GgufReader& r) {
     return sum;
 }
 
+// A bundle's components, each read through its view; a header the bundle reader refuses is a
+// clean rejection too.
+uint64_t touch_components(const pk::GgufReader& r) {
+    uint64_t sum = 0;
+    try {
+        for (const pk::BundleComponent& c : pk::read_bundle(r)) sum += touch_everything(r.prefixed_view(c.name + ".", c.name));
+    } catch (const pk::ModelError&) {
+    }
+    return sum;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
         const pk::GgufReader r = pk::GgufReader::from_buffer(data, size, "fuzz.gguf");
-        volatile uint64_t sink = touch_everything(r);
+        volatile uint64_t sink = touch_everything(r) + (pk::is_bundle(r) ? touch_components(r) : 0);
         (void)sink;
     } catch (const pk::GgufError&) {
         // a clean rejection

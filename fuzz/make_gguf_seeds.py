@@ -93,5 +93,38 @@ for _name, _type, _values, _bytes in BLOCK_TYPES:
     SEEDS[f"type_{_name}"] = gguf([("general.architecture", STRING, "parakeet")],
                                   [("joint.enc.weight", _type, [2 * _values, 2], pattern(4 * _bytes, _type))])
 
+
+
+def bundle(components, extra_kvs=(), extra_tensors=(), version=1, listed=None):
+    """A parakeet-bundle of ``components`` [(name, kind)], each a small Silero-like model stored
+    under "<name>." with its per-component keys; ``listed`` overrides the names listed."""
+    names = [n for n, _ in components] if listed is None else listed
+    kvs = [("general.architecture", STRING, "parakeet-bundle"),
+           ("parakeet.bundle.version", U32, version),
+           ("parakeet.bundle.components", ARRAY, (STRING, names))]
+    tensors = []
+    for i, (name, kind) in enumerate(components):
+        kvs.append((f"{name}.general.architecture", STRING, "silero_vad"))
+        for field in ("kind", "license", "license_url", "source", "attribution", "changes"):
+            kvs.append((f"parakeet.bundle.{name}.{field}", STRING, kind if field == "kind" else "x"))
+        tensors.append((f"{name}.vad16k.out.weight", GGML_F32, [4], pattern(16, i)))
+    return gguf(kvs + list(extra_kvs), tensors + list(extra_tensors))
+
+
+# Bundles (docs/bundles.md): a valid one, and one of each header fault the bundle reader refuses.
+SEEDS.update({
+    "bundle_two": bundle([("vad", "vad"), ("x", "ced")]),
+    "bundle_version2": bundle([("vad", "vad")], version=2),
+    "bundle_bad_name": bundle([("Vad", "vad")]),
+    "bundle_reserved_name": bundle([("general", "vad")]),
+    "bundle_listed_twice": bundle([("vad", "vad")], listed=["vad", "vad"]),
+    "bundle_nothing_under_prefix": bundle([("vad", "vad")], listed=["vad", "b"],
+                                          extra_kvs=[(f"parakeet.bundle.b.{f}", STRING, "x") for f in
+                                                     ("kind", "license", "license_url", "source", "attribution",
+                                                      "changes")]),
+    "bundle_missing_key": bundle([("vad", "vad")], listed=["vad", "b"]),
+    "bundle_tensor_outside": bundle([("vad", "vad")], extra_tensors=[("loose.weight", GGML_F32, [1], pattern(4, 9))]),
+})
+
 if __name__ == "__main__":
     write_seeds("fuzz_gguf", SEEDS)

@@ -12,6 +12,7 @@ See docs/python.md.
 """
 
 from .audio.prepare import load_audio
+from .bundle import bundle_components
 from .context import Context
 from .errors import (BadModel, Cancelled, InternalError, InvalidArgument, InvalidAudio, OutOfMemory, ParakeetError,
                      Unsupported)
@@ -28,4 +29,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
-           "InternalError", "load_audio", "__version__"]
+           "InternalError", "load_audio", "bundle_components", "__version__"]

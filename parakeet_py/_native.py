@@ -43,6 +43,8 @@ parakeet_ctx* parakeet_capi_load(const char* gguf_path);
 parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
 int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 const char* parakeet_capi_load_error(void);
+parakeet_ctx* parakeet_capi_load_component(const char* gguf_path, const char* component);
+char* parakeet_capi_bundle_components_json(const char* gguf_path);
 void parakeet_capi_free(parakeet_ctx* ctx);
 char* parakeet_capi_model_info_json(parakeet_ctx* ctx);
 

@@ -24,6 +24,7 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, 
 import numpy as np
 
 from . import _native, hotwords as _hotwords, nbest as _nbest
+from .bundle import component_load_option, component_of_kind
 from .hotwords import Hotwords
 from .audio.prepare import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
@@ -127,6 +128,9 @@ class Context(SharedModel):
     Q8_0 at load (default True; ``$PARAKEET_Q8_ALL``); ``q8_subsampling``: ... and its subsampling's pointwise
     convolutions (default False; ``$PARAKEET_Q8_SUBSAMPLING``).
 
+    ``component``: which component of a bundle to load (docs/bundles.md); None: a plain file, or
+    the bundle's default (its only asr component).
+
     Raises :class:`~parakeet_py.errors.BadModel` when the file is not a model this library can
     run, :class:`~parakeet_py.errors.InvalidArgument` for a bad option (a level above the CPU's
     included), each with the library's message.
@@ -137,7 +141,7 @@ class Context(SharedModel):
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
                  threads: Optional[int] = None, attention: Optional[Attention] = None, isa: Optional[str] = None,
                  bf16: Optional[bool] = None, q8_all: Optional[bool] = None,
-                 q8_subsampling: Optional[bool] = None) -> None:
+                 q8_subsampling: Optional[bool] = None, component: Optional[str] = None) -> None:
         super().__init__()
         self._concurrency = 1
         concurrency = _positive_int(concurrency, "concurrency")
@@ -151,7 +155,9 @@ class Context(SharedModel):
         ffi, lib = _native.load_or_raise()
         #: The load options this context was loaded with (only the keys given).
         self.load_options: Dict[str, Any] = options
-        ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"), json.dumps(options).encode("utf-8"))
+        component = component_of_kind(self.model_path, "asr", component)
+        request = dict(options, **component_load_option(component))
+        ptr = lib.parakeet_capi_load_with(self.model_path.encode("utf-8"), json.dumps(request).encode("utf-8"))
         if ptr == ffi.NULL:
             _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
         self._ptr = ptr

@@ -13,9 +13,10 @@ import contextlib
 import os
 import threading
 import weakref
-from typing import Any, Iterator, TypeVar
+from typing import Any, Iterator, Optional, TypeVar
 
 from . import _native
+from .bundle import component_of_kind
 from .errors import InvalidArgument
 
 T = TypeVar("T", bound="OwnedHandle")
@@ -96,15 +97,25 @@ class SharedModel(OwnedHandle):
         getattr(_native.load()[1], self._FREE)(ptr)
 
 
-def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str) -> Any:
-    """``parakeet_capi_load`` of the file, refused unless it holds a model of ``kind``
-    (InvalidArgument "<path> is not <what>"); the library's error for a file it cannot load."""
+# The bundle component kind (docs/bundles.md) of each model kind these classes load.
+_BUNDLE_KINDS = {_native.MODEL_KIND_VAD: "vad", _native.MODEL_KIND_DIARIZATION: "diar"}
+
+
+def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str,
+                       component: Optional[str] = None) -> Any:
+    """``parakeet_capi_load_component`` of the file (``component``: a bundle's component by name;
+    None: a plain file, or the bundle's only component of ``kind``), refused unless it holds a
+    model of ``kind`` (InvalidArgument "<path> is not <what>"); the library's error for a file it
+    cannot load."""
     ffi, lib = _native.load_or_raise()
     path = os.fspath(model_path)
-    ptr = lib.parakeet_capi_load(path.encode("utf-8"))
+    component = component_of_kind(path, _BUNDLE_KINDS[kind], component)
+    name = ffi.NULL if component is None else component.encode("utf-8")
+    ptr = lib.parakeet_capi_load_component(path.encode("utf-8"), name)
     if ptr == ffi.NULL:
         _native.raise_last_error(ffi.string(lib.parakeet_capi_load_error()).decode("utf-8", "replace"))
     if lib.parakeet_capi_model_kind(ptr) != kind:
         lib.parakeet_capi_free(ptr)
-        raise InvalidArgument(f"{path} is not {what}")
+        raise InvalidArgument(f"{path}{'' if component is None else ':' + component} is not {what}")
     return ptr
+

@@ -51,10 +51,12 @@ class Vad(SharedModel):
 
     _CLOSED = "the VAD model is closed"
 
-    def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, component: Optional[str] = None) -> None:
+        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
+        file, or the bundle's only loadable component."""
         super().__init__()
         self.model_path = resolve_model(model_path, kind="vad")
-        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_VAD, "a Silero VAD model")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_VAD, "a Silero VAD model", component)
 
     def detect(self, pcm: np.ndarray, sample_rate: int, **options: Any) -> Dict[str, Any]:
         """The library's whole result document: mode, duration, frame_sec, segments[, probabilities]."""

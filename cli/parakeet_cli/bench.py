@@ -32,8 +32,8 @@ from parakeet_py import Context, ParakeetError, Transcript, load_audio
 from parakeet_py.batch.manifest import Entry, ManifestError, read_one
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model
 
-from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, attention_label, file_error,
-                     kernel_options, kernels_label, threads_per_backend)
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, attention_label,
+                     component_option, file_error, kernel_options, kernels_label, threads_per_backend)
 from .wer import word_errors
 
 DEFAULT_MANIFEST = Path(parakeet_py.__file__).resolve().parent / "data" / "bench_manifest.tsv"
@@ -187,9 +187,10 @@ def _entries(manifest: Optional[str], files: Tuple[str, ...]) -> List[Entry]:
               help="Progress bar on standard error (only drawn on a terminal).")
 @click.option("--synthetic-size", type=click.Choice(sorted(ARCHS)), default="110m", hidden=True,
               help="Architecture of the generated default model (tiny: for tests).")
+@component_option()
 def bench(files: Tuple[str, ...], model: Optional[str], manifest: Optional[str], concurrency: int,
           threads: Optional[int], decoder: str, attention: Optional[Any], isa: Optional[str], bf16: Optional[bool],
-          as_json: bool, progress: bool, synthetic_size: str) -> None:
+          as_json: bool, progress: bool, synthetic_size: str, component: Optional[str]) -> None:
     """Measure transcription speed: per file, total, and under concurrency.
 
     Every file is decoded into memory first, so only the model's work is timed; one warm-up
@@ -221,7 +222,7 @@ def bench(files: Tuple[str, ...], model: Optional[str], manifest: Optional[str],
     per_backend = threads_per_backend(concurrency, threads)
     start = time.perf_counter()
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
-                 attention=attention, isa=isa, bf16=bf16) as ctx:
+                 attention=attention, isa=isa, bf16=bf16, component=component) as ctx:
         load_ms = (time.perf_counter() - start) * 1000.0
         audio = []
         for entry in entries:

@@ -95,6 +95,13 @@ DIARIZE_MODEL = ModelArg("diarize")
 MODEL_HELP = "A parakeet GGUF file, or a model name OWNER/REPO[/FILE][@REVISION][:TYPE] (docs/models.md)"
 
 
+def component_option(flag: str = "--component", model_flag: str = "-m") -> Callable[..., Any]:
+    """The option that picks a bundle's component by name for the model of ``model_flag``."""
+    return click.option(flag, metavar="NAME", default=None,
+                        help=f"When {model_flag} is a bundle (docs/bundles.md): its component NAME "
+                             "[default: its only asr component, else its only loadable one].")
+
+
 def threads_per_backend(concurrency: int, threads: "int | None") -> int:
     """Apply the CLI's thread rules and return the compute threads each request gets.
 

@@ -10,7 +10,7 @@ import click
 
 from parakeet_py import Diarizer, Segment
 
-from .common import DIARIZE_MODEL, echo_documents, given_options
+from .common import DIARIZE_MODEL, component_option, echo_documents, given_options
 from .progress_bar import progress_option, progress_wanted, with_progress
 
 
@@ -36,9 +36,10 @@ def rttm_lines(file_id: str, segments: List[Segment]) -> List[str]:
 @click.option("--min-duration-on", type=float, help="Shorter turns are dropped (seconds); default 0.")
 @click.option("--min-duration-off", type=float, help="Shorter pauses within a speaker's turns are filled; default 0.")
 @progress_option
+@component_option()
 def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offset: Optional[float],
             pad_onset: Optional[float], pad_offset: Optional[float], min_duration_on: Optional[float],
-            min_duration_off: Optional[float], progress: Optional[bool]) -> None:
+            min_duration_off: Optional[float], progress: Optional[bool], component: Optional[str]) -> None:
     """Print who spoke when in each FILE (any format `transcribe` reads).
 
     Speakers are numbered from 0 in order of arrival. The post-processing is NeMo's diarize()
@@ -53,7 +54,7 @@ def diarize(files: List[str], model: str, fmt: str, onset: Optional[float], offs
                             min_duration_on=min_duration_on, min_duration_off=min_duration_off)
     bars = progress_wanted(progress, fmt, sys.stderr)
     docs = []
-    with Diarizer(model) as d:
+    with Diarizer(model, component=component) as d:
         for path in files:
             document = with_progress(d.document, Path(path).name, 0) if bars else d.document
             doc = document(path, **options)

@@ -16,6 +16,7 @@ from parakeet_py.convert import ConversionError
 
 from .batch_cmd import batch
 from .bench import bench
+from .bundle_cmd import bundle
 from .diarize_cmd import diarize
 from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
@@ -73,6 +74,7 @@ cli.add_command(diarize)
 cli.add_command(wyoming)
 cli.add_command(pull)
 cli.add_command(models)
+cli.add_command(bundle)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -9,9 +9,11 @@ import click
 from tabulate import tabulate
 
 from parakeet_py import Context
+from parakeet_py.bundle import bundle_components, is_bundle
 from parakeet_py.convert.quantize import OUT_TYPES
 
-from .common import MODEL_HELP, MODEL_PATH, attention_label, kernels_label
+from .bundle_cmd import echo_components
+from .common import MODEL_HELP, MODEL_PATH, attention_label, component_option, kernels_label
 
 # info fields in display order, with their labels.
 _INFO_ROWS = (
@@ -65,13 +67,21 @@ def info_rows(info: Dict[str, Any]) -> List[Tuple[str, Any]]:
 @click.command("info")
 @click.option("-m", "--model", required=True, type=MODEL_PATH, help=f"{MODEL_HELP}.")
 @click.option("--json", "as_json", is_flag=True, help="Print the library's model description as JSON.")
-def info(model: str, as_json: bool) -> None:
+@component_option()
+def info(model: str, as_json: bool, component: Optional[str]) -> None:
     """Describe a model: architecture, sizes, decoder heads, tensor types.
 
     The file is loaded (memory-mapped) and checked exactly as for transcription, so a model
-    that `info` accepts will run.
+    that `info` accepts will run. A bundle (docs/bundles.md) lists its components; with
+    --component, that ASR component is described.
     """
-    with Context(model) as ctx:
+    if component is None and is_bundle(model):
+        if as_json:
+            click.echo(json.dumps(bundle_components(model), indent=2))
+        else:
+            echo_components(model)
+        return
+    with Context(model, component=component) as ctx:
         if as_json:
             click.echo(json.dumps(ctx.info, indent=2))
         else:

@@ -15,7 +15,7 @@ from parakeet_py import Context, Diarizer, ParakeetError, Transcript
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, VAD_MODEL,
-                     file_error, kernel_options, threads_per_backend)
+                     component_option, file_error, kernel_options, threads_per_backend)
 from .progress_bar import progress_option, progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
 from .subtitles import to_srt, to_vtt, utterance_line
@@ -40,6 +40,7 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.command("transcribe")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False))
 @click.option("-m", "--model", required=True, type=MODEL_PATH, help=f"The model: {MODEL_HELP}.")
+@component_option()
 @click.option("-d", "--decoder", type=DECODER_CHOICE, default="default", show_default=True,
               help="Which head decodes: the model's own (the transducer for hybrid models), ctc, or the "
                    "transducer (tdt, rnnt and transducer are the same choice).")
@@ -85,12 +86,14 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--vad-model", type=VAD_MODEL,
               help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
                    "converted once into the cache).")
+@component_option("--vad-component", "--vad-model")
 @click.option("--diarize-model", type=DIARIZE_MODEL,
               help="Who said what: a Sortformer diarization GGUF file or name (e.g. sortformer). Words get "
                    "speakers (json), text prints one \"[Speaker N] ...\" line per utterance, subtitle cues start "
                    "with their speaker. "
                    "With --stream (a streaming Sortformer): each utterance as its words commit, a line of text "
                    "or of json. The default decoder; not with --beam or --vad.")
+@component_option("--diarize-component", "--diarize-model")
 @click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,
               help="--stream --diarize-model: the diarizer's latency preset: model (the checkpoint's own "
                    "streaming configuration), low (1.04 s), very_low (0.64 s), ultra_low (0.32 s) [default: model].")
@@ -100,7 +103,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                chunk: Optional[float], left: Optional[float], right: Optional[float],
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
-               diarize_model: Optional[str], diarize_latency: Optional[str]) -> None:
+               diarize_model: Optional[str], diarize_latency: Optional[str], component: Optional[str],
+               vad_component: Optional[str], diarize_component: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -129,10 +133,14 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--diarize-model does not go with --beam, --vad or --decoder")
     if diarize_latency is not None and not (live and diarize_model):
         raise click.UsageError("--diarize-latency goes with --stream --diarize-model")
-    load = {"attention": attention, "isa": isa, "bf16": bf16}  # Context's load options
+    if vad_component is not None and not vad_model:
+        raise click.UsageError("--vad-component goes with --vad-model")
+    if diarize_component is not None and not diarize_model:
+        raise click.UsageError("--diarize-component goes with --diarize-model")
+    load = {"attention": attention, "isa": isa, "bf16": bf16, "component": component}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
-                     att_context, events, language, diarize_model, diarize_latency)
+                     att_context, events, language, diarize_model, diarize_latency, diarize_component)
         return
     if chunk is not None or left is not None or right is not None or partial is not None or att_context is not None \
             or events:
@@ -152,12 +160,12 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
     # Beam search and VAD-cut runs report no progress (diarized runs do: both stages).
     bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad
     # One diarizer for every worker (thread-safe; its pool serves `concurrency` requests at once).
-    diarizer = Diarizer(diarize_model, concurrency=concurrency) if diarize_model else None
+    diarizer = Diarizer(diarize_model, concurrency=concurrency, component=diarize_component) if diarize_model else None
     vad = None
     if use_vad:
         from parakeet_py.vad import Vad, default_model
 
-        vad = Vad(vad_model or default_model())  # shared by every worker: it is thread-safe
+        vad = Vad(vad_model or default_model(), component=vad_component)  # shared by every worker: it is thread-safe
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
@@ -196,7 +204,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
                  right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
                  events: bool = False, language: Optional[str] = None, diarize_model: Optional[str] = None,
-                 diarize_latency: Optional[str] = None) -> None:
+                 diarize_latency: Optional[str] = None, diarize_component: Optional[str] = None) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final (with
     ``diarize_model``: as each utterance commits)."""
     pair = None
@@ -220,7 +228,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     show_partial = fmt == "text" and (sys.stderr.isatty() if partial is None else partial)
     printer = (TextPrinter(sys.stdout, sys.stderr, show_partial, events) if fmt == "text" else JsonPrinter(sys.stdout))
     threads_per_backend(1, threads)
-    with Context(model, **load) as ctx, (Diarizer(diarize_model) if diarize_model
+    with Context(model, **load) as ctx, (Diarizer(diarize_model, component=diarize_component) if diarize_model
                                          else contextlib.nullcontext()) as diarizer:
         try:
             if diarizer is not None:

@@ -9,7 +9,7 @@ import click
 from parakeet_py import load_audio
 from parakeet_py.vad import MODEL_RATE, Vad, default_model
 
-from .common import VAD_MODEL, echo_documents, given_options
+from .common import VAD_MODEL, component_option, echo_documents, given_options
 from .subtitles import _timestamp
 
 
@@ -32,8 +32,10 @@ def _srt(segments: List[Dict[str, float]]) -> str:
 @click.option("--min-speech", type=float, help="Shorter segments are dropped (seconds); default 0.25.")
 @click.option("--speech-pad", type=float, help="Padding each side (seconds); default 0.03.")
 @click.option("--max-segment", type=float, help="Longest segment (seconds); default no limit.")
+@component_option()
 def vad(files: List[str], model: Optional[str], fmt: str, threshold: Optional[float], min_pause: Optional[float],
-        min_speech: Optional[float], speech_pad: Optional[float], max_segment: Optional[float]) -> None:
+        min_speech: Optional[float], speech_pad: Optional[float], max_segment: Optional[float],
+        component: Optional[str]) -> None:
     """Print the speech segments of each FILE (any format `transcribe` reads).
 
     The segments are Silero's get_speech_timestamps' (same defaults, hysteresis included).
@@ -46,7 +48,9 @@ def vad(files: List[str], model: Optional[str], fmt: str, threshold: Optional[fl
     options = given_options(threshold=threshold, min_pause=min_pause, min_speech=min_speech,
                             speech_pad=speech_pad, max_segment=max_segment)
     docs = []
-    with Vad(model or default_model()) as detector:
+    if component is not None and not model:
+        raise click.UsageError("--component goes with -m")
+    with Vad(model or default_model(), component=component) as detector:
         for path in files:
             doc = detector.detect(load_audio(path, target_rate=MODEL_RATE), MODEL_RATE, **options)
             doc["file"] = path

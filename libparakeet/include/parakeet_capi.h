@@ -88,6 +88,8 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
  *                     false, or PARAKEET_BF16; needs AVX512_BF16 at the avx512 level)
  *   "threads":        integer 1..1024: the context's compute-thread budget (default
  *                     PARAKEET_THREADS, else the physical cores); set_concurrency divides it
+ *   "component":      string: a bundle's component to load by name (see Bundles below;
+ *                     default: the bundle's default choice; an error for a plain model file)
  * Thread-safe; free the context with parakeet_capi_free(). */
 PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
 
@@ -104,9 +106,33 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const 
 /* The kind of model ctx holds; PARAKEET_MODEL_KIND_NONE for NULL. Thread-safe. */
 PARAKEET_API int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 
-/* The reason the calling thread's last parakeet_capi_load() failed ("" after a success).
- * Thread-local; the pointer is valid until this thread's next call into the library. */
+/* The reason the calling thread's last parakeet_capi_load*() failed ("" after a success; never
+ * NULL). Thread-local; the pointer is valid until this thread's next call into the library. */
 PARAKEET_API const char* parakeet_capi_load_error(void);
+
+/* ---- Bundles (parakeet.cpp's "parakeet-bundle": several models in one GGUF; docs/bundles.md) --- */
+
+/* parakeet_capi_load and parakeet_capi_load_with accept a bundle: they load its only "asr"
+ * component, else its only component of a kind this library loads ("asr", "vad", "diar");
+ * with several to choose from they fail, listing the components ("bundle has several asr
+ * components, pick one by name (parakeet_capi_load_component, or --component); components:
+ * a (asr), b (asr)"). The component is read in place from the one mapping. */
+
+/* Loads the component called `component` of the bundle at gguf_path, with the environment's
+ * load options (parakeet_capi_load_with's "component" key does the same with options).
+ * component NULL or "" makes the default choice above. Returns NULL with the reason in
+ * parakeet_capi_load_error(): not a bundle (with a name), no such component, a kind this
+ * library does not load, a component that holds another model than its kind says, a
+ * malformed bundle header, and every error of parakeet_capi_load. Thread-safe. */
+PARAKEET_API parakeet_ctx* parakeet_capi_load_component(const char* gguf_path, const char* component);
+
+/* The components of the bundle at gguf_path, read from its header only (no weights are
+ * touched), in their stored order: a JSON array of {"name", "kind", "license", "license_url",
+ * "source", "attribution", "changes", "source_sha256", "content_sha256" (strings, "" when
+ * the builder had none), "tensors", "bytes" (integers)}. Components of unknown kinds are
+ * listed. NULL with the reason in parakeet_capi_thread_last_error() for a file that is not a
+ * bundle or whose header is malformed. Free with parakeet_capi_free_string(). Thread-safe. */
+PARAKEET_API char* parakeet_capi_bundle_components_json(const char* gguf_path);
 
 /* Frees a context and everything it owns. NULL is a no-op. No call on ctx may be running or
  * start afterwards; pointers returned by parakeet_capi_last_error(ctx) become invalid. */

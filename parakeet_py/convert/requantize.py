@@ -11,7 +11,7 @@ the allowlisted weights that kept their type and why.
 
 import time
 from pathlib import Path
-from typing import Any, List
+from typing import List
 
 import gguf
 import numpy as np
@@ -21,26 +21,12 @@ from . import quantize
 from .errors import ConversionError
 from . import ggml_blocks
 from .gguf_writer import ARCHITECTURE, FILE_TYPES, GGML_TYPES, TYPE_NAMES, TensorPlan, write_gguf
-from .meta_value import MetaValue
+from .meta_value import MetaValue, copied_meta, field_value
 from .convert import summarise_metadata
 from .report import ConversionReport
 
 # Written by the writer itself (architecture), or meaningless once the file is rewritten.
 _NOT_COPIED = {schema.GENERAL_ARCHITECTURE, "general.alignment", schema.GENERAL_FILE_TYPE}
-
-
-def _field_value(field) -> Any:
-    """A ReaderField's value as plain Python (str, int, float, bool or a list of them)."""
-    vtype = field.types[0]
-    if vtype == gguf.GGUFValueType.ARRAY:
-        if len(field.types) != 2:
-            raise ConversionError(f"metadata '{field.name}' is a nested array, which cannot be copied")
-        if field.types[1] == gguf.GGUFValueType.STRING:
-            return [bytes(field.parts[i]).decode("utf-8") for i in field.data]
-        return [field.parts[i].tolist()[0] for i in field.data]
-    if vtype == gguf.GGUFValueType.STRING:
-        return bytes(field.parts[field.data[0]]).decode("utf-8")
-    return field.parts[field.data[0]].tolist()[0]
 
 
 def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionReport:
@@ -56,7 +42,7 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
     except (OSError, ValueError) as e:
         raise ConversionError(f"{in_path} is not a readable GGUF file: {e}") from e
     arch_field = reader.get_field(schema.GENERAL_ARCHITECTURE)
-    arch_name = _field_value(arch_field) if arch_field is not None else None
+    arch_name = field_value(arch_field) if arch_field is not None else None
     if arch_name != ARCHITECTURE:
         raise ConversionError(f"{in_path} is not a parakeet GGUF file (general.architecture = {arch_name!r})")
 
@@ -64,8 +50,7 @@ def requantize_gguf(in_path, out_path, out_type: str = "q8_0") -> ConversionRepo
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key in _NOT_COPIED:
             continue
-        sub = field.types[1] if len(field.types) > 1 else None
-        metadata.append(MetaValue(key, "raw", (_field_value(field), field.types[0], sub)))
+        metadata.append(copied_meta(key, field))
 
     for t in reader.tensors:
         if t.tensor_type not in TYPE_NAMES:

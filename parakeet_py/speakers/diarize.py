@@ -40,10 +40,14 @@ class Diarizer(SharedModel):
 
     _CLOSED = "the diarizer is closed"
 
-    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1) -> None:
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
+                 component: Optional[str] = None) -> None:
+        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
+        file, or the bundle's only loadable component."""
         super().__init__()
         self.model_path = resolve_model(model_path, kind="diarize")
-        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_DIARIZATION, "a diarization model",
+                                       component)
         if concurrency > 1 and _native.load()[1].parakeet_capi_set_concurrency(self._ptr, int(concurrency), 0) < 0:
             self.close()
             _native.raise_last_error()

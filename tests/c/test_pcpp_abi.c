@@ -12,6 +12,8 @@
  * program that probes the version and then binds by name relies on) and called: the offline
  * ones on a diarization model in parakeet.cpp's own GGUF schema, the streams on a streaming
  * checkpoint (the offline fixture normalises its mel per feature, which streams refuse).
+ * The bundle calls of its ABI 8-10 (load_component, bundle_components_json, load_error) link
+ * and behave on a plain file.
  *
  * Usage: test_pcpp_abi HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav
  */
@@ -106,6 +108,11 @@ parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ct
 int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
                                   parakeet_sas_result** out, int* n_out);
 void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
+/* ABI 8-10: the bundle calls (additive; docs/bundles.md) and what they report through */
+const char* parakeet_capi_load_error(void);
+int parakeet_capi_model_kind(const parakeet_ctx* ctx);
+parakeet_ctx* parakeet_capi_load_component(const char* gguf_path, const char* component);
+char* parakeet_capi_bundle_components_json(const char* gguf_path);
 /* ---- end of parakeet.cpp's declarations ---- */
 
 /* ABI 7's functions (parakeet.cpp's v7: diarization, speaker-attributed ASR, the diarization
@@ -351,6 +358,20 @@ static void test_abi7_calls(parakeet_ctx* asr, const char* diar_path, const char
     free(s);
 }
 
+/* The bundle calls on a plain model file (bundles themselves: tests/cpp/test_capi_bundle.cpp):
+ * no component name loads it as parakeet_capi_load does, a name is refused, and it has no
+ * components to list; parakeet_capi_load_error() is never NULL. */
+static void test_bundle_calls(const char* model_path) {
+    CHECK(parakeet_capi_load_error() != NULL);
+    parakeet_ctx* ctx = parakeet_capi_load_component(model_path, NULL);
+    CHECK(ctx != NULL && parakeet_capi_model_kind(ctx) == 1 && strcmp(parakeet_capi_load_error(), "") == 0);
+    parakeet_capi_free(ctx);
+    CHECK(parakeet_capi_load_component(model_path, "asr") == NULL);
+    CHECK(strstr(parakeet_capi_load_error(), "is not a bundle, so it has no component 'asr'") != NULL);
+    CHECK(parakeet_capi_bundle_components_json(model_path) == NULL);
+    CHECK(parakeet_capi_load_component(NULL, "asr") == NULL && strcmp(parakeet_capi_load_error(), "model path is NULL") == 0);
+}
+
 int main(int argc, char** argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: %s HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav\n",
@@ -374,6 +395,7 @@ int main(int argc, char** argv) {
         test_abi7_calls(ctx, argv[3], argv[4], argv[5]);
     }
     char* text = NULL;
+    test_bundle_calls(argv[1]);
     CHECK(parakeet_transcribe_file(argv[1], argv[2], &text) == 0 && text != NULL);
     parakeet_free_string(text);
     parakeet_capi_free(ctx);

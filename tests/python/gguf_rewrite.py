@@ -6,7 +6,7 @@ from typing import Any, Dict, Iterable, Optional
 
 import gguf
 
-from parakeet_py.convert.requantize import _field_value
+from parakeet_py.convert.meta_value import field_value
 
 
 def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optional[int] = None,
@@ -17,7 +17,7 @@ def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optio
     in ``drop`` left out, the arrays in ``array_types`` stored with that element type
     (GGUFValueType), and ``added`` keys ((value, GGUFValueType)) appended."""
     reader = gguf.GGUFReader(src)
-    arch = _field_value(reader.get_field("general.architecture"))
+    arch = field_value(reader.get_field("general.architecture"))
     writer = gguf.GGUFWriter(dst, arch)
     if alignment is not None:
         writer.data_alignment = alignment
@@ -25,7 +25,7 @@ def rewrite_gguf(src: Path, dst: Path, changes: Dict[str, Any], alignment: Optio
     for key, field in reader.fields.items():
         if key.startswith("GGUF.") or key in ("general.architecture", "general.alignment") or key in drop:
             continue
-        value = changes.get(key, _field_value(field))
+        value = changes.get(key, field_value(field))
         sub = field.types[1] if len(field.types) > 1 else None
         sub = (array_types or {}).get(key, sub)
         writer.add_key_value(key, value, field.types[0], sub_type=sub)

@@ -14,7 +14,7 @@ import click
 
 from parakeet_py import __version__
 
-from ..common import ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, kernel_options
+from ..common import ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, component_option, kernel_options
 from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
                      DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
@@ -60,6 +60,7 @@ def _window_text(window: Any) -> str:
 @click.version_option(__version__, prog_name="parakeet-server")
 @click.option("--model", "-m", "model_path", required=True, envvar=MODEL_ENV,
               type=MODEL_PATH, help=f"The model to serve: {MODEL_HELP}.")
+@component_option()
 @click.option("--concurrency", "-k", default=1, show_default=True, type=click.IntRange(1, 64),
               help="Requests transcribed at once (backends sharing one copy of the weights).")
 @click.option("--threads", "-t", default=None, type=click.IntRange(min=1),
@@ -149,7 +150,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
          diarize_model: Optional[str], realtime_diarize_latency: str,
-         model_id: Optional[str], log_level: str) -> None:
+         model_id: Optional[str], log_level: str, component: Optional[str]) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -187,7 +188,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     )
     try:
         context = Context(model_path, concurrency=concurrency, threads=threads, attention=attention, isa=isa,
-                          bf16=bf16)
+                          bf16=bf16, component=component)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
     vad = diarizer = None

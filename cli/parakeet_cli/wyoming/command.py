@@ -14,8 +14,8 @@ from typing import Any, Optional
 
 import click
 
-from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, kernel_options,
-                      threads_per_backend)
+from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, component_option,
+                      kernel_options, threads_per_backend)
 from ..server import WindowType
 
 DEFAULT_URI = "tcp://127.0.0.1:10300"
@@ -58,10 +58,11 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--attention", type=ATTENTION, help=ATTENTION_HELP)
 @kernel_options
 @click.option("--debug", is_flag=True, help="Log every utterance's events and errors (DEBUG).")
+@component_option()
 def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], decoder: str, beam_size: Optional[int],
             language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_seconds: float,
             model_name: Optional[str], zeroconf: Optional[str], attention: Any, isa: Optional[str],
-            bf16: Optional[bool], debug: bool) -> None:
+            bf16: Optional[bool], debug: bool, component: Optional[str]) -> None:
     """Serve a model to Home Assistant (and other clients) over the Wyoming protocol.
 
     A client's `describe` gets `info`; `transcribe`, `audio-start`, `audio-chunk`s and
@@ -85,7 +86,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     per_backend = threads_per_backend(concurrency, threads)
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
-                 attention=attention, isa=isa, bf16=bf16) as context:
+                 attention=attention, isa=isa, bf16=bf16, component=component) as context:
         locales = model_locales(context.info)
         try:
             default_language = resolve_language(language, locales)

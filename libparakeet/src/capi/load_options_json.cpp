@@ -54,9 +54,11 @@ void apply_load_options_json(const char* json, LoadOptions& options) {
             options.bf16 = in.boolean();
         } else if (k == "threads") {
             options.threads = static_cast<int>(in.integer("threads", 1, 1024));
+        } else if (k == "component") {
+            options.component = in.string();
         } else {
             throw InvalidArgument(std::string(kWhat) + ": unknown key \"" + k +
-                                  "\" (known: isa, attention, q8_all, q8_subsampling, bf16, threads)");
+                                  "\" (known: isa, attention, q8_all, q8_subsampling, bf16, threads, component)");
         }
     });
 }

@@ -1,6 +1,6 @@
 // The options document of parakeet_capi_load_with (the keys are in include/parakeet_capi.h):
 //   {"isa": "avx2", "attention": [128, 128], "q8_all": true, "q8_subsampling": false,
-//    "bf16": false, "threads": 4}
+//    "bf16": false, "threads": 4, "component": "asr"}
 // Strict: an unknown key, a value of the wrong type or out of range is an error saying what was
 // wrong, so a typo never silently falls back to a default.
 #pragma once

@@ -5,8 +5,7 @@
 
 #include "capi/attention_json.h"
 #include "capi/context.h"
-#include "capi/environment.h"
-#include "capi/load_options_json.h"
+#include "capi/context_loader.h"
 #include "common/json_writer.h"
 #include "parakeet_capi.h"
 #include "runtime/cpu_features.h"
@@ -131,28 +130,8 @@ extern "C" {
 int parakeet_capi_abi_version(void) { return PARAKEET_CAPI_ABI_VERSION; }
 
 parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json) {
-    return guarded<parakeet_ctx*>(nullptr, nullptr, [&]() -> parakeet_ctx* {
-        if (gguf_path == nullptr) throw pk::InvalidArgument("model path is NULL");
-        pk::capi::apply_thread_environment();
-        pk::LoadOptions options = pk::capi::load_options_from_environment();
-        pk::capi::apply_load_options_json(options_json, options);
-        auto ctx = std::make_unique<parakeet_ctx>();
-        // The file's kind decides the loader; a VAD model takes no ASR load options.
-        const pk::GgufReader gguf = pk::GgufReader::open(gguf_path);
-        if (pk::detect_model_kind(gguf) == pk::ModelKind::Vad) {
-            ctx->vad = pk::SileroVad::load(gguf);
-            ctx->kind = pk::ModelKind::Vad;
-            return ctx.release();
-        }
-        if (pk::detect_model_kind(gguf) == pk::ModelKind::Diarization) {
-            ctx->diar = pk::DiarModel::load(gguf_path, options);
-            ctx->kind = pk::ModelKind::Diarization;
-            return ctx.release();
-        }
-        ctx->model = pk::Model::load(gguf_path, options);
-        ctx->kind = pk::ModelKind::Asr;
-        return ctx.release();
-    });
+    return guarded<parakeet_ctx*>(nullptr, nullptr,
+                                  [&] { return pk::capi::load_context(gguf_path, options_json, nullptr); });
 }
 
 parakeet_ctx* parakeet_capi_load(const char* gguf_path) { return parakeet_capi_load_with(gguf_path, nullptr); }

@@ -94,12 +94,12 @@ std::string GgufTensor::shape_string() const {
 GgufReader GgufReader::open(const std::string& path) {
     GgufReader r;
     try {
-        r.file_ = MappedFile(path);
+        r.file_ = std::make_shared<const MappedFile>(path);
     } catch (const std::runtime_error& e) {
         throw GgufError(e.what());
     }
-    r.data_ = r.file_.data();
-    r.size_ = r.file_.size();
+    r.data_ = r.file_->data();
+    r.size_ = r.file_->size();
     r.name_ = path;
     GgufParser::parse(r);
     return r;

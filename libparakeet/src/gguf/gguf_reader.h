@@ -29,6 +29,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -94,9 +95,20 @@ public:
 
     // Lets the OS drop the file pages read so far (see MappedFile::drop_resident_pages); tensor
     // data stays readable. A no-op for from_buffer readers.
-    void drop_resident_pages() const { file_.drop_resident_pages(); }
+    void drop_resident_pages() const {
+        if (file_) file_->drop_resident_pages();
+    }
     // ... and only those of one tensor's data (MappedFile::drop_pages).
-    void drop_pages(const GgufTensor& t) const { file_.drop_pages(t.data, t.n_bytes); }
+    void drop_pages(const GgufTensor& t) const {
+        if (file_) file_->drop_pages(t.data, t.n_bytes);
+    }
+
+    // A reader of the part of this file stored under `prefix` (a bundle's component, "asr."):
+    // the keys and tensors whose names start with `prefix`, with the prefix removed, in file
+    // order; everything else is left out. It shares this reader's mapping (no copy; the view
+    // keeps it alive) and its alignment. `name` stands for the file in the view's errors.
+    // Throws GgufError when nothing in the file starts with `prefix` (gguf_view.cpp).
+    GgufReader prefixed_view(const std::string& prefix, std::string name) const;
 
     // ---- metadata -------------------------------------------------------------------------
     bool has_key(const std::string& key) const { return key_index_.count(key) != 0; }
@@ -143,7 +155,7 @@ private:
     // wanted ("an array of integers") for the error.
     size_t require_array(const std::string& key, const char* expected) const;
 
-    MappedFile file_;  // empty for from_buffer
+    std::shared_ptr<const MappedFile> file_;  // null for from_buffer; shared by prefixed views
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
     std::string name_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "model/encoder/attention_setting.h"
 #include "runtime/cpu_features.h"
@@ -27,6 +28,11 @@ struct LoadOptions {
     // set_concurrency(K, threads_each <= 0) divides it among K backends. 0: the process-wide
     // default (default_thread_count()).
     int threads = 0;
+    // Which component of a bundle to load, by name (model/bundle/bundle.h); "": the default
+    // choice (the only asr component, else the only loadable one). The C ABI's loader
+    // (capi/context_loader.h) reads it and refuses it for a file that is not a bundle; the model
+    // loaders themselves are handed the component's reader.
+    std::string component;
 };
 
 }  // namespace pk

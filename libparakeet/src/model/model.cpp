@@ -55,11 +55,16 @@ IsaLevel checked_isa_level(const std::optional<IsaLevel>& requested) {
 Model::Model(std::string path, GgufReader gguf) : path_(std::move(path)), gguf_(std::move(gguf)) {}
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
+    checked_isa_level(options.isa);  // a bad level is refused before the file is read
+    return load(GgufReader::open(path), options);
+}
+
+std::unique_ptr<Model> Model::load(GgufReader gguf, const LoadOptions& options) {
     const IsaLevel isa = checked_isa_level(options.isa);
     if (options.bf16) check_bf16_available(isa);
-    GgufReader gguf = GgufReader::open(path);
     refuse_other_model_kind(gguf, ModelKind::Asr);
-    std::unique_ptr<Model> m(new Model(path, std::move(gguf)));
+    std::string path = gguf.name();
+    std::unique_ptr<Model> m(new Model(std::move(path), std::move(gguf)));
     m->isa_ = isa;
     m->attention_ = options.attention;
     m->config_ = read_model_config(m->gguf_);

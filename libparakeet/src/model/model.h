@@ -83,6 +83,9 @@ public:
     // (kernels/kernel_table.h). Throws GgufError (not a readable GGUF), ModelError (not a model
     // this engine runs) or Unsupported (an instruction set or bf16 this CPU lacks).
     static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
+    // ... from a file already open, or a bundle's component (GgufReader::prefixed_view); path()
+    // is then the reader's name.
+    static std::unique_ptr<Model> load(GgufReader gguf, const LoadOptions& options = {});
 
     const ModelConfig& config() const { return config_; }
     const GgufReader& gguf() const { return gguf_; }

@@ -20,8 +20,13 @@ constexpr double kFrontEndEnd = 0.04, kLayersEnd = 0.85;
 }  // namespace
 
 std::unique_ptr<DiarModel> DiarModel::load(const std::string& path, const LoadOptions& options) {
+    checked_isa_level(options.isa);  // a bad level is refused before the file is read
+    return load(GgufReader::open(path), options);
+}
+
+std::unique_ptr<DiarModel> DiarModel::load(GgufReader gguf, const LoadOptions& options) {
     const IsaLevel isa = checked_isa_level(options.isa);
-    GgufReader gguf = GgufReader::open(path);
+    const std::string path = gguf.name();
     if (detect_model_kind(gguf) != ModelKind::Diarization) {
         const ModelKind kind = detect_model_kind(gguf);
         throw ModelError(path + ": not a diarization model (it holds " +

@@ -40,6 +40,8 @@ public:
     // level). Throws GgufError, ModelError (not a diarization model this engine runs; an ASR
     // file is refused naming its kind) or Unsupported.
     static std::unique_ptr<DiarModel> load(const std::string& path, const LoadOptions& options = {});
+    // ... from a file already open, or a bundle's component; path() is then the reader's name.
+    static std::unique_ptr<DiarModel> load(GgufReader gguf, const LoadOptions& options = {});
 
     const DiarConfig& config() const { return config_; }
     const std::string& path() const { return path_; }

@@ -783,6 +783,31 @@ PARAKEET_API int parakeet_capi_thread_last_error_code(void);
 /* Frees a string returned by this library. NULL is a no-op. */
 PARAKEET_API void parakeet_capi_free_string(char* s);
 
+/* ---- Sound-event tagging (CED) --------------------------------------------------------------
+ * A context loaded from a `ced` GGUF file (ced.cpp's schema, e.g. the mudler/ced-gguf files, or
+ * `parakeet-cli convert` of a mispeech/ced-* checkpoint) has kind PARAKEET_MODEL_KIND_SOUND: a
+ * CED audio tagger (AudioSet's 527 classes for the published models). The calls below refuse
+ * other kinds (PARAKEET_ERROR_UNSUPPORTED: "context holds a <kind> model; a CED sound model is
+ * needed here"), and the ASR calls refuse a sound ctx. The model is read-only: any number of
+ * calls run on one ctx at once. */
+
+/* The number of classes the tagger scores; -1 when ctx is NULL or not a tagger. */
+PARAKEET_API int parakeet_capi_num_classes(const parakeet_ctx* ctx);
+/* The label of class `index` (borrowed from ctx, valid until parakeet_capi_free); NULL when ctx is
+ * NULL or not a tagger, or index is out of range. */
+PARAKEET_API const char* parakeet_capi_class_label(const parakeet_ctx* ctx, int index);
+
+/* Classifies a clip of mono float PCM at the model's rate (16000; another rate is
+ * PARAKEET_ERROR_INVALID_AUDIO "... resample first"; NaN or infinite samples too). The clip needs
+ * at least one 16-frame patch (2400 samples, 0.15 s; shorter is PARAKEET_ERROR_INVALID_ARGUMENT).
+ * A clip longer than 10.12 s is cut into 10.12 s chunks (the last one unpadded, dropped when
+ * shorter than a patch) and their probabilities averaged, as ced.cpp does.
+ * Returns a JSON array of the top_k classes (all of them for top_k <= 0), highest score first:
+ *   [{"index":3,"label":"Doorbell","score":0.87}, ...]   (score: the sigmoid probability,
+ * shortest exact float form). Free with parakeet_capi_free_string; NULL on error. */
+PARAKEET_API char* parakeet_capi_sound_classify_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                         int sample_rate, int top_k);
+
 #ifdef __cplusplus
 }
 #endif

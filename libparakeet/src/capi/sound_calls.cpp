@@ -1,32 +1,18 @@
 // The CED sound tagger through the C ABI: its classes and one-shot classification of a clip.
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "capi/context.h"
 #include "common/json_writer.h"
+#include "model/sound/top_classes.h"
 #include "parakeet_capi.h"
 #include "runtime/arena.h"
 #include "runtime/thread_budget.h"
 #include "runtime/thread_team.h"
 
 using pk::capi::guarded;
-
-namespace {
-
-// The class indices of `scores`, highest score first (ties by index), at most top_k of them
-// (all for top_k <= 0).
-std::vector<int> top_classes(const std::vector<float>& scores, int top_k) {
-    std::vector<int> order(scores.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return scores[a] > scores[b]; });
-    if (top_k > 0 && static_cast<size_t>(top_k) < order.size()) order.resize(static_cast<size_t>(top_k));
-    return order;
-}
-
-}  // namespace
 
 extern "C" {
 
@@ -57,7 +43,7 @@ char* parakeet_capi_sound_classify_pcm_json(parakeet_ctx* ctx, const float* samp
         const std::vector<float> scores = ced.classify(team, arena, samples, n_samples);
         pk::JsonWriter j;
         j.begin_array();
-        for (int c : top_classes(scores, top_k)) {
+        for (int c : pk::top_classes(scores, top_k)) {
             j.begin_object();
             j.key("index").value(c);
             j.key("label").value(ced.labels()[static_cast<size_t>(c)]);

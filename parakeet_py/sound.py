@@ -5,6 +5,7 @@ by libparakeet.
     tagger = SoundTagger("ced-tiny-q8_0.gguf")
     tagger.classify(pcm, 16000, top_k=5)    # [{"index", "label", "score"}, ...] highest first
     tagger.scores(pcm, 16000)               # every class's probability, in class order
+    tagger.events(pcm, 16000)               # the stream's segments over the whole clip
     with tagger.stream() as s:              # live events: 3 s windows every 1 s (docs/sound.md)
         s.feed(chunk)                       # segments closed: [{"index", "label", "start", "end", "peak"}]
         s.finish()
@@ -68,6 +69,14 @@ class SoundTagger(SharedModel):
         for tag in self.classify(pcm, sample_rate, top_k=0):
             out[tag["index"]] = tag["score"]
         return out
+
+    def events(self, pcm: np.ndarray, sample_rate: int = MODEL_RATE, **options: Any) -> List[Dict[str, Any]]:
+        """The sound events of a whole clip by the stream's rules (one feed with is_last), by
+        start time: [{"index", "label", "start", "end", "peak"}]; options as stream()'s."""
+        samples = _at_model_rate(pcm, sample_rate)
+        with self.stream(**options) as s:
+            segments = s.feed(samples, is_last=True)
+        return sorted(segments, key=lambda e: (e["start"], e["index"]))
 
     def stream(self, **options: Any) -> "SoundStream":
         """A live tagger of 16 kHz audio; options: window_sec, hop_sec, on_threshold, off_threshold,

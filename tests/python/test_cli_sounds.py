@@ -2,14 +2,13 @@
 the labels and events are the SoundTagger's, in text and JSON."""
 
 import json
-from pathlib import Path
 
+import ced_helpers
 from cli_helpers import run_cli
 from parakeet_py import SoundTagger, load_audio
 
-CED = Path(__file__).resolve().parents[1] / "data" / "ced"
-MODEL = str(CED / "ced-test.gguf")
-CLIP = str(CED / "clip_long.wav")
+MODEL = str(ced_helpers.MODEL)
+CLIP = str(ced_helpers.clip_path("long"))
 
 
 def expected():

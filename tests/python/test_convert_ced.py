@@ -9,13 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ced_helpers import MODEL as FIXTURE, clip
 from cli_helpers import run_cli
 from convert_helpers import checkpoint_bytes, read_gguf
+from parakeet_py import SoundTagger
 from parakeet_py.convert import ConversionError
 from parakeet_py.convert.ced_checkpoint import convert_ced
 from parakeet_py.convert.ced_mel import htk_mel_filterbank, periodic_hann
 
-FIXTURE = Path(__file__).resolve().parents[1] / "data" / "ced" / "ced-test.gguf"
 CONFIG_KEYS = ("embed_dim", "depth", "num_heads", "outputdim", "patch_size", "patch_stride", "target_length",
                "n_mels", "n_fft", "win_size", "hop_size", "mlp_ratio", "pooling", "qkv_bias")
 MATRICES = ("attn.qkv.weight", "attn.proj.weight", "mlp.fc1.weight", "mlp.fc2.weight")
@@ -60,6 +61,17 @@ def test_quantised_types_cover_the_allowlisted_matrices(tmp_path, checkpoint, ou
     for name, (kind, ne, _) in tensors.items():
         quantised = name.endswith(MATRICES)  # outputlayer.1 is [10, 64]: under 32 rows, kept f32 as ced.cpp does
         assert kind == (stored if quantised else "F32"), name
+
+
+@pytest.mark.parametrize("out_type,tolerance", [("f16", 2e-3), ("q8_0", 2e-2)])
+def test_quantised_files_score_close_to_f32(tmp_path, checkpoint, out_type, tolerance):
+    out = tmp_path / f"run-{out_type}.gguf"
+    convert_ced(checkpoint, out, out_type)
+    pcm = clip("long")
+    with SoundTagger(FIXTURE) as f32, SoundTagger(out) as quantised:
+        reference, scores = f32.scores(pcm), quantised.scores(pcm)
+    assert np.abs(scores - reference).max() <= tolerance
+    assert not np.array_equal(scores, reference)  # the quantised matrices are really used
 
 
 def test_front_end_buffers_are_torchaudios_shapes_and_values(fixture_gguf):

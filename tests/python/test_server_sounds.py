@@ -1,17 +1,14 @@
 """parakeet-server --sound-model: verbose_json gets the clip's "sound_events" (the
 SoundTagger's events of the decoded upload); other formats and servers without it get none."""
 
-from pathlib import Path
-
 import httpx
 import pytest
 
+from ced_helpers import MODEL, clip_path
 from parakeet_py import SoundTagger, load_audio
 from server_helpers import ServerProcess
 
-CED = Path(__file__).resolve().parents[1] / "data" / "ced"
-MODEL = CED / "ced-test.gguf"
-CLIP = CED / "clip_long.wav"
+CLIP = clip_path("long")
 
 
 def post(srv, **data):

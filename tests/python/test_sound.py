@@ -1,32 +1,23 @@
 """parakeet_py.SoundTagger on the CED fixture (tests/data/ced): scores equal to the PyTorch
 reference's, resampling, the stream's segments and drained windows, and the errors."""
 
-import wave
-from pathlib import Path
-
 import numpy as np
 import pytest
 
+from ced_helpers import MODEL, clip, reference_scores
 from parakeet_py import Context, SoundTagger
 from parakeet_py.errors import InvalidArgument, ParakeetError
-
-CED = Path(__file__).resolve().parents[1] / "data" / "ced"
-
-
-def clip(name: str) -> np.ndarray:
-    with wave.open(str(CED / f"clip_{name}.wav")) as w:
-        return np.frombuffer(w.readframes(w.getnframes()), "<i2").astype(np.float32) / 32768.0
 
 
 @pytest.fixture(scope="module")
 def tagger():
-    with SoundTagger(CED / "ced-test.gguf") as t:
+    with SoundTagger(MODEL) as t:
         yield t
 
 
 @pytest.mark.parametrize("name", ["long", "tail", "short"])
 def test_scores_match_the_pytorch_reference(tagger, name):
-    want = np.fromfile(CED / f"clip_{name}.scores.f32", "<f4")
+    want = reference_scores(name)
     np.testing.assert_allclose(tagger.scores(clip(name)), want, atol=1e-4, rtol=0)
     top = tagger.classify(clip(name), top_k=3)
     assert [t["index"] for t in top] == list(np.argsort(-want, kind="stable")[:3])
@@ -72,7 +63,7 @@ def test_errors(tagger, model_path):
     with pytest.raises(InvalidArgument, match="is not a CED sound model"):
         SoundTagger(model_path)
     with pytest.raises(ParakeetError, match="CED sound model; an ASR model"):
-        Context(CED / "ced-test.gguf")
+        Context(MODEL)
     with tagger.stream() as s:
         s.finish()
         with pytest.raises(ParakeetError, match="stream already finished"):

@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
+#include "kernels/ops_softmax.h"
 #include "model/model_kind.h"
 #include "model/sound/ced_schema.h"
 #include "model/tensor_loader.h"
@@ -157,21 +158,26 @@ void CedModel::attention(ThreadTeam& team, Arena& arena, const Block& b, const f
     float* qkv = arena.alloc_array<float>(static_cast<size_t>(n * 3 * D));
     b.qkv.forward(team, arena, h, n, qkv);
     const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-    parallel_for(team, H * n, 8, [&](int64_t begin, int64_t end) {
-        std::vector<float> p(static_cast<size_t>(n));
-        for (int64_t item = begin; item < end; ++item) {
-            const int64_t head = item / n, i = item % n;
-            const float* q = qkv + i * 3 * D + head * dh;
-            for (int64_t j = 0; j < n; ++j) p[j] = kernels_->dot.dot(q, qkv + j * 3 * D + D + head * dh, dh) * scale;
-            kernels_->ops.softmax_rows(p.data(), 1, n, p.data());
-            float* o = out + i * D + head * dh;
-            std::fill(o, o + dh, 0.f);
-            for (int64_t j = 0; j < n; ++j) {
-                const float* v = qkv + j * 3 * D + 2 * D + head * dh;
-                for (int64_t c = 0; c < dh; ++c) o[c] += p[j] * v[c];
-            }
+    // Per head, both products run on the matmul kernels: the head's keys (and its values,
+    // transposed) are packed as the "weights" of a product with the queries (the probabilities).
+    std::vector<float> q(static_cast<size_t>(n * dh)), k(static_cast<size_t>(n * dh)), vt(static_cast<size_t>(dh * n));
+    float* scores = arena.alloc_array<float>(static_cast<size_t>(n * n));
+    for (int64_t head = 0; head < H; ++head) {
+        for (int64_t i = 0; i < n; ++i) {
+            const float* row = qkv + i * 3 * D + head * dh;
+            std::copy(row, row + dh, q.data() + i * dh);
+            std::copy(row + D, row + D + dh, k.data() + i * dh);
+            for (int64_t c = 0; c < dh; ++c) vt[static_cast<size_t>(c * n + i)] = row[2 * D + c];
         }
-    });
+        const kernels::PackedWeights keys(kernels::WeightType::F32, k.data(), n, dh, level_);
+        kernels::matmul(team, arena, q.data(), n, dh, keys, nullptr, scores);
+        parallel_for(team, n * n, 4096, [&](int64_t b0, int64_t e) {
+            for (int64_t i = b0; i < e; ++i) scores[i] *= scale;
+        });
+        kernels::softmax(*kernels_, team, scores, n, n, scores);
+        const kernels::PackedWeights values(kernels::WeightType::F32, vt.data(), dh, n, level_);
+        kernels::matmul(team, arena, scores, n, n, values, nullptr, out + head * dh, D);
+    }
 }
 
 std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0,

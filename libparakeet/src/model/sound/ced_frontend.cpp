@@ -20,6 +20,13 @@ CedFrontend::CedFrontend(const CedFrontendConfig& config, std::vector<float> win
     if (filterbank_.size() != bins * static_cast<size_t>(cfg_.n_mels))
         throw std::invalid_argument("CED front end: the filterbank does not have n_mels x (n_fft/2 + 1) entries");
     if (cfg_.hop <= 0 || cfg_.n_mels <= 0) throw std::invalid_argument("CED front end: hop and n_mels must be positive");
+    for (int m = 0; m < cfg_.n_mels; ++m) {
+        const float* fb = filterbank_.data() + static_cast<size_t>(m) * bins;
+        int begin = 0, end = static_cast<int>(bins);
+        while (begin < end && fb[begin] == 0.f) ++begin;
+        while (end > begin && fb[end - 1] == 0.f) --end;
+        spans_.emplace_back(begin, end);
+    }
 }
 
 std::vector<float> CedFrontend::compute(ThreadTeam& team, const float* samples, int64_t n) const {
@@ -51,7 +58,7 @@ std::vector<float> CedFrontend::compute(ThreadTeam& team, const float* samples, 
             for (int m = 0; m < n_mels; ++m) {
                 const float* fb = filterbank_.data() + static_cast<size_t>(m) * bins;
                 double acc = 0.0;
-                for (int b = 0; b < bins; ++b) acc += static_cast<double>(fb[b]) * power[b];
+                for (int b = spans_[m].first; b < spans_[m].second; ++b) acc += static_cast<double>(fb[b]) * power[b];
                 const float mel = std::max(static_cast<float>(acc), cfg_.amin);
                 out[static_cast<size_t>(m) * T + t] = 10.f * std::log10(mel);
             }

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/fft.h"
@@ -46,6 +47,9 @@ public:
 private:
     CedFrontendConfig cfg_;
     std::vector<float> window_, filterbank_;
+    // Each filter's non-zero bins [begin, end): the sum skips the zeros (an HTK triangle spans a
+    // few dozen of the 257 bins), which changes no bit of it.
+    std::vector<std::pair<int, int>> spans_;
     const kernels::KernelTable* kernels_;
     kernels::RealFft fft_;
 };

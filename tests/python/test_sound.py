@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from ced_helpers import MODEL, clip, reference_scores
+from gguf_rewrite import rewrite_gguf
 from parakeet_py import Context, SoundTagger
 from parakeet_py.errors import InvalidArgument, ParakeetError
 
@@ -68,3 +69,20 @@ def test_errors(tagger, model_path):
         s.finish()
         with pytest.raises(ParakeetError, match="stream already finished"):
             s.feed(np.zeros(10, np.float32))
+
+
+@pytest.mark.parametrize("changes,drop,message", [
+    ({"ced.num_heads": 3}, (), "ced.embed_dim is not a multiple of ced.num_heads"),
+    ({"ced.embed_dim": 32}, (), "encoder.init_bn|encoder.patch_embed.proj.weight has shape"),
+    ({"ced.target_length": 2000}, (), "encoder.time_pos_embed is shorter than ced.target_length's patches"),
+    ({"ced.pooling": "token"}, (), "ced.pooling is not 'mean'"),
+    ({"ced.n_fft": 1, "ced.win_size": 1}, (), "ced.n_fft is not a power of two"),
+    ({"ced.n_fft": 256}, (), "ced.win_size differs from ced.n_fft"),
+    ({"ced.outputdim": 11}, (), "ced.labels does not have ced.outputdim entries"),
+    ({}, ("ced.labels",), "ced.labels"),
+])
+def test_a_malformed_file_is_refused_in_one_line(tmp_path, changes, drop, message):
+    bad = rewrite_gguf(MODEL, tmp_path / "bad.gguf", changes, drop=drop)
+    with pytest.raises(ParakeetError, match=message) as e:
+        SoundTagger(bad)
+    assert "\n" not in str(e.value)

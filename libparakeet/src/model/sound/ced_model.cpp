@@ -82,7 +82,7 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, IsaLevel level) {
     fc.amin = g.get_f32(s::kAmin);
     fc.top_db = g.get_f32(s::kTopDb);
     expect(g, positive_key(g, s::kWinSize) == fc.n_fft, "ced.win_size differs from ced.n_fft");
-    expect(g, (fc.n_fft & (fc.n_fft - 1)) == 0, "ced.n_fft is not a power of two");
+    expect(g, fc.n_fft >= 2 && (fc.n_fft & (fc.n_fft - 1)) == 0, "ced.n_fft is not a power of two");
     const int64_t bins = fc.n_fft / 2 + 1;
     const float* window = t.f32(s::kMelWindow, {fc.n_fft});
     const float* fb = t.f32(s::kMelFilterbank, {c.n_mels, bins});

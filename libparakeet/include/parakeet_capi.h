@@ -789,7 +789,8 @@ PARAKEET_API void parakeet_capi_free_string(char* s);
  * CED audio tagger (AudioSet's 527 classes for the published models). The calls below refuse
  * other kinds (PARAKEET_ERROR_UNSUPPORTED: "context holds a <kind> model; a CED sound model is
  * needed here"), and the ASR calls refuse a sound ctx. The model is read-only: any number of
- * calls run on one ctx at once. */
+ * calls and streams use one ctx at once; each classification (a call, or a stream's window)
+ * runs on the library's default backend, so concurrent ones take turns there. */
 
 /* The number of classes the tagger scores; -1 when ctx is NULL or not a tagger. */
 PARAKEET_API int parakeet_capi_num_classes(const parakeet_ctx* ctx);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "capi_handles.h"
@@ -49,6 +50,22 @@ TEST(CapiSound, ClassifiesAClipAsTheReferenceDoes) {
     const std::string all =
         take(parakeet_capi_sound_classify_pcm_json(c.p, pcm.data(), static_cast<int>(pcm.size()), 16000, 0));
     EXPECT_EQ(std::count(all.begin(), all.end(), '{'), 10) << all;
+}
+
+TEST(CapiSound, ConcurrentCallsOnOneContextAgree) {
+    Ctx c(ced_fixtures::model_path());
+    ASSERT_NE(c.p, nullptr) << parakeet_capi_load_error();
+    const std::vector<float> pcm = ced_fixtures::samples("long");
+    const auto classify = [&] {
+        return take(parakeet_capi_sound_classify_pcm_json(c.p, pcm.data(), static_cast<int>(pcm.size()), 16000, 0));
+    };
+    const std::string alone = classify();
+    ASSERT_FALSE(alone.empty());
+    std::vector<std::string> got(4);
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < got.size(); ++i) threads.emplace_back([&, i] { got[i] = classify(); });
+    for (std::thread& t : threads) t.join();
+    for (const std::string& g : got) EXPECT_EQ(g, alone);
 }
 
 TEST(CapiSound, RefusesBadInput) {

@@ -8,9 +8,6 @@
 #include "common/json_writer.h"
 #include "model/sound/top_classes.h"
 #include "parakeet_capi.h"
-#include "runtime/arena.h"
-#include "runtime/thread_budget.h"
-#include "runtime/thread_team.h"
 
 using pk::capi::guarded;
 
@@ -38,9 +35,7 @@ char* parakeet_capi_sound_classify_pcm_json(parakeet_ctx* ctx, const float* samp
                                    std::to_string(ced.config().sample_rate) + " Hz; resample first");
         if (!std::all_of(samples, samples + n_samples, [](float v) { return std::isfinite(v); }))
             throw pk::InvalidAudio("the samples hold NaN or infinity");
-        pk::ThreadTeam team(pk::default_thread_count());
-        pk::Arena arena;
-        const std::vector<float> scores = ced.classify(team, arena, samples, n_samples);
+        const std::vector<float> scores = ced.classify(samples, n_samples);
         pk::JsonWriter j;
         j.begin_array();
         for (int c : pk::top_classes(scores, top_k)) {

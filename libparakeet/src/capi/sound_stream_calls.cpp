@@ -10,16 +10,11 @@
 #include "common/json_writer.h"
 #include "model/sound/sound_stream.h"
 #include "parakeet_capi.h"
-#include "runtime/arena.h"
-#include "runtime/thread_budget.h"
-#include "runtime/thread_team.h"
 
 using pk::capi::guarded;
 
 struct parakeet_sound_stream {
     parakeet_ctx* ctx;
-    pk::ThreadTeam team{pk::default_thread_count()};
-    pk::Arena arena;
     std::unique_ptr<pk::SoundStream> stream;
 };
 
@@ -78,10 +73,8 @@ parakeet_sound_stream* parakeet_capi_sound_stream_begin(parakeet_ctx* tagger, co
         const pk::CedModel& ced = pk::capi::sound_model(tagger);
         auto s = std::make_unique<parakeet_sound_stream>();
         s->ctx = tagger;
-        parakeet_sound_stream* raw = s.get();
-        const pk::SoundScorer scorer = [&ced, raw](const float* samples, int64_t n) {
-            return ced.classify(raw->team, raw->arena, samples, n);
-        };
+        // Each window on a backend leased for it, as a one-shot call runs.
+        const pk::SoundScorer scorer = [&ced](const float* samples, int64_t n) { return ced.classify(samples, n); };
         s->stream = std::make_unique<pk::SoundStream>(scorer, ced.config().n_classes, ced.config().sample_rate,
                                                       read_options(o));
         return s.release();

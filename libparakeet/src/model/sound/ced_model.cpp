@@ -8,6 +8,7 @@
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
 #include "kernels/ops_softmax.h"
+#include "model/model.h"
 #include "model/model_kind.h"
 #include "model/sound/ced_schema.h"
 #include "model/tensor_loader.h"
@@ -234,6 +235,14 @@ std::vector<float> CedModel::classify(ThreadTeam& team, Arena& arena, const floa
     }
     std::vector<float> probs(sum.size());
     for (size_t c = 0; c < sum.size(); ++c) probs[c] = static_cast<float>(sum[c] / used);
+    return probs;
+}
+
+std::vector<float> CedModel::classify(const float* samples, int64_t n) const {
+    const BackendLease lease = pool_->lease();
+    Backend& b = lease.backend();
+    std::vector<float> probs = classify(b.team(), b.arena(), samples, n);
+    b.arena().release_if_above(kArenaKeepBytes);
     return probs;
 }
 

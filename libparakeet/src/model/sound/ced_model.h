@@ -22,6 +22,7 @@
 #include "model/sound/ced_frontend.h"
 #include "runtime/arena.h"
 #include "runtime/cpu_features.h"
+#include "runtime/request_pool.h"
 #include "runtime/thread_team.h"
 
 namespace pk {
@@ -53,6 +54,9 @@ public:
     // The class probabilities of n samples of 16 kHz mono audio (n >= min_samples(), else
     // InvalidArgument), chunked and averaged.
     std::vector<float> classify(ThreadTeam& team, Arena& arena, const float* samples, int64_t n) const;
+    // The same on a backend leased for the call: the process-wide default one (the library's
+    // requests share the thread budget; concurrent calls take turns on it).
+    std::vector<float> classify(const float* samples, int64_t n) const;
     // The probabilities of frames [t0, t0 + len) of a dB mel spectrogram db [n_mels, T]
     // (patch <= len <= target_length).
     std::vector<float> chunk_probabilities(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0,
@@ -92,6 +96,7 @@ private:
     std::vector<Block> blocks_;
     Norm norm_, head_norm_;
     Linear head_;
+    std::unique_ptr<RequestPool> pool_ = std::make_unique<RequestPool>();
 };
 
 }  // namespace pk

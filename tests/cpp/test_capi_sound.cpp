@@ -9,6 +9,7 @@
 
 #include "capi_handles.h"
 #include "ced_fixtures.h"
+#include "model/sound/ced_model.h"
 #include "parakeet_capi.h"
 
 namespace {
@@ -66,6 +67,23 @@ TEST(CapiSound, ConcurrentCallsOnOneContextAgree) {
     for (size_t i = 0; i < got.size(); ++i) threads.emplace_back([&, i] { got[i] = classify(); });
     for (std::thread& t : threads) t.join();
     for (const std::string& g : got) EXPECT_EQ(g, alone);
+}
+
+TEST(CapiSound, LoadOptionsChooseTheLevel) {
+    // A context loaded at the scalar level scores bit for bit as the scalar model does.
+    parakeet_ctx* c = parakeet_capi_load_with(ced_fixtures::model_path().c_str(), "{\"isa\": \"scalar\", \"threads\": 1}");
+    ASSERT_NE(c, nullptr) << parakeet_capi_load_error();
+    const std::vector<float> pcm = ced_fixtures::samples("long");
+    const std::string json = take(parakeet_capi_sound_classify_pcm_json(c, pcm.data(), static_cast<int>(pcm.size()), 16000, 1));
+    parakeet_capi_free(c);
+    pk::LoadOptions scalar;
+    scalar.isa = pk::IsaLevel::Scalar;
+    const auto model = pk::CedModel::load(pk::GgufReader::open(ced_fixtures::model_path()), scalar);
+    const std::vector<float> scores = model->classify(pcm.data(), static_cast<int64_t>(pcm.size()));
+    const int best = static_cast<int>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+    // The JSON's shortest exact form reads back as the same float.
+    EXPECT_EQ(std::stof(json.substr(json.find("\"score\":") + 8)), scores[static_cast<size_t>(best)]) << json;
+    EXPECT_NE(json.find("\"index\":" + std::to_string(best) + ","), std::string::npos) << json;
 }
 
 TEST(CapiSound, RefusesBadInput) {

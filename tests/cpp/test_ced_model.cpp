@@ -19,7 +19,7 @@
 namespace {
 
 std::unique_ptr<pk::CedModel> load_at(pk::IsaLevel level) {
-    return pk::CedModel::load(pk::GgufReader::open(ced_fixtures::model_path()), level);
+    return pk::CedModel::load(pk::GgufReader::open(ced_fixtures::model_path()), isa_test::load_options_at(level));
 }
 
 void expect_near_all(const std::vector<float>& got, const std::vector<float>& want, float tol) {

@@ -145,7 +145,7 @@ parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options
             return ctx.release();
         }
         if (pk::detect_model_kind(gguf) == pk::ModelKind::Sound) {
-            ctx->sound = pk::CedModel::load(pk::GgufReader::open(gguf_path));
+            ctx->sound = pk::CedModel::load(pk::GgufReader::open(gguf_path), options);
             ctx->kind = pk::ModelKind::Sound;
             return ctx.release();
         }

@@ -44,8 +44,9 @@ void add_in_place(ThreadTeam& team, float* x, const float* y, int64_t n) {
 
 }  // namespace
 
-std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, IsaLevel level) {
+std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& options) {
     refuse_other_model_kind(gguf, ModelKind::Sound);
+    const IsaLevel level = checked_isa_level(options.isa);
     auto m = std::unique_ptr<CedModel>(new CedModel(std::move(gguf)));
     const GgufReader& g = m->gguf_;
     expect(g, detect_model_kind(g) == ModelKind::Sound, "general.architecture is not 'ced'");
@@ -121,6 +122,7 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, IsaLevel level) {
     m->norm_ = {t.f32(norm + ".weight", {D}), t.f32(norm + ".bias", {D})};
     m->head_norm_ = {t.f32(head_norm + ".weight", {D}), t.f32(head_norm + ".bias", {D})};
     m->head_ = Linear::load(t, s::kHeadLinear, c.n_classes, D, true);
+    m->pool_ = std::make_unique<RequestPool>(options.threads);
     return m;
 }
 

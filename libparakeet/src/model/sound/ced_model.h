@@ -19,6 +19,7 @@
 
 #include "gguf/gguf_reader.h"
 #include "model/layers/linear.h"
+#include "model/load_options.h"
 #include "model/sound/ced_frontend.h"
 #include "runtime/arena.h"
 #include "runtime/cpu_features.h"
@@ -38,11 +39,11 @@ struct CedConfig {
 
 class CedModel {
 public:
-    // Loads and checks a `ced` GGUF at `level` (at most the CPU's). Throws ModelError for a
-    // malformed or foreign file (another model kind is refused naming it) or GgufError.
-    // The model keeps the file open: its F32 tensors are read in place.
-    static std::unique_ptr<CedModel> load(GgufReader gguf, IsaLevel level);
-    static std::unique_ptr<CedModel> load(GgufReader gguf) { return load(std::move(gguf), cpu_features().detected); }
+    // Loads and checks a `ced` GGUF with options' ISA level (unset: the CPU's highest; above
+    // it: Unsupported) and thread budget. Throws ModelError for a malformed or foreign file
+    // (another model kind is refused naming it) or GgufError. The model keeps the file open:
+    // its F32 tensors are read in place.
+    static std::unique_ptr<CedModel> load(GgufReader gguf, const LoadOptions& options = {});
 
     const CedConfig& config() const { return cfg_; }
     const std::vector<std::string>& labels() const { return labels_; }
@@ -54,8 +55,8 @@ public:
     // The class probabilities of n samples of 16 kHz mono audio (n >= min_samples(), else
     // InvalidArgument), chunked and averaged.
     std::vector<float> classify(ThreadTeam& team, Arena& arena, const float* samples, int64_t n) const;
-    // The same on a backend leased for the call: the process-wide default one (the library's
-    // requests share the thread budget; concurrent calls take turns on it).
+    // The same on a backend leased for the call: the process-wide default one, or one of the
+    // model's own thread budget (concurrent calls take turns on it).
     std::vector<float> classify(const float* samples, int64_t n) const;
     // The probabilities of frames [t0, t0 + len) of a dB mel spectrogram db [n_mels, T]
     // (patch <= len <= target_length).
@@ -96,7 +97,7 @@ private:
     std::vector<Block> blocks_;
     Norm norm_, head_norm_;
     Linear head_;
-    std::unique_ptr<RequestPool> pool_ = std::make_unique<RequestPool>();
+    std::unique_ptr<RequestPool> pool_;
 };
 
 }  // namespace pk

@@ -790,7 +790,8 @@ PARAKEET_API void parakeet_capi_free_string(char* s);
  * other kinds (PARAKEET_ERROR_UNSUPPORTED: "context holds a <kind> model; a CED sound model is
  * needed here"), and the ASR calls refuse a sound ctx. The model is read-only: any number of
  * calls and streams use one ctx at once; each classification (a call, or a stream's window)
- * runs on the library's default backend, so concurrent ones take turns there. */
+ * runs on the library's default backend (or the ctx's own, with the load option "threads"), so
+ * concurrent ones take turns there. parakeet_capi_load_with's "isa" and "threads" apply. */
 
 /* The number of classes the tagger scores; -1 when ctx is NULL or not a tagger. */
 PARAKEET_API int parakeet_capi_num_classes(const parakeet_ctx* ctx);

@@ -100,9 +100,9 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& opt
     const std::string proj = s::kPatchProj;
     m->patch_weight_ = t.f32(proj + ".weight", {D, 1, c.patch, c.patch});
     m->patch_bias_ = t.f32(proj + ".bias", {D});
-    m->max_tg_ = (c.target_length - c.patch) / c.patch + 1;
+    const int64_t max_tg = (c.target_length - c.patch) / c.patch + 1;  // a full chunk's time patches
     const GgufTensor& time_pos = t.get(s::kTimePos, {1, D, 1, g.tensor(s::kTimePos).ne[0]});
-    expect(g, time_pos.ne[0] >= m->max_tg_, "encoder.time_pos_embed is shorter than ced.target_length's patches");
+    expect(g, time_pos.ne[0] >= max_tg, "encoder.time_pos_embed is shorter than ced.target_length's patches");
     m->time_pos_stride_ = static_cast<int>(time_pos.ne[0]);
     m->time_pos_ = t.f32(s::kTimePos, {1, D, 1, time_pos.ne[0]});
     m->freq_pos_ = t.f32(s::kFreqPos, {1, D, c.n_mels / c.patch, 1});

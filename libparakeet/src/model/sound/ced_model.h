@@ -93,7 +93,6 @@ private:
     const float* time_pos_ = nullptr;      // [D][time_pos_stride_]
     int time_pos_stride_ = 0;
     const float* freq_pos_ = nullptr;      // [D][n_mels / patch]
-    int max_tg_ = 0;
     std::vector<Block> blocks_;
     Norm norm_, head_norm_;
     Linear head_;

@@ -191,6 +191,31 @@ int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_value
 int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, size_t src_bytes,
                                   int64_t n_values, float* dst);
 
+int parakeet_capi_num_classes(const parakeet_ctx* ctx);
+const char* parakeet_capi_class_label(const parakeet_ctx* ctx, int index);
+char* parakeet_capi_sound_classify_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                            int sample_rate, int top_k);
+typedef struct {
+    int size;
+    float window_sec, hop_sec;
+    float on_threshold, off_threshold, min_duration_sec;
+    int top_k;
+} parakeet_sound_opts;
+void parakeet_capi_sound_opts_default(parakeet_sound_opts* o);
+typedef struct {
+    int class_index;
+    const char* label;
+    float start, end, peak;
+} parakeet_sound_segment;
+typedef struct parakeet_sound_stream parakeet_sound_stream;
+parakeet_sound_stream* parakeet_capi_sound_stream_begin(parakeet_ctx* tagger, const parakeet_sound_opts* o);
+int parakeet_capi_sound_stream_feed(parakeet_sound_stream* s, const float* pcm, int n, int is_last,
+                                    parakeet_sound_segment** out, int* n_out);
+int parakeet_capi_sound_stream_active(parakeet_sound_stream* s, parakeet_sound_segment** out, int* n_out);
+char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_stream* s);
+void parakeet_capi_free_sound_segments(parakeet_sound_segment* segs);
+void parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
+
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
 int parakeet_capi_last_error_code(parakeet_ctx* ctx);

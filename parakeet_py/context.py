@@ -28,7 +28,7 @@ from .bundle import component_load_option, component_of_kind
 from .hotwords import Hotwords
 from .audio.prepare import AudioSource, prepare_audio
 from .errors import InvalidArgument, InvalidAudio, ParakeetError
-from parakeet_py.hub import resolve_model
+from .hub import resolve_model
 from .nbest import Hypothesis
 from .owned_handle import SharedModel
 from .progress import ProgressCallback, call_with_progress, check_progress

@@ -11,21 +11,19 @@ threshold, neg_threshold, min_speech, min_pause, speech_pad, max_segment, mode. 
 Silero's get_speech_timestamps', whose segments these equal.
 """
 
-import hashlib
 import json
 import os
 import threading
-from pathlib import Path
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
 from . import _native
-from .errors import InvalidArgument
-from parakeet_py.hub import resolve_model
-from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
 from .audio.prepare import pcm_samples
-from .synthetic_model import cache_dir
+from .errors import InvalidArgument
+from .hub import resolve_model
+from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
+from .silero_package import default_model, package_onnx
 
 # Audio other than 8 kHz or a multiple of 16 kHz is resampled to this rate before the library.
 MODEL_RATE = 16000
@@ -123,41 +121,6 @@ def as_vad(vad: Union[Vad, str, "os.PathLike[str]"]) -> Vad:
     if isinstance(vad, (str, os.PathLike)):
         return Vad(vad)
     raise InvalidArgument(f"vad must be a parakeet_py.Vad or a path, not a {type(vad).__name__}")
-
-
-def package_onnx() -> Path:
-    """The ONNX file the installed ``silero-vad`` package ships (found without importing it,
-    which would import torch)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("silero_vad")
-    if spec is None or not spec.submodule_search_locations:
-        raise InvalidArgument("the silero-vad package is not installed (pip install 'parakeet[vad]')")
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "silero_vad.onnx"
-    if not path.is_file():
-        raise InvalidArgument(f"the silero-vad package has no {path.name}")
-    return path
-
-
-def default_model(out_type: str = "f32", directory: Optional[Path] = None) -> Path:
-    """The installed ``silero-vad`` package's model as a GGUF file, converted once into the
-    cache ($PARAKEET_CACHE or ~/.cache/parakeet; the name holds the ONNX's hash)."""
-    from .convert.silero_onnx import convert_silero_onnx
-
-    onnx_path = package_onnx()
-    digest = hashlib.sha256(onnx_path.read_bytes()).hexdigest()[:16]
-    directory = cache_dir() if directory is None else Path(directory)
-    path = directory / f"silero-vad-{digest}-{out_type}.gguf"
-    if not path.exists():
-        directory.mkdir(parents=True, exist_ok=True)
-        try:
-            from importlib.metadata import version
-
-            source_version = version("silero-vad")
-        except Exception:
-            source_version = ""
-        convert_silero_onnx(onnx_path, path, out_type, version=source_version)  # written atomically
-    return path
 
 
 __all__ = ["Vad", "VadStream", "as_vad", "default_model", "package_onnx", "MODEL_RATE"]

@@ -21,6 +21,7 @@ from .diarize_cmd import diarize
 from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
 from .transcribe_cmd import transcribe
+from .sounds_cmd import sounds
 from .vad_cmd import vad
 from .wyoming.command import wyoming
 
@@ -70,6 +71,7 @@ cli.add_command(quantize)
 cli.add_command(bench)
 cli.add_command(batch)
 cli.add_command(vad)
+cli.add_command(sounds)
 cli.add_command(diarize)
 cli.add_command(wyoming)
 cli.add_command(pull)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from typing import Any, Dict, List, Optional, Tuple
 
 import click
@@ -102,7 +103,7 @@ def _print_report(report: Any, as_json: bool) -> None:
 
 
 @click.command("convert")
-@click.argument("nemo_file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("nemo_file", type=click.Path(exists=True))
 @click.argument("gguf_file", type=click.Path(dir_okay=False))
 @click.option("--type", "out_type", type=click.Choice(OUT_TYPES), default="f32", show_default=True,
               help="Storage of the large matrix weights (everything else stays f32): f16 halves them, "
@@ -117,6 +118,9 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
+    A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
+    .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or
+    q8_0; docs/sound.md).
 
     No PyTorch or NeMo is needed. Supported: FastConformer CTC, RNN-T, TDT and hybrid
     TDT/RNN-T + CTC models with a SentencePiece tokenizer. A model the engine cannot run is
@@ -126,9 +130,13 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     Example:
       parakeet-cli convert parakeet-tdt-0.6b-v2.nemo tdt-0.6b-q8_0.gguf --type q8_0
       parakeet-cli convert silero_vad.onnx silero-vad-f16.gguf --type f16
+      parakeet-cli convert ced-tiny/ ced-tiny-q8_0.gguf --type q8_0
     """
     if nemo_file.lower().endswith(".onnx"):
         _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        return
+    if os.path.isdir(nemo_file) or nemo_file.lower().endswith(".bin"):
+        _convert_ced(nemo_file, gguf_file, out_type, name, as_json)
         return
     from parakeet_py.convert import convert_nemo
 
@@ -145,6 +153,18 @@ def _convert_silero(onnx_file: str, gguf_file: str, out_type: str, as_json: bool
         click.echo(json.dumps({"output": gguf_file, "kind": "silero_vad", "type": out_type, "bytes": size}))
     else:
         click.echo(f"wrote {gguf_file} (Silero VAD, {out_type}, {_megabytes(size)})")
+
+
+def _convert_ced(checkpoint: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
+    from parakeet_py.convert.ced_checkpoint import OUT_TYPES as CED_TYPES, convert_ced
+
+    if out_type not in CED_TYPES:
+        raise click.UsageError(f"a CED file is written as {', '.join(CED_TYPES)}, not {out_type}")
+    size = convert_ced(checkpoint, gguf_file, out_type, name=name or "")
+    if as_json:
+        click.echo(json.dumps({"output": gguf_file, "kind": "ced", "type": out_type, "bytes": size}))
+    else:
+        click.echo(f"wrote {gguf_file} (CED sound tagger, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

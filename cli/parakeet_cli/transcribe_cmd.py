@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Optional
 
 import click
 
-from parakeet_py import Context, Diarizer, ParakeetError, Transcript
+from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger, Transcript, load_audio
+from parakeet_py.sound import MODEL_RATE as SOUND_RATE
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, VAD_MODEL,
@@ -24,14 +25,18 @@ FORMATS = ("text", "json", "srt", "vtt")
 EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
 
 
-def render(fmt: str, path: str, transcript: Transcript) -> str:
-    """The document for one file (text and json carry no trailing newline)."""
+def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[List[dict]] = None) -> str:
+    """The document for one file (text and json carry no trailing newline). ``sound_events``
+    (--sound-model): a "sound_events" list in json, a "[start end label]" line each after the text."""
     if fmt == "text":
         if transcript.segments or transcript.utterances:  # diarized: one line per utterance
-            return "\n".join(utterance_line(u) for u in transcript.utterances)
-        return transcript.text
+            text = "\n".join(utterance_line(u) for u in transcript.utterances)
+        else:
+            text = transcript.text
+        return "\n".join([text] + [f"[{e['start']:.2f} {e['end']:.2f} {e['label']}]" for e in sound_events or []])
     if fmt == "json":
-        return json.dumps({"file": path, **transcript.to_dict()}, ensure_ascii=False)
+        extra = {} if sound_events is None else {"sound_events": sound_events}
+        return json.dumps({"file": path, **transcript.to_dict(), **extra}, ensure_ascii=False)
     if fmt == "srt":
         return to_srt(transcript.words, transcript.duration)
     return to_vtt(transcript.words, transcript.duration)
@@ -97,6 +102,9 @@ def render(fmt: str, path: str, transcript: Transcript) -> str:
 @click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,
               help="--stream --diarize-model: the diarizer's latency preset: model (the checkpoint's own "
                    "streaming configuration), low (1.04 s), very_low (0.64 s), ultra_low (0.32 s) [default: model].")
+@click.option("--sound-model", type=click.Path(exists=True, dir_okay=False),
+              help="What else is heard: a CED sound-tagger GGUF file. Its sound events (the sound stream's rules, "
+                   "docs/sound.md) follow the text, or are the json's \"sound_events\". Not with --stream, srt or vtt.")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
@@ -104,7 +112,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
                diarize_model: Optional[str], diarize_latency: Optional[str], component: Optional[str],
-               vad_component: Optional[str], diarize_component: Optional[str]) -> None:
+               vad_component: Optional[str], diarize_component: Optional[str], sound_model: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -137,6 +145,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--vad-component goes with --vad-model")
     if diarize_component is not None and not diarize_model:
         raise click.UsageError("--diarize-component goes with --diarize-model")
+    if sound_model and (live or fmt not in ("text", "json")):
+        raise click.UsageError("--sound-model goes with --format text or json, without --stream")
     load = {"attention": attention, "isa": isa, "bf16": bf16, "component": component}  # Context's load options
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
@@ -166,10 +176,17 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         from parakeet_py.vad import Vad, default_model
 
         vad = Vad(vad_model or default_model(), component=vad_component)  # shared by every worker: it is thread-safe
+    tagger = SoundTagger(sound_model) if sound_model else None  # thread-safe too
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
+            def sound_events(path: str) -> Optional[List[dict]]:
+                return None if tagger is None else tagger.events(load_audio(path, target_rate=SOUND_RATE), SOUND_RATE)
+
             def run(i: int, path: str):  # type: ignore[no-untyped-def]
+                return transcribe_one(i, path), sound_events(path)
+
+            def transcribe_one(i: int, path: str):  # type: ignore[no-untyped-def]
                 call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
                 if vad is not None:
                     return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
@@ -180,12 +197,12 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
             for path, target, future in zip(files, targets, futures):  # input order, as each is ready
                 try:
-                    transcript = future.result()
+                    transcript, events = future.result()
                 except ParakeetError as e:
                     click.echo(f"error: {file_error(path, str(e))}", err=True)
                     failed += 1
                     continue
-                document = render(fmt, path, transcript)
+                document = render(fmt, path, transcript, events)
                 if target is not None:
                     target.write_text(document if document.endswith("\n") else document + "\n", encoding="utf-8")
                     click.echo(f"wrote {target}", err=True)
@@ -196,6 +213,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                 sys.stdout.flush()
     if diarizer is not None:
         diarizer.close()
+    if tagger is not None:
+        tagger.close()
     if failed:
         raise click.exceptions.Exit(1)
 

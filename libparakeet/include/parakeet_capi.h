@@ -809,6 +809,89 @@ PARAKEET_API int parakeet_capi_thread_last_error_code(void);
 /* Frees a string returned by this library. NULL is a no-op. */
 PARAKEET_API void parakeet_capi_free_string(char* s);
 
+/* ---- Sound-event tagging (CED) --------------------------------------------------------------
+ * A context loaded from a `ced` GGUF file (ced.cpp's schema, e.g. the mudler/ced-gguf files, or
+ * `parakeet-cli convert` of a mispeech/ced-* checkpoint) has kind PARAKEET_MODEL_KIND_SOUND: a
+ * CED audio tagger (AudioSet's 527 classes for the published models). The calls below refuse
+ * other kinds (PARAKEET_ERROR_UNSUPPORTED: "context holds a <kind> model; a CED sound model is
+ * needed here"), and the ASR calls refuse a sound ctx. The model is read-only: any number of
+ * calls and streams use one ctx at once; each classification (a call, or a stream's window)
+ * runs on the library's default backend (or the ctx's own, with the load option "threads"), so
+ * concurrent ones take turns there. parakeet_capi_load_with's "isa" and "threads" apply. */
+
+/* The number of classes the tagger scores; -1 when ctx is NULL or not a tagger. */
+PARAKEET_API int parakeet_capi_num_classes(const parakeet_ctx* ctx);
+/* The label of class `index` (borrowed from ctx, valid until parakeet_capi_free); NULL when ctx is
+ * NULL or not a tagger, or index is out of range. */
+PARAKEET_API const char* parakeet_capi_class_label(const parakeet_ctx* ctx, int index);
+
+/* Classifies a clip of mono float PCM at the model's rate (16000; another rate is
+ * PARAKEET_ERROR_INVALID_AUDIO "... resample first"; NaN or infinite samples too). The clip needs
+ * at least one 16-frame patch (2400 samples, 0.15 s; shorter is PARAKEET_ERROR_INVALID_ARGUMENT).
+ * A clip longer than 10.12 s is cut into 10.12 s chunks (the last one unpadded, dropped when
+ * shorter than a patch) and their probabilities averaged, as ced.cpp does.
+ * Returns a JSON array of the top_k classes (all of them for top_k <= 0), highest score first:
+ *   [{"index":3,"label":"Doorbell","score":0.87}, ...]   (score: the sigmoid probability,
+ * shortest exact float form). Free with parakeet_capi_free_string; NULL on error. */
+PARAKEET_API char* parakeet_capi_sound_classify_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
+                                                         int sample_rate, int top_k);
+
+/* ---- The sound stream (parakeet.cpp's ABI 8) ------------------------------------------------
+ * Live sound events from a CED tagger ctx: 16 kHz mono PCM is fed in pieces of any size, and
+ * every hop_sec the window of the last window_sec seconds (shorter at the start: 0-1, 0-2, 0-3,
+ * then 1-4 s at the defaults) is classified. Per class:
+ *   - it opens when its score reaches on_threshold: start = max(window start, window end - hop);
+ *     its peak score is tracked while it is open;
+ *   - it closes when its score falls below off_threshold: end = min(window start + hop, window
+ *     end); a segment shorter than min_duration_sec is dropped;
+ *   - is_last: a tail window ending at the last sample is classified when at least 0.16 s is
+ *     unscored, then every open class closes at the end of the audio.
+ * Each window's top_k classes are queued for parakeet_capi_sound_stream_drain_scores_json. One
+ * stream is used by one thread at a time; the ctx must outlive its streams. */
+typedef struct {
+    int size; /* sizeof(parakeet_sound_opts), for versioning */
+    float window_sec, hop_sec;
+    float on_threshold, off_threshold, min_duration_sec;
+    int top_k; /* per-window scores kept for the drain */
+} parakeet_sound_opts;
+/* Fills o with the defaults (and size): window 3 s, hop 1 s, on 0.4, off 0.3, min duration
+ * 0.3 s, top_k 5. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_sound_opts_default(parakeet_sound_opts* o);
+
+typedef struct {
+    int class_index;
+    const char* label;      /* borrowed from the tagger ctx */
+    float start, end, peak; /* seconds from the stream's start; the highest score while open */
+} parakeet_sound_segment;
+
+typedef struct parakeet_sound_stream parakeet_sound_stream;
+
+/* Starts a stream on a tagger ctx. o NULL gives the defaults; otherwise a field group is read only
+ * when o->size covers it (window+hop, on+off+min_duration, top_k), the rest keeping its default.
+ * NULL on error, with the message on the tagger: a non-tagger ctx (PARAKEET_ERROR_UNSUPPORTED), or
+ * "invalid sound options: ..." unless hop >= 0.2, hop <= window <= 10, 0 <= off <= on <= 1,
+ * min_duration >= 0 and 0 <= top_k <= the number of classes. */
+PARAKEET_API parakeet_sound_stream* parakeet_capi_sound_stream_begin(parakeet_ctx* tagger, const parakeet_sound_opts* o);
+/* Feeds n samples (n may be 0, e.g. with is_last) and sets *out / *n_out to the segments this call
+ * closed (*out NULL when *n_out is 0; free with parakeet_capi_free_sound_segments). Returns 0, or
+ * 1 on error: NULL s, out or n_out (no message), or with the message on the tagger ctx: "invalid
+ * samples buffer" (pcm NULL with n > 0, or n < 0), "stream already finished" (a feed after
+ * is_last), "sound scorer failed: ...", "out of memory". */
+PARAKEET_API int parakeet_capi_sound_stream_feed(parakeet_sound_stream* s, const float* pcm, int n, int is_last,
+                                                 parakeet_sound_segment** out, int* n_out);
+/* The classes open now (end: the end of the last classified window), as feed hands them out.
+ * Returns 0, or 1 for NULL s, out or n_out. */
+PARAKEET_API int parakeet_capi_sound_stream_active(parakeet_sound_stream* s, parakeet_sound_segment** out, int* n_out);
+/* The windows classified since the last drain, oldest first, and empties the queue:
+ *   [{"start":0.000,"end":3.000,"tags":[{"index":i,"label":"...","score":0.8123}, ...]}, ...]
+ * (top_k tags each, highest first; top_k 0 queues nothing). Free with parakeet_capi_free_string;
+ * NULL for s NULL. */
+PARAKEET_API char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_stream* s);
+/* Frees segments from feed or active. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_free_sound_segments(parakeet_sound_segment* segs);
+/* Frees a stream. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
+
 #ifdef __cplusplus
 }
 #endif

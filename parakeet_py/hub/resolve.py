@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Optional, Tuple, Union
 
+from ..silero_package import default_model
 from .aliases import DEFAULT_TYPES, PACKAGE_VAD_NAMES
 from .errors import HubError, disk_full, disk_full_error
 from .names import HubName, parse_name
@@ -29,8 +30,6 @@ def resolve_model(model: Union[str, "os.PathLike[str]"], kind: str = "asr") -> s
     if os.path.exists(text):
         return text
     if kind == "vad" and text.partition(":")[0].lower() in PACKAGE_VAD_NAMES:
-        from ..vad import default_model
-
         return str(default_model(text.partition(":")[2].lower() or DEFAULT_TYPES["vad"]))
     name = parse_name(text, kind)
     return text if name is None else str(pull(name, kind, shown=text))

@@ -15,7 +15,11 @@
  * The bundle calls of its ABI 8-10 (load_component, bundle_components_json, load_error) link
  * and behave on a plain file.
  *
+ * ABI 8's sound tagger and sound stream are restated and called on the CED fixture
+ * (tests/data/ced).
+ *
  * Usage: test_pcpp_abi HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav
+ *        CED.gguf CED_CLIP.wav
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -108,9 +112,32 @@ parakeet_sas_stream* parakeet_capi_sas_stream_begin_latency(parakeet_ctx* asr_ct
 int parakeet_capi_sas_stream_feed(parakeet_sas_stream* s, const float* pcm, int n_samples, int is_last,
                                   parakeet_sas_result** out, int* n_out);
 void parakeet_capi_sas_stream_free(parakeet_sas_stream* s);
+/* ABI 8's sound tagger and sound stream (its header, verbatim). */
+typedef struct {
+    int   size;                    // sizeof(parakeet_sound_opts), for versioning
+    float window_sec, hop_sec;
+    float on_threshold, off_threshold, min_duration_sec;
+    int   top_k;                   // per-window scores kept for the drain
+} parakeet_sound_opts;
+void parakeet_capi_sound_opts_default(parakeet_sound_opts* o);
+typedef struct {
+    int         class_index;
+    const char* label;             // borrowed from the tagger ctx
+    float       start, end, peak;  // seconds from stream start
+} parakeet_sound_segment;
+typedef struct parakeet_sound_stream parakeet_sound_stream;
+parakeet_sound_stream* parakeet_capi_sound_stream_begin(parakeet_ctx* tagger, const parakeet_sound_opts* o);
+int   parakeet_capi_sound_stream_feed(parakeet_sound_stream* s, const float* pcm, int n,
+                                      int is_last, parakeet_sound_segment** out, int* n_out);
+int   parakeet_capi_sound_stream_active(parakeet_sound_stream* s, parakeet_sound_segment** out, int* n_out);
+char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_stream* s);
+void  parakeet_capi_free_sound_segments(parakeet_sound_segment* segs);
+void  parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
+int         parakeet_capi_num_classes(const parakeet_ctx* ctx);            // -1 if not a tagger
+const char* parakeet_capi_class_label(const parakeet_ctx* ctx, int index); // NULL if not tagger/oob
+int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 /* ABI 8-10: the bundle calls (additive; docs/bundles.md) and what they report through */
 const char* parakeet_capi_load_error(void);
-int parakeet_capi_model_kind(const parakeet_ctx* ctx);
 parakeet_ctx* parakeet_capi_load_component(const char* gguf_path, const char* component);
 char* parakeet_capi_bundle_components_json(const char* gguf_path);
 /* ---- end of parakeet.cpp's declarations ---- */
@@ -372,9 +399,49 @@ static void test_bundle_calls(const char* model_path) {
     CHECK(parakeet_capi_load_component(NULL, "asr") == NULL && strcmp(parakeet_capi_load_error(), "model path is NULL") == 0);
 }
 
+/* ABI 8's sound calls on a CED tagger: kind 3, its labels, a stream fed a clip in two pieces,
+ * the segments it closes and the drained window scores. */
+static void test_abi8_sound(parakeet_ctx* asr, const char* ced_path, const char* clip) {
+    parakeet_ctx* ced = parakeet_capi_load(ced_path);
+    CHECK(ced != NULL && parakeet_capi_model_kind(ced) == 3);
+    CHECK(parakeet_capi_num_classes(ced) == 10 && parakeet_capi_num_classes(asr) == -1);
+    CHECK(parakeet_capi_class_label(ced, 3) && strcmp(parakeet_capi_class_label(ced, 3), "Doorbell") == 0);
+    CHECK(parakeet_capi_class_label(ced, 10) == NULL && parakeet_capi_class_label(asr, 0) == NULL);
+    CHECK(parakeet_capi_sound_stream_begin(asr, NULL) == NULL);
+    parakeet_sound_opts o;
+    parakeet_capi_sound_opts_default(&o);
+    CHECK(o.size == (int)sizeof o && o.window_sec == 3.0f && o.hop_sec == 1.0f && o.top_k == 5);
+    int n = 0;
+    float* s = read_wav16(clip, &n);
+    parakeet_sound_stream* st = ced && s ? parakeet_capi_sound_stream_begin(ced, &o) : NULL;
+    CHECK(st != NULL);
+    if (st) {
+        parakeet_sound_segment* segs = NULL;
+        int n_segs = -1;
+        CHECK(parakeet_capi_sound_stream_feed(st, s, n / 2, 0, &segs, &n_segs) == 0 && n_segs == 0 && segs == NULL);
+        CHECK(parakeet_capi_sound_stream_active(st, &segs, &n_segs) == 0 && n_segs > 0);
+        parakeet_capi_free_sound_segments(segs);
+        CHECK(parakeet_capi_sound_stream_feed(st, s + n / 2, n - n / 2, 1, &segs, &n_segs) == 0 && n_segs > 0);
+        for (int i = 0; i < n_segs; ++i)
+            CHECK(segs[i].label != NULL && segs[i].start >= 0.f && segs[i].end <= n / 16000.f + 1e-3f &&
+                  segs[i].peak >= o.on_threshold);
+        parakeet_capi_free_sound_segments(segs);
+        char* json = parakeet_capi_sound_stream_drain_scores_json(st);
+        CHECK(json != NULL && strncmp(json, "[{\"start\":0.000,\"end\":1.000,\"tags\":[{\"index\":", 44) == 0);
+        parakeet_capi_free_string(json);
+        CHECK(parakeet_capi_sound_stream_feed(st, s, 1, 0, &segs, &n_segs) == 1);
+        CHECK(parakeet_capi_sound_stream_feed(NULL, s, 1, 0, &segs, &n_segs) == 1);
+    }
+    parakeet_capi_sound_stream_free(st);
+    parakeet_capi_free(ced);
+    free(s);
+}
+
 int main(int argc, char** argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav\n",
+    if (argc != 8) {
+        fprintf(stderr,
+                "usage: %s HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav CED.gguf "
+                "CED_CLIP.wav\n",
                 argv[0]);
         return 2;
     }
@@ -393,6 +460,7 @@ int main(int argc, char** argv) {
         test_logits(ctx, s, n);
         test_stream(ctx, s, n);
         test_abi7_calls(ctx, argv[3], argv[4], argv[5]);
+        test_abi8_sound(ctx, argv[6], argv[7]);
     }
     char* text = NULL;
     test_bundle_calls(argv[1]);

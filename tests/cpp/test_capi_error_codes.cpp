@@ -130,11 +130,11 @@ TEST(CapiErrorCodes, UnsupportedFeatureOfTheModel) {
 }
 
 TEST(CapiErrorCodes, UnsupportedModelKindIsRefusedAtLoad) {
-    // A CED sound-event tagger (by its architecture key): a kind this library cannot load yet.
+    // A CED file loads as a sound tagger; one without the schema's keys is a bad model file.
     const std::string ced = write_temp("ced.gguf", gguf_test::GgufBuilder().kv_string("general.architecture", "ced").build());
     EXPECT_EQ(parakeet_capi_load(ced.c_str()), nullptr);
-    expect_code(PARAKEET_ERROR_UNSUPPORTED);
-    EXPECT_NE(std::string(parakeet_capi_load_error()).find("sound-event model"), std::string::npos)
+    expect_code(PARAKEET_ERROR_BAD_MODEL);
+    EXPECT_NE(std::string(parakeet_capi_load_error()).find("ced.embed_dim"), std::string::npos)
         << parakeet_capi_load_error();
     // A Silero VAD file loads as a VAD model; one without the schema's keys is a bad model file.
     const std::string vad = write_temp("vad.gguf", gguf_test::GgufBuilder().kv_string("general.architecture", "silero_vad").build());

@@ -131,6 +131,9 @@ def _window_text(window: Any) -> str:
 @click.option("--diarize-model", type=DIARIZE_MODEL, default=None,
               help="A Sortformer diarization GGUF file or name: response_format=diarized_json, and speakers on "
                    "the words of verbose_json and the cues of srt/vtt (docs/server.md).")
+@click.option("--sound-model", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="A CED sound-tagger GGUF file: verbose_json responses get \"sound_events\" (what else is heard, "
+                   "by the sound stream's rules; docs/sound.md).")
 @click.option("--realtime-diarize-latency", default=DEFAULT_REALTIME_DIARIZE_LATENCY, show_default=True,
               type=click.Choice(REALTIME_DIARIZE_LATENCIES),
               help="Latency preset of the diarization of /v1/realtime sessions that ask for speakers "
@@ -149,7 +152,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
-         diarize_model: Optional[str], realtime_diarize_latency: str,
+         diarize_model: Optional[str], sound_model: Optional[str], realtime_diarize_latency: str,
          model_id: Optional[str], log_level: str, component: Optional[str]) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
@@ -158,7 +161,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
     """
     # Imported here so that `--help` and `parakeet-cli` stay fast and work without the
     # server's dependencies installed.
-    from parakeet_py import Context, Diarizer, ParakeetError
+    from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger
 
     from .app import ServerConfig, serve
 
@@ -191,7 +194,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                           bf16=bf16, component=component)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
-    vad = diarizer = None
+    vad = diarizer = tagger = None
     try:
         vad = _load_vad(vad_model)
         if diarize_model:
@@ -199,18 +202,24 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                 diarizer = Diarizer(diarize_model, concurrency=concurrency)
             except ParakeetError as e:
                 raise click.ClickException(f"cannot load {diarize_model}: {e}") from e
+        if sound_model:
+            try:
+                tagger = SoundTagger(sound_model)
+            except ParakeetError as e:
+                raise click.ClickException(f"cannot load {sound_model}: {e}") from e
     except BaseException:
-        if vad is not None:
-            vad.close()
+        for loaded in (vad, diarizer):
+            if loaded is not None:
+                loaded.close()
         context.close()
         raise
     try:
-        serve(context, config, host=host, port=port, log_level=log_level, vad=vad, diarizer=diarizer)
+        serve(context, config, host=host, port=port, log_level=log_level, vad=vad, diarizer=diarizer,
+              sound_tagger=tagger)
     finally:
-        if vad is not None:
-            vad.close()
-        if diarizer is not None:
-            diarizer.close()
+        for loaded in (vad, diarizer, tagger):
+            if loaded is not None:
+                loaded.close()
         context.close()
 
 

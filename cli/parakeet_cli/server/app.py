@@ -122,11 +122,13 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
             return
 
 
-def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarizer=None) -> Starlette:
+def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarizer=None,
+               sound_tagger=None) -> Starlette:
     """The ASGI application serving ``context`` (which the caller keeps and closes). ``vad``: a
     :class:`parakeet_py.Vad` for turn detection and ``chunking_strategy`` server_vad (None:
     neither is offered); ``diarizer`` (a parakeet_py.Diarizer, or None) for the speaker-labelled
-    formats."""
+    formats; ``sound_tagger`` (a parakeet_py.SoundTagger, or None) for verbose_json's
+    ``sound_events``."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -178,8 +180,9 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
                        cut: Optional[ServerVad] = None, language: Optional[str] = None,
-                       diarize: bool = False) -> Any:
-        # Runs on a worker thread: decoding and transcription are both blocking work.
+                       diarize: bool = False, sounds: bool = False) -> Any:
+        """(transcript, sound events or None). Runs on a worker thread: decoding, transcription and
+        sound tagging are all blocking work."""
         audio = decode_upload(upload)
 
         def keep_going(_fraction: float) -> bool:
@@ -207,10 +210,11 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
                 # beam search reports at every encoder frame too
                 transcript = context.transcribe(audio, sample_rate=sample_rate, timestamps=timestamps, beam=beam,
                                                 progress=keep_going, language=language)
+            events = sound_tagger.events(audio, sample_rate) if sounds else None
         finally:
             metrics.backends_in_use.dec()
         metrics.audio_seconds.inc(audio.size / sample_rate)
-        return transcript
+        return transcript, events
 
     def overloaded(e: Overloaded) -> APIError:
         reason = e.reason or f"the server is busy ({queue.workers} transcribing, {config.max_queue} waiting)"
@@ -273,8 +277,9 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             if diarize and fields.vad is not None:
                 raise APIError(400, "chunking_strategy server_vad does not go with a diarized response_format",
                                param="chunking_strategy", code="unsupported_value")
-            transcript = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
-                                                                fields.vad, language, diarize), ticket)
+            sounds = sound_tagger is not None and response_format == "verbose_json"
+            transcript, events = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
+                                                                        fields.vad, language, diarize, sounds), ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -291,7 +296,10 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
         if response_format == "json":
             return JSONResponse(formats.json_body(transcript))
         if response_format == "verbose_json":
-            return JSONResponse(formats.verbose_json_body(transcript, granularities, language))
+            body = formats.verbose_json_body(transcript, granularities, language)
+            if events is not None:
+                body["sound_events"] = events
+            return JSONResponse(body)
         if response_format == "diarized_json":
             return JSONResponse(formats.diarized_json_body(transcript))
         if response_format == "text":
@@ -390,11 +398,11 @@ SHUTDOWN_ANSWER_SEC = 5
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info",
-          vad: Optional[Any] = None, diarizer=None) -> None:
+          vad: Optional[Any] = None, diarizer=None, sound_tagger=None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config, vad, diarizer)
+    app = create_app(context, config, vad, diarizer, sound_tagger)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

@@ -9,6 +9,7 @@
 #include "model/diar/diar_model.h"
 #include "model/model.h"
 #include "model/model_kind.h"
+#include "model/sound/ced_model.h"
 #include "model/vad/silero_model.h"
 
 struct parakeet_ctx {
@@ -17,6 +18,7 @@ struct parakeet_ctx {
     std::unique_ptr<pk::Model> model;  // kind Asr
     std::unique_ptr<pk::SileroVad> vad;  // kind Vad (shared read-only by its streams)
     std::unique_ptr<pk::DiarModel> diar;  // kind Diarization
+    std::unique_ptr<pk::CedModel> sound;  // kind Sound (shared read-only by its calls and streams)
 
     // The message and code of the most recently finished call on this context ("" and None
     // after a success).
@@ -69,6 +71,10 @@ const SileroVad& vad_model(parakeet_ctx* ctx);
 // The diarization model of a context, for the diarize entry points: throws InvalidArgument for
 // ctx NULL and Unsupported (parakeet.cpp's message) when the context holds another kind.
 DiarModel& diar_model(parakeet_ctx* ctx);
+
+// The CED sound tagger of a context, for the sound entry points: throws InvalidArgument for ctx
+// NULL and Unsupported (parakeet.cpp's message) when the context holds another kind.
+const CedModel& sound_model(const parakeet_ctx* ctx);
 
 // A malloc'd copy of s for the caller (freed with parakeet_capi_free_string). Throws
 // std::bad_alloc.

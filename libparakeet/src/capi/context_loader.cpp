@@ -39,6 +39,10 @@ parakeet_ctx* load_context(const char* gguf_path, const char* options_json, cons
             ctx->vad = SileroVad::load(gguf);
             ctx->kind = ModelKind::Vad;
             break;
+        case ModelKind::Sound:
+            ctx->sound = CedModel::load(std::move(gguf), options);
+            ctx->kind = ModelKind::Sound;
+            break;
         case ModelKind::Diarization:
             ctx->diar = DiarModel::load(std::move(gguf), options);
             ctx->kind = ModelKind::Diarization;

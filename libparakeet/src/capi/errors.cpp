@@ -50,6 +50,8 @@ Model& asr_model(parakeet_ctx* ctx) {
     if (ctx == nullptr) throw InvalidArgument("context is NULL");
     if (ctx->kind == ModelKind::Diarization)  // parakeet.cpp's words
         throw Unsupported("context holds a diarization model; use parakeet_capi_diarize_*");
+    if (ctx->kind == ModelKind::Sound)  // parakeet.cpp's words
+        throw Unsupported("context holds a CED sound model; an ASR model is needed here");
     if (ctx->kind != ModelKind::Asr)
         throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
                           " model, not a speech-recognition (ASR) model");
@@ -72,6 +74,17 @@ DiarModel& diar_model(parakeet_ctx* ctx) {
         throw Unsupported(std::string("this context holds a ") + model_kind_name(ctx->kind) +
                           " model, not a diarization model");
     return *ctx->diar;
+}
+
+const CedModel& sound_model(const parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind != ModelKind::Sound)
+        throw Unsupported(ctx->kind == ModelKind::None ? std::string("context has no loaded model")
+                                                       : std::string("context holds ") +
+                                                             (ctx->kind == ModelKind::Asr ? "an " : "a ") +
+                                                             model_kind_name(ctx->kind) +
+                                                             " model; a CED sound model is needed here");
+    return *ctx->sound;
 }
 
 char* to_c_string(const std::string& s) {

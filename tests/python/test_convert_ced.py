@@ -1,0 +1,107 @@
+"""The CED converter (parakeet_py/convert/ced_checkpoint.py, ``parakeet-cli convert``): a
+checkpoint written in torch.save's format (without torch) from the committed fixture's weights
+converts back to the same tensors; f16 and q8_0 store exactly ced.cpp's allowlisted matrices in
+that type; the front-end buffers are torchaudio's; bad input is refused in one line."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ced_helpers import MODEL as FIXTURE, clip
+from cli_helpers import run_cli
+from convert_helpers import checkpoint_bytes, read_gguf
+from parakeet_py import SoundTagger
+from parakeet_py.convert import ConversionError
+from parakeet_py.convert.ced_checkpoint import convert_ced
+from parakeet_py.convert.ced_mel import htk_mel_filterbank, periodic_hann
+
+CONFIG_KEYS = ("embed_dim", "depth", "num_heads", "outputdim", "patch_size", "patch_stride", "target_length",
+               "n_mels", "n_fft", "win_size", "hop_size", "mlp_ratio", "pooling", "qkv_bias")
+MATRICES = ("attn.qkv.weight", "attn.proj.weight", "mlp.fc1.weight", "mlp.fc2.weight")
+
+
+@pytest.fixture(scope="module")
+def fixture_gguf():
+    return read_gguf(str(FIXTURE))
+
+
+@pytest.fixture
+def checkpoint(tmp_path, fixture_gguf) -> Path:
+    """A mispeech/ced-* style folder holding the fixture's weights and config."""
+    fields, tensors = fixture_gguf
+    state = {name: data.reshape(list(reversed(ne))) for name, (_, ne, data) in tensors.items()
+             if name.startswith(("encoder.", "outputlayer."))}
+    state["encoder.init_bn.num_batches_tracked"] = np.array(3, dtype=np.int64)  # 0-d: skipped
+    (tmp_path / "pytorch_model.bin").write_bytes(checkpoint_bytes(state))
+    config = {k: fields[f"ced.{k}"][1] for k in CONFIG_KEYS}
+    config["id2label"] = {str(i): label for i, label in enumerate(fields["ced.labels"][1])}
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    return tmp_path
+
+
+def test_f32_conversion_reproduces_the_fixture(tmp_path, checkpoint, fixture_gguf):
+    out = tmp_path / "out.gguf"
+    convert_ced(checkpoint, out, "f32", name="ced-test")
+    fields, tensors = read_gguf(str(out))
+    want_fields, want_tensors = fixture_gguf
+    assert fields == want_fields
+    assert sorted(tensors) == sorted(want_tensors)
+    for name, (kind, ne, data) in tensors.items():
+        assert kind == "F32" and ne == want_tensors[name][1], name
+        assert np.array_equal(data, want_tensors[name][2]), name
+
+
+@pytest.mark.parametrize("out_type,stored", [("f16", "F16"), ("q8_0", "Q8_0")])
+def test_quantised_types_cover_the_allowlisted_matrices(tmp_path, checkpoint, out_type, stored):
+    out = tmp_path / f"out-{out_type}.gguf"
+    convert_ced(checkpoint / "pytorch_model.bin", out, out_type)
+    _, tensors = read_gguf(str(out))
+    for name, (kind, ne, _) in tensors.items():
+        quantised = name.endswith(MATRICES)  # outputlayer.1 is [10, 64]: under 32 rows, kept f32 as ced.cpp does
+        assert kind == (stored if quantised else "F32"), name
+
+
+@pytest.mark.parametrize("out_type,tolerance", [("f16", 2e-3), ("q8_0", 2e-2)])
+def test_quantised_files_score_close_to_f32(tmp_path, checkpoint, out_type, tolerance):
+    out = tmp_path / f"run-{out_type}.gguf"
+    convert_ced(checkpoint, out, out_type)
+    pcm = clip("long")
+    with SoundTagger(FIXTURE) as f32, SoundTagger(out) as quantised:
+        reference, scores = f32.scores(pcm), quantised.scores(pcm)
+    assert np.abs(scores - reference).max() <= tolerance
+    assert not np.array_equal(scores, reference)  # the quantised matrices are really used
+
+
+def test_front_end_buffers_are_torchaudios_shapes_and_values(fixture_gguf):
+    _, tensors = fixture_gguf
+    fb_kind, fb_ne, fb = tensors["ced.mel_filterbank"]
+    assert (fb_kind, fb_ne) == ("F32", [257, 64])
+    assert np.array_equal(fb.reshape(64, 257), htk_mel_filterbank(512, 64, 16000, 0.0, 8000.0))
+    assert np.array_equal(tensors["ced.mel_window"][2], periodic_hann(512))
+    # HTK triangles without normalisation: each filter peaks below 1 and the first bin is empty.
+    assert fb.max() <= 1.0 and fb.reshape(64, 257)[:, 0].max() == 0.0
+
+
+def test_cli_converts_a_folder(tmp_path, checkpoint):
+    out = tmp_path / "cli.gguf"
+    result = run_cli("convert", str(checkpoint), str(out), "--type", "q8_0", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["kind"] == "ced"
+    assert read_gguf(str(out))[1]["encoder.blocks.0.attn.qkv.weight"][0] == "Q8_0"
+    refused = run_cli("convert", str(checkpoint), str(tmp_path / "x.gguf"), "--type", "q4_0")
+    assert refused.exit_code != 0 and "a CED file is written as f32, f16, q8_0" in refused.stderr
+
+
+def test_bad_input_is_refused(tmp_path, checkpoint):
+    with pytest.raises(ConversionError, match="cannot read the CED config"):
+        convert_ced(tmp_path / "empty" / "missing.bin", tmp_path / "o.gguf")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "config.json").write_text("{}")
+    (tmp_path / "other" / "pytorch_model.bin").write_bytes(checkpoint_bytes({"w": np.zeros((2, 2), np.float32)}))
+    with pytest.raises(ConversionError, match="is not a CED checkpoint: it has no 'encoder.patch_embed.proj.weight'"):
+        convert_ced(tmp_path / "other", tmp_path / "o.gguf")
+    with pytest.raises(ConversionError, match="unknown type 'q4_0'"):
+        convert_ced(checkpoint, tmp_path / "o.gguf", "q4_0")
+    assert not (tmp_path / "o.gguf").exists()

@@ -16,7 +16,7 @@ Audio at another rate than the model's 16 kHz is resampled with soxr first.
 import json
 import os
 import threading
-from typing import Any, Dict, List, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
@@ -45,10 +45,12 @@ class SoundTagger(SharedModel):
 
     _CLOSED = "the sound tagger is closed"
 
-    def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, component: Optional[str] = None) -> None:
+        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
+        file, or the bundle's only ced component."""
         super().__init__()
         self.model_path = os.fspath(model_path)
-        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SOUND, "a CED sound model")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SOUND, "a CED sound model", component)
         ffi, lib = _native.load()
         self.labels: List[str] = [ffi.string(lib.parakeet_capi_class_label(self._ptr, i)).decode("utf-8")
                                   for i in range(lib.parakeet_capi_num_classes(self._ptr))]

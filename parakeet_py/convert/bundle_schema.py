@@ -16,7 +16,7 @@ COMPONENTS_KEY = "parakeet.bundle.components"
 FIELDS = ("kind", "license", "license_url", "source", "attribution", "changes", "source_sha256", "content_sha256")
 #: What the builder lets the user set per component (the rest it computes).
 USER_FIELDS = ("license", "license_url", "source", "attribution", "changes")
-#: The component kinds a bundle names (the library loads asr, vad and diar).
+#: The component kinds a bundle names (the library loads asr, vad, diar and ced).
 KINDS = ("asr", "vad", "diar", "ced", "voice")
 #: ggml's longest tensor name (GGML_MAX_NAME 64 with its NUL): prefixed names must fit.
 MAX_TENSOR_NAME = 63

@@ -8,8 +8,10 @@ import shutil
 import gguf
 import numpy as np
 import pytest
+import soundfile
 
 from bundle_helpers import ASR, DIAR, content_hash, licence_info
+from data_helpers import DATA
 from gguf_rewrite import rewrite_gguf
 from parakeet_py import BadModel, Context, Diarizer, InvalidArgument, Vad, bundle_components, load_audio
 from parakeet_py.convert import ConversionError
@@ -163,3 +165,16 @@ def test_writer_refuses_a_kind_the_file_does_not_hold(tmp_path):
 def test_writer_refuses_a_bundle_as_a_source(bundle, tmp_path):
     with pytest.raises(ConversionError, match="is itself a bundle"):
         write_bundle(tmp_path / "x.gguf", [source("b", bundle)])
+
+
+def test_ced_component_gives_the_source_files_scores(tmp_path):
+    from parakeet_py import SoundTagger
+
+    ced = DATA / "ced" / "ced-test.gguf"
+    out = tmp_path / "asr_ced.gguf"
+    write_bundle(out, [source("asr", ASR), source("snd", ced)])
+    audio = soundfile.read(DATA / "ced" / "clip_short.wav", dtype="float32")[0]
+    with SoundTagger(out) as bundled, SoundTagger(ced) as plain:  # the only ced component
+        assert np.array_equal(bundled.scores(audio, 16000), plain.scores(audio, 16000))
+    with pytest.raises(InvalidArgument, match="is not a CED sound model"):
+        SoundTagger(out, component="asr")

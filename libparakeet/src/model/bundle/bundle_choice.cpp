@@ -18,6 +18,7 @@ constexpr LoadableKind kLoadable[] = {
     {"asr", ModelKind::Asr},
     {"vad", ModelKind::Vad},
     {"diar", ModelKind::Diarization},
+    {"ced", ModelKind::Sound},
 };
 
 // "a (asr), v (vad), ..." for messages.

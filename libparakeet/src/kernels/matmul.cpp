@@ -27,10 +27,6 @@ constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8 and of kRowsQ8Vnni
 constexpr int64_t kKcBf16Pairs = 256;
 constexpr int64_t kMcBf16 = 240;     // multiple of kRowsBf16
 
-// Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
-// (and a weight slice be copied for) 4-6 rows to use 1-4.
-constexpr int64_t kMaxMatvecRows = 4;
-
 // Work below these sizes is not split: a dispatch and a cold start on another core cost a few
 // microseconds, which only pays for itself on bigger jobs.
 constexpr double kMinFlopsPerChunk = 4.0e6;
@@ -447,7 +443,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
 }  // namespace
 
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
-            const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
+            const PackedWeights& w, const float* bias, float* y, int64_t ldy, MatmulPath path) {
     if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
     if (M < 0) throw std::invalid_argument("matmul: negative M");
     if (ldy < 0) ldy = w.n();
@@ -459,7 +455,7 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     ArenaScope scope(scratch);
     if (is_unsigned_form(w.type())) {
         gemm_kq(kern, team, scratch, x, M, K, w, bias, y, ldy);
-    } else if (M <= kMaxMatvecRows) {
+    } else if ((path == MatmulPath::Auto ? auto_path(M) : path) == MatmulPath::Matvec) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0 && kern.tile_q8_vnni) {
         gemm_q8_vnni(kern, team, scratch, x, M, K, w, bias, y, ldy);

@@ -27,4 +27,14 @@ struct EncoderStreamCache {
     std::vector<LayerStreamCache> layers;
 };
 
+// One stream's part of a batched encoder step (FastConformerEncoder::stream_steps).
+struct EncoderStep {
+    const float* mel = nullptr;  // [mel_frames, n_mels]: the pre-encode cache, then the chunk
+    int64_t mel_frames = 0;
+    int64_t drop = 0;            // subsampled frames dropped in front (drop_extra_pre_encoded)
+    EncoderStreamCache* cache = nullptr;
+    int64_t frames = 0;          // set by the step: the encoder frames it gave,
+    int64_t row = 0;             //   from this row of the step's output on
+};
+
 }  // namespace pk

@@ -4,8 +4,9 @@
 // r sits among them (row panels, their partial tails, the A blocks of the cache blocking) and
 // whatever the team size. For every weight type (F32, F16, BF16 where the level runs it, Q8_0
 // with its per-row activation quantisation, and ggml's 4- to 6-bit blocks) at every ISA level
-// this CPU has. (MatmulPath::Auto switches kernels at M = 5, which sum in another order: it is
-// row-independent only on either side of that, and batched steps never use it.)
+// this CPU has. (MatmulPath::Auto switches kernels at M = 5: for F32, F16 and BF16 they sum in
+// other orders, so it is row-independent only on either side of that; Q8_0 and the block
+// types sum in one order on both paths, kernels::path_invariant.)
 #include "test_kernel_matmul_common.h"
 
 #include <string>
@@ -84,6 +85,17 @@ TEST_P(MatmulRows, GemmComputesEachRowAlone) {
 
 TEST_P(MatmulRows, MatvecComputesEachRowAlone) {
     for (const GgmlType type : kStoredTypes) expect_rows_independent(packed(type, level()), MatmulPath::Matvec, type_name(type));
+}
+
+// Q8_0 and the block types run kernels that sum a row in one order on both paths, so even
+// Auto computes each row alone: batched products of these weights may take the GEMM tiles
+// for any M.
+TEST_P(MatmulRows, Q8_0AndBlockTypesComputeEachRowAloneOnAnyPath) {
+    for (const GgmlType type : kStoredTypes) {
+        if (!pk::kernels::path_invariant(static_cast<WeightType>(type))) continue;
+        for (const MatmulPath path : {MatmulPath::Auto, MatmulPath::Gemm, MatmulPath::Matvec})
+            expect_rows_independent(packed(type, level()), path, type_name(type));
+    }
 }
 
 // The fixed paths compute what the automatic one does, each on its side of the switch.

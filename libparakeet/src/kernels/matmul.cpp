@@ -403,6 +403,23 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
             }
         }
     }
+    // A Q8_0 row sums its K slices (kKcQ8Blocks blocks) as the GEMM tiles do: the first
+    // slice's sum plus the bias, then each later slice's sum added. The tiles sum a slice's
+    // blocks in the kernel's order too, so the two paths give a row the same bits.
+    auto q8_row = [&](int64_t m, int64_t p, const float* bias_p, float* out) {
+        alignas(64) float part[kPanel];
+        const int64_t cols = std::min(kPanel, N - p * kPanel);
+        for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
+            const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
+            const uint8_t* panel = w.panel(p) + pc * kQ8PanelBlockBytes;
+            const int64_t at = m * nblocks + pc;
+            if (vnni) kern.matvec_q8_vnni(xq8 + at * kQ8Block, xs + at, xc + at, kc, panel, part);
+            else kern.matvec_q8(xq + at * kQ8Block, xs + at, kc, panel, part);
+            for (int64_t j = 0; j < cols; ++j) {
+                out[j] = pc > 0 ? out[j] + part[j] : bias_p ? part[j] + bias_p[j] : part[j];
+            }
+        }
+    };
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
         alignas(64) float out[kPanel];
         for (int64_t p = b; p < e; ++p) {
@@ -419,12 +436,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                                         out);
                         break;
                     case WeightType::Q8_0:
-                        if (vnni) {
-                            kern.matvec_q8_vnni(xq8 + m * K, xs + m * nblocks, xc + m * nblocks,
-                                                nblocks, w.panel(p), out);
-                        } else {
-                            kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
-                        }
+                        q8_row(m, p, bias ? bias + col0 : nullptr, out);
                         break;
                     case WeightType::BF16:
                         kern.matvec_bf16(xp + m * pairs, pairs,
@@ -434,13 +446,19 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                         break;
                 }
                 float* ym = y + m * ldy + col0;
-                for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+                if (w.type() == WeightType::Q8_0) {
+                    std::copy(out, out + cols, ym);  // q8_row added the bias
+                } else {
+                    for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+                }
             }
         }
     });
 }
 
 }  // namespace
+
+bool path_invariant(WeightType type) { return type == WeightType::Q8_0 || is_unsigned_form(type); }
 
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
             const PackedWeights& w, const float* bias, float* y, int64_t ldy, MatmulPath path) {

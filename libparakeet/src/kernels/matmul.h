@@ -105,11 +105,15 @@ private:
 //           requests are batched together (the streaming encoder step) keep their bits;
 //   Matvec  the matrix-vector kernel row by row for every M (the weights still read once for
 //           all rows): the same for batched decoder steps, which run M = 1 alone.
-// Unsigned-form weights (Q4_0 ... Q6_K) run one kernel for every M, whatever the path.
+// Unsigned-form weights (Q4_0 ... Q6_K) run one kernel for every M, whatever the path, and
+// Q8_0's two kernels sum a row in one order: for these (path_invariant) every path gives a row
+// the same bits.
 enum class MatmulPath : uint8_t { Auto, Gemm, Matvec };
 // The most rows Auto runs by the matrix-vector kernel: a GEMM tile would compute (and a weight
 // slice be copied for) 4-8 rows to use 1-4.
 constexpr int64_t kMatvecMaxRows = 4;
+// Whether every MatmulPath gives a row of `type` the same bits (Q8_0 and the unsigned-form types).
+bool path_invariant(WeightType type);
 // The fixed path Auto takes for M rows.
 inline MatmulPath auto_path(int64_t M) { return M <= kMatvecMaxRows ? MatmulPath::Matvec : MatmulPath::Gemm; }
 

@@ -39,7 +39,8 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
 
 void Linear::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y,
                      const RowPaths& paths) const {
-    if (!paths.batched) return forward(team, arena, x, M, y);
+    // Weights whose kernels give a row the same bits on every path run the fastest for M.
+    if (!paths.batched || kernels::path_invariant(weights_->type())) return forward(team, arena, x, M, y);
     const int64_t v = std::clamp<int64_t>(paths.matvec_rows, 0, M);
     if (v > 0) forward(team, arena, x, v, y, -1, kernels::MatmulPath::Matvec);
     if (M > v) forward(team, arena, x + v * in_, M - v, y + v * out_, -1, kernels::MatmulPath::Gemm);

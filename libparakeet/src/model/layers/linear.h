@@ -16,7 +16,8 @@ namespace pk {
 // for a request alone. A batched streaming step stacks the rows of many streams and gives each
 // stream's rows the kernels its step gets alone (auto_path of its row count), so that they
 // keep their bits: the streams with few rows come first, rows [0, matvec_rows) run by the
-// matrix-vector kernel, the rest by the GEMM tiles.
+// matrix-vector kernel, the rest by the GEMM tiles. Weights for which every path gives the
+// same bits (kernels::path_invariant: Q8_0, the K-quants) run all the rows by Auto.
 struct RowPaths {
     bool batched = false;
     int64_t matvec_rows = 0;

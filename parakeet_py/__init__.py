@@ -21,11 +21,12 @@ from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .speaker_stream import SpeakerStream
 from .stream import Stream, StreamEvent, StreamUpdate
+from .stream_group import StreamGroup
 from .transcript import Token, Transcript, Utterance, Word
 from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "StreamGroup", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

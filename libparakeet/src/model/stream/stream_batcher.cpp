@@ -57,16 +57,23 @@ void StreamBatcher::run(CacheAwareStream& s) {
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
     cv_.notify_all();  // the oldest waiter may now have a full batch
-    while (!me.done) {
-        if (!me.taken && queue_.front() == &me) {
-            if (batch_due(Clock::now())) {
-                run_batch(lock);
-                continue;
+    try {
+        while (!me.done) {
+            if (!me.taken && queue_.front() == &me) {
+                if (batch_due(Clock::now())) {
+                    run_batch(lock);
+                    continue;
+                }
+                cv_.wait_until(lock, me.since + max_wait_);
+            } else {
+                cv_.wait(lock);
             }
-            cv_.wait_until(lock, me.since + max_wait_);
-        } else {
-            cv_.wait(lock);
         }
+    } catch (...) {
+        // Only run_batch's bookkeeping can throw (out of memory), before it took anyone: `me`
+        // must not stay queued once this frame is gone.
+        if (!me.taken) queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
+        throw;
     }
     if (me.error) std::rethrow_exception(me.error);
 }

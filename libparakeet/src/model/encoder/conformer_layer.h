@@ -14,9 +14,9 @@
 // Memory stays linear in T with a small constant: every stage whose rows are independent
 // (layer norms, feed-forwards, projections, GLU, Swish) runs in chunks of kRowChunk rows, so
 // no T x ff_dim buffer exists; the largest temporaries are two or three T x d_model buffers
-// (local attention's keys and values; the conv module's GLU and depthwise outputs). A row's
-// result never depends on the chunking (every kernel computes a row the same way for any
-// number of rows), and chunk boundaries are fixed, so results depend only on the input.
+// (local attention's keys and values; the conv module's GLU and depthwise outputs). Chunk
+// boundaries are fixed, so results depend only on the input (which kernels compute a row can
+// depend on its chunk's row count, kernels::MatmulPath, and that count is fixed too).
 #pragma once
 
 #include <cstdint>

@@ -20,6 +20,7 @@ from typing import Any, Dict
 from . import _native
 from .errors import InvalidArgument
 from .owned_handle import OwnedHandle
+from .stream import Stream
 
 
 class StreamGroup(OwnedHandle):
@@ -43,14 +44,14 @@ class StreamGroup(OwnedHandle):
         """Make ``stream`` (a cache-aware :class:`~parakeet_py.stream.Stream` of this group's
         context) a member. Raises :class:`ParakeetError`: a stream of another context, one that
         is not cache-aware, finalized, closed, or in a group already."""
-        with self._lock, stream._lock:
+        with self._lock, _checked(stream)._lock:
             lib = _native.load()[1]
             _native.check_status(lib.parakeet_capi_stream_group_join(self.handle(), self._stream_ptr(stream)))
             self._members.add(stream)
 
     def leave(self, stream: Any) -> None:
         """Take ``stream`` out of the group (it then runs its chunks alone)."""
-        with self._lock, stream._lock:
+        with self._lock, _checked(stream)._lock:
             lib = _native.load()[1]
             _native.check_status(lib.parakeet_capi_stream_group_leave(self.handle(), self._stream_ptr(stream)))
             self._members.discard(stream)
@@ -87,13 +88,20 @@ class StreamGroup(OwnedHandle):
 
     @staticmethod
     def _stream_ptr(stream: Any) -> Any:
-        if getattr(stream, "_ptr", None) is None:
+        if stream._ptr is None:
             raise InvalidArgument("the stream is closed")
         return stream._ptr
 
     def __repr__(self) -> str:
         state = "closed" if self._ptr is None else f"{len(self)} streams"
         return f"StreamGroup(max_batch={self.max_batch}, max_wait_ms={self.max_wait_ms}, {state})"
+
+
+def _checked(stream: Any) -> Stream:
+    """``stream`` if it is a :class:`Stream` (InvalidArgument otherwise)."""
+    if not isinstance(stream, Stream):
+        raise InvalidArgument(f"a stream group takes the Stream of a Context.stream(), not {type(stream).__name__}")
+    return stream
 
 
 def new(context: Any, ctx_ptr: Any, max_batch: int, max_wait_ms: int) -> StreamGroup:

@@ -111,6 +111,8 @@ def test_misuse_is_a_clear_error():
             ctx.stream_group(max_batch=2.5)
         group = ctx.stream_group()
         assert isinstance(group, StreamGroup)
+        with pytest.raises(InvalidArgument, match="takes the Stream of a Context.stream"):
+            group.join(object())
         with pytest.raises(ParakeetError, match="another context's model"):
             group.join(other.stream())
         s = ctx.stream()

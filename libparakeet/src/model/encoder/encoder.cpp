@@ -95,20 +95,21 @@ void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vec
     std::stable_partition(order.begin(), order.end(), [](const EncoderStep* s) {
         return kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec;
     });
-    // Per stream: the subsampling (its convolutions read neighbouring frames) and its rows of
-    // the relative-position table, kept alive (a snapshot) for the layers.
+    // Per stream: the subsampling's convolutions on the frames it keeps (they read
+    // neighbouring frames) and its rows of the relative-position table, kept alive (a
+    // snapshot) for the layers; then the subsampling's projection of all streams' frames.
     std::vector<std::shared_ptr<const RelPositionTable::Table>> tables;
     std::vector<StepRows> rows;
     RowPaths paths{true, 0};
     int64_t total = 0;
+    for (const EncoderStep* s : order) total += s->frames;
+    ArenaScope scope(arena);
+    float* flat = arena.alloc_array<float>(static_cast<size_t>(total * subsampling_.feature_size()));
+    total = 0;
     for (EncoderStep* s : order) {
-        {
-            ArenaScope scope(arena);
-            const int64_t all = output_frames(s->mel_frames);
-            float* sub = arena.alloc_array<float>(static_cast<size_t>(all * d));
-            subsampling_.forward(team, arena, s->mel, s->mel_frames, sub);
-            std::copy_n(sub + (all - s->frames) * d, s->frames * d, out + total * d);
-        }
+        const int64_t all = output_frames(s->mel_frames);
+        subsampling_.features(team, arena, s->mel, s->mel_frames, all - s->frames, all,
+                              flat + total * subsampling_.feature_size());
         const int L = s->cache->context.left, R = s->cache->context.right;
         const int64_t reach = L + R + 1;
         tables.push_back(positions_.get(reach));
@@ -118,6 +119,7 @@ void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vec
         if (kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec) paths.matvec_rows = total;
     }
     if (total == 0) return;
+    subsampling_.project(team, arena, flat, total, out, paths);
     if (cfg_.xscaling) kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), total * d, out);
     for (size_t i = 0; i < layers_.size(); ++i) {
         for (size_t r = 0; r < order.size(); ++r) rows[r].cache = &order[r]->cache->layers[i];

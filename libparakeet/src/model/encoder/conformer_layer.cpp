@@ -288,7 +288,9 @@ void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x,
     v_.forward(team, arena, h, T, v);
     pos_.forward(team, arena, pos, P, p);
     chunked_windows(T, left, right, begin, end);
-    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, p, P, left + right, pos_bias_u_,
+    float* pT = arena.alloc_array<float>(static_cast<size_t>(d * kernels::positions_stride(P)));
+    kernels::transpose_positions(p, P, n_heads_, d / n_heads_, pT);
+    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, pT, P, left + right, pos_bias_u_,
                                         pos_bias_v_, n_heads_, d / n_heads_, 0, begin, end, h);
     out_.forward(team, arena, h, T, q);
     kernels::add(team, x, q, T * d, x);
@@ -312,8 +314,11 @@ void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, 
         LayerStreamCache& cache = *s.cache;
         const int64_t T = s.rows, P = s.left + 2 * s.right + 1, n_c = cache.frames, n = n_c + T;
         if (cache.positions.empty()) {
-            cache.positions.resize(static_cast<size_t>(P * d));
-            pos_.forward(team, arena, s.pos, P, cache.positions.data());
+            ArenaScope once(arena);
+            float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+            pos_.forward(team, arena, s.pos, P, p);
+            cache.positions.resize(static_cast<size_t>(d * kernels::positions_stride(P)));
+            kernels::transpose_positions(p, P, n_heads_, d / n_heads_, cache.positions.data());
         }
         float* k = arena.alloc_array<float>(static_cast<size_t>(n * d));  // [cache | step] keys
         float* v = arena.alloc_array<float>(static_cast<size_t>(n * d));

@@ -19,7 +19,8 @@ struct LayerStreamCache {
     std::vector<float> keys, values;  // [frames, d_model]: the last `frames` (<= L) frames' K and V
     int64_t frames = 0;
     std::vector<float> conv;  // [kernel - 1, d_model]: the depthwise conv's last inputs (zero at start)
-    std::vector<float> positions;  // [L + 2R + 1, d_model]: linear_pos of positions L+R .. -R, made once
+    std::vector<float> positions;  // linear_pos of positions L+R .. -R, made once, as the attention
+                                   // reads them (kernels::transpose_positions)
 };
 
 struct EncoderStreamCache {

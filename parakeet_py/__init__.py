@@ -22,12 +22,13 @@ from .speakers.diarize import Diarizer
 from .speakers.diarize_stream import DiarizerStream
 from .speakers.speaker_stream import SpeakerStream
 from .stream import Stream, StreamEvent, StreamUpdate
+from .stream_group import StreamGroup
 from .transcript import Segment, Token, Transcript, Utterance, Word
 from .vad import Vad, VadStream
 from .sound import SoundStream, SoundTagger
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "SoundTagger", "SoundStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "StreamGroup", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "SoundTagger", "SoundStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "bundle_components", "__version__"]

@@ -120,6 +120,13 @@ char* parakeet_capi_stream_finalize_json(parakeet_stream* s);
 int parakeet_capi_stream_drain_events(parakeet_stream* s, parakeet_stream_event** out_events);
 void parakeet_capi_free_events(parakeet_stream_event* events);
 void parakeet_capi_stream_free(parakeet_stream* s);
+typedef struct parakeet_stream_group parakeet_stream_group;
+parakeet_stream_group* parakeet_capi_stream_group_new(parakeet_ctx* ctx, int max_batch, int max_wait_ms);
+int parakeet_capi_stream_group_join(parakeet_stream_group* g, parakeet_stream* s);
+int parakeet_capi_stream_group_leave(parakeet_stream_group* g, parakeet_stream* s);
+int parakeet_capi_stream_group_size(parakeet_stream_group* g);
+char* parakeet_capi_stream_group_stats_json(parakeet_stream_group* g);
+void parakeet_capi_stream_group_free(parakeet_stream_group* g);
 
 char* parakeet_capi_vad_pcm_json(parakeet_ctx* ctx, const float* samples, int n_samples,
                                  int sample_rate, const char* options_json);

@@ -35,6 +35,7 @@ from .progress import ProgressCallback, call_with_progress, check_progress
 from .speakers.diarize import AUDIO_RATE as DIARIZER_RATE, Diarizer
 from .speakers.speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
+from .stream_group import StreamGroup, new as new_stream_group
 from .transcript import Attention, Transcript, attention_from_json
 
 # Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
@@ -502,6 +503,18 @@ class Context(SharedModel):
             stream = begin_stream(self, ptr, options, rate, settings)
             self._lend(stream)
         return stream
+
+    def stream_group(self, max_batch: int = 16, max_wait_ms: int = 20) -> StreamGroup:
+        """A group that batches the feeds of this context's cache-aware streams (see
+        :mod:`.stream_group`): streams that :meth:`StreamGroup.join` it share their encoder
+        steps, at most ``max_batch`` per batch, a ready chunk waiting at most ``max_wait_ms``
+        for others. Results are bitwise those of the streams alone. Raises :class:`Unsupported`
+        for a model that is not cache-aware, :class:`ParakeetError` for max_batch < 1 or
+        max_wait_ms < 0. A context manager; closing the context closes it."""
+        with self._using() as ptr:
+            group = new_stream_group(self, ptr, max_batch, max_wait_ms)
+            self._lend(group)
+        return group
 
     def _speaker_stream(self, diarizer: Any, latency: Union[str, int, None], sample_rate: Optional[int],
                         **asr_only: Any) -> SpeakerStream:

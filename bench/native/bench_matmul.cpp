@@ -1,5 +1,6 @@
-// Times pk::kernels::matmul. Each argument TYPE:M:K:N:THREADS (TYPE = f32, f16, bf16, or a
-// ggml block type: q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0) is
+// Times pk::kernels::matmul. Each argument TYPE:M:K:N:THREADS[:PATH] (TYPE = f32, f16, bf16, or
+// a ggml block type: q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0; PATH = auto, gemm or matvec,
+// the kernels::MatmulPath, auto by default) is
 // run in the order given: one warm-up call, then calls until both --reps and --min-time are
 // reached; one JSON object per line reports the median time, GFLOP/s (2 M N K / time) and
 // the weight bytes streamed per second. Besides wall time it reports the process CPU time per
@@ -35,7 +36,16 @@ struct Config {
     std::string type;
     int64_t M, K, N;
     int threads;
+    std::string path;
 };
+
+const std::map<std::string, pk::kernels::MatmulPath>& path_names() {
+    static const std::map<std::string, pk::kernels::MatmulPath> names{
+        {"auto", pk::kernels::MatmulPath::Auto},
+        {"gemm", pk::kernels::MatmulPath::Gemm},
+        {"matvec", pk::kernels::MatmulPath::Matvec}};
+    return names;
+}
 
 // The stored type of each TYPE name (bf16 is made at load from F32).
 const std::map<std::string, WeightType>& type_names() {
@@ -48,12 +58,13 @@ const std::map<std::string, WeightType>& type_names() {
 }
 
 bool parse_config(const char* s, Config& c) {
-    char type[16];
+    char type[16], path[16] = "auto";
     long long m, k, n;
     int t;
-    if (std::sscanf(s, "%15[^:]:%lld:%lld:%lld:%d", type, &m, &k, &n, &t) != 5) return false;
-    c = Config{type, m, k, n, t};
-    return type_names().count(c.type) && m >= 1 && k >= 1 && n >= 1 && t >= 1;
+    const int fields = std::sscanf(s, "%15[^:]:%lld:%lld:%lld:%d:%15s", type, &m, &k, &n, &t, path);
+    if (fields != 5 && fields != 6) return false;
+    c = Config{type, m, k, n, t, path};
+    return type_names().count(c.type) && path_names().count(c.path) && m >= 1 && k >= 1 && n >= 1 && t >= 1;
 }
 
 WeightType type_of(const std::string& s) { return type_names().at(s); }
@@ -88,10 +99,10 @@ int main(int argc, char** argv) {
             Config c;
             if (!parse_config(argv[i], c)) {
                 std::fprintf(stderr,
-                             "usage: %s [--reps N] [--min-time SECONDS] TYPE:M:K:N:THREADS...\n"
+                             "usage: %s [--reps N] [--min-time SECONDS] TYPE:M:K:N:THREADS[:PATH]...\n"
                              "  TYPE = f32 | f16 | bf16 (opt-in kernels, F32 weights rounded at\n"
                              "  packing; needs AVX512_BF16) | q8_0 q5_1 q5_0 q4_1 q4_0 (K %% 32 == 0)\n"
-                             "  | q6_k q5_k q4_k (K %% 256 == 0)\n",
+                             "  | q6_k q5_k q4_k (K %% 256 == 0); PATH = auto | gemm | matvec\n",
                              argv[0]);
                 return 2;
             }
@@ -125,14 +136,15 @@ int main(int argc, char** argv) {
         std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
         for (auto& v : x) v = dist(rng);
 
-        pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data());  // warm-up
+        const pk::kernels::MatmulPath path = path_names().at(c.path);
+        pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data(), -1, path);  // warm-up
         std::vector<double> wall, cpu;
         const auto start = Clock::now();
         while (static_cast<int>(wall.size()) < reps ||
                std::chrono::duration<double>(Clock::now() - start).count() < min_time) {
             const double c0 = cpu_seconds();
             const auto t0 = Clock::now();
-            pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data());
+            pk::kernels::matmul(*team, arena, x.data(), c.M, c.K, w, nullptr, y.data(), -1, path);
             wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
             cpu.push_back(cpu_seconds() - c0);
         }
@@ -140,11 +152,11 @@ int main(int argc, char** argv) {
         const double cpu_median = median_of(cpu);
         const double flops = 2.0 * static_cast<double>(c.M) * c.N * c.K;
         std::printf(
-            "{\"type\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, \"threads\": %d, "
+            "{\"type\": \"%s\", \"path\": \"%s\", \"M\": %lld, \"K\": %lld, \"N\": %lld, \"threads\": %d, "
             "\"avx2\": %s, \"isa\": \"%s\", \"reps\": %zu, \"median_ms\": %.4f, \"min_ms\": %.4f, "
             "\"cpu_median_ms\": %.4f, \"gflops\": %.2f, \"gflops_per_cpu_second\": %.2f, "
             "\"weight_gbps\": %.2f, \"packed_bytes\": %zu}\n",
-            c.type.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
+            c.type.c_str(), c.path.c_str(), static_cast<long long>(c.M), static_cast<long long>(c.K),
             static_cast<long long>(c.N), c.threads,
             pk::isa_includes(w.level(), pk::IsaLevel::Avx2) ? "true" : "false",
             pk::isa_level_name(w.level()), wall.size(),

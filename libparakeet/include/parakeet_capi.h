@@ -373,8 +373,46 @@ PARAKEET_API void parakeet_capi_free_events(parakeet_stream_event* events);
 /* Frees a stream (NULL is a no-op). A stream that a call on another thread is still inside
  * (feed, finalize, drain) is not freed: the error (PARAKEET_ERROR_INVALID_ARGUMENT, in
  * parakeet_capi_thread_last_error()) says so and the stream stays valid; free it once that call
- * has returned. */
+ * has returned. A stream in a group leaves it. */
 PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
+
+/* ---- Stream groups: batched steps of concurrent cache-aware streams ----------------------
+ * A live cache-aware stream computes little per chunk (a 160 ms chunk is two encoder frames)
+ * but reads every weight of the model for it. The cache-aware streams of one context that
+ * join a group share their encoder steps: a feed (or finalize) of a member takes its audio
+ * and, when a chunk is ready, waits for the group to run it in a batch with the ready chunks
+ * of other members, one encoder pass with the rows of all of them (each stream attends over
+ * its own cache, decodes with its own state). A batch runs, on a backend of the context's
+ * pool, as soon as max_batch members wait, or every member waits (so a lone member runs at
+ * once), or its oldest chunk has waited max_wait_ms; batches on different backends run at the
+ * same time. The library starts no thread: the feeding threads run the batches. Each member's
+ * results are bitwise what it gets outside the group, whatever it is batched with.
+ * Streams join and leave at any time between their calls; calls on members are what they are
+ * for other streams (one thread at a time per stream; errors of a stream's own input, such as
+ * non-finite samples, are its own). An error inside a batch (out of memory) is the error of
+ * every feed in that batch. The context must outlive its groups. */
+typedef struct parakeet_stream_group parakeet_stream_group;
+/* A group for ctx's streams: max_batch >= 1 streams per batch, max_wait_ms >= 0 the longest a
+ * ready chunk waits for others. NULL on error (a bad value, a model that is not cache-aware:
+ * PARAKEET_ERROR_UNSUPPORTED). */
+PARAKEET_API parakeet_stream_group* parakeet_capi_stream_group_new(parakeet_ctx* ctx, int max_batch,
+                                                                   int max_wait_ms);
+/* Puts s into g / takes it out. 0, or 1 with the error on g's context: g or s NULL, a stream
+ * of another context, one that is not cache-aware, finalized, already in a group (join) or
+ * not in g (leave). */
+PARAKEET_API int parakeet_capi_stream_group_join(parakeet_stream_group* g, parakeet_stream* s);
+PARAKEET_API int parakeet_capi_stream_group_leave(parakeet_stream_group* g, parakeet_stream* s);
+/* The streams in g, or -1 (g NULL). */
+PARAKEET_API int parakeet_capi_stream_group_size(parakeet_stream_group* g);
+/* What g did, as JSON (free with parakeet_capi_free_string; NULL on error, g NULL):
+ *   {"max_batch", "max_wait_ms", "members", "batches": batches run,
+ *    "batch_sizes": [batches of 1 stream, of 2, ... of max_batch],
+ *    "waited_ms_max", "waited_ms_mean": how long the streams' chunks waited for their batch} */
+PARAKEET_API char* parakeet_capi_stream_group_stats_json(parakeet_stream_group* g);
+/* Frees a group (NULL is a no-op). A group that still has members is not freed: the error
+ * (PARAKEET_ERROR_INVALID_ARGUMENT) says so and it stays valid. No other call may use g while
+ * it is freed. */
+PARAKEET_API void parakeet_capi_stream_group_free(parakeet_stream_group* g);
 
 /* ---- parakeet.cpp's offline calls ---------------------------------------------------------
  * The rest of parakeet.cpp's offline C API, with its names, signatures and semantics, so that

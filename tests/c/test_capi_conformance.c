@@ -198,6 +198,13 @@ static void test_null_handles(void) {
     CHECK(parakeet_capi_stream_drain_events(NULL, &events) == -1 && events == NULL);
     parakeet_capi_free_events(NULL); /* no-op */
     parakeet_capi_stream_free(NULL); /* no-op */
+    CHECK(parakeet_capi_stream_group_new(NULL, 4, 10) == NULL);
+    CHECK(parakeet_capi_stream_group_join(NULL, NULL) == 1);
+    CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
+    CHECK(parakeet_capi_stream_group_leave(NULL, NULL) == 1);
+    CHECK(parakeet_capi_stream_group_size(NULL) == -1);
+    CHECK(parakeet_capi_stream_group_stats_json(NULL) == NULL);
+    parakeet_capi_stream_group_free(NULL); /* no-op */
     CHECK(parakeet_capi_vad_pcm_json(NULL, s, 4, 16000, NULL) == NULL);
     CHECK_ERROR_MENTIONS(parakeet_capi_thread_last_error(), "NULL");
     CHECK(parakeet_capi_vad_path_json(NULL, "x.wav", NULL) == NULL);

@@ -37,14 +37,15 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
     return v;
 }
 
-// Runs matmul on a team of n_threads and returns y (M rows of ldy floats; columns past N keep
-// the sentinel they were filled with).
+// Runs matmul (by `path`) on a team of n_threads and returns y (M rows of ldy floats; columns
+// past N keep the sentinel they were filled with).
 inline std::vector<float> run(const PackedWeights& w, const std::vector<float>& x, int64_t M,
-                              const float* bias, int n_threads, int64_t ldy = -1) {
+                              const float* bias, int n_threads, int64_t ldy = -1,
+                              pk::kernels::MatmulPath path = pk::kernels::MatmulPath::Auto) {
     const int64_t stride = ldy < 0 ? w.n() : ldy;
     std::vector<float> y(static_cast<size_t>(M * stride), -12345.0f);
     pk::Arena arena;
-    pk::kernels::matmul(team(n_threads), arena, x.data(), M, w.k(), w, bias, y.data(), ldy);
+    pk::kernels::matmul(team(n_threads), arena, x.data(), M, w.k(), w, bias, y.data(), ldy, path);
     EXPECT_EQ(arena.used_bytes(), 0u) << "matmul must give its scratch back";
     return y;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "capi/context.h"
+#include "capi/stream_group.h"
 #include "capi/stream_handle.h"
 #include "capi/stream_options.h"
 #include "capi/transcript_json.h"
@@ -51,6 +52,7 @@ parakeet_stream* begin(parakeet_ctx* ctx, const pk::capi::StreamOptions& options
     auto s = std::make_unique<parakeet_stream>();
     s->ctx = ctx;
     s->stream = make_stream(model, options);
+    s->cache_aware = dynamic_cast<pk::CacheAwareStream*>(s->stream.get());
     return s.release();
 }
 
@@ -70,12 +72,23 @@ int event_bits(const pk::StreamUpdate& u) {
     return bits;
 }
 
+// A stream in a group takes its audio, has the group's batcher run its chunks, and reports.
 pk::StreamUpdate feed(parakeet_stream* s, const float* pcm, int n) {
-    return step(s, [&](pk::LiveStream& c) { return c.feed(pcm, n); });
+    return step(s, [&](pk::LiveStream& c) {
+        if (s->group == nullptr) return c.feed(pcm, n);
+        s->cache_aware->take_audio(pcm, n);
+        pk::capi::group_batcher(s->group).run(*s->cache_aware);
+        return s->cache_aware->take_update();
+    });
 }
 
 pk::StreamUpdate finalize(parakeet_stream* s) {
-    return step(s, [](pk::LiveStream& c) { return c.finalize(); });
+    return step(s, [&](pk::LiveStream& c) {
+        if (s->group == nullptr) return c.finalize();
+        s->cache_aware->end_audio();
+        pk::capi::group_batcher(s->group).run(*s->cache_aware);
+        return s->cache_aware->take_update();
+    });
 }
 
 // The feed/finalize document (see parakeet_capi.h); drains the event queue into "events".
@@ -230,6 +243,7 @@ void parakeet_capi_stream_free(parakeet_stream* s) {
         return;
     }
     pk::capi::clear_error(nullptr);
+    pk::capi::leave_group(s);
     delete s;
 }
 

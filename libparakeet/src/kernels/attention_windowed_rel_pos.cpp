@@ -31,8 +31,15 @@ Span block_span(const int64_t* key_begin, const int64_t* key_end, int64_t r0, in
 
 }  // namespace
 
+int64_t positions_stride(int64_t n_pos) { return round_up(n_pos, kColumnPad); }
+
+void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT) {
+    const int64_t ldp = positions_stride(n_pos);
+    for (int64_t h = 0; h < H; ++h) transpose_padded(p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
+}
+
 void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* p,
+                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* pT_all,
                                 int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
                                 int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
                                 const int64_t* key_end, float* out) {
@@ -56,11 +63,10 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
         widest = std::max(widest, s.end - s.begin);
     }
     const int64_t ldk = round_up(widest, kColumnPad);
-    const int64_t ldp = round_up(n_pos, kColumnPad);
-    // Per thread: the block's transposed keys [dk, ldk] and values [widest, dk], the head's
-    // transposed positions [dk, ldp], the biased queries, the content [kRowBlock, ldk] and
-    // position [kRowBlock, ldp] scores.
-    const int64_t per_thread = dk * ldk + widest * dk + dk * ldp + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
+    const int64_t ldp = positions_stride(n_pos);
+    // Per thread: the block's transposed keys [dk, ldk] and values [widest, dk], the biased
+    // queries, the content [kRowBlock, ldk] and position [kRowBlock, ldp] scores.
+    const int64_t per_thread = dk * ldk + widest * dk + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
@@ -72,21 +78,16 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
         const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
         float* kT = scratch + ith * per_thread;
         float* vs = kT + dk * ldk;
-        float* pT = vs + widest * dk;
-        float* qu = pT + dk * ldp;
+        float* qu = vs + widest * dk;
         float* qv = qu + kRowBlock * dk;
         float* ac = qv + kRowBlock * dk;
         float* bd = ac + kRowBlock * ldk;
-        int64_t pT_head = -1;
         for (int64_t item = item_begin; item < item_end; ++item) {
             const int64_t h = item / row_blocks;
             const int64_t r0 = (item % row_blocks) * kRowBlock;
             const int64_t nr = std::min(kRowBlock, rows - r0);
             const int64_t padded_rows = round_up(nr, kRowPad);
-            if (h != pT_head) {
-                transpose_padded(p + h * dk, n_pos, dk, ld, pT, ldp);
-                pT_head = h;
-            }
+            const float* pT = pT_all + h * dk * ldp;
             const Span s = block_span(key_begin, key_end, r0, nr);
             const int64_t nwin = s.end - s.begin;
             transpose_padded(k + s.begin * ld + h * dk, nwin, dk, ld, kT, ldk);

@@ -27,12 +27,19 @@ namespace pk::kernels {
 
 struct KernelTable;
 
-// q: [rows, H*dk]; k, v: [n_keys, H*dk]; p: [n_pos, H*dk] for relative positions max_rel down to
-// max_rel - n_pos + 1, which must cover q_offset + r - j for every visible (r, j); bias_u,
-// bias_v: [H, dk]; key_begin / key_end: per query row, 0 <= begin < end <= n_keys;
-// out: [rows, H*dk] (must not overlap the inputs). Scratch comes from `arena`.
+// The positions as the attention reads them: p [n_pos, H*dk] transposed head by head,
+// pT[(h * dk + c) * positions_stride(n_pos) + i] = p[i * H*dk + h * dk + c], the padding zero.
+// Made once for positions that many calls share (a stream's steps reuse its context's).
+int64_t positions_stride(int64_t n_pos);
+void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT);
+
+// q: [rows, H*dk]; k, v: [n_keys, H*dk]; pT: transpose_positions of p [n_pos, H*dk], the
+// projected relative positions max_rel down to max_rel - n_pos + 1, which must cover
+// q_offset + r - j for every visible (r, j); bias_u, bias_v: [H, dk]; key_begin / key_end: per
+// query row, 0 <= begin < end <= n_keys; out: [rows, H*dk] (must not overlap the inputs).
+// Scratch comes from `arena`.
 void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* p,
+                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* pT,
                                 int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
                                 int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
                                 const int64_t* key_end, float* out);

@@ -27,10 +27,6 @@ constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8 and of kRowsQ8Vnni
 constexpr int64_t kKcBf16Pairs = 256;
 constexpr int64_t kMcBf16 = 240;     // multiple of kRowsBf16
 
-// Up to this many rows the matrix-vector kernel is used row by row: a GEMM tile would compute
-// (and a weight slice be copied for) 4-6 rows to use 1-4.
-constexpr int64_t kMaxMatvecRows = 4;
-
 // Work below these sizes is not split: a dispatch and a cold start on another core cost a few
 // microseconds, which only pays for itself on bigger jobs.
 constexpr double kMinFlopsPerChunk = 4.0e6;
@@ -407,6 +403,23 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
             }
         }
     }
+    // A Q8_0 row sums its K slices (kKcQ8Blocks blocks) as the GEMM tiles do: the first
+    // slice's sum plus the bias, then each later slice's sum added. The tiles sum a slice's
+    // blocks in the kernel's order too, so the two paths give a row the same bits.
+    auto q8_row = [&](int64_t m, int64_t p, const float* bias_p, float* out) {
+        alignas(64) float part[kPanel];
+        const int64_t cols = std::min(kPanel, N - p * kPanel);
+        for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
+            const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
+            const uint8_t* panel = w.panel(p) + pc * kQ8PanelBlockBytes;
+            const int64_t at = m * nblocks + pc;
+            if (vnni) kern.matvec_q8_vnni(xq8 + at * kQ8Block, xs + at, xc + at, kc, panel, part);
+            else kern.matvec_q8(xq + at * kQ8Block, xs + at, kc, panel, part);
+            for (int64_t j = 0; j < cols; ++j) {
+                out[j] = pc > 0 ? out[j] + part[j] : bias_p ? part[j] + bias_p[j] : part[j];
+            }
+        }
+    };
     parallel_for(team, panels, grain, [&](int64_t b, int64_t e) {
         alignas(64) float out[kPanel];
         for (int64_t p = b; p < e; ++p) {
@@ -423,12 +436,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                                         out);
                         break;
                     case WeightType::Q8_0:
-                        if (vnni) {
-                            kern.matvec_q8_vnni(xq8 + m * K, xs + m * nblocks, xc + m * nblocks,
-                                                nblocks, w.panel(p), out);
-                        } else {
-                            kern.matvec_q8(xq + m * K, xs + m * nblocks, nblocks, w.panel(p), out);
-                        }
+                        q8_row(m, p, bias ? bias + col0 : nullptr, out);
                         break;
                     case WeightType::BF16:
                         kern.matvec_bf16(xp + m * pairs, pairs,
@@ -438,7 +446,11 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                         break;
                 }
                 float* ym = y + m * ldy + col0;
-                for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+                if (w.type() == WeightType::Q8_0) {
+                    std::copy(out, out + cols, ym);  // q8_row added the bias
+                } else {
+                    for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+                }
             }
         }
     });
@@ -446,8 +458,10 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
 
 }  // namespace
 
+bool path_invariant(WeightType type) { return type == WeightType::Q8_0 || is_unsigned_form(type); }
+
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
-            const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
+            const PackedWeights& w, const float* bias, float* y, int64_t ldy, MatmulPath path) {
     if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
     if (M < 0) throw std::invalid_argument("matmul: negative M");
     if (ldy < 0) ldy = w.n();
@@ -459,7 +473,7 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     ArenaScope scope(scratch);
     if (is_unsigned_form(w.type())) {
         gemm_kq(kern, team, scratch, x, M, K, w, bias, y, ldy);
-    } else if (M <= kMaxMatvecRows) {
+    } else if ((path == MatmulPath::Auto ? auto_path(M) : path) == MatmulPath::Matvec) {
         matvec_rows(kern, team, scratch, x, M, K, w, bias, y, ldy);
     } else if (w.type() == WeightType::Q8_0 && kern.tile_q8_vnni) {
         gemm_q8_vnni(kern, team, scratch, x, M, K, w, bias, y, ldy);

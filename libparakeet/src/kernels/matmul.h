@@ -97,6 +97,26 @@ private:
     std::unique_ptr<uint8_t[], void (*)(void*)> data_;
 };
 
+// Which kernels run a product. A kernel computes each row on its own, but the two kinds sum in
+// different orders, so a row's bits depend on which one ran it:
+//   Auto    the fastest for M: the matrix-vector kernel row by row for M <= 4 (few rows, one
+//           stream over the weights), the GEMM tiles above;
+//   Gemm    the GEMM tiles for every M: the rows of products whose M depends on how many
+//           requests are batched together (the streaming encoder step) keep their bits;
+//   Matvec  the matrix-vector kernel row by row for every M (the weights still read once for
+//           all rows): the same for batched decoder steps, which run M = 1 alone.
+// Unsigned-form weights (Q4_0 ... Q6_K) run one kernel for every M, whatever the path, and
+// Q8_0's two kernels sum a row in one order: for these (path_invariant) every path gives a row
+// the same bits.
+enum class MatmulPath : uint8_t { Auto, Gemm, Matvec };
+// The most rows Auto runs by the matrix-vector kernel: a GEMM tile would compute (and a weight
+// slice be copied for) 4-8 rows to use 1-4.
+constexpr int64_t kMatvecMaxRows = 4;
+// Whether every MatmulPath gives a row of `type` the same bits (Q8_0 and the unsigned-form types).
+bool path_invariant(WeightType type);
+// The fixed path Auto takes for M rows.
+inline MatmulPath auto_path(int64_t M) { return M <= kMatvecMaxRows ? MatmulPath::Matvec : MatmulPath::Gemm; }
+
 // y[m * ldy + j] = sum_k x[m * K + k] * W[j][k] (+ bias[j]) for m < M, j < N = w.n().
 // K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
 // Q8_0 weights: each row of x is quantised per block of 32 to int8 (scale max|x| / 127,
@@ -105,10 +125,12 @@ private:
 // of 16 or 32 k adds scale_x * (s * (integer sum of u * q_x)) - o * scale_x * (sum of q_x).
 // BF16 weights: each row of x is rounded to bfloat16 (nearest even) and the products of
 // pairs are accumulated in f32.
-// The kernels are those of w.level(); levels give bitwise identical Q8_0 results.
+// The kernels are those of w.level(); levels give bitwise identical Q8_0 results. `path` picks
+// them by M (above); with Gemm or Matvec row m's bits depend only on row m of x, whatever M.
 // Scratch space comes from `scratch` and is given back before returning. The caller owns the
 // team (one job at a time). Throws std::invalid_argument on mismatched sizes.
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
-            const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1);
+            const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1,
+            MatmulPath path = MatmulPath::Auto);
 
 }  // namespace pk::kernels

@@ -112,7 +112,7 @@ constexpr double kFf1End = 0.3, kAttentionEnd = 0.55, kConvEnd = 0.7;
 
 void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,
                                   const LayerNormWeights& norm, const Linear& linear1,
-                                  const Linear& linear2, const ProgressSpan& progress) const {
+                                  const Linear& linear2, const ProgressSpan& progress, const RowPaths& paths) const {
     ArenaScope scope(arena);
     const int64_t d = d_model_, C = std::min(T, kRowChunk);
     float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
@@ -121,9 +121,9 @@ void ConformerLayer::feed_forward(ThreadTeam& team, Arena& arena, float* x, int6
         const int64_t n = r1 - r0;
         float* xr = x + r0 * d;
         kernels::layer_norm(*kernels_, team, xr, n, d, norm.weight, norm.bias, kLayerNormEps, h);
-        linear1.forward(team, arena, h, n, u);
+        linear1.forward(team, arena, h, n, u, paths.from(r0));
         kernels::silu(*kernels_, team, u, n * ff_dim_, u);
-        linear2.forward(team, arena, u, n, h);
+        linear2.forward(team, arena, u, n, h, paths.from(r0));
         kernels::add_scaled(team, xr, h, 0.5f, n * d, xr);
     });
 }
@@ -181,42 +181,78 @@ void ConformerLayer::local_attention(ThreadTeam& team, Arena& arena, float* x, i
     });
 }
 
-void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress,
-                                 float* time_cache) const {
+void ConformerLayer::conv_in(ThreadTeam& team, Arena& arena, const float* x, int64_t n, float* g,
+                             const RowPaths& paths) const {
     ArenaScope scope(arena);
-    const int64_t d = d_model_, C = std::min(T, kRowChunk);
-    // A causal conv is the 'same' conv's middle rows on the input with kernel-1 rows put in
-    // front (zeros, or the streaming cache): output t reads inputs t-(kernel-1) .. t.
+    const int64_t d = d_model_;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(n * d));
+    float* wide = arena.alloc_array<float>(static_cast<size_t>(n * 2 * d));
+    kernels::layer_norm(*kernels_, team, x, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
+    pointwise1_.forward(team, arena, h, n, wide, paths);
+    kernels::glu(*kernels_, team, wide, n, d, g);
+}
+
+void ConformerLayer::conv_out(ThreadTeam& team, Arena& arena, float* dw, int64_t n, float* x,
+                              const RowPaths& paths) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(n * d));
+    if (conv_layer_norm_)
+        kernels::layer_norm(*kernels_, team, dw, n, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, dw);
+    kernels::silu(*kernels_, team, dw, n * d, dw);
+    pointwise2_.forward(team, arena, dw, n, h, paths);
+    kernels::add(team, x, h, n * d, x);
+}
+
+void ConformerLayer::convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T,
+                                 const ProgressSpan& progress) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_;
+    // A causal conv is the 'same' conv's middle rows on the input with kernel-1 zero rows put
+    // in front: output t reads inputs t-(kernel-1) .. t.
     const int64_t lead = causal_conv_ ? kernel_ - 1 : 0, half = (kernel_ - 1) / 2;
     float* g_all = arena.alloc_array<float>(static_cast<size_t>((lead + T) * d));  // GLU output
     float* g = g_all + lead * d;
     float* dw_all = arena.alloc_array<float>(static_cast<size_t>((lead + T) * d));  // depthwise output
     float* dw = dw_all + (causal_conv_ ? half : 0) * d;
-    float* h = arena.alloc_array<float>(static_cast<size_t>(C * d));
-    float* wide = arena.alloc_array<float>(static_cast<size_t>(C * 2 * d));
-    if (lead > 0) {
-        if (time_cache != nullptr) std::copy_n(time_cache, lead * d, g_all);
-        else std::fill(g_all, g, 0.0f);
-    }
-    for_each_row_chunk(T, progress.sub(0.0, 0.5), [&](int64_t r0, int64_t r1) {
-        const int64_t n = r1 - r0;
-        kernels::layer_norm(*kernels_, team, x + r0 * d, n, d, norm_conv_.weight, norm_conv_.bias, kLayerNormEps, h);
-        pointwise1_.forward(team, arena, h, n, wide);
-        kernels::glu(*kernels_, team, wide, n, d, g + r0 * d);
-    });
-    // NeMo's CausalConv1D keeps the last kernel-1 inputs of [cache | x] for the next step.
-    if (time_cache != nullptr && lead > 0) std::copy_n(g_all + T * d, lead * d, time_cache);
+    std::fill(g_all, g, 0.0f);
+    for_each_row_chunk(T, progress.sub(0.0, 0.5),
+                       [&](int64_t r0, int64_t r1) { conv_in(team, arena, x + r0 * d, r1 - r0, g + r0 * d, {}); });
     // The depthwise convolution reads neighbouring frames, so it runs on the whole sequence.
     kernels::depthwise_conv1d(*kernels_, team, g_all, lead + T, d, depthwise_w_.data(), kernel_, depthwise_b_.data(),
                               dw_all);
-    for_each_row_chunk(T, progress.sub(0.5, 1.0), [&](int64_t r0, int64_t r1) {
-        const int64_t n = r1 - r0;
-        float* dr = dw + r0 * d;
-        if (conv_layer_norm_)
-            kernels::layer_norm(*kernels_, team, dr, n, d, conv_norm_.weight, conv_norm_.bias, kLayerNormEps, dr);
-        kernels::silu(*kernels_, team, dr, n * d, dr);
-        pointwise2_.forward(team, arena, dr, n, h);
-        kernels::add(team, x + r0 * d, h, n * d, x + r0 * d);
+    for_each_row_chunk(T, progress.sub(0.5, 1.0),
+                       [&](int64_t r0, int64_t r1) { conv_out(team, arena, dw + r0 * d, r1 - r0, x + r0 * d, {}); });
+}
+
+void ConformerLayer::cached_convolution(ThreadTeam& team, Arena& arena, float* x,
+                                        const std::vector<StepRows>& streams, int64_t total,
+                                        const RowPaths& paths) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_, lead = kernel_ - 1, half = (kernel_ - 1) / 2;
+    float* g = arena.alloc_array<float>(static_cast<size_t>(total * d));   // GLU output, stacked
+    float* dw = arena.alloc_array<float>(static_cast<size_t>(total * d));  // depthwise output, stacked
+    for_each_row_chunk(total, {}, [&](int64_t r0, int64_t r1) {
+        conv_in(team, arena, x + r0 * d, r1 - r0, g + r0 * d, paths.from(r0));
+    });
+    int64_t row = 0;
+    for (const StepRows& s : streams) {
+        ArenaScope per_stream(arena);
+        // [cache | the stream's GLU rows], conv'd as one sequence; output t of the stream is
+        // the 'same' conv's row half + t (it reads inputs t .. t + kernel-1 of the sequence).
+        float* seq = arena.alloc_array<float>(static_cast<size_t>((lead + s.rows) * d));
+        float* out = arena.alloc_array<float>(static_cast<size_t>((lead + s.rows) * d));
+        std::copy_n(s.cache->conv.data(), lead * d, seq);
+        std::copy_n(g + row * d, s.rows * d, seq + lead * d);
+        // NeMo's CausalConv1D keeps the last kernel-1 inputs of [cache | x] for the next step.
+        std::copy_n(seq + s.rows * d, lead * d, s.cache->conv.data());
+        kernels::depthwise_conv1d(*kernels_, team, seq, lead + s.rows, d, depthwise_w_.data(), kernel_,
+                                  depthwise_b_.data(), out);
+        std::copy_n(out + half * d, s.rows * d, dw + row * d);
+        row += s.rows;
+    }
+    for_each_row_chunk(total, {}, [&](int64_t r0, int64_t r1) {
+        conv_out(team, arena, dw + r0 * d, r1 - r0, x + r0 * d, paths.from(r0));
     });
 }
 
@@ -252,57 +288,77 @@ void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x,
     v_.forward(team, arena, h, T, v);
     pos_.forward(team, arena, pos, P, p);
     chunked_windows(T, left, right, begin, end);
-    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, p, P, left + right, pos_bias_u_,
+    float* pT = arena.alloc_array<float>(static_cast<size_t>(d * kernels::positions_stride(P)));
+    kernels::transpose_positions(p, P, n_heads_, d / n_heads_, pT);
+    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, pT, P, left + right, pos_bias_u_,
                                         pos_bias_v_, n_heads_, d / n_heads_, 0, begin, end, h);
     out_.forward(team, arena, h, T, q);
     kernels::add(team, x, q, T * d, x);
 }
 
-void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
-                                      const float* pos, LayerStreamCache& cache) const {
+void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
+                                      int64_t total, const RowPaths& paths) const {
     ArenaScope scope(arena);
-    const int64_t d = d_model_, P = left + 2 * right + 1, n_c = cache.frames, n = n_c + T;
-    if (cache.positions.empty()) {
-        cache.positions.resize(static_cast<size_t>(P * d));
-        pos_.forward(team, arena, pos, P, cache.positions.data());
+    const int64_t d = d_model_;
+    float* h = arena.alloc_array<float>(static_cast<size_t>(total * d));
+    float* q = arena.alloc_array<float>(static_cast<size_t>(total * d));
+    float* k_new = arena.alloc_array<float>(static_cast<size_t>(total * d));
+    float* v_new = arena.alloc_array<float>(static_cast<size_t>(total * d));
+    kernels::layer_norm(*kernels_, team, x, total, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
+    q_.forward(team, arena, h, total, q, paths);
+    k_.forward(team, arena, h, total, k_new, paths);
+    v_.forward(team, arena, h, total, v_new, paths);
+    int64_t row = 0;
+    for (const StepRows& s : streams) {
+        ArenaScope per_stream(arena);
+        LayerStreamCache& cache = *s.cache;
+        const int64_t T = s.rows, P = s.left + 2 * s.right + 1, n_c = cache.frames, n = n_c + T;
+        if (cache.positions.empty()) {
+            ArenaScope once(arena);
+            float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+            pos_.forward(team, arena, s.pos, P, p);
+            cache.positions.resize(static_cast<size_t>(d * kernels::positions_stride(P)));
+            kernels::transpose_positions(p, P, n_heads_, d / n_heads_, cache.positions.data());
+        }
+        float* k = arena.alloc_array<float>(static_cast<size_t>(n * d));  // [cache | step] keys
+        float* v = arena.alloc_array<float>(static_cast<size_t>(n * d));
+        int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+        int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+        std::copy_n(cache.keys.data(), n_c * d, k);
+        std::copy_n(cache.values.data(), n_c * d, v);
+        std::copy_n(k_new + row * d, T * d, k + n_c * d);
+        std::copy_n(v_new + row * d, T * d, v + n_c * d);
+        std::fill(begin, begin + T, 0);
+        std::fill(end, end + T, n);
+        // Query r sits at key position n_c + r; relative positions reach L+R (a full cache, the
+        // chunk's last frame) down to -(T-1) >= -R. The result goes to h, free after the projections.
+        kernels::windowed_rel_pos_attention(*kernels_, team, arena, q + row * d, T, k, v, n, cache.positions.data(),
+                                            P, s.left + s.right, pos_bias_u_, pos_bias_v_, n_heads_, d / n_heads_,
+                                            n_c, begin, end, h + row * d);
+        // The cache keeps the last L frames (NeMo: cache_last_channel, cache_drop_size 0).
+        const int64_t keep = std::min<int64_t>(s.left, n);
+        cache.keys.assign(k + (n - keep) * d, k + n * d);
+        cache.values.assign(v + (n - keep) * d, v + n * d);
+        cache.frames = keep;
+        row += T;
     }
-    float* h = arena.alloc_array<float>(static_cast<size_t>(T * d));
-    float* q = arena.alloc_array<float>(static_cast<size_t>(T * d));
-    float* k = arena.alloc_array<float>(static_cast<size_t>(n * d));  // [cache | step] keys
-    float* v = arena.alloc_array<float>(static_cast<size_t>(n * d));
-    int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
-    int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
-    kernels::layer_norm(*kernels_, team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
-    q_.forward(team, arena, h, T, q);
-    std::copy_n(cache.keys.data(), n_c * d, k);
-    std::copy_n(cache.values.data(), n_c * d, v);
-    k_.forward(team, arena, h, T, k + n_c * d);
-    v_.forward(team, arena, h, T, v + n_c * d);
-    std::fill(begin, begin + T, 0);
-    std::fill(end, end + T, n);
-    // Query r sits at key position n_c + r; relative positions reach L+R (a full cache, the
-    // chunk's last frame) down to -(T-1) >= -R.
-    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, n, cache.positions.data(), P,
-                                        left + right, pos_bias_u_, pos_bias_v_, n_heads_, d / n_heads_, n_c, begin,
-                                        end, h);
-    out_.forward(team, arena, h, T, q);
-    kernels::add(team, x, q, T * d, x);
-    // The cache keeps the last L frames (NeMo: cache_last_channel, cache_drop_size 0).
-    const int64_t keep = std::min<int64_t>(left, n);
-    cache.keys.assign(k + (n - keep) * d, k + n * d);
-    cache.values.assign(v + (n - keep) * d, v + n * d);
-    cache.frames = keep;
+    out_.forward(team, arena, h, total, q, paths);
+    kernels::add(team, x, q, total * d, x);
 }
 
-void ConformerLayer::forward_step(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
-                                  const float* pos, LayerStreamCache& cache) const {
-    if (T <= 0) return;
-    if (cache.conv.empty()) cache.conv.assign(static_cast<size_t>((kernel_ - 1) * d_model_), 0.0f);
-    feed_forward(team, arena, x, T, norm_ff1_, ff1_linear1_, ff1_linear2_, {});
-    cached_attention(team, arena, x, T, left, right, pos, cache);
-    convolution(team, arena, x, T, {}, cache.conv.data());
-    feed_forward(team, arena, x, T, norm_ff2_, ff2_linear1_, ff2_linear2_, {});
-    kernels::layer_norm(*kernels_, team, x, T, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
+void ConformerLayer::forward_steps(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
+                                   const RowPaths& paths) const {
+    int64_t total = 0;
+    for (const StepRows& s : streams) {
+        total += s.rows;
+        if (s.cache->conv.empty()) s.cache->conv.assign(static_cast<size_t>((kernel_ - 1) * d_model_), 0.0f);
+    }
+    if (total <= 0) return;
+    feed_forward(team, arena, x, total, norm_ff1_, ff1_linear1_, ff1_linear2_, {}, paths);
+    cached_attention(team, arena, x, streams, total, paths);
+    cached_convolution(team, arena, x, streams, total, paths);
+    feed_forward(team, arena, x, total, norm_ff2_, ff2_linear1_, ff2_linear2_, {}, paths);
+    kernels::layer_norm(*kernels_, team, x, total, d_model_, norm_out_.weight, norm_out_.bias, kLayerNormEps, x);
 }
 
 void ConformerLayer::forward(ThreadTeam& team, Arena& arena, float* x, int64_t T,

@@ -14,9 +14,9 @@
 // Memory stays linear in T with a small constant: every stage whose rows are independent
 // (layer norms, feed-forwards, projections, GLU, Swish) runs in chunks of kRowChunk rows, so
 // no T x ff_dim buffer exists; the largest temporaries are two or three T x d_model buffers
-// (local attention's keys and values; the conv module's GLU and depthwise outputs). A row's
-// result never depends on the chunking (every kernel computes a row the same way for any
-// number of rows), and chunk boundaries are fixed, so results depend only on the input.
+// (local attention's keys and values; the conv module's GLU and depthwise outputs). Chunk
+// boundaries are fixed, so results depend only on the input (which kernels compute a row can
+// depend on its chunk's row count, kernels::MatmulPath, and that count is fixed too).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,14 @@ struct LayerNormWeights {
     static LayerNormWeights load(const TensorLoader& t, const std::string& prefix, int64_t dim);
 };
 
+// One stream's part of a batched streaming step (ConformerLayer::forward_steps).
+struct StepRows {
+    int64_t rows = 0;                  // its new frames, consecutive rows of the stacked x (> 0)
+    int left = 0, right = 0;           // its attention context [L, R]
+    const float* pos = nullptr;        // the rows of relative positions L+R .. -R (RelPositionTable)
+    LayerStreamCache* cache = nullptr; // its cache of this layer
+};
+
 class ConformerLayer {
 public:
     ConformerLayer(const TensorLoader& t, const EncoderConfig& cfg, int index);
@@ -50,14 +58,17 @@ public:
     void forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const AttentionSetting& attention,
                  const float* pos, const ProgressSpan& progress = {}) const;
 
-    // One cache-aware streaming step (NeMo's ConformerLayer with cache_last_channel and
-    // cache_last_time): x [T, d_model] are the step's new frames, updated in place; the
-    // attention sees the cached frames' keys and values and the step's own, all of them (the
-    // chunked_limited mask shows a chunk its whole left context); pos: the rows of relative
-    // positions L+R .. -R (RelPositionTable rows) of `cache`'s context. `cache` is updated for
-    // the next step.
-    void forward_step(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right, const float* pos,
-                      LayerStreamCache& cache) const;
+    // One cache-aware streaming step of several streams at once (NeMo's ConformerLayer with
+    // cache_last_channel and cache_last_time, for each stream): x holds the streams' new frames
+    // stacked in order (streams[b].rows rows each), updated in place. Every product runs once
+    // on the stacked rows: a product's row depends only on that row (layers/linear.h), so each
+    // stream's rows get the bits they would get alone. The attention and the depthwise conv,
+    // which read other frames, run stream by stream on that stream's cache: its keys and values
+    // (the chunked_limited mask shows a chunk its whole left context) and its conv inputs.
+    // Each cache is updated for the stream's next step. `paths`: the kernels of the stacked rows
+    // (RowPaths: the streams with few rows first).
+    void forward_steps(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
+                       const RowPaths& paths) const;
 
     // Rows per chunk of the row-wise stages.
     static constexpr int64_t kRowChunk = 512;
@@ -66,20 +77,28 @@ public:
 
 private:
     void feed_forward(ThreadTeam& team, Arena& arena, float* x, int64_t T, const LayerNormWeights& norm,
-                      const Linear& linear1, const Linear& linear2, const ProgressSpan& progress) const;
+                      const Linear& linear1, const Linear& linear2, const ProgressSpan& progress,
+                      const RowPaths& paths = {}) const;
     void full_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, const float* pos) const;
     void local_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                          const float* pos, const ProgressSpan& progress) const;
-    // Chunked-limited attention on the whole sequence (offline): pos as for forward_step.
+    // Chunked-limited attention on the whole sequence (offline): pos as StepRows::pos.
     void chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                            const float* pos) const;
-    // The streaming step's attention over cache + x (see forward_step).
-    void cached_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
-                          const float* pos, LayerStreamCache& cache) const;
-    // time_cache: a causal model's last kernel-1 depthwise inputs, read in place of the zero
-    // padding and updated (streaming); null offline.
-    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress,
-                     float* time_cache = nullptr) const;
+    // The streaming step's attention of every stream over its cache + its rows (forward_steps).
+    void cached_attention(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
+                          int64_t total, const RowPaths& paths) const;
+    // The convolution module on the whole sequence (offline: zero padding).
+    void convolution(ThreadTeam& team, Arena& arena, float* x, int64_t T, const ProgressSpan& progress) const;
+    // The streaming step's convolution module: the depthwise conv of each stream reads its
+    // last kernel-1 inputs from its cache in place of the zero padding, and updates them.
+    void cached_convolution(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
+                            int64_t total, const RowPaths& paths) const;
+    // The conv module's row-wise halves on n rows (independent rows, so any run of rows):
+    // LN → pointwise1 → GLU into g [n, d]; and (LN) → Swish → pointwise2 on the depthwise
+    // output dw [n, d] (overwritten), added to x.
+    void conv_in(ThreadTeam& team, Arena& arena, const float* x, int64_t n, float* g, const RowPaths& paths) const;
+    void conv_out(ThreadTeam& team, Arena& arena, float* dw, int64_t n, float* x, const RowPaths& paths) const;
 
     int64_t d_model_, n_heads_, ff_dim_, kernel_;
     bool conv_layer_norm_;

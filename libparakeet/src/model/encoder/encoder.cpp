@@ -75,24 +75,56 @@ EncoderStreamCache FastConformerEncoder::stream_cache(const AttContext& context)
 
 int64_t FastConformerEncoder::stream_step(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames,
                                           int64_t drop, EncoderStreamCache& cache, float* out) const {
+    std::vector<EncoderStep> one{{mel, mel_frames, drop, &cache}};
+    stream_steps(team, arena, one, out);
+    return one[0].frames;
+}
+
+void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vector<EncoderStep>& steps,
+                                        float* out) const {
     if (!cfg_.cache_aware()) throw InvalidArgument("the encoder is not a cache-aware streaming encoder");
-    const int64_t all = output_frames(mel_frames);
-    const int64_t T = all - std::min(drop, all);
-    if (T <= 0) return 0;
     const int64_t d = cfg_.d_model;
-    {
-        ArenaScope scope(arena);
-        float* sub = arena.alloc_array<float>(static_cast<size_t>(all * d));
-        subsampling_.forward(team, arena, mel, mel_frames, sub);
-        std::copy_n(sub + (all - T) * d, T * d, out);
+    // The rows: first the streams whose step alone runs its products by the matrix-vector
+    // kernel (few frames), then the others (RowPaths), each stream's frames together.
+    std::vector<EncoderStep*> order;
+    for (EncoderStep& s : steps) {
+        const int64_t all = output_frames(s.mel_frames);
+        s.frames = all - std::min(s.drop, all);
+        if (s.frames > 0) order.push_back(&s);
     }
-    if (cfg_.xscaling) kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, out);
-    const int L = cache.context.left, R = cache.context.right;
-    const int64_t top = L + R, reach = top + 1;
-    const auto table = positions_.get(reach);
-    const float* pos = table->for_length(reach, d);  // positions L+R .. -R
-    for (size_t i = 0; i < layers_.size(); ++i) layers_[i].forward_step(team, arena, out, T, L, R, pos, cache.layers[i]);
-    return T;
+    std::stable_partition(order.begin(), order.end(), [](const EncoderStep* s) {
+        return kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec;
+    });
+    // Per stream: the subsampling's convolutions on the frames it keeps (they read
+    // neighbouring frames) and its rows of the relative-position table, kept alive (a
+    // snapshot) for the layers; then the subsampling's projection of all streams' frames.
+    std::vector<std::shared_ptr<const RelPositionTable::Table>> tables;
+    std::vector<StepRows> rows;
+    RowPaths paths{true, 0};
+    int64_t total = 0;
+    for (const EncoderStep* s : order) total += s->frames;
+    ArenaScope scope(arena);
+    float* flat = arena.alloc_array<float>(static_cast<size_t>(total * subsampling_.feature_size()));
+    total = 0;
+    for (EncoderStep* s : order) {
+        const int64_t all = output_frames(s->mel_frames);
+        subsampling_.features(team, arena, s->mel, s->mel_frames, all - s->frames, all,
+                              flat + total * subsampling_.feature_size());
+        const int L = s->cache->context.left, R = s->cache->context.right;
+        const int64_t reach = L + R + 1;
+        tables.push_back(positions_.get(reach));
+        rows.push_back({s->frames, L, R, tables.back()->for_length(reach, d), nullptr});  // positions L+R .. -R
+        s->row = total;
+        total += s->frames;
+        if (kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec) paths.matvec_rows = total;
+    }
+    if (total == 0) return;
+    subsampling_.project(team, arena, flat, total, out, paths);
+    if (cfg_.xscaling) kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), total * d, out);
+    for (size_t i = 0; i < layers_.size(); ++i) {
+        for (size_t r = 0; r < order.size(); ++r) rows[r].cache = &order[r]->cache->layers[i];
+        layers_[i].forward_steps(team, arena, out, rows, paths);
+    }
 }
 
 }  // namespace pk

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "model/encoder/attention_setting.h"
@@ -49,6 +50,12 @@ public:
     // number. Throws InvalidArgument for a model that is not cache-aware.
     int64_t stream_step(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, int64_t drop,
                         EncoderStreamCache& cache, float* out) const;
+    // The same step for several streams at once, each with its own chunk, context and cache:
+    // the layers' products run on all the streams' frames stacked (ConformerLayer::
+    // forward_steps), and each stream gets the bits stream_step gives it alone. Sets every
+    // step's `frames` and `row`; out holds the sum of output_frames(mel_frames) rows. The
+    // streams with at most kernels::kMatvecMaxRows frames come first (RowPaths).
+    void stream_steps(ThreadTeam& team, Arena& arena, std::vector<EncoderStep>& steps, float* out) const;
     // A fresh streaming state for `context` (NeMo's get_initial_cache_state: empty, zeros).
     EncoderStreamCache stream_cache(const AttContext& context) const;
 

@@ -19,12 +19,23 @@ struct LayerStreamCache {
     std::vector<float> keys, values;  // [frames, d_model]: the last `frames` (<= L) frames' K and V
     int64_t frames = 0;
     std::vector<float> conv;  // [kernel - 1, d_model]: the depthwise conv's last inputs (zero at start)
-    std::vector<float> positions;  // [L + 2R + 1, d_model]: linear_pos of positions L+R .. -R, made once
+    std::vector<float> positions;  // linear_pos of positions L+R .. -R, made once, as the attention
+                                   // reads them (kernels::transpose_positions)
 };
 
 struct EncoderStreamCache {
     AttContext context;
     std::vector<LayerStreamCache> layers;
+};
+
+// One stream's part of a batched encoder step (FastConformerEncoder::stream_steps).
+struct EncoderStep {
+    const float* mel = nullptr;  // [mel_frames, n_mels]: the pre-encode cache, then the chunk
+    int64_t mel_frames = 0;
+    int64_t drop = 0;            // subsampled frames dropped in front (drop_extra_pre_encoded)
+    EncoderStreamCache* cache = nullptr;
+    int64_t frames = 0;          // set by the step: the encoder frames it gave,
+    int64_t row = 0;             //   from this row of the step's output on
 };
 
 }  // namespace pk

@@ -129,8 +129,8 @@ RowRange needed_rows(const InputBlock& b, int64_t c) { return {std::max<int64_t>
 
 }  // namespace
 
-void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const float* mel, int64_t T,
-                                          int64_t begin, int64_t end, float* out) const {
+void DwStridingSubsampling::features(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, int64_t begin,
+                                     int64_t end, float* flat) const {
     ArenaScope scope(arena);
     const int64_t C = channels_, c = causal_ ? 1 : 0;
     // For a causal model each stage's (shifted) input has one row and one column more than the
@@ -173,16 +173,19 @@ void DwStridingSubsampling::forward_chunk(ThreadTeam& team, Arena& arena, const 
     float* a3 = arena.alloc_array<float>(static_cast<size_t>(rows3 * F3 * C));
     pw2_.forward_relu(team, arena, d3 + (begin - b3.lo / 2) * F3 * C, rows3 * F3, a3);
 
-    float* flat = arena.alloc_array<float>(static_cast<size_t>(rows3 * C * F3));
     kernels::flatten_channel_major(team, a3, rows3, F3, C, flat);
-    out_.forward(team, arena, flat, rows3, out + begin * out_.out());
 }
 
 void DwStridingSubsampling::forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t T,
                                     float* out) const {
     const int64_t frames = output_frames(T, causal_);
-    for (int64_t begin = 0; begin < frames; begin += kChunkFrames)
-        forward_chunk(team, arena, mel, T, begin, std::min(frames, begin + kChunkFrames), out);
+    for (int64_t begin = 0; begin < frames; begin += kChunkFrames) {
+        ArenaScope scope(arena);
+        const int64_t end = std::min(frames, begin + kChunkFrames);
+        float* flat = arena.alloc_array<float>(static_cast<size_t>((end - begin) * feature_size()));
+        features(team, arena, mel, T, begin, end, flat);
+        project(team, arena, flat, end - begin, out + begin * out_.out(), {});
+    }
 }
 
 }  // namespace pk

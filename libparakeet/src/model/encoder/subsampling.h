@@ -45,13 +45,23 @@ public:
     // before the x-scaling of the positional encoding).
     void forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, float* out) const;
 
+    // The stage in two halves, so that a batched streaming step projects the frames of many
+    // streams at once. features(): the convolutions' output of frames [begin, end) flattened
+    // channel-major, [end - begin, feature_size()] (a frame depends only on its receptive
+    // field, so frames before `begin` are not computed); project(): the output Linear on rows
+    // of features (RowPaths as in layers/linear.h).
+    int64_t feature_size() const { return out_.in(); }
+    void features(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, int64_t begin, int64_t end,
+                  float* flat) const;
+    void project(ThreadTeam& team, Arena& arena, const float* flat, int64_t rows, float* out,
+                 const RowPaths& paths) const {
+        out_.forward(team, arena, flat, rows, out, paths);
+    }
+
     // Output frames per chunk.
     static constexpr int64_t kChunkFrames = 32;
 
 private:
-    // Output frames [begin, end) into out (rows begin.. of the stage's output).
-    void forward_chunk(ThreadTeam& team, Arena& arena, const float* mel, int64_t T, int64_t begin, int64_t end,
-                       float* out) const;
 
     int64_t n_mels_;
     int64_t channels_;

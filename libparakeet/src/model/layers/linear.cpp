@@ -1,5 +1,6 @@
 #include "model/layers/linear.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "kernels/quantize_q8_0.h"
@@ -34,6 +35,15 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     l.in_ = in;
     l.out_ = out;
     return l;
+}
+
+void Linear::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y,
+                     const RowPaths& paths) const {
+    // Weights whose kernels give a row the same bits on every path run the fastest for M.
+    if (!paths.batched || kernels::path_invariant(weights_->type())) return forward(team, arena, x, M, y);
+    const int64_t v = std::clamp<int64_t>(paths.matvec_rows, 0, M);
+    if (v > 0) forward(team, arena, x, v, y, -1, kernels::MatmulPath::Matvec);
+    if (M > v) forward(team, arena, x + v * in_, M - v, y + v * out_, -1, kernels::MatmulPath::Gemm);
 }
 
 Linear Linear::load_rows(const TensorLoader& t, const std::string& prefix, int64_t row0, int64_t out,

@@ -12,6 +12,19 @@
 
 namespace pk {
 
+// Which kernels the products of a stage run on its rows (kernels::MatmulPath). By default Auto,
+// for a request alone. A batched streaming step stacks the rows of many streams and gives each
+// stream's rows the kernels its step gets alone (auto_path of its row count), so that they
+// keep their bits: the streams with few rows come first, rows [0, matvec_rows) run by the
+// matrix-vector kernel, the rest by the GEMM tiles. Weights for which every path gives the
+// same bits (kernels::path_invariant: Q8_0, the K-quants) run all the rows by Auto.
+struct RowPaths {
+    bool batched = false;
+    int64_t matvec_rows = 0;
+    // The same for the rows from row r0 on (a chunk of the stage's rows).
+    RowPaths from(int64_t r0) const { return {batched, matvec_rows - r0}; }
+};
+
 class Linear {
 public:
     Linear() = default;
@@ -27,11 +40,14 @@ public:
     static Linear load_rows(const TensorLoader& t, const std::string& prefix, int64_t row0, int64_t out,
                             int64_t rows, int64_t in);
 
-    // y[M, out] = x[M, in] · Wᵀ + b; ldy is y's row stride (-1: out).
-    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y,
-                 int64_t ldy = -1) const {
-        kernels::matmul(team, arena, x, M, in_, *weights_, bias_, y, ldy);
+    // y[M, out] = x[M, in] · Wᵀ + b; ldy is y's row stride (-1: out). `path`: which kernels
+    // (kernels::MatmulPath; Gemm or Matvec where a row's bits must not depend on M).
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y, int64_t ldy = -1,
+                 kernels::MatmulPath path = kernels::MatmulPath::Auto) const {
+        kernels::matmul(team, arena, x, M, in_, *weights_, bias_, y, ldy, path);
     }
+    // forward() on rows whose kernels `paths` gives (y's row stride: out).
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t M, float* y, const RowPaths& paths) const;
 
     int64_t in() const { return in_; }
     int64_t out() const { return out_; }

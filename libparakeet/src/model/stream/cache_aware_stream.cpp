@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/stream/cache_aware_batch.h"
 
 namespace pk {
 
@@ -48,26 +49,49 @@ CacheAwareStream::CacheAwareStream(const Model& model, const AttContext& context
       decoder_(model, decoder) {}
 
 StreamUpdate CacheAwareStream::feed(const float* samples, int64_t n) {
-    check_feed(samples, n, received_, finalized_);
-    audio_.insert(audio_.end(), samples, samples + n);
-    received_ += n;
-    return run_ready(false);
+    take_audio(samples, n);
+    run_alone();
+    return take_update();
 }
 
 StreamUpdate CacheAwareStream::finalize() {
-    if (finalized_) throw InvalidArgument("the stream is already finalized");
-    return run_ready(true);
+    end_audio();
+    run_alone();
+    return take_update();
+}
+
+void CacheAwareStream::take_audio(const float* samples, int64_t n) {
+    check_feed(samples, n, received_, ended_);
+    audio_.insert(audio_.end(), samples, samples + n);
+    received_ += n;
+}
+
+void CacheAwareStream::end_audio() {
+    if (ended_) throw InvalidArgument("the stream is already finalized");
+    ended_ = true;
+}
+
+void CacheAwareStream::run_alone() {
+    if (!chunk_ready()) return;
+    const BackendLease lease = model_.lease_backend();
+    CacheAwareBatch({this}).run(lease.backend());
 }
 
 int64_t CacheAwareStream::next_start() const {
     return steps_ == 0 ? 0 : schedule_.first_chunk + (steps_ - 1) * schedule_.chunk;
 }
 
-bool CacheAwareStream::next_chunk(bool final, int64_t& start, int64_t& size) const {
+bool CacheAwareStream::chunk_ready() const {
+    int64_t start = 0, size = 0;
+    return next_chunk(start, size);
+}
+
+bool CacheAwareStream::next_chunk(int64_t& start, int64_t& size) const {
+    if (finalized_) return false;
     const LogMel& mel = model_.log_mel();
     start = next_start();
     size = steps_ == 0 ? schedule_.first_chunk : schedule_.chunk;
-    if (!final) return mel.frame_ready(start + size - 1, received_);
+    if (!ended_) return mel.frame_ready(start + size - 1, received_);
     // NeMo's buffer holds every frame of the whole clip: the valid ones and one zero frame.
     const int64_t total = mel.valid_frames(received_) + 1;
     if (start >= total) return false;
@@ -75,28 +99,17 @@ bool CacheAwareStream::next_chunk(bool final, int64_t& start, int64_t& size) con
     return size >= (steps_ == 0 ? schedule_.min_first : schedule_.min_chunk);
 }
 
-StreamUpdate CacheAwareStream::run_ready(bool final) {
-    const int64_t steps_before = steps_;
-    int64_t start = 0, size = 0;
-    if (next_chunk(final, start, size)) {
-        const BackendLease lease = model_.lease_backend();
-        Backend& b = lease.backend();
-        do {
-            b.arena().reset();
-            extend_mel(b, start + size, final);
-            run_step(b, start, size);
-            ++steps_;
-        } while (next_chunk(final, start, size));
-        b.arena().release_if_above(kArenaKeepBytes);
-    }
+StreamUpdate CacheAwareStream::take_update() {
     StreamUpdate u;
+    const bool final = ended_ && !finalized_;
     if (final) {
         finalized_ = true;
         std::vector<float>().swap(audio_);
         std::vector<float>().swap(mel_);
         audio_start_ = received_;
     }
-    decoder_.fill_update(final, steps_ != steps_before, u);
+    decoder_.fill_update(final, steps_ != steps_reported_, u);
+    steps_reported_ = steps_;
     u.chunks = steps_;
     u.audio_sec = static_cast<double>(received_) / model_.config().pre.sample_rate;
     u.final_sec = final ? u.audio_sec : static_cast<double>(decoder_.decoded_frames()) * frame_sec_;
@@ -104,10 +117,10 @@ StreamUpdate CacheAwareStream::run_ready(bool final) {
     return u;
 }
 
-void CacheAwareStream::extend_mel(Backend& b, int64_t end, bool final) {
+void CacheAwareStream::extend_mel(Backend& b, int64_t end) {
     if (end <= mel_end_) return;
     const LogMel& mel = model_.log_mel();
-    const int64_t valid = final ? mel.valid_frames(received_) : end;
+    const int64_t valid = ended_ ? mel.valid_frames(received_) : end;
     const int64_t computed_end = std::min(end, valid);
     mel_.resize(static_cast<size_t>((end - mel_start_) * n_mels_), 0.0f);
     if (computed_end > mel_end_) {
@@ -124,12 +137,14 @@ void CacheAwareStream::extend_mel(Backend& b, int64_t end, bool final) {
     }
 }
 
-void CacheAwareStream::run_step(Backend& b, int64_t start, int64_t size) {
+bool CacheAwareStream::prepare_step(Backend& b, EncoderStep& step) {
+    int64_t start = 0, size = 0;
+    if (!next_chunk(start, size)) return false;
+    extend_mel(b, start + size);
     const bool first = steps_ == 0;
     const int64_t lead = first ? 0 : schedule_.pre_cache;  // mel frames in front of the chunk
     const int64_t rows = lead + size;
-    Arena& arena = b.arena();
-    float* in = arena.alloc_array<float>(static_cast<size_t>(rows * n_mels_));
+    float* in = b.arena().alloc_array<float>(static_cast<size_t>(rows * n_mels_));
     // Rows [start - lead, start + size) of the stream's mel; rows before the stream start are
     // NeMo's zero padding of the pre-encode cache.
     for (int64_t r = 0; r < rows; ++r) {
@@ -138,14 +153,17 @@ void CacheAwareStream::run_step(Backend& b, int64_t start, int64_t size) {
         if (t < 0) std::fill(dst, dst + n_mels_, 0.0f);
         else std::copy_n(mel_.data() + (t - mel_start_) * n_mels_, n_mels_, dst);
     }
-    const FastConformerEncoder& enc = model_.encoder();
-    float* out = arena.alloc_array<float>(static_cast<size_t>(std::max<int64_t>(1, enc.output_frames(rows)) *
-                                                              enc.d_model()));
-    const int64_t T = enc.stream_step(b.team(), arena, in, rows, first ? 0 : schedule_.drop, cache_, out);
-    model_.apply_prompt(b, out, T, prompt_);
-    decoder_.decode(b, out, T);
-    // The next chunk reads its pre-encode cache from the frames before it.
-    const int64_t next = start + size;
+    step = EncoderStep{in, rows, first ? 0 : schedule_.drop, &cache_};
+    return true;
+}
+
+void CacheAwareStream::finish_step(Backend& b, float* enc, int64_t T) {
+    model_.apply_prompt(b, enc, T, prompt_);
+    decoder_.decode(b, enc, T);
+    ++steps_;
+    // The next chunk reads its pre-encode cache from the frames before it (a last, short
+    // chunk has no next one: keep what was computed).
+    const int64_t next = std::min(next_start(), mel_end_);
     const int64_t keep_from = std::max<int64_t>(0, next - schedule_.pre_cache);
     if (keep_from - mel_start_ > 4 * schedule_.chunk) {
         mel_.erase(mel_.begin(), mel_.begin() + (keep_from - mel_start_) * n_mels_);

@@ -19,6 +19,10 @@
 //
 // Like ChunkedStream, a stream holds no backend between calls (each call that computes leases
 // one), one thread at a time per stream, and the model must outlive it.
+//
+// feed() and finalize() run the stream's chunks alone. A CacheAwareBatch runs the chunks of
+// several streams as batched steps instead, between the halves of those calls: take_audio() /
+// end_audio(), then the batch, then take_update(). Either way a stream gets the same bits.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +48,8 @@ struct CacheAwareSchedule {
     static CacheAwareSchedule of(const AttContext& c, int subsampling_factor);
 };
 
+class CacheAwareBatch;
+
 class CacheAwareStream : public LiveStream {
 public:
     // `language`: a prompt model's locale (empty: its default; other models ignore it).
@@ -58,6 +64,19 @@ public:
     // Runs the rest as NeMo's last chunks; the stream then takes no more audio.
     StreamUpdate finalize() override;
 
+    // feed() and finalize() without running any chunk (a CacheAwareBatch runs them):
+    // take_audio appends n samples (checks as feed); end_audio marks the end of the audio, so
+    // that the rest becomes NeMo's last chunks and the next update is the final one (throws
+    // InvalidArgument when the audio had ended already).
+    void take_audio(const float* samples, int64_t n);
+    void end_audio();
+    // Whether a chunk can run now.
+    bool chunk_ready() const;
+    // What the chunks run since the last update made final (the final update once the audio
+    // has ended: the stream is then finalized).
+    StreamUpdate take_update();
+
+    const Model& model() const { return model_; }
     const std::vector<TranscriptToken>& tokens() const override { return decoder_.tokens(); }
     Transcript transcript() const override;
     const AttContext& context() const { return cache_.context; }
@@ -67,13 +86,18 @@ public:
     int64_t steps() const { return steps_; }
 
 private:
-    StreamUpdate run_ready(bool final);
+    friend class CacheAwareBatch;
+    // Runs the ready chunks on a leased backend, alone (feed, finalize).
+    void run_alone();
     // The next chunk [start, start + size) in mel frames, if it can run now.
-    bool next_chunk(bool final, int64_t& start, int64_t& size) const;
-    // Computes the mel frames up to `end` (exclusive) that are not computed yet; at the end
-    // (final), frames past the valid ones are NeMo's zero frame.
-    void extend_mel(Backend& b, int64_t end, bool final);
-    void run_step(Backend& b, int64_t start, int64_t size);
+    bool next_chunk(int64_t& start, int64_t& size) const;
+    // The encoder input of the next chunk, in b's arena, when one is ready (CacheAwareBatch).
+    bool prepare_step(Backend& b, EncoderStep& step);
+    // The rest of the step, given its T encoder frames: the prompt, the decoder, the bookkeeping.
+    void finish_step(Backend& b, float* enc, int64_t T);
+    // Computes the mel frames up to `end` (exclusive) that are not computed yet; once the audio
+    // has ended, frames past the valid ones are NeMo's zero frame.
+    void extend_mel(Backend& b, int64_t end);
     int64_t next_start() const;
 
     const Model& model_;
@@ -85,13 +109,15 @@ private:
     std::vector<float> audio_;  // samples [audio_start_, received_)
     int64_t audio_start_ = 0;
     int64_t received_ = 0;
-    bool finalized_ = false;
+    bool ended_ = false;      // end_audio() was called
+    bool finalized_ = false;  // the final update was taken
 
     std::vector<float> mel_;  // frames [mel_start_, mel_end_), time-major
     int64_t mel_start_ = 0;
     int64_t mel_end_ = 0;
 
-    int64_t steps_ = 0;  // chunks run
+    int64_t steps_ = 0;           // chunks run
+    int64_t steps_reported_ = 0;  // steps_ as of the last update
     EncoderStreamCache cache_;
     StreamDecoder decoder_;
 };

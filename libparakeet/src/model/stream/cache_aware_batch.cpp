@@ -1,0 +1,50 @@
+#include "model/stream/cache_aware_batch.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "common/errors.h"
+
+namespace pk {
+
+CacheAwareBatch::CacheAwareBatch(std::vector<CacheAwareStream*> streams) : streams_(std::move(streams)) {
+    if (streams_.empty()) throw InvalidArgument("a stream batch needs at least one stream");
+    for (size_t i = 0; i < streams_.size(); ++i) {
+        if (streams_[i] == nullptr) throw InvalidArgument("a stream batch was given a null stream");
+        if (&streams_[i]->model() != &streams_[0]->model())
+            throw InvalidArgument("the streams of a batch must all be of one model");
+        if (std::find(streams_.begin(), streams_.begin() + static_cast<std::ptrdiff_t>(i), streams_[i]) !=
+            streams_.begin() + static_cast<std::ptrdiff_t>(i))
+            throw InvalidArgument("a stream batch was given the same stream twice");
+    }
+}
+
+int64_t CacheAwareBatch::run(Backend& b) const {
+    const FastConformerEncoder& enc = streams_[0]->model().encoder();
+    Arena& arena = b.arena();
+    int64_t rounds = 0;
+    std::vector<EncoderStep> steps;
+    std::vector<CacheAwareStream*> ready;
+    for (;; ++rounds) {
+        arena.reset();
+        steps.clear();
+        ready.clear();
+        int64_t rows = 0;
+        for (CacheAwareStream* s : streams_) {
+            EncoderStep step;
+            if (!s->prepare_step(b, step)) continue;
+            rows += enc.output_frames(step.mel_frames);
+            steps.push_back(step);
+            ready.push_back(s);
+        }
+        if (steps.empty()) break;
+        float* out = arena.alloc_array<float>(static_cast<size_t>(std::max<int64_t>(1, rows) * enc.d_model()));
+        enc.stream_steps(b.team(), arena, steps, out);
+        for (size_t i = 0; i < ready.size(); ++i)
+            ready[i]->finish_step(b, out + steps[i].row * enc.d_model(), steps[i].frames);
+    }
+    arena.release_if_above(kArenaKeepBytes);
+    return rounds;
+}
+
+}  // namespace pk

@@ -1,0 +1,71 @@
+// StreamBatcher: the scheduler that lets concurrent feeds of cache-aware streams share their
+// encoder steps. It starts no thread: a feed whose stream has a chunk ready queues the stream
+// and waits; the oldest waiting feed runs a CacheAwareBatch for the queue (the first max_batch
+// streams, oldest first) on a backend of the model's pool when
+//   * the queue holds max_batch streams, or every member stream (nothing else could join), or
+//   * it has waited max_wait;
+// and every feed of that batch returns once its stream's chunks ran. A lone member stream
+// runs at once, as it would alone. Batches on different backends run at the same time.
+//
+// An error inside a batch is every one of its feeds' error (they shared the step); errors of
+// a stream's own input are found before it queues (CacheAwareStream::take_audio) and stay its
+// own. Thread-safe; one feed at a time per stream (the caller's lock).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include "model/stream/cache_aware_stream.h"
+
+namespace pk {
+
+class StreamBatcher {
+public:
+    // Throws InvalidArgument for max_batch < 1 or max_wait_ms < 0.
+    StreamBatcher(const Model& model, int max_batch, int max_wait_ms);
+
+    // Membership: the streams that may queue (counted for the "every member waits" rule).
+    // join throws InvalidArgument for a stream of another model.
+    void join(const CacheAwareStream& s);
+    void leave();
+    int members() const;
+
+    // Runs the chunks `s` has ready (none: returns at once) in some batch; returns once they
+    // ran. `s` is one of the members, used by no other thread until this returns. Rethrows the
+    // batch's error.
+    void run(CacheAwareStream& s);
+
+    // What the batcher did: how many batches ran of each size (batch_sizes[i]: of i + 1
+    // streams), and how long their streams waited in the queue.
+    struct Stats {
+        std::vector<int64_t> batch_sizes;
+        double waited_ms_max = 0.0, waited_ms_total = 0.0;
+    };
+    Stats stats() const;
+
+    const Model& model() const { return model_; }
+    int max_batch() const { return max_batch_; }
+    int max_wait_ms() const { return static_cast<int>(max_wait_.count()); }
+
+private:
+    struct Waiter;
+    using Clock = std::chrono::steady_clock;
+    // Whether the queue's oldest waiter should run a batch now (under mu_).
+    bool batch_due(Clock::time_point now) const;
+    void run_batch(std::unique_lock<std::mutex>& lock);
+
+    const Model& model_;
+    const int max_batch_;
+    const std::chrono::milliseconds max_wait_;
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    std::deque<Waiter*> queue_;  // waiting, oldest first
+    int members_ = 0;
+    Stats stats_;
+};
+
+}  // namespace pk

@@ -144,6 +144,11 @@ parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options
             ctx->kind = pk::ModelKind::Vad;
             return ctx.release();
         }
+        if (pk::detect_model_kind(gguf) == pk::ModelKind::Speaker) {
+            ctx->speaker = pk::speaker::SpeakerEncoder::load(gguf_path, options);
+            ctx->kind = pk::ModelKind::Speaker;
+            return ctx.release();
+        }
         if (pk::detect_model_kind(gguf) == pk::ModelKind::Diarization) {
             ctx->diar = pk::DiarModel::load(gguf_path, options);
             ctx->kind = pk::ModelKind::Diarization;

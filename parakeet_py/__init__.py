@@ -19,6 +19,8 @@ from .hotwords import Hotwords
 from .nbest import Hypothesis
 from .speakers.diarize import Diarizer
 from .speakers.diarize_stream import DiarizerStream
+from .speakers.encoder import SpeakerEncoder
+from .speakers.registry import VoiceRegistry
 from .speakers.speaker_stream import SpeakerStream
 from .stream import Stream, StreamEvent, StreamUpdate
 from .transcript import Segment, Token, Transcript, Utterance, Word
@@ -26,6 +28,6 @@ from .vad import Vad, VadStream
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "SpeakerStream", "Segment", "Utterance",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "Diarizer", "DiarizerStream", "SpeakerEncoder", "VoiceRegistry", "SpeakerStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "__version__"]

@@ -189,6 +189,31 @@ int parakeet_capi_ggml_quantize(int ggml_type, const float* src, int64_t n_value
 int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, size_t src_bytes,
                                   int64_t n_values, float* dst);
 
+int parakeet_capi_speaker_dim(const parakeet_ctx* ctx);
+int parakeet_capi_speaker_embed_pcm(parakeet_ctx* speaker, const float* pcm, int n_samples,
+                                    int sample_rate, float** out_embedding, int* out_dim);
+void parakeet_capi_free_floats(float* p);
+const char* parakeet_capi_speaker_encoder_family(const parakeet_ctx* speaker);
+const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
+const char* parakeet_capi_speaker_last_warning(const parakeet_ctx* speaker);
+typedef struct parakeet_speaker_registry parakeet_speaker_registry;
+parakeet_speaker_registry* parakeet_capi_speaker_registry_new(void);
+void parakeet_capi_speaker_registry_free(parakeet_speaker_registry* reg);
+int parakeet_capi_speaker_registry_size(const parakeet_speaker_registry* reg);
+const char* parakeet_capi_speaker_registry_last_error(const parakeet_speaker_registry* reg);
+int parakeet_capi_speaker_enroll(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                 const char* name, const float* pcm, int n, int sample_rate);
+int parakeet_capi_speaker_registry_add_embedding_fp(parakeet_speaker_registry* reg, const char* name,
+                                                    const float* embedding, int dim,
+                                                    const char* encoder_family, const char* encoder_weights);
+const char* parakeet_capi_speaker_registry_encoder_family(const parakeet_speaker_registry* reg);
+const char* parakeet_capi_speaker_registry_encoder_weights(const parakeet_speaker_registry* reg);
+void parakeet_capi_speaker_registry_set_strict(parakeet_speaker_registry* reg, int strict);
+int parakeet_capi_speaker_registry_save(const parakeet_speaker_registry* reg, const char* path);
+parakeet_speaker_registry* parakeet_capi_speaker_registry_load(const char* path);
+char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                              const float* pcm, int n, int sample_rate);
+
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
 int parakeet_capi_last_error_code(parakeet_ctx* ctx);

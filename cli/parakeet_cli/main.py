@@ -19,6 +19,7 @@ from .bench import bench
 from .diarize_cmd import diarize
 from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
+from .speakers_cmd import speakers
 from .transcribe_cmd import transcribe
 from .vad_cmd import vad
 from .wyoming.command import wyoming
@@ -73,6 +74,7 @@ cli.add_command(diarize)
 cli.add_command(wyoming)
 cli.add_command(pull)
 cli.add_command(models)
+cli.add_command(speakers)
 
 
 # ---- server ---------------------------------------------------------------------------------

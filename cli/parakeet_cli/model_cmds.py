@@ -105,7 +105,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
 
     A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
-    package only. A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
+    hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
 
     No PyTorch or NeMo is needed. Supported: FastConformer CTC, RNN-T, TDT and hybrid
@@ -116,9 +117,13 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     Example:
       parakeet-cli convert parakeet-tdt-0.6b-v2.nemo tdt-0.6b-q8_0.gguf --type q8_0
       parakeet-cli convert silero_vad.onnx silero-vad-f16.gguf --type f16
+      parakeet-cli convert spkrec-ecapa-voxceleb/embedding_model.ckpt ecapa.gguf
     """
     if nemo_file.lower().endswith(".onnx"):
         _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        return
+    if nemo_file.lower().endswith(".ckpt"):
+        _convert_speechbrain(nemo_file, gguf_file, out_type, name, as_json)
         return
     from parakeet_py.convert import convert_nemo
 
@@ -135,6 +140,16 @@ def _convert_silero(onnx_file: str, gguf_file: str, out_type: str, as_json: bool
         click.echo(json.dumps({"output": gguf_file, "kind": "silero_vad", "type": out_type, "bytes": size}))
     else:
         click.echo(f"wrote {gguf_file} (Silero VAD, {out_type}, {_megabytes(size)})")
+
+
+def _convert_speechbrain(ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
+    from parakeet_py.convert.speechbrain_ecapa import convert_speechbrain_ecapa
+
+    size = convert_speechbrain_ecapa(ckpt_file, gguf_file, out_type, name=name)
+    if as_json:
+        click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
+    else:
+        click.echo(f"wrote {gguf_file} (ECAPA-TDNN speaker encoder, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

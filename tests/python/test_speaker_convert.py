@@ -83,3 +83,19 @@ def test_missing_hyperparams_and_other_models_are_refused(tmp_path):
     with pytest.raises(UnsupportedModelError, match="only plain values"):
         read_ecapa_config("embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN\n"
                           "  input_size: !ref <n_mels> * 2\n")
+
+
+def test_cli_convert_takes_the_checkpoint(tmp_path):
+    from parakeet_cli.main import cli
+    from test_cli import runner
+
+    out = tmp_path / "ecapa.gguf"
+    r = runner().invoke(cli, ["convert", str(FOLDER / "embedding_model.ckpt"), str(out), "--name", "spkrec_tiny",
+                              "--json"], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert '"kind": "voicedetect"' in r.output
+    assert _fields(out)[0] == _fields(COMMITTED)[0]
+    r = runner().invoke(cli, ["convert", str(FOLDER / "embedding_model.ckpt"), str(tmp_path / "q.gguf"),
+                              "--type", "q8_0"])
+    assert r.exit_code != 0
+    assert "written as f32, not q8_0" in r.output

@@ -857,6 +857,20 @@ PARAKEET_API parakeet_speaker_registry* parakeet_capi_speaker_registry_load(cons
 PARAKEET_API char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
                                                            const float* pcm, int n, int sample_rate);
 
+/* Diarization with names (ABI 10): parakeet_capi_diarize_pcm's document (diar: a diarization
+ * context) plus "names": {"0": {"name": "Ada", "score": 0.9752}, ...}, one entry per speaker slot
+ * that has a segment. A slot's clean voice (its segments minus the moments another slot speaks,
+ * in pieces of at least 0.2 s, the newest 30 s) is embedded with speaker and matched against reg
+ * at accept_threshold and margin (0: the defaults 0.5 and 0.05); "" with score 0 means under
+ * 2 s of clean voice (or reg NULL), "" with a score no accepted match. Errors: the PCM's and the
+ * diarization's on diar ("invalid samples buffer" for n_samples 0), the encoder's and the
+ * fingerprint checks' on speaker; NULL diar or speaker give NULL with no message. Free with
+ * parakeet_capi_free_string. */
+PARAKEET_API char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                        parakeet_speaker_registry* reg, const float* samples,
+                                                        int n_samples, int sample_rate, float accept_threshold,
+                                                        float margin);
+
 /* ---- Errors and strings ------------------------------------------------------------------ */
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it

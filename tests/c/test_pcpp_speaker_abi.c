@@ -4,11 +4,11 @@
  * not include parakeet_capi.h: the declarations below restate parakeet.cpp's header, so a wrong
  * signature or a missing symbol fails to link or to run. Each function is also found by dlsym
  * (a program that binds by name) and called: load a speaker model, embed, enrol, identify,
- * add embeddings with and without fingerprints, strictness, and a registry file round trip.
- * Not yet here: the named diarization calls (transcribe_and_diarize_named_json,
- * diarize_named_pcm_json, diarize_profiles_pcm_json).
+ * add embeddings with and without fingerprints, strictness, a registry file round trip, and
+ * diarization with names (on a diarization model in parakeet.cpp's schema).
+ * Not yet here: transcribe_and_diarize_named_json and diarize_profiles_pcm_json.
  *
- * Usage: test_pcpp_speaker_abi SPEAKER.gguf ASR.gguf REGISTRY_PATH
+ * Usage: test_pcpp_speaker_abi SPEAKER.gguf ASR.gguf REGISTRY_PATH SORTFORMER_PCPP.gguf
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -50,6 +50,9 @@ parakeet_speaker_registry* parakeet_capi_speaker_registry_load(const char* path)
 char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
                                               const float* pcm, int n, int sample_rate);
 const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
+char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker, parakeet_speaker_registry* reg,
+                                           const float* samples, int n_samples, int sample_rate,
+                                           float accept_threshold, float margin);
 /* ---- end of parakeet.cpp's declarations ---- */
 
 #define PARAKEET_MODEL_KIND_SPEAKER 4
@@ -74,6 +77,7 @@ static const char* const SPEAKER_FUNCTIONS[] = {
     "parakeet_capi_speaker_registry_load",
     "parakeet_capi_speaker_identify_pcm_json",
     "parakeet_capi_speaker_identity",
+    "parakeet_capi_diarize_named_pcm_json",
 };
 
 #include "c_checks.h"
@@ -89,8 +93,8 @@ static void voice(float* pcm, int n) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s SPEAKER.gguf ASR.gguf REGISTRY_PATH\n", argv[0]);
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s SPEAKER.gguf ASR.gguf REGISTRY_PATH SORTFORMER_PCPP.gguf\n", argv[0]);
         return 2;
     }
     for (size_t i = 0; i < sizeof SPEAKER_FUNCTIONS / sizeof SPEAKER_FUNCTIONS[0]; ++i) {
@@ -155,6 +159,16 @@ int main(int argc, char** argv) {
     CHECK(parakeet_capi_speaker_identify_pcm_json(plain, enc, pcm, N, 16000) == NULL);
     CHECK(parakeet_capi_speaker_registry_add_embedding(plain, "Bob", e, e_dim - 1) != 0);
     CHECK(contains(parakeet_capi_speaker_registry_last_error(plain), "registry expects 192"));
+
+    parakeet_ctx* diar = parakeet_capi_load(argv[4]);
+    CHECK(diar != NULL);
+    char* named = parakeet_capi_diarize_named_pcm_json(diar, enc, reg, pcm, N, 16000, 0.0f, 0.0f);
+    CHECK(contains(named, "{\"speakers\":") && contains(named, "\"names\":{"));
+    parakeet_capi_free_string(named);
+    CHECK(parakeet_capi_diarize_named_pcm_json(diar, enc, reg, pcm, 0, 16000, 0.0f, 0.0f) == NULL);
+    CHECK(strcmp(parakeet_capi_last_error(diar), "invalid samples buffer") == 0);
+    CHECK(parakeet_capi_diarize_named_pcm_json(NULL, enc, reg, pcm, N, 16000, 0.0f, 0.0f) == NULL);
+    parakeet_capi_free(diar);
 
     parakeet_capi_free_floats(e);
     parakeet_capi_free_floats(NULL);

@@ -141,3 +141,33 @@ TEST(CapiSpeaker, RegistryOfOtherWeightsWarnsAndOfOtherFamilyFails) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CapiSpeaker, DiarizeNamedAddsNamesToTheDiarizationDocument) {
+    Ctx diar(speaker_fixtures::dir() + "/../nemo/sortformer_offline/model.gguf");
+    Ctx enc(speaker_fixtures::model_path());
+    ASSERT_NE(diar.p, nullptr);
+    const auto clip = speaker_fixtures::load("conversation");
+    const int n = static_cast<int>(clip.pcm.size());
+    parakeet_speaker_registry* reg = parakeet_capi_speaker_registry_new();
+    ASSERT_EQ(0, parakeet_capi_speaker_enroll(reg, enc.p, "Ada", clip.pcm.data(), n, 16000));
+    const std::string plain = take(parakeet_capi_diarize_pcm(diar.p, clip.pcm.data(), n, 16000));
+    const std::string named =
+        take(parakeet_capi_diarize_named_pcm_json(diar.p, enc.p, reg, clip.pcm.data(), n, 16000, 0, 0));
+    ASSERT_FALSE(named.empty()) << parakeet_capi_last_error(diar.p) << parakeet_capi_last_error(enc.p);
+    // The same document with "names" before its closing brace; this random diarizer's slots
+    // overlap too much for 2 s of clean voice, so every slot is unnamed with score 0.
+    ASSERT_EQ(named.compare(0, plain.size() - 1, plain, 0, plain.size() - 1), 0) << named;
+    const std::string names = named.substr(plain.size() - 1);
+    EXPECT_EQ(names.rfind(",\"names\":{\"0\":{\"name\":\"\",\"score\":0.0000}", 0), 0u) << names;
+
+    EXPECT_EQ(parakeet_capi_diarize_named_pcm_json(diar.p, enc.p, reg, clip.pcm.data(), 0, 16000, 0, 0), nullptr);
+    EXPECT_STREQ(parakeet_capi_last_error(diar.p), "invalid samples buffer");
+    EXPECT_EQ(parakeet_capi_diarize_named_pcm_json(nullptr, enc.p, reg, clip.pcm.data(), n, 16000, 0, 0), nullptr);
+    EXPECT_EQ(parakeet_capi_diarize_named_pcm_json(diar.p, diar.p, reg, clip.pcm.data(), n, 16000, 0, 0), nullptr);
+    EXPECT_STREQ(parakeet_capi_last_error(diar.p), "context holds a diarization model; a speaker model is needed here");
+    parakeet_capi_speaker_registry_free(reg);
+}
+
+}  // namespace

@@ -7,15 +7,10 @@
 #include <vector>
 
 #include "capi/context.h"
+#include "capi/speaker_registry_handle.h"
 #include "common/json_writer.h"
 #include "model/speaker/speaker_registry_file.h"
 #include "parakeet_capi.h"
-
-struct parakeet_speaker_registry {
-    std::mutex mu;  // one call at a time
-    pk::speaker::SpeakerRegistry registry;
-    std::string last_error;  // of the last registry call ("" after a success)
-};
 
 namespace {
 
@@ -37,20 +32,6 @@ R registry_guarded(parakeet_speaker_registry* reg, R failure, Body&& body) noexc
             throw;
         }
     });
-}
-
-EncoderFingerprint fingerprint_of(const pk::speaker::SpeakerEncoder& e) { return {e.family(), e.identity()}; }
-
-// The embedding of the PCM, after checking that the registry can compare it; records the
-// fingerprint warning on the speaker context.
-std::vector<float> checked_embedding(parakeet_speaker_registry* reg, parakeet_ctx* speaker, const float* pcm, int n,
-                                     int sample_rate) {
-    const pk::speaker::SpeakerEncoder& enc = pk::capi::speaker_model(speaker);
-    const std::string warning = reg->registry.check_encoder(enc.dim(), fingerprint_of(enc));
-    std::vector<float> e = enc.embed(pcm, n, sample_rate);
-    std::lock_guard<std::mutex> lock(speaker->error_mu);
-    speaker->speaker_warning = warning;
-    return e;
 }
 
 }  // namespace
@@ -80,11 +61,11 @@ int parakeet_capi_speaker_enroll(parakeet_speaker_registry* reg, parakeet_ctx* s
     if (reg == nullptr || speaker == nullptr) return 1;
     std::lock_guard<std::mutex> lock(reg->mu);
     return guarded<int>(speaker, 1, [&] {
-        const std::vector<float> e = checked_embedding(reg, speaker, pcm, n, sample_rate);
+        const std::vector<float> e = pk::capi::checked_embedding(reg, speaker, pcm, n, sample_rate);
         // An empty or fingerprinted registry records the encoder; an older one without a
         // fingerprint stays without (the warning said so).
         const bool keeps_fingerprint = reg->registry.size() == 0 || !reg->registry.fingerprint().empty();
-        const EncoderFingerprint fp = keeps_fingerprint ? fingerprint_of(*speaker->speaker) : EncoderFingerprint{};
+        const EncoderFingerprint fp = keeps_fingerprint ? pk::capi::fingerprint_of(*speaker->speaker) : EncoderFingerprint{};
         reg->registry.add(name != nullptr ? name : "", e.data(), static_cast<int>(e.size()), fp);
         return 0;
     });
@@ -147,7 +128,7 @@ char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, pa
     if (reg == nullptr || speaker == nullptr) return nullptr;
     std::lock_guard<std::mutex> lock(reg->mu);
     return guarded<char*>(speaker, nullptr, [&] {
-        const std::vector<float> e = checked_embedding(reg, speaker, pcm, n, sample_rate);
+        const std::vector<float> e = pk::capi::checked_embedding(reg, speaker, pcm, n, sample_rate);
         const pk::speaker::SpeakerMatch m = reg->registry.identify(e.data());
         pk::JsonWriter j;
         j.begin_object().key("name").value(m.name).key("score").value(static_cast<double>(m.score), 4).end_object();

@@ -213,6 +213,10 @@ int parakeet_capi_speaker_registry_save(const parakeet_speaker_registry* reg, co
 parakeet_speaker_registry* parakeet_capi_speaker_registry_load(const char* path);
 char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
                                               const float* pcm, int n, int sample_rate);
+char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                           parakeet_speaker_registry* reg, const float* samples,
+                                           int n_samples, int sample_rate, float accept_threshold,
+                                           float margin);
 
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);

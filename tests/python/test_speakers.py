@@ -102,3 +102,19 @@ def test_cli_enroll_identify_list(tmp_path):
     assert r.exit_code == 0, r.output
     assert '"name": "Ada"' in r.output and '"score": 1.0' in r.output
     assert invoke("identify", reg, wav, "-m", model).output.strip() == f"{wav}: Ada (1.0000)"
+
+
+def test_diarize_named_adds_a_name_entry_per_slot(encoder):
+    from parakeet_py import Diarizer
+
+    pcm, _ = reference("conversation")
+    reg = VoiceRegistry()
+    reg.enroll("Ada", pcm, encoder, sample_rate=16000)
+    with Diarizer(DATA.parent / "nemo" / "sortformer_offline" / "model.gguf") as d:
+        plain = d.document(pcm, sample_rate=16000)
+        named = d.diarize_named(pcm, encoder, reg, sample_rate=16000)
+        unregistered = d.diarize_named(pcm, encoder, sample_rate=16000)
+    assert named["segments"] == plain["segments"] and named["speakers"] == plain["speakers"]
+    slots = sorted({str(s["speaker"]) for s in plain["segments"]})
+    # This random diarizer's slots overlap too much for 2 s of clean voice: no slot is named.
+    assert named["names"] == {slot: {"name": "", "score": 0.0} for slot in slots} == unregistered["names"]

@@ -217,6 +217,10 @@ char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* spe
                                            parakeet_speaker_registry* reg, const float* samples,
                                            int n_samples, int sample_rate, float accept_threshold,
                                            float margin);
+char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                              parakeet_speaker_registry* reg, const float* samples,
+                                              int n_samples, int sample_rate, float accept_threshold,
+                                              float margin);
 
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);

@@ -871,6 +871,18 @@ PARAKEET_API char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, para
                                                         int n_samples, int sample_rate, float accept_threshold,
                                                         float margin);
 
+/* As _diarize_named_pcm_json (a NULL registry counts as empty), plus "speaker_profiles":
+ * {"version":1,"encoder":{"identity":"sha256:...","dimension":192},"speakers":[{"speaker":0,
+ * "clean_duration":3.00,"intervals":[{"start":0.00,"end":3.00}],"unavailable_reason":null,
+ * "embedding":[...]}]}: per slot the clean voice used and its L2-normalised embedding, or the
+ * reason there is none ("insufficient_clean_speech" under 2 s, "embedding_failed"), for an
+ * application that offers "name this speaker" and stores the embedding
+ * (parakeet_capi_speaker_registry_add_embedding_fp with the encoder's fingerprints). */
+PARAKEET_API char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                           parakeet_speaker_registry* reg, const float* samples,
+                                                           int n_samples, int sample_rate, float accept_threshold,
+                                                           float margin);
+
 /* ---- Errors and strings ------------------------------------------------------------------ */
 
 /* The message of the most recently finished call on ctx, from any thread ("" if it

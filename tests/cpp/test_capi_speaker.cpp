@@ -171,3 +171,28 @@ TEST(CapiSpeaker, DiarizeNamedAddsNamesToTheDiarizationDocument) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CapiSpeaker, DiarizeProfilesGivesEachSlotsCleanVoiceOrWhyNot) {
+    Ctx diar(speaker_fixtures::dir() + "/../nemo/sortformer_offline/model.gguf");
+    Ctx enc(speaker_fixtures::model_path());
+    const auto clip = speaker_fixtures::load("conversation");
+    const int n = static_cast<int>(clip.pcm.size());
+    const std::string named =
+        take(parakeet_capi_diarize_named_pcm_json(diar.p, enc.p, nullptr, clip.pcm.data(), n, 16000, 0, 0));
+    const std::string profiles =
+        take(parakeet_capi_diarize_profiles_pcm_json(diar.p, enc.p, nullptr, clip.pcm.data(), n, 16000, 0, 0));
+    ASSERT_FALSE(profiles.empty()) << parakeet_capi_last_error(enc.p);
+    ASSERT_EQ(profiles.compare(0, named.size() - 1, named, 0, named.size() - 1), 0) << profiles;
+    const std::string tail = profiles.substr(named.size() - 1);
+    const std::string head = std::string(",\"speaker_profiles\":{\"version\":1,\"encoder\":{\"identity\":\"") +
+                             parakeet_capi_speaker_identity(enc.p) + "\",\"dimension\":192},\"speakers\":[{\"speaker\":0,";
+    EXPECT_EQ(tail.rfind(head, 0), 0u) << tail;
+    // Every slot of this random diarizer has under 2 s of clean voice: a reason, no embedding.
+    EXPECT_NE(tail.find("\"unavailable_reason\":\"insufficient_clean_speech\""), std::string::npos);
+    EXPECT_EQ(tail.find("\"embedding\""), std::string::npos);
+    EXPECT_EQ(tail.find("\"unavailable_reason\":null"), std::string::npos);
+}
+
+}  // namespace

@@ -1,5 +1,5 @@
 // The clean audio of a diarized slot (model/speaker/clean_voice.h) on constructed segments:
-// overlaps removed, short pieces dropped, the newest window kept, too little voice refused.
+// overlaps removed, short pieces dropped, the newest window kept.
 #include <gtest/gtest.h>
 
 #include "model/speaker/clean_voice.h"
@@ -20,13 +20,18 @@ TEST(CleanVoice, OtherSpeakersAreCutOutAndShortPiecesDropped) {
     EXPECT_DOUBLE_EQ(c[0].end, 1.0);
     EXPECT_DOUBLE_EQ(c[1].start, 1.1);
     EXPECT_DOUBLE_EQ(c[1].end, 4.9);
-    // Slot 1 has 1.1 s of its own audio clean (4.9-6 overlaps slot 0 until 5.0): under 2 s.
-    EXPECT_TRUE(clean_voice(segs, 1).empty());
-    // ... and a piece under 0.2 s is dropped: slot 0 at 2.0-2.15 between slot 1's turns.
+    EXPECT_NEAR(pk::speaker::total_seconds(c), 4.8, 1e-12);
+    // Slot 1: 1.0 s of its own audio is clean (5.0-6.0; 4.9-5.0 overlaps slot 0, 1.0-1.1 entirely).
+    const auto one = clean_voice(segs, 1);
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_DOUBLE_EQ(one[0].start, 5.0);
+    EXPECT_DOUBLE_EQ(one[0].end, 6.0);
+    // A piece under 0.2 s is dropped: slot 0 at 2.0-2.15 between slot 1's turns.
     const std::vector<DiarSegment> tight = {{1, 0.0, 2.0}, {0, 1.9, 2.15}, {1, 2.15, 4.0}};
+    EXPECT_TRUE(clean_voice(tight, 0).empty());
     CleanVoiceRules rules;
-    rules.min_voice_sec = 0.0;
-    EXPECT_TRUE(clean_voice(tight, 0, rules).empty());
+    rules.min_piece_sec = 0.1;
+    EXPECT_EQ(clean_voice(tight, 0, rules).size(), 1u);
 }
 
 TEST(CleanVoice, TheNewestWindowIsKept) {

@@ -114,7 +114,13 @@ def test_diarize_named_adds_a_name_entry_per_slot(encoder):
         plain = d.document(pcm, sample_rate=16000)
         named = d.diarize_named(pcm, encoder, reg, sample_rate=16000)
         unregistered = d.diarize_named(pcm, encoder, sample_rate=16000)
+        profiled = d.diarize_named(pcm, encoder, reg, sample_rate=16000, profiles=True)
     assert named["segments"] == plain["segments"] and named["speakers"] == plain["speakers"]
     slots = sorted({str(s["speaker"]) for s in plain["segments"]})
     # This random diarizer's slots overlap too much for 2 s of clean voice: no slot is named.
     assert named["names"] == {slot: {"name": "", "score": 0.0} for slot in slots} == unregistered["names"]
+    profile = profiled["speaker_profiles"]
+    assert profile["version"] == 1 and profile["encoder"] == {"identity": encoder.identity, "dimension": 192}
+    assert [p["speaker"] for p in profile["speakers"]] == [int(slot) for slot in slots]
+    assert all(p["unavailable_reason"] == "insufficient_clean_speech" and "embedding" not in p
+               and p["clean_duration"] < 2.0 for p in profile["speakers"])

@@ -31,9 +31,14 @@ std::vector<TimeSpan> clean_voice(const std::vector<DiarSegment>& segments, int 
         total += piece.end - piece.start;
         kept.push_back(piece);
     }
-    if (total < rules.min_voice_sec) return {};
     std::reverse(kept.begin(), kept.end());
     return kept;
+}
+
+double total_seconds(const std::vector<TimeSpan>& spans) {
+    double total = 0;
+    for (const TimeSpan& s : spans) total += s.end - s.start;
+    return total;
 }
 
 }  // namespace pk::speaker

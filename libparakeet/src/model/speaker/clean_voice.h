@@ -1,7 +1,7 @@
 // Which audio of a diarized speaker slot is clean enough to embed: parakeet.cpp's rule for
 // naming diarized slots (its speaker_identifier), offline form. A slot's clean audio is its
-// segments minus every moment another slot speaks, kept in pieces of at least 0.2 s; the newest
-// `max_voice_sec` of it is embedded when there are at least `min_voice_sec`.
+// segments minus every moment another slot speaks, kept in pieces of at least 0.2 s, of which
+// the newest `max_voice_sec` are used.
 #pragma once
 
 #include <vector>
@@ -16,12 +16,13 @@ struct TimeSpan {
 
 struct CleanVoiceRules {
     double min_piece_sec = 0.2;
-    double min_voice_sec = 2.0;   // less clean audio leaves the slot unnamed
     double max_voice_sec = 30.0;  // the offline calls' window (parakeet.cpp: at least 30 s)
 };
 
-// The clean spans of `slot` in time order, cut to the newest max_voice_sec; empty when they add
-// up to less than min_voice_sec.
+// The clean spans of `slot` in time order, cut to the newest max_voice_sec.
 std::vector<TimeSpan> clean_voice(const std::vector<DiarSegment>& segments, int slot, const CleanVoiceRules& rules = {});
+
+// The spans' total length in seconds.
+double total_seconds(const std::vector<TimeSpan>& spans);
 
 }  // namespace pk::speaker

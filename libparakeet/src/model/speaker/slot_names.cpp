@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-
-#include "model/speaker/clean_voice.h"
+#include <exception>
+#include <new>
 
 namespace pk::speaker {
 
@@ -22,20 +22,31 @@ std::vector<float> gather(const float* samples, int64_t n, int rate, const std::
 
 }  // namespace
 
-std::map<int, SpeakerMatch> name_slots(const std::vector<DiarSegment>& segments, const SpeakerEncoder& encoder,
-                                       const SpeakerRegistry& registry, const float* samples, int64_t n, int rate,
-                                       float accept, float margin) {
-    std::map<int, SpeakerMatch> names;
-    for (const DiarSegment& s : segments) names[s.speaker];
-    if (registry.size() == 0) return names;  // nothing to match: no embedding needed
-    for (auto& [slot, match] : names) {
-        const std::vector<TimeSpan> clean = clean_voice(segments, slot);
-        if (clean.empty()) continue;
-        const std::vector<float> voice = gather(samples, n, rate, clean);
-        const std::vector<float> e = encoder.embed(voice.data(), static_cast<int64_t>(voice.size()), rate);
-        match = registry.identify(e.data(), accept, margin);
+std::map<int, SlotVoice> slot_voices(const std::vector<DiarSegment>& segments, const SpeakerEncoder& encoder,
+                                     const SpeakerRegistry& registry, const float* samples, int64_t n, int rate,
+                                     float accept, float margin, bool embed_always) {
+    std::map<int, SlotVoice> slots;
+    for (const DiarSegment& s : segments) slots[s.speaker];
+    for (auto& [slot, v] : slots) {
+        v.intervals = clean_voice(segments, slot);
+        v.clean_duration = total_seconds(v.intervals);
+        if (v.clean_duration < kMinVoiceSec) {
+            v.unavailable_reason = "insufficient_clean_speech";
+            continue;
+        }
+        if (registry.size() == 0 && !embed_always) continue;  // nothing to match
+        const std::vector<float> voice = gather(samples, n, rate, v.intervals);
+        try {
+            v.embedding = encoder.embed(voice.data(), static_cast<int64_t>(voice.size()), rate);
+        } catch (const std::bad_alloc&) {
+            throw;
+        } catch (const std::exception&) {  // a slot the encoder cannot embed stays unnamed
+            v.unavailable_reason = "embedding_failed";
+            continue;
+        }
+        if (registry.size() > 0) v.match = registry.identify(v.embedding.data(), accept, margin);
     }
-    return names;
+    return slots;
 }
 
 }  // namespace pk::speaker

@@ -871,6 +871,17 @@ PARAKEET_API char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, para
                                                         int n_samples, int sample_rate, float accept_threshold,
                                                         float margin);
 
+/* parakeet_capi_transcribe_and_diarize_json's document (asr, diar) with names (ABI 9): "names"
+ * at the top as in _diarize_named_pcm_json (default threshold and margin), and "name" /
+ * "name_score" on every utterance and word ("" and 0 for speaker -1). Errors of the transcription
+ * and diarization go where transcribe_and_diarize_json sends them, the speaker part's on speaker;
+ * a NULL speaker gives NULL with no message. A NULL registry names nobody. */
+PARAKEET_API char* parakeet_capi_transcribe_and_diarize_named_json(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                                   parakeet_ctx* speaker,
+                                                                   parakeet_speaker_registry* registry,
+                                                                   const float* samples, int n_samples,
+                                                                   int sample_rate);
+
 /* As _diarize_named_pcm_json (a NULL registry counts as empty), plus "speaker_profiles":
  * {"version":1,"encoder":{"identity":"sha256:...","dimension":192},"speakers":[{"speaker":0,
  * "clean_duration":3.00,"intervals":[{"start":0.00,"end":3.00}],"unavailable_reason":null,

@@ -5,8 +5,8 @@
  * signature or a missing symbol fails to link or to run. Each function is also found by dlsym
  * (a program that binds by name) and called: load a speaker model, embed, enrol, identify,
  * add embeddings with and without fingerprints, strictness, a registry file round trip, and
- * diarization with names and with profiles (on a diarization model in parakeet.cpp's schema).
- * Not yet here: transcribe_and_diarize_named_json.
+ * diarization with names and with profiles (on a diarization model in parakeet.cpp's schema), and
+ * speaker-attributed transcription with names.
  *
  * Usage: test_pcpp_speaker_abi SPEAKER.gguf ASR.gguf REGISTRY_PATH SORTFORMER_PCPP.gguf
  */
@@ -53,6 +53,9 @@ const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
 char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker, parakeet_speaker_registry* reg,
                                            const float* samples, int n_samples, int sample_rate,
                                            float accept_threshold, float margin);
+char* parakeet_capi_transcribe_and_diarize_named_json(parakeet_ctx* asr, parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                      parakeet_speaker_registry* registry, const float* samples,
+                                                      int n_samples, int sample_rate);
 char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker, parakeet_speaker_registry* reg,
                                               const float* samples, int n_samples, int sample_rate,
                                               float accept_threshold, float margin);
@@ -82,6 +85,7 @@ static const char* const SPEAKER_FUNCTIONS[] = {
     "parakeet_capi_speaker_identity",
     "parakeet_capi_diarize_named_pcm_json",
     "parakeet_capi_diarize_profiles_pcm_json",
+    "parakeet_capi_transcribe_and_diarize_named_json",
 };
 
 #include "c_checks.h"
@@ -174,6 +178,9 @@ int main(int argc, char** argv) {
     CHECK(parakeet_capi_diarize_named_pcm_json(NULL, enc, reg, pcm, N, 16000, 0.0f, 0.0f) == NULL);
     named = parakeet_capi_diarize_profiles_pcm_json(diar, enc, NULL, pcm, N, 16000, 0.0f, 0.0f);
     CHECK(contains(named, "\"speaker_profiles\":{\"version\":1,\"encoder\":{\"identity\":\"sha256:"));
+    parakeet_capi_free_string(named);
+    named = parakeet_capi_transcribe_and_diarize_named_json(asr, diar, enc, reg, pcm, N, 16000);
+    CHECK(contains(named, "{\"speakers\":") && contains(named, "\"names\":{") && contains(named, "\"utterances\":["));
     parakeet_capi_free_string(named);
     parakeet_capi_free(diar);
 

@@ -196,3 +196,38 @@ TEST(CapiSpeaker, DiarizeProfilesGivesEachSlotsCleanVoiceOrWhyNot) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CapiSpeaker, TranscribeAndDiarizeNamedIsTheSasDocumentWithNames) {
+    Ctx asr(speaker_fixtures::dir() + "/../nemo/hybrid_tdt_ctc/model.gguf");
+    Ctx diar(speaker_fixtures::dir() + "/../nemo/sortformer_offline/model.gguf");
+    Ctx enc(speaker_fixtures::model_path());
+    const auto clip = speaker_fixtures::load("conversation");
+    const int n = static_cast<int>(clip.pcm.size());
+    parakeet_speaker_registry* reg = parakeet_capi_speaker_registry_new();
+    ASSERT_EQ(0, parakeet_capi_speaker_enroll(reg, enc.p, "Ada", clip.pcm.data(), n, 16000));
+    const std::string plain = take(parakeet_capi_transcribe_and_diarize_json(asr.p, diar.p, clip.pcm.data(), n, 16000));
+    const std::string named = take(
+        parakeet_capi_transcribe_and_diarize_named_json(asr.p, diar.p, enc.p, reg, clip.pcm.data(), n, 16000));
+    ASSERT_FALSE(named.empty()) << parakeet_capi_last_error(enc.p) << parakeet_capi_last_error(asr.p);
+    EXPECT_EQ(named.rfind("{\"speakers\":4,\"names\":{\"0\":{\"name\":\"\",\"score\":0.0000}", 0), 0u) << named;
+    // Without the names block and the per-item names it is the plain document.
+    const size_t names_at = std::string("{\"speakers\":4").size();  // the block is ",\"names\":{...}"
+    std::string stripped = named;
+    stripped.erase(names_at, named.find(",\"utterances\"") - names_at);
+    const std::string item_name = ",\"name\":\"\",\"name_score\":0.0000";
+    size_t items = 0;
+    for (size_t at; (at = stripped.find(item_name)) != std::string::npos; ++items) stripped.erase(at, item_name.size());
+    EXPECT_EQ(stripped, plain);
+    EXPECT_GT(items, 1u);  // utterances and words
+
+    EXPECT_EQ(parakeet_capi_transcribe_and_diarize_named_json(asr.p, diar.p, nullptr, reg, clip.pcm.data(), n, 16000),
+              nullptr);
+    EXPECT_EQ(parakeet_capi_transcribe_and_diarize_named_json(asr.p, diar.p, asr.p, reg, clip.pcm.data(), n, 16000),
+              nullptr);
+    EXPECT_STREQ(parakeet_capi_last_error(asr.p), "context holds an ASR model; a speaker model is needed here");
+    parakeet_capi_speaker_registry_free(reg);
+}
+
+}  // namespace

@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "capi/diar_default_segments.h"
-#include "capi/speaker_registry_handle.h"
+#include "capi/named_slots.h"
 #include "common/json_writer.h"
-#include "model/speaker/slot_names.h"
 #include "parakeet_capi.h"
 
 using pk::capi::guarded;
@@ -80,16 +79,11 @@ char* diarize_with_names(parakeet_ctx* diar, parakeet_ctx* speaker, parakeet_spe
         return true;
     });
     if (!diarized) return nullptr;
-    std::unique_lock<std::mutex> lock;
-    if (reg != nullptr) lock = std::unique_lock<std::mutex>(reg->mu);
     return guarded<char*>(speaker, nullptr, [&] {
-        static const pk::speaker::SpeakerRegistry kEmpty;  // stands for a NULL registry
-        const pk::speaker::SpeakerRegistry& registry = reg != nullptr ? reg->registry : kEmpty;
-        pk::capi::check_registry_encoder(registry, speaker);
-        const pk::speaker::SpeakerEncoder& enc = pk::capi::speaker_model(speaker);
-        const auto slots = pk::speaker::slot_voices(segments, enc, registry, samples, n_samples, sample_rate, accept,
-                                                    margin, profiles);
-        return pk::capi::to_c_string(named_json(n_speakers, segments, slots, profiles ? &enc : nullptr));
+        const auto slots =
+            pk::capi::named_slots(reg, speaker, segments, samples, n_samples, sample_rate, accept, margin, profiles);
+        const pk::speaker::SpeakerEncoder* enc = profiles ? &pk::capi::speaker_model(speaker) : nullptr;
+        return pk::capi::to_c_string(named_json(n_speakers, segments, slots, enc));
     });
 }
 

@@ -2,6 +2,7 @@
 (tests/data/speaker, docs/fixtures.md): the embedding against SpeechBrain's, enrolment,
 identification, fingerprints and the registry file."""
 
+import re
 from pathlib import Path
 
 import gguf
@@ -124,3 +125,20 @@ def test_diarize_named_adds_a_name_entry_per_slot(encoder):
     assert [p["speaker"] for p in profile["speakers"]] == [int(slot) for slot in slots]
     assert all(p["unavailable_reason"] == "insufficient_clean_speech" and "embedding" not in p
                and p["clean_duration"] < 2.0 for p in profile["speakers"])
+
+
+@pytest.mark.parametrize("changes, drop, message", [
+    ({"voicedetect.fbank.win_length": 3_000_000_000}, (), "voicedetect.fbank sizes out of range"),
+    ({"voicedetect.fbank.n_mels": 64}, (), "blocks.0 takes 80 mel bins, the front end gives 64"),
+    ({"voicedetect.fbank.window": "hann"}, (), "fbank window 'hann' is not supported"),
+    ({"voicedetect.arch": "campplus"}, (), "architecture 'campplus' is not supported"),
+    ({"voicedetect.embedding_dim": 256}, (), "fc.conv.weight gives 192-value embeddings"),
+    ({}, ("voicedetect.embedding_dim",), "has no speaker embedding (an analysis model?)"),
+])
+def test_files_the_encoder_cannot_run_are_refused_at_load(tmp_path, changes, drop, message):
+    from gguf_rewrite import rewrite_gguf
+    from parakeet_py.errors import ParakeetError
+
+    bad = rewrite_gguf(DATA / "ecapa_tiny.gguf", tmp_path / "bad.gguf", changes, drop=drop)
+    with pytest.raises(ParakeetError, match=re.escape(message)):
+        SpeakerEncoder(bad)

@@ -22,15 +22,20 @@ int next_power_of_two(int n) {
 
 double mel_of(double hz) { return 1127.0 * std::log(1.0 + hz / 700.0); }
 
+// Far above any front end in use (400 samples, 80 bins): a file's absurd value fails clearly.
+constexpr int kMaxWindow = 1 << 16;
+constexpr int kMaxMels = 1024;
+
 // Below this many frames the work is too small to be worth waking the team.
 constexpr int64_t kMinFramesPerThread = 4;
 
 }  // namespace
 
-KaldiFbank::KaldiFbank(const KaldiFbankConfig& config)
-    : cfg_(config), n_fft_(next_power_of_two(std::max(config.win_length, 2))) {
+KaldiFbank::KaldiFbank(const KaldiFbankConfig& config) : cfg_(config) {
     require(cfg_.sample_rate > 0 && cfg_.n_mels > 0 && cfg_.win_length > 1 && cfg_.hop_length > 0,
             "sample_rate, n_mels, win_length and hop_length must be positive");
+    require(cfg_.win_length <= kMaxWindow && cfg_.n_mels <= kMaxMels, "window or mel count out of range");
+    n_fft_ = next_power_of_two(cfg_.win_length);
     const double nyquist = 0.5 * cfg_.sample_rate;
     const double high = cfg_.high_freq > 0 ? cfg_.high_freq : nyquist + cfg_.high_freq;
     require(cfg_.low_freq >= 0 && high > cfg_.low_freq && high <= nyquist,

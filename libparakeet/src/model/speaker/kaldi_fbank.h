@@ -47,8 +47,8 @@ struct KaldiFbankConfig {
 
 class KaldiFbank {
 public:
-    // Throws std::invalid_argument when the config is unusable (sizes not positive, the mel
-    // range empty).
+    // Throws std::invalid_argument when the config is unusable (sizes not positive, a window
+    // over 65536 samples or over 1024 bins, the mel range empty).
     explicit KaldiFbank(const KaldiFbankConfig& config);
 
     const KaldiFbankConfig& config() const { return cfg_; }
@@ -65,7 +65,7 @@ private:
     void remove_mean(ThreadTeam& team, int64_t n_frames, float* out) const;
 
     KaldiFbankConfig cfg_;
-    int n_fft_;                      // the power of two at or above win_length
+    int n_fft_ = 0;                  // the power of two at or above win_length
     std::vector<uint32_t> bitrev_;   // n_fft entries
     std::vector<double> cos_, sin_;  // cos / sin(2 pi k / n_fft), k < n_fft / 2
     std::vector<double> window_;     // win_length povey weights

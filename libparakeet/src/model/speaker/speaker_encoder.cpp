@@ -55,6 +55,10 @@ KaldiFbankConfig read_fbank(const GgufReader& g) {
     if (window != "povey") throw Unsupported(g.name() + ": fbank window '" + window + "' is not supported (only povey)");
     if (bool_or(g, vd::kFbankUseEnergy, false))
         throw Unsupported(g.name() + ": fbank use_energy is not supported");
+    if (c.win_length < 2 || c.win_length > (1 << 16) || c.hop_length < 1 || c.sample_rate < 1)
+        throw ModelError(g.name() + ": voicedetect.fbank sizes out of range (win_length " +
+                         std::to_string(c.win_length) + ", hop_length " + std::to_string(c.hop_length) +
+                         ", sample_rate " + std::to_string(c.sample_rate) + ")");
     int n_fft = 1;
     while (n_fft < c.win_length) n_fft *= 2;
     if (u32_or(g, vd::kFbankNFft, n_fft) != static_cast<uint32_t>(n_fft))
@@ -89,14 +93,17 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, co
 
     const TensorLoader t(g, isa);
     e->kernels_ = &t.kernels();
-    e->fbank_ = std::make_unique<KaldiFbank>(read_fbank(g));
     e->net_ = EcapaTdnn::load(g, t);
     if (e->net_.embedding_dim() != dim)
         t.fail("fc.conv.weight gives " + std::to_string(e->net_.embedding_dim()) + "-value embeddings, " +
                vd::kEmbeddingDim + " says " + std::to_string(dim));
-    if (e->net_.n_mels() != e->fbank_->config().n_mels)
+    // The front end is built once its size is known to fit the network (a file's n_mels sizes
+    // the filter bank).
+    const KaldiFbankConfig fbank = read_fbank(g);
+    if (e->net_.n_mels() != fbank.n_mels)
         t.fail("blocks.0 takes " + std::to_string(e->net_.n_mels()) + " mel bins, the front end gives " +
-               std::to_string(e->fbank_->config().n_mels));
+               std::to_string(fbank.n_mels));
+    e->fbank_ = std::make_unique<KaldiFbank>(fbank);
     e->dim_ = static_cast<int>(dim);
     if (file_identity(path) != e->identity_) throw ModelError(path + ": speaker model changed during load");
     e->backend_ = std::make_unique<Backend>(options.threads > 0 ? options.threads : default_thread_count());

@@ -222,6 +222,38 @@ int parakeet_capi_sound_stream_active(parakeet_sound_stream* s, parakeet_sound_s
 char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_stream* s);
 void parakeet_capi_free_sound_segments(parakeet_sound_segment* segs);
 void parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
+int parakeet_capi_speaker_dim(const parakeet_ctx* ctx);
+int parakeet_capi_speaker_embed_pcm(parakeet_ctx* speaker, const float* pcm, int n_samples,
+                                    int sample_rate, float** out_embedding, int* out_dim);
+void parakeet_capi_free_floats(float* p);
+const char* parakeet_capi_speaker_encoder_family(const parakeet_ctx* speaker);
+const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
+const char* parakeet_capi_speaker_last_warning(const parakeet_ctx* speaker);
+typedef struct parakeet_speaker_registry parakeet_speaker_registry;
+parakeet_speaker_registry* parakeet_capi_speaker_registry_new(void);
+void parakeet_capi_speaker_registry_free(parakeet_speaker_registry* reg);
+int parakeet_capi_speaker_registry_size(const parakeet_speaker_registry* reg);
+const char* parakeet_capi_speaker_registry_last_error(const parakeet_speaker_registry* reg);
+int parakeet_capi_speaker_enroll(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                 const char* name, const float* pcm, int n, int sample_rate);
+int parakeet_capi_speaker_registry_add_embedding_fp(parakeet_speaker_registry* reg, const char* name,
+                                                    const float* embedding, int dim,
+                                                    const char* encoder_family, const char* encoder_weights);
+const char* parakeet_capi_speaker_registry_encoder_family(const parakeet_speaker_registry* reg);
+const char* parakeet_capi_speaker_registry_encoder_weights(const parakeet_speaker_registry* reg);
+void parakeet_capi_speaker_registry_set_strict(parakeet_speaker_registry* reg, int strict);
+int parakeet_capi_speaker_registry_save(const parakeet_speaker_registry* reg, const char* path);
+parakeet_speaker_registry* parakeet_capi_speaker_registry_load(const char* path);
+char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                              const float* pcm, int n, int sample_rate);
+char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                           parakeet_speaker_registry* reg, const float* samples,
+                                           int n_samples, int sample_rate, float accept_threshold,
+                                           float margin);
+char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                              parakeet_speaker_registry* reg, const float* samples,
+                                              int n_samples, int sample_rate, float accept_threshold,
+                                              float margin);
 
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);

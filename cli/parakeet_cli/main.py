@@ -20,6 +20,7 @@ from .bundle_cmd import bundle
 from .diarize_cmd import diarize
 from .hub_cmds import models, pull
 from .model_cmds import convert, info, quantize
+from .speakers_cmd import speakers
 from .transcribe_cmd import transcribe
 from .sounds_cmd import sounds
 from .vad_cmd import vad
@@ -77,6 +78,7 @@ cli.add_command(wyoming)
 cli.add_command(pull)
 cli.add_command(models)
 cli.add_command(bundle)
+cli.add_command(speakers)
 
 
 # ---- server ---------------------------------------------------------------------------------

@@ -93,8 +93,8 @@ PARAKEET_API parakeet_ctx* parakeet_capi_load(const char* gguf_path);
  * Thread-safe; free the context with parakeet_capi_free(). */
 PARAKEET_API parakeet_ctx* parakeet_capi_load_with(const char* gguf_path, const char* options_json);
 
-/* What a context holds (parakeet.cpp's values; this library loads ASR, Sortformer diarization
- * and Silero VAD models).
+/* What a context holds (parakeet.cpp's values; this library loads ASR, Sortformer diarization,
+ * Silero VAD and voicedetect ECAPA-TDNN speaker models).
  * Every entry point refuses a context of the wrong kind with PARAKEET_ERROR_UNSUPPORTED. */
 #define PARAKEET_MODEL_KIND_NONE 0
 #define PARAKEET_MODEL_KIND_ASR 1
@@ -811,6 +811,152 @@ PARAKEET_API int parakeet_capi_ggml_quantize(int ggml_type, const float* src, in
  * bit what ggml's reference dequantiser computes. Returns 0 or -1 (as above). Thread-safe. */
 PARAKEET_API int parakeet_capi_ggml_dequantize(int ggml_type, const void* src, size_t src_bytes,
                                                int64_t n_values, float* dst);
+
+/* ---- Speaker encoder (parakeet.cpp ABI 9/10) --------------------------------------------- *
+ * parakeet_capi_load() of a voice-detect.cpp `voicedetect` GGUF (SpeechBrain's ECAPA-TDNN;
+ * `parakeet-cli convert` writes one from hyperparams.yaml + embedding_model.ckpt) gives a
+ * context of kind PARAKEET_MODEL_KIND_SPEAKER. A file with no speaker embedding (an analysis
+ * model) or another voicedetect architecture is refused at load. Every call below refuses a
+ * context of another kind ("context holds an ASR model; a speaker model is needed here").
+ * The calls on one speaker context are thread-safe; they run one at a time on its threads. */
+
+/* The embedding size (192 for ECAPA-TDNN); -1 when ctx is NULL or not a speaker model. */
+PARAKEET_API int parakeet_capi_speaker_dim(const parakeet_ctx* ctx);
+
+/* The embedding of n_samples mono float samples at sample_rate (any rate > 0, resampled to
+ * 16 kHz), L2-normalised. On success returns 0, *out_embedding is a malloc'd array of *out_dim
+ * floats (free it with parakeet_capi_free_floats). On error returns nonzero with
+ * *out_embedding NULL and *out_dim 0, the message on speaker ("no audio", "invalid sample
+ * rate", "too little audio for the speaker encoder: ..."); NULL out pointers or speaker give
+ * nonzero with no message. */
+PARAKEET_API int parakeet_capi_speaker_embed_pcm(parakeet_ctx* speaker, const float* pcm, int n_samples,
+                                                 int sample_rate, float** out_embedding, int* out_dim);
+
+/* Frees an array returned by this library. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_free_floats(float* p);
+
+/* The encoder's family fingerprint, "voicedetect:<arch>:<general.name>:<dim>" (e.g.
+ * "voicedetect:ecapa_tdnn:speechbrain/spkrec-ecapa-voxceleb:192"); embeddings of one family
+ * are comparable. NULL when speaker is NULL or not a speaker model. Valid while the context
+ * lives. */
+PARAKEET_API const char* parakeet_capi_speaker_encoder_family(const parakeet_ctx* speaker);
+
+/* The encoder's weights fingerprint, "sha256:<64 hex>" of the model file's bytes. NULL as
+ * above; valid while the context lives. */
+PARAKEET_API const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
+
+/* The fingerprint warning of the last registry call that used this encoder ("" when the
+ * registry's fingerprint matched): "other weights" or "no encoder fingerprint". NULL as above.
+ * Valid until the next registry call with this encoder. */
+PARAKEET_API const char* parakeet_capi_speaker_last_warning(const parakeet_ctx* speaker);
+
+/* ---- Voice registry (parakeet.cpp ABI 9/10) ---------------------------------------------- *
+ * Named speakers, each the sum of their L2-normalised embeddings; a query is matched by cosine
+ * to each name's normalised sum. A name is given only when the best cosine is at least the
+ * accept threshold (default 0.5) and, with two or more speakers, beats the second by at least
+ * the margin (default 0.05).
+ * Fingerprints: a registry remembers the encoder family and weights (parakeet_capi_speaker_
+ * encoder_family / _identity) of its first fingerprinted embedding. A speaker model of another
+ * family or dimension is refused; other weights of the same family give the warning "other
+ * weights"; a registry without a fingerprint gives "no encoder fingerprint", or an error when
+ * strict. Warnings are read with parakeet_capi_speaker_last_warning(speaker).
+ * Errors of enroll and identify go on the speaker context; those of the other calls on the
+ * registry (parakeet_capi_speaker_registry_last_error) and on the calling thread.
+ * A registry is thread-safe: its calls run one at a time. */
+typedef struct parakeet_speaker_registry parakeet_speaker_registry;
+
+/* A new, empty registry (NULL only when out of memory). Free it with _registry_free. */
+PARAKEET_API parakeet_speaker_registry* parakeet_capi_speaker_registry_new(void);
+/* NULL is a no-op. */
+PARAKEET_API void parakeet_capi_speaker_registry_free(parakeet_speaker_registry* reg);
+/* The number of names; 0 for NULL. */
+PARAKEET_API int parakeet_capi_speaker_registry_size(const parakeet_speaker_registry* reg);
+/* The message of the registry's last failed call ("" after a success); "registry is NULL" for
+ * NULL. Valid until the registry's next call. */
+PARAKEET_API const char* parakeet_capi_speaker_registry_last_error(const parakeet_speaker_registry* reg);
+
+/* Embeds the PCM (as parakeet_capi_speaker_embed_pcm) and adds it under name (a repeated name
+ * averages). An empty registry takes the encoder's fingerprint. Returns 0, or nonzero with the
+ * message on speaker ("speaker name is empty", the embedding's errors, fingerprint refusals);
+ * NULL reg or speaker give nonzero with no message. */
+PARAKEET_API int parakeet_capi_speaker_enroll(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                              const char* name, const float* pcm, int n, int sample_rate);
+
+/* Adds an embedding made elsewhere (normalised here; the first one fixes the dimension).
+ * Returns 0, or nonzero with the message on the registry: "speaker name is empty", "no
+ * embedding", "speaker embedding has N values, registry expects M", "speaker embedding is all
+ * zero or not finite". */
+PARAKEET_API int parakeet_capi_speaker_registry_add_embedding(parakeet_speaker_registry* reg, const char* name,
+                                                              const float* embedding, int dim);
+
+/* As _add_embedding, with the fingerprint of the encoder that made it: an empty registry takes
+ * it; an embedding of another family, or a fingerprinted one into a registry whose embeddings
+ * have none, is refused. A NULL or empty family makes it _add_embedding. */
+PARAKEET_API int parakeet_capi_speaker_registry_add_embedding_fp(parakeet_speaker_registry* reg, const char* name,
+                                                                 const float* embedding, int dim,
+                                                                 const char* encoder_family,
+                                                                 const char* encoder_weights);
+
+/* The registry's fingerprint ("" when it has none); NULL for NULL. Valid until the registry's
+ * next call. */
+PARAKEET_API const char* parakeet_capi_speaker_registry_encoder_family(const parakeet_speaker_registry* reg);
+PARAKEET_API const char* parakeet_capi_speaker_registry_encoder_weights(const parakeet_speaker_registry* reg);
+
+/* strict != 0: a registry without a fingerprint is an error, not a warning, for enroll and
+ * identify. */
+PARAKEET_API void parakeet_capi_speaker_registry_set_strict(parakeet_speaker_registry* reg, int strict);
+
+/* Writes the registry to path (parakeet.cpp's PKSR file: version 2 with a fingerprint, else 1),
+ * through <path>.tmp renamed over path. Returns 0, or nonzero with the message on the registry. */
+PARAKEET_API int parakeet_capi_speaker_registry_save(const parakeet_speaker_registry* reg, const char* path);
+
+/* A registry read from a PKSR file; NULL when it cannot be read (unknown version, truncated,
+ * trailing bytes, bad values), with the reason in parakeet_capi_thread_last_error(). */
+PARAKEET_API parakeet_speaker_registry* parakeet_capi_speaker_registry_load(const char* path);
+
+/* Embeds the PCM and matches it: {"name":"alice","score":0.7100} ("" when no name is accepted;
+ * score is the best cosine, 0 for an empty registry), at the default threshold and margin. Free
+ * with parakeet_capi_free_string. NULL on error, the message on speaker; NULL reg or speaker
+ * give NULL with no message. */
+PARAKEET_API char* parakeet_capi_speaker_identify_pcm_json(parakeet_speaker_registry* reg, parakeet_ctx* speaker,
+                                                           const float* pcm, int n, int sample_rate);
+
+/* Diarization with names (ABI 10): parakeet_capi_diarize_pcm's document (diar: a diarization
+ * context) plus "names": {"0": {"name": "Ada", "score": 0.9752}, ...}, one entry per speaker slot
+ * that has a segment. A slot's clean voice (its segments minus the moments another slot speaks,
+ * in pieces of at least 0.2 s, the newest 30 s) is embedded with speaker and matched against reg
+ * at accept_threshold and margin (0: the defaults 0.5 and 0.05); "" with score 0 means under
+ * 2 s of clean voice (or reg NULL), "" with a score no accepted match. Errors: the PCM's and the
+ * diarization's on diar ("invalid samples buffer" for n_samples 0), the encoder's and the
+ * fingerprint checks' on speaker; NULL diar or speaker give NULL with no message. Free with
+ * parakeet_capi_free_string. */
+PARAKEET_API char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                        parakeet_speaker_registry* reg, const float* samples,
+                                                        int n_samples, int sample_rate, float accept_threshold,
+                                                        float margin);
+
+/* parakeet_capi_transcribe_and_diarize_json's document (asr, diar) with names (ABI 9): "names"
+ * at the top as in _diarize_named_pcm_json (default threshold and margin), and "name" /
+ * "name_score" on every utterance and word ("" and 0 for speaker -1). Errors of the transcription
+ * and diarization go where transcribe_and_diarize_json sends them, the speaker part's on speaker;
+ * a NULL speaker gives NULL with no message. A NULL registry names nobody. */
+PARAKEET_API char* parakeet_capi_transcribe_and_diarize_named_json(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                                   parakeet_ctx* speaker,
+                                                                   parakeet_speaker_registry* registry,
+                                                                   const float* samples, int n_samples,
+                                                                   int sample_rate);
+
+/* As _diarize_named_pcm_json (a NULL registry counts as empty), plus "speaker_profiles":
+ * {"version":1,"encoder":{"identity":"sha256:...","dimension":192},"speakers":[{"speaker":0,
+ * "clean_duration":3.00,"intervals":[{"start":0.00,"end":3.00}],"unavailable_reason":null,
+ * "embedding":[...]}]}: per slot the clean voice used and its L2-normalised embedding, or the
+ * reason there is none ("insufficient_clean_speech" under 2 s, "embedding_failed"), for an
+ * application that offers "name this speaker" and stores the embedding
+ * (parakeet_capi_speaker_registry_add_embedding_fp with the encoder's fingerprints). */
+PARAKEET_API char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                           parakeet_speaker_registry* reg, const float* samples,
+                                                           int n_samples, int sample_rate, float accept_threshold,
+                                                           float margin);
 
 /* ---- Errors and strings ------------------------------------------------------------------ */
 

@@ -90,6 +90,26 @@ class Diarizer(SharedModel):
                 _native.raise_last_error()
             return self._lend(DiarizerStream(self, s))
 
+    def diarize_named(self, audio: AudioSource, encoder: Any, registry: Any = None, *,
+                      sample_rate: Optional[int] = None, accept: float = 0.0, margin: float = 0.0,
+                      profiles: bool = False) -> Dict[str, Any]:
+        """:meth:`document` plus ``"names"``: per speaker slot, ``{"name", "score"}`` from
+        ``registry`` (a :class:`~parakeet_py.VoiceRegistry`) for the slot's clean voice embedded
+        with ``encoder`` (a :class:`~parakeet_py.SpeakerEncoder`); ``""`` with score 0 under 2 s
+        of clean voice or without a registry. ``accept`` / ``margin`` 0: 0.5 / 0.05. With
+        ``profiles``, also ``"speaker_profiles"``: per slot its clean voice's intervals and
+        embedding, or why there is none (docs/api.md, "Speaker encoder and voice registry")."""
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
+        if samples.size > _INT_MAX:
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        ffi, lib = _native.load()
+        reg = registry.handle() if registry is not None else ffi.NULL
+        call = lib.parakeet_capi_diarize_profiles_pcm_json if profiles else lib.parakeet_capi_diarize_named_pcm_json
+        with self._using() as handle, encoder._using() as speaker:
+            return json.loads(_native.string_result(call(
+                handle, speaker, reg, ffi.from_buffer("float[]", samples), int(samples.size), AUDIO_RATE,
+                float(accept), float(margin))))
+
     def probabilities(self, audio: AudioSource, *, sample_rate: Optional[int] = None,
                       progress: Optional[ProgressCallback] = None) -> np.ndarray:
         """Per-frame speaker probabilities [frames, speakers] (float32, exactly the library's);

@@ -10,6 +10,7 @@
 #include "model/model.h"
 #include "model/model_kind.h"
 #include "model/sound/ced_model.h"
+#include "model/speaker/speaker_encoder.h"
 #include "model/vad/silero_model.h"
 
 struct parakeet_ctx {
@@ -19,12 +20,16 @@ struct parakeet_ctx {
     std::unique_ptr<pk::SileroVad> vad;  // kind Vad (shared read-only by its streams)
     std::unique_ptr<pk::DiarModel> diar;  // kind Diarization
     std::unique_ptr<pk::CedModel> sound;  // kind Sound (shared read-only by its calls and streams)
+    std::unique_ptr<pk::speaker::SpeakerEncoder> speaker;  // kind Speaker
 
     // The message and code of the most recently finished call on this context ("" and None
     // after a success).
     std::mutex error_mu;
     std::string last_error;
     pk::ErrorCode last_error_code = pk::ErrorCode::None;
+    // Kind Speaker: the fingerprint warning of the last registry call that used this encoder
+    // ("" when it matched), under error_mu.
+    std::string speaker_warning;
 };
 
 namespace pk::capi {
@@ -75,6 +80,10 @@ DiarModel& diar_model(parakeet_ctx* ctx);
 // The CED sound tagger of a context, for the sound entry points: throws InvalidArgument for ctx
 // NULL and Unsupported (parakeet.cpp's message) when the context holds another kind.
 const CedModel& sound_model(const parakeet_ctx* ctx);
+
+// The speaker encoder of a context, for the speaker entry points: throws InvalidArgument for
+// ctx NULL and Unsupported when the context holds another kind of model.
+const speaker::SpeakerEncoder& speaker_model(parakeet_ctx* ctx);
 
 // A malloc'd copy of s for the caller (freed with parakeet_capi_free_string). Throws
 // std::bad_alloc.

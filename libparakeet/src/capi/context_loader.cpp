@@ -43,6 +43,10 @@ parakeet_ctx* load_context(const char* gguf_path, const char* options_json, cons
             ctx->sound = CedModel::load(std::move(gguf), options);
             ctx->kind = ModelKind::Sound;
             break;
+        case ModelKind::Speaker:  // from the file itself: its identity is the file's hash
+            ctx->speaker = speaker::SpeakerEncoder::load(gguf_path, options);
+            ctx->kind = ModelKind::Speaker;
+            break;
         case ModelKind::Diarization:
             ctx->diar = DiarModel::load(std::move(gguf), options);
             ctx->kind = ModelKind::Diarization;

@@ -87,6 +87,15 @@ const CedModel& sound_model(const parakeet_ctx* ctx) {
     return *ctx->sound;
 }
 
+const speaker::SpeakerEncoder& speaker_model(parakeet_ctx* ctx) {
+    if (ctx == nullptr) throw InvalidArgument("context is NULL");
+    if (ctx->kind == ModelKind::None) throw Unsupported("context has no loaded model");  // parakeet.cpp's words
+    if (ctx->kind != ModelKind::Speaker)
+        throw Unsupported(std::string("context holds ") + (ctx->kind == ModelKind::Asr ? "an " : "a ") +
+                          model_kind_name(ctx->kind) + " model; a speaker model is needed here");
+    return *ctx->speaker;
+}
+
 char* to_c_string(const std::string& s) {
     char* out = static_cast<char*>(std::malloc(s.size() + 1));
     if (out == nullptr) throw std::bad_alloc();

@@ -9,6 +9,10 @@
 //
 // Progress over the two stages: the transcription's fraction f reports f / 2, the
 // diarization's 0.5 + f / 2 (each stage is one pass over the same audio).
+//
+// The named form (ABI 9's transcribe_and_diarize_named_json) adds each speaker slot's name from
+// a voice registry (model/speaker/slot_names.h): "names" at the top and "name" / "name_score" on
+// every utterance and word; its speaker part's errors go to the speaker context.
 #include <string>
 #include <vector>
 
@@ -16,6 +20,7 @@
 #include "capi/diar_default_segments.h"
 #include "capi/progress_callback.h"
 #include "capi/sas_results.h"
+#include "capi/named_slots.h"
 #include "capi/transcript_json.h"
 #include "common/json_writer.h"
 #include "model/sas/speaker_words.h"
@@ -31,6 +36,7 @@ struct SasRun {
     double seconds = 0.0;  // of input audio
     std::vector<pk::DiarSegment> segments;
     std::vector<int> speakers;  // one per transcript word
+    const std::map<int, pk::speaker::SlotVoice>* names = nullptr;  // the named form only
 };
 
 // The caller's progress for one half of the request: a stage's fraction f as begin + f / 2.
@@ -68,9 +74,19 @@ int run_sas(parakeet_ctx* asr, parakeet_ctx* diar, const float* samples, int n_s
     return 0;
 }
 
-void write_item(pk::JsonWriter& j, const pk::SasItem& u, int decimals) {
+// A slot's name and score in the named form ("" and 0 for a word of no speaker).
+void write_name(pk::JsonWriter& j, const std::map<int, pk::speaker::SlotVoice>& names, int speaker) {
+    const auto it = names.find(speaker);
+    const pk::speaker::SpeakerMatch none;
+    const pk::speaker::SpeakerMatch& m = it != names.end() ? it->second.match : none;
+    j.key("name").value(m.name).key("name_score").value(static_cast<double>(m.score), 4);
+}
+
+void write_item(pk::JsonWriter& j, const pk::SasItem& u, int decimals,
+                const std::map<int, pk::speaker::SlotVoice>* names) {
     j.begin_object();
     j.key("speaker").value(u.speaker);
+    if (names != nullptr) write_name(j, *names, u.speaker);
     j.key("text").value(u.text);
     j.key("start").value(u.start, decimals);
     j.key("end").value(u.end, decimals);
@@ -86,13 +102,21 @@ std::string sas_json(const SasRun& run) {
     pk::JsonWriter j;
     j.begin_object();
     j.key("speakers").value(run.n_speakers);
+    if (run.names != nullptr) {
+        j.key("names").begin_object();
+        for (const auto& [slot, v] : *run.names) {
+            j.key(std::to_string(slot).c_str()).begin_object();
+            j.key("name").value(v.match.name).key("score").value(static_cast<double>(v.match.score), 4).end_object();
+        }
+        j.end_object();
+    }
     j.key("utterances").begin_array();
-    for (const pk::SasItem& u : pk::speaker_utterances(words, run.speakers)) write_item(j, u, 2);
+    for (const pk::SasItem& u : pk::speaker_utterances(words, run.speakers)) write_item(j, u, 2, run.names);
     j.end_array();
     j.key("words").begin_array();
     for (size_t i = 0; i < words.size(); ++i) {
         const pk::TranscriptWord& w = words[i];
-        write_item(j, pk::SasItem{run.speakers[i], w.text, w.start_sec, w.end_sec, w.confidence}, 3);
+        write_item(j, pk::SasItem{run.speakers[i], w.text, w.start_sec, w.end_sec, w.confidence}, 3, run.names);
     }
     j.end_array();
     j.key("segments").begin_array();
@@ -143,6 +167,21 @@ char* parakeet_capi_transcribe_and_diarize_json_with_progress(parakeet_ctx* asr_
     if (run_sas(asr_ctx, diar_ctx, samples, n_samples, sample_rate, run, pk::capi::progress_from(fn, user_data)) != 0)
         return nullptr;
     return guarded<char*>(asr_ctx, nullptr, [&] { return pk::capi::to_c_string(sas_json(run)); });
+}
+
+char* parakeet_capi_transcribe_and_diarize_named_json(parakeet_ctx* asr, parakeet_ctx* diar, parakeet_ctx* speaker,
+                                                      parakeet_speaker_registry* registry, const float* samples,
+                                                      int n_samples, int sample_rate) {
+    if (speaker == nullptr) return nullptr;
+    pk::capi::clear_error(speaker);
+    SasRun run;
+    if (run_sas(asr, diar, samples, n_samples, sample_rate, run) != 0) return nullptr;
+    return guarded<char*>(speaker, nullptr, [&] {
+        const auto names =
+            pk::capi::named_slots(registry, speaker, run.segments, samples, n_samples, sample_rate, 0, 0, false);
+        run.names = &names;
+        return pk::capi::to_c_string(sas_json(run));
+    });
 }
 
 }  // extern "C"

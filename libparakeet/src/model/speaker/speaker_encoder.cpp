@@ -1,0 +1,150 @@
+#include "model/speaker/speaker_encoder.h"
+
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+
+#include "common/errors.h"
+#include "common/sha256.h"
+#include "model/frontend/resample.h"
+#include "model/gguf_schema.h"
+#include "model/model.h"
+#include "model/model_kind.h"
+#include "model/speaker/voicedetect_schema.h"
+#include "runtime/thread_budget.h"
+
+namespace pk::speaker {
+
+namespace {
+
+namespace vd = schema::voicedetect;
+
+// "sha256:<hex>" of the file's bytes, read in pieces.
+std::string file_identity(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) throw ModelError(path + ": cannot open the file to hash it");
+    Sha256 hash;
+    std::vector<char> buf(1 << 20);
+    size_t got;
+    while ((got = std::fread(buf.data(), 1, buf.size(), f)) > 0) hash.update(buf.data(), got);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) throw ModelError(path + ": read error while hashing the file");
+    return "sha256:" + digest_hex(hash.finish());
+}
+
+std::string string_or_empty(const GgufReader& g, const char* key) { return g.has_key(key) ? g.get_string(key) : ""; }
+uint32_t u32_or(const GgufReader& g, const char* key, uint32_t fallback) {
+    return g.has_key(key) ? g.get_u32(key) : fallback;
+}
+float f32_or(const GgufReader& g, const char* key, float fallback) { return g.has_key(key) ? g.get_f32(key) : fallback; }
+bool bool_or(const GgufReader& g, const char* key, bool fallback) { return g.has_key(key) ? g.get_bool(key) : fallback; }
+
+// The front end voicedetect.fbank.* describes; the variants no encoder was trained with are refused.
+KaldiFbankConfig read_fbank(const GgufReader& g) {
+    KaldiFbankConfig c;
+    c.sample_rate = static_cast<int>(u32_or(g, vd::kFbankSampleRate, 16000));
+    c.n_mels = static_cast<int>(u32_or(g, vd::kFbankNMels, 80));
+    c.win_length = static_cast<int>(u32_or(g, vd::kFbankWinLength, 400));
+    c.hop_length = static_cast<int>(u32_or(g, vd::kFbankHopLength, 160));
+    c.preemph = f32_or(g, vd::kFbankPreemph, 0.97f);
+    c.low_freq = f32_or(g, vd::kFbankLowFreq, 20.0f);
+    c.high_freq = f32_or(g, vd::kFbankHighFreq, 0.0f);
+    c.cmn = bool_or(g, vd::kFbankCmn, true);
+    const std::string window = g.has_key(vd::kFbankWindow) ? g.get_string(vd::kFbankWindow) : "povey";
+    if (window != "povey") throw Unsupported(g.name() + ": fbank window '" + window + "' is not supported (only povey)");
+    if (bool_or(g, vd::kFbankUseEnergy, false))
+        throw Unsupported(g.name() + ": fbank use_energy is not supported");
+    if (c.win_length < 2 || c.win_length > (1 << 16) || c.hop_length < 1 || c.sample_rate < 1)
+        throw ModelError(g.name() + ": voicedetect.fbank sizes out of range (win_length " +
+                         std::to_string(c.win_length) + ", hop_length " + std::to_string(c.hop_length) +
+                         ", sample_rate " + std::to_string(c.sample_rate) + ")");
+    int n_fft = 1;
+    while (n_fft < c.win_length) n_fft *= 2;
+    if (u32_or(g, vd::kFbankNFft, n_fft) != static_cast<uint32_t>(n_fft))
+        throw Unsupported(g.name() + ": fbank n_fft must be the power of two above win_length (" +
+                          std::to_string(n_fft) + ")");
+    return c;
+}
+
+}  // namespace
+
+std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, const LoadOptions& options) {
+    const IsaLevel isa = checked_isa_level(options.isa);
+    std::unique_ptr<SpeakerEncoder> e(new SpeakerEncoder());
+    e->path_ = path;
+    e->identity_ = file_identity(path);
+    e->gguf_ = std::make_unique<GgufReader>(GgufReader::open(path));
+    const GgufReader& g = *e->gguf_;
+    if (detect_model_kind(g) != ModelKind::Speaker) {
+        const ModelKind kind = detect_model_kind(g);
+        throw ModelError(path + ": not a speaker model (it holds " +
+                         (kind == ModelKind::None ? std::string("no known model")
+                                                  : std::string("a ") + model_kind_name(kind) + " model") + ")");
+    }
+    const std::string arch = string_or_empty(g, vd::kArch);
+    const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
+    if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
+    if (arch != vd::kArchEcapa)
+        throw Unsupported(path + ": speaker encoder architecture '" + arch + "' is not supported (only " +
+                          vd::kArchEcapa + ")");
+    e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
+    e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
+
+    const TensorLoader t(g, isa);
+    e->kernels_ = &t.kernels();
+    e->net_ = EcapaTdnn::load(g, t);
+    if (e->net_.embedding_dim() != dim)
+        t.fail("fc.conv.weight gives " + std::to_string(e->net_.embedding_dim()) + "-value embeddings, " +
+               vd::kEmbeddingDim + " says " + std::to_string(dim));
+    // The front end is built once its size is known to fit the network (a file's n_mels sizes
+    // the filter bank).
+    const KaldiFbankConfig fbank = read_fbank(g);
+    if (e->net_.n_mels() != fbank.n_mels)
+        t.fail("blocks.0 takes " + std::to_string(e->net_.n_mels()) + " mel bins, the front end gives " +
+               std::to_string(fbank.n_mels));
+    e->fbank_ = std::make_unique<KaldiFbank>(fbank);
+    e->dim_ = static_cast<int>(dim);
+    if (file_identity(path) != e->identity_) throw ModelError(path + ": speaker model changed during load");
+    e->backend_ = std::make_unique<Backend>(options.threads > 0 ? options.threads : default_thread_count());
+    return e;
+}
+
+std::vector<float> SpeakerEncoder::features(const float* samples, int64_t n) const {
+    std::lock_guard<std::mutex> lock(backend_->mutex());
+    std::vector<float> feats(static_cast<size_t>(fbank_->n_frames(n) * fbank_->config().n_mels));
+    fbank_->compute(backend_->team(), samples, n, feats.data());
+    return feats;
+}
+
+std::vector<float> SpeakerEncoder::embed(const float* samples, int64_t n, int sample_rate) const {
+    if (sample_rate <= 0) throw InvalidAudio("invalid sample rate");
+    if (samples == nullptr || n <= 0) throw InvalidAudio("no audio");
+    std::lock_guard<std::mutex> lock(backend_->mutex());
+    ThreadTeam& team = backend_->team();
+    Arena& arena = backend_->arena();
+    arena.reset();
+    std::vector<float> resampled;
+    if (sample_rate != this->sample_rate()) {
+        const Resampler r(sample_rate, this->sample_rate());
+        resampled.resize(static_cast<size_t>(r.output_length(n)));
+        r.process(team, samples, n, resampled.data());
+        samples = resampled.data();
+        n = static_cast<int64_t>(resampled.size());
+    }
+    const int64_t T = fbank_->n_frames(n);
+    std::vector<float> feats(static_cast<size_t>(T * fbank_->config().n_mels));
+    fbank_->compute(team, samples, n, feats.data());
+    std::vector<float> out(static_cast<size_t>(dim_));
+    net_.forward(team, arena, feats.data(), T, out.data());
+    double norm2 = 0;
+    for (float v : out) norm2 += static_cast<double>(v) * v;
+    if (!std::isfinite(norm2) || norm2 == 0) throw InvalidAudio("speaker embedding is all zero or not finite");
+    if (l2_normalize_) {
+        const double inv = 1.0 / std::sqrt(norm2);
+        for (float& v : out) v = static_cast<float>(v * inv);
+    }
+    return out;
+}
+
+}  // namespace pk::speaker

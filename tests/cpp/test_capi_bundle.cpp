@@ -130,7 +130,7 @@ TEST(CapiBundle, SeveralCandidatesAreRefusedWithTheList) {
 }
 
 TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
-    const std::string bundle = make_bundle("listed.gguf", {{"asr", kAsr, "asr"}, {"x", kDiar, "ced"}});
+    const std::string bundle = make_bundle("listed.gguf", {{"asr", kAsr, "asr"}, {"x", kDiar, "voice"}});
     const std::string json = take(parakeet_capi_bundle_components_json(bundle.c_str()));
     const pk::GgufReader asr = pk::GgufReader::open(kAsr), diar = pk::GgufReader::open(kDiar);
     auto bytes = [](const pk::GgufReader& r) {
@@ -142,7 +142,7 @@ TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
         "[{\"name\":\"asr\",\"kind\":\"asr\",\"license\":\"license of asr\",\"license_url\":\"license_url of asr\","
         "\"source\":\"source of asr\",\"attribution\":\"attribution of asr\",\"changes\":\"changes of asr\","
         "\"source_sha256\":\"\",\"content_sha256\":\"\",\"tensors\":" + std::to_string(asr.tensors().size()) +
-        ",\"bytes\":" + bytes(asr) + "},{\"name\":\"x\",\"kind\":\"ced\",\"license\":\"license of x\","
+        ",\"bytes\":" + bytes(asr) + "},{\"name\":\"x\",\"kind\":\"voice\",\"license\":\"license of x\","
         "\"license_url\":\"license_url of x\",\"source\":\"source of x\",\"attribution\":\"attribution of x\","
         "\"changes\":\"changes of x\",\"source_sha256\":\"\",\"content_sha256\":\"\",\"tensors\":" +
         std::to_string(diar.tensors().size()) + ",\"bytes\":" + bytes(diar) + "}]";
@@ -152,7 +152,7 @@ TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
     EXPECT_NE(asr_ctx.p, nullptr) << parakeet_capi_load_error();
     EXPECT_EQ(parakeet_capi_load_component(bundle.c_str(), "x"), nullptr);
     EXPECT_EQ(std::string(parakeet_capi_load_error()),
-              bundle + ": component 'x' is of kind 'ced', which this library does not load (it loads asr, vad, diar)");
+              bundle + ": component 'x' is of kind 'voice', which this library does not load (it loads asr, vad, diar, ced)");
 }
 
 // A load of `path` (component `name`, NULL for the default) fails with `message` in its error.

@@ -7,18 +7,13 @@ import json
 
 import pytest
 from cli_helpers import run_cli as run
-from parakeet_py import Context, Diarizer, SpeakerEncoder
-from voice_helpers import ASR, CLIP, DIARIZER, ENCODER, enrolled_registry
+from voice_helpers import ASR, CLIP, DIARIZER, ENCODER, saved_registry_and_transcript
 
 
 @pytest.fixture(scope="module")
 def named(tmp_path_factory):
     """(the registry file, the Python API's named transcript of the clip)."""
-    path = tmp_path_factory.mktemp("voices") / "voices.pksr"
-    with Context(ASR) as ctx, Diarizer(DIARIZER) as d, SpeakerEncoder(ENCODER) as enc:
-        registry, _ = enrolled_registry(d, enc)
-        registry.save(path)
-        return path, ctx.transcribe(CLIP, diarizer=d, speakers=registry, speaker_encoder=enc)
+    return saved_registry_and_transcript(tmp_path_factory.mktemp("voices"))
 
 
 def named_run(registry, *extra):

@@ -7,13 +7,14 @@ the 30 s clip gives one slot more than 2 s, so that clip is used: "Ada" is enrol
 that slot's clean voice (the intervals the library reports in its speaker profiles), which the
 named transcript must then recognise as the same voice."""
 
+from pathlib import Path
 from typing import Tuple
 
 import numpy as np
 import soundfile as sf
 
 from data_helpers import LONG, NEMO_DIR
-from parakeet_py import Diarizer, SpeakerEncoder, VoiceRegistry
+from parakeet_py import Context, Diarizer, SpeakerEncoder, Transcript, VoiceRegistry
 
 CLIP = LONG
 DIARIZER = NEMO_DIR / "sortformer_stream" / "model.gguf"
@@ -31,3 +32,14 @@ def enrolled_registry(diarizer: Diarizer, encoder: SpeakerEncoder, name: str = "
     registry = VoiceRegistry()
     registry.enroll(name, voice, encoder, sample_rate=rate)
     return registry, int(usable[0]["speaker"])
+
+
+def saved_registry_and_transcript(directory: Path) -> Tuple[Path, Transcript]:
+    """(voices.pksr written in ``directory`` by :func:`enrolled_registry`, the library's named
+    transcript of the clip with ASR, the server tests' model too): what the CLI and the server
+    must agree with."""
+    path = directory / "voices.pksr"
+    with Context(ASR) as ctx, Diarizer(DIARIZER) as d, SpeakerEncoder(ENCODER) as enc:
+        registry, _ = enrolled_registry(d, enc)
+        registry.save(path)
+        return path, ctx.transcribe(CLIP, diarizer=d, speakers=registry, speaker_encoder=enc)

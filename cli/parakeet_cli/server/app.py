@@ -123,12 +123,13 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
 
 
 def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarizer=None,
-               sound_tagger=None) -> Starlette:
+               sound_tagger=None, voices=None) -> Starlette:
     """The ASGI application serving ``context`` (which the caller keeps and closes). ``vad``: a
     :class:`parakeet_py.Vad` for turn detection and ``chunking_strategy`` server_vad (None:
     neither is offered); ``diarizer`` (a parakeet_py.Diarizer, or None) for the speaker-labelled
     formats; ``sound_tagger`` (a parakeet_py.SoundTagger, or None) for verbose_json's
-    ``sound_events``."""
+    ``sound_events``; ``voices`` (voices.Voices, or None) for named speakers in diarized_json
+    and the /v1/voice endpoints."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -180,7 +181,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
                        cut: Optional[ServerVad] = None, language: Optional[str] = None,
-                       diarize: bool = False, sounds: bool = False) -> Any:
+                       diarize: bool = False, sounds: bool = False, named: bool = False) -> Any:
         """(transcript, sound events or None). Runs on a worker thread: decoding, transcription and
         sound tagging are all blocking work."""
         audio = decode_upload(upload)
@@ -194,7 +195,12 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
         try:
             # A language reaches a prompt model's prompt (the library refuses one it lacks); other
             # models ignore it.
-            if diarize:
+            if named:
+                # diarized_json with --voices: the library's named call, which reports no progress
+                # (so a departed client or a stopping server does not cancel it midway)
+                transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
+                                                language=language, **voices.naming())
+            elif diarize:
                 # one library call, transcription then diarization; reports come from both stages
                 # (the diarization's per encoder row chunk, or per chunk of a streaming checkpoint)
                 transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
@@ -278,8 +284,10 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
                 raise APIError(400, "chunking_strategy server_vad does not go with a diarized response_format",
                                param="chunking_strategy", code="unsupported_value")
             sounds = sound_tagger is not None and response_format == "verbose_json"
+            named = response_format == "diarized_json" and voices is not None and voices.registry is not None
             transcript, events = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
-                                                                        fields.vad, language, diarize, sounds), ticket)
+                                                                        fields.vad, language, diarize, sounds, named),
+                                                 ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -398,11 +406,11 @@ SHUTDOWN_ANSWER_SEC = 5
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info",
-          vad: Optional[Any] = None, diarizer=None, sound_tagger=None) -> None:
+          vad: Optional[Any] = None, diarizer=None, sound_tagger=None, voices=None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config, vad, diarizer, sound_tagger)
+    app = create_app(context, config, vad, diarizer, sound_tagger, voices)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

@@ -2,7 +2,7 @@
 
 Endpoints (docs/server.md describes each): ``POST /v1/audio/transcriptions``,
 ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /health``, ``GET /metrics``, the realtime
-WebSocket, and the page at ``/`` (page.py).
+WebSocket, LocalAI's ``POST /v1/voice/*`` (voice_api.py), and the page at ``/`` (page.py).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import io
 import threading
 import logging
 import math
@@ -27,8 +28,9 @@ from starlette.routing import Route, WebSocketRoute
 from parakeet_py import Cancelled, ParakeetError
 from parakeet_py.audio import prepare_audio
 from parakeet_py.audio.formats import UPLOAD_CONTAINERS
+from parakeet_py.speakers.encoder import AUDIO_RATE as VOICE_RATE
 
-from . import formats, page, request_fields, sse
+from . import formats, page, request_fields, sse, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
@@ -163,21 +165,28 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
         if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
-    def decode_upload(upload) -> Any:
+    def decode_audio(file, name: str, target_rate: int) -> Any:
         # Runs on a worker thread (blocking work). Only the upload containers and codecs are
         # decoded; the length limit is checked against the header, then after every block.
-        upload.file.seek(0)
+        file.seek(0)
         try:
-            audio = prepare_audio(upload.file, target_rate=sample_rate, formats=UPLOAD_CONTAINERS,
+            audio = prepare_audio(file, target_rate=target_rate, formats=UPLOAD_CONTAINERS,
                                   limit=lambda frames, rate, channels: check_audio_size(
                                       frames, rate, channels, config.max_audio_seconds))
         except AudioTooLong:
             raise
         except ParakeetError as e:
-            raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
+            raise BadAudio(f"could not read {name!r} as audio: {e}") from e
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
         return audio
+
+    def decode_upload(upload) -> Any:
+        return decode_audio(upload.file, upload.filename or "the upload", sample_rate)
+
+    def decode_voice(data: bytes, name: str) -> Any:
+        # a /v1/voice request's audio, at the speaker encoder's rate (voice_api.py)
+        return decode_audio(io.BytesIO(data), name, VOICE_RATE)
 
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
                        cut: Optional[ServerVad] = None, language: Optional[str] = None,
@@ -387,6 +396,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
                 config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer),
                 metrics)),
+            *voice_api.routes(voices, check_api_key, decode_voice, config.max_upload_bytes),
             *page.routes(),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},

@@ -250,6 +250,9 @@ char* parakeet_capi_diarize_named_pcm_json(parakeet_ctx* diar, parakeet_ctx* spe
                                            parakeet_speaker_registry* reg, const float* samples,
                                            int n_samples, int sample_rate, float accept_threshold,
                                            float margin);
+char* parakeet_capi_transcribe_and_diarize_named_json(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                      parakeet_ctx* speaker, parakeet_speaker_registry* registry,
+                                                      const float* samples, int n_samples, int sample_rate);
 char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* speaker,
                                               parakeet_speaker_registry* reg, const float* samples,
                                               int n_samples, int sample_rate, float accept_threshold,

@@ -33,6 +33,8 @@ from .nbest import Hypothesis
 from .owned_handle import SharedModel
 from .progress import ProgressCallback, call_with_progress, check_progress
 from .speakers.diarize import AUDIO_RATE as DIARIZER_RATE, Diarizer
+from .speakers.encoder import SpeakerEncoder
+from .speakers.registry import VoiceRegistry
 from .speakers.speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
 from .stream_group import StreamGroup, new as new_stream_group
@@ -241,7 +243,8 @@ class Context(SharedModel):
                    progress: Optional[ProgressCallback] = None, beam: Optional[int] = None,
                    hotwords: Optional[Hotwords] = None, acoustic_top_m: int = 8,
                    vad: Optional[Any] = None, vad_options: Optional[Dict[str, Any]] = None,
-                   language: Optional[str] = None, diarizer: Optional[Any] = None) -> Transcript:
+                   language: Optional[str] = None, diarizer: Optional[Any] = None,
+                   speakers: Optional[Any] = None, speaker_encoder: Optional[Any] = None) -> Transcript:
         """Transcribe one recording.
 
         ``audio``: a path (any format libsndfile reads: WAV, FLAC, OGG, MP3, ...), the file's
@@ -280,6 +283,12 @@ class Context(SharedModel):
         decoder only (no ``decoder``, ``beam``, ``hotwords`` or ``vad``, and ``timestamps``
         stays on). ``progress`` then covers both stages: the transcription's fraction f is
         reported as f / 2, the diarization's as 0.5 + f / 2, and ``False`` cancels either.
+        ``speakers`` with ``speaker_encoder``: a :class:`~parakeet_py.VoiceRegistry` and the
+        :class:`~parakeet_py.SpeakerEncoder` its voices were enrolled with, beside ``diarizer``:
+        every word and utterance also gets its speaker's ``name`` ("" when the registry accepts
+        none) and ``name_score`` (the slot's clean voice matched as
+        :meth:`~parakeet_py.Diarizer.diarize_named` does, at its default threshold and margin; no
+        ``progress`` then).
 
         There is no length limit: long audio runs with local attention under "auto" (see
         :attr:`attention`). Raises (``parakeet_py.errors``) :class:`InvalidAudio` for unreadable
@@ -291,6 +300,8 @@ class Context(SharedModel):
         code = decoder_code(decoder)
         if language is not None:
             language = check_language(language)
+        if (speakers is None) != (speaker_encoder is None) or (speakers is not None and diarizer is None):
+            raise InvalidArgument("speakers= and speaker_encoder= go together, with diarizer=")
         if diarizer is not None:
             if (code != _native.DECODER_DEFAULT or not timestamps or beam is not None or hotwords is not None
                     or vad is not None):
@@ -300,6 +311,8 @@ class Context(SharedModel):
                 # parakeet_capi_transcribe_and_diarize has no language argument (parakeet.cpp's shape)
                 raise InvalidArgument("diarizer= transcribes in the model's default language; language= "
                                       "is not taken with it")
+            if speakers is not None:
+                return self._transcribe_named(audio, sample_rate, diarizer, speakers, speaker_encoder, progress)
             return self._transcribe_diarized(audio, sample_rate, diarizer, progress)
         if vad is not None:
             if beam is not None or hotwords is not None:
@@ -344,12 +357,8 @@ class Context(SharedModel):
     def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any,
                              progress: Optional[ProgressCallback]) -> Transcript:
         """parakeet_capi_transcribe_and_diarize_json[_with_progress]."""
-        if not isinstance(diarizer, Diarizer):
-            raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
+        samples = self._diarizable(audio, sample_rate, diarizer)
         check_progress(progress)
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
         ffi, lib = _native.load()
         with self._using() as ptr, diarizer._using() as diar:
             buf, n = ffi.from_buffer("float[]", samples), int(samples.size)
@@ -361,6 +370,30 @@ class Context(SharedModel):
                     lib.parakeet_capi_transcribe_and_diarize_json_with_progress(
                         ptr, diar, buf, n, self.sample_rate, fn, handle)))
             return Transcript.from_sas_json(doc)
+
+    def _transcribe_named(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any, registry: Any,
+                          encoder: Any, progress: Optional[ProgressCallback]) -> Transcript:
+        """parakeet_capi_transcribe_and_diarize_named_json (which reports no progress)."""
+        if progress is not None:
+            raise InvalidArgument("speakers= reports no progress")
+        if not isinstance(registry, VoiceRegistry) or not isinstance(encoder, SpeakerEncoder):
+            raise InvalidArgument(f"speakers must be a VoiceRegistry and speaker_encoder a SpeakerEncoder, not a "
+                                  f"{type(registry).__name__} and a {type(encoder).__name__}")
+        samples = self._diarizable(audio, sample_rate, diarizer)
+        ffi, lib = _native.load()
+        with self._using() as ptr, diarizer._using() as diar, encoder._using() as speaker:
+            return Transcript.from_sas_json(_native.string_result(lib.parakeet_capi_transcribe_and_diarize_named_json(
+                ptr, diar, speaker, registry.handle(), ffi.from_buffer("float[]", samples), int(samples.size),
+                self.sample_rate)))
+
+    def _diarizable(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any) -> np.ndarray:
+        """The audio for one speaker-attributed call, at the model's rate, with ``diarizer`` checked."""
+        if not isinstance(diarizer, Diarizer):
+            raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
+        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
+        if samples.size > _INT_MAX:
+            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        return samples
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], progress: Optional[ProgressCallback],

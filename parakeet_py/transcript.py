@@ -9,7 +9,10 @@ duration arrives in encoder frames and is multiplied by ``frame_sec``).
 A speaker-attributed transcript (``Context.transcribe(audio, diarizer=d)``) comes from
 ``parakeet_capi_transcribe_and_diarize_json``: the same transcript document under
 ``"transcript"``, each word's ``speaker`` under ``"words"``, the diarization ``"segments"`` and
-the ``"utterances"`` (runs of one speaker's words; docs/api.md has the rule).
+the ``"utterances"`` (runs of one speaker's words; docs/api.md has the rule). The named form
+(``Context.transcribe(audio, diarizer=d, speakers=registry, speaker_encoder=enc)``,
+``parakeet_capi_transcribe_and_diarize_named_json``) adds ``"name"`` and ``"name_score"`` to each
+word and utterance.
 
 The speaker types live here, not in :mod:`.speakers`, so that the speakers room, the streams
 and the transcript all import them without a circle.
@@ -56,19 +59,23 @@ class Token:
 @dataclass(frozen=True)
 class Word:
     """One word with its start and end in seconds and its confidence (the minimum over its tokens).
-    ``speaker``: with a diarizer, the speaker who said it (0-based, -1: none near it), else None."""
+    ``speaker``: with a diarizer, the speaker who said it (0-based, -1: none near it), else None.
+    ``name`` / ``name_score``: with a voice registry, the speaker's registered name ("" when none
+    was accepted) and its cosine score, else None."""
 
     text: str
     start: float
     end: float
     confidence: float
     speaker: Optional[int] = None
+    name: Optional[str] = None
+    name_score: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"text": self.text, "start": self.start, "end": self.end, "confidence": self.confidence}
         if self.speaker is not None:
             d["speaker"] = self.speaker
-        return d
+        return {**d, **name_fields(self)}
 
 
 @dataclass(frozen=True, order=True)
@@ -83,17 +90,30 @@ class Segment:
 @dataclass(frozen=True)
 class Utterance:
     """A run of one speaker's words with pauses of at most 0.5 s: their text joined by spaces,
-    the first start and last end (seconds, 10 ms), the minimum confidence."""
+    the first start and last end (seconds, 10 ms), the minimum confidence; ``name`` /
+    ``name_score`` as for :class:`Word`."""
 
     speaker: int
     text: str
     start: float
     end: float
     confidence: float
+    name: Optional[str] = None
+    name_score: Optional[float] = None
 
     def to_dict(self) -> Dict[str, Any]:
         return {"speaker": self.speaker, "text": self.text, "start": self.start, "end": self.end,
-                "confidence": self.confidence}
+                "confidence": self.confidence, **name_fields(self)}
+
+
+def name_fields(item: Union[Word, Utterance]) -> Dict[str, Any]:
+    """``{"name", "name_score"}`` of a named word or utterance; {} without a voice registry."""
+    return {} if item.name is None else {"name": item.name, "name_score": item.name_score}
+
+
+def _named(item: Dict[str, Any]) -> Dict[str, Any]:
+    """The name keyword arguments of a library word or utterance (none in the unnamed document)."""
+    return {"name": str(item["name"]), "name_score": float(item["name_score"])} if "name" in item else {}
 
 
 def tokens_from_json(items: List[Dict[str, Any]], frame_sec: float) -> List[Token]:
@@ -176,15 +196,15 @@ class Transcript:
         try:
             d = json.loads(document)
             t = cls.from_json(json.dumps(d["transcript"]))
-            speakers = [int(w["speaker"]) for w in d["words"]]
-            if len(speakers) != len(t.words):
+            if len(d["words"]) != len(t.words):
                 raise ValueError("one speaker per word expected")
             return cls(text=t.text, tokens=t.tokens, duration=t.duration, frame_sec=t.frame_sec,
                        attention=t.attention,
-                       words=[Word(w.text, w.start, w.end, w.confidence, s) for w, s in zip(t.words, speakers)],
+                       words=[Word(w.text, w.start, w.end, w.confidence, int(s["speaker"]), **_named(s))
+                              for w, s in zip(t.words, d["words"])],
                        segments=[Segment(int(g["speaker"]), float(g["start"]), float(g["end"]))
                                  for g in d["segments"]],
                        utterances=[Utterance(int(u["speaker"]), str(u["text"]), float(u["start"]), float(u["end"]),
-                                             float(u["conf"])) for u in d["utterances"]])
+                                             float(u["conf"]), **_named(u)) for u in d["utterances"]])
         except (ValueError, KeyError, TypeError) as e:
             raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e

@@ -54,7 +54,10 @@ def speaker_label(speaker: Optional[int]) -> str:
 
 
 def utterance_line(utterance: Utterance) -> str:
-    """A diarized transcript's text line, "[Speaker N] text" (transcribe's text format, offline and live)."""
+    """A diarized transcript's text line, "[Speaker N] text" (transcribe's text format, offline and live),
+    or "Ada: text" when a voice registry named the speaker."""
+    if utterance.name:
+        return f"{utterance.name}: {utterance.text}"
     return speaker_label(utterance.speaker) + utterance.text
 
 

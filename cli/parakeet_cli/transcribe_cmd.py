@@ -11,7 +11,8 @@ from typing import Any, Dict, List, Optional
 
 import click
 
-from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger, Transcript, load_audio
+from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger, SpeakerEncoder, Transcript, VoiceRegistry, \
+    load_audio
 from parakeet_py.sound import MODEL_RATE as SOUND_RATE
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
@@ -105,6 +106,14 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
 @click.option("--sound-model", type=click.Path(exists=True, dir_okay=False),
               help="What else is heard: a CED sound-tagger GGUF file. Its sound events (the sound stream's rules, "
                    "docs/sound.md) follow the text, or are the json's \"sound_events\". Not with --stream, srt or vtt.")
+@click.option("--voices", type=click.Path(exists=True, dir_okay=False),
+              help="Who said what, by name: a voice registry file (parakeet-cli speakers enroll). With "
+                   "--diarize-model and --speaker-model, text prints \"Ada: ...\" for an utterance whose speaker "
+                   "the registry names (\"[Speaker N] ...\" otherwise) and json gives words and utterances a "
+                   "\"name\" and \"name_score\". Not with --stream; no progress bars.")
+@click.option("--speaker-model", type=click.Path(exists=True, dir_okay=False),
+              help="--voices: the voicedetect speaker-encoder GGUF file the registry's voices were enrolled with "
+                   "(a path; model names are not resolved for it).")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
@@ -112,7 +121,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
                diarize_model: Optional[str], diarize_latency: Optional[str], component: Optional[str],
-               vad_component: Optional[str], diarize_component: Optional[str], sound_model: Optional[str]) -> None:
+               vad_component: Optional[str], diarize_component: Optional[str], sound_model: Optional[str],
+               voices: Optional[str], speaker_model: Optional[str]) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -130,6 +140,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
       parakeet-cli transcribe -m model.gguf -c 4 -t 2 -f json *.wav > out.jsonl
       ffmpeg -i talk.mp3 -f s16le -ac 1 -ar 16000 - | parakeet-cli transcribe -m model.gguf --stream -
       parakeet-cli transcribe -m model.gguf --stream --diarize-model sortformer.gguf meeting.wav
+      parakeet-cli transcribe -m model.gguf --diarize-model sortformer.gguf --voices voices.pksr \\
+          --speaker-model ecapa.gguf meeting.wav
     """
     if live and beam is not None:
         raise click.UsageError("--beam does not go with --stream")
@@ -145,6 +157,10 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--vad-component goes with --vad-model")
     if diarize_component is not None and not diarize_model:
         raise click.UsageError("--diarize-component goes with --diarize-model")
+    if (voices or speaker_model) and not (voices and speaker_model and diarize_model):
+        raise click.UsageError("--voices and --speaker-model go together, with --diarize-model")
+    if voices and live:
+        raise click.UsageError("--voices does not go with --stream")
     if sound_model and (live or fmt not in ("text", "json")):
         raise click.UsageError("--sound-model goes with --format text or json, without --stream")
     load = {"attention": attention, "isa": isa, "bf16": bf16, "component": component}  # Context's load options
@@ -167,8 +183,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         targets = [Path(output_dir) / (s + EXTENSIONS[fmt]) for s in stems]
 
     per_backend = threads_per_backend(concurrency, threads)
-    # Beam search and VAD-cut runs report no progress (diarized runs do: both stages).
-    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad
+    # Beam search, VAD-cut and named runs report no progress (diarized runs do: both stages).
+    bars = progress_wanted(progress, fmt, sys.stderr) and beam is None and not use_vad and not voices
     # One diarizer for every worker (thread-safe; its pool serves `concurrency` requests at once).
     diarizer = Diarizer(diarize_model, concurrency=concurrency, component=diarize_component) if diarize_model else None
     vad = None
@@ -177,6 +193,9 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 
         vad = Vad(vad_model or default_model(), component=vad_component)  # shared by every worker: it is thread-safe
     tagger = SoundTagger(sound_model) if sound_model else None  # thread-safe too
+    # The named call's encoder and registry (both thread-safe) for every worker; {} without --voices.
+    naming = {"speakers": VoiceRegistry.load(voices), "speaker_encoder": SpeakerEncoder(speaker_model)} if voices \
+        else {}
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
         with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
@@ -191,7 +210,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                 if vad is not None:
                     return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
                 if diarizer is not None:
-                    return call(path, diarizer=diarizer, language=language)
+                    return call(path, diarizer=diarizer, language=language, **naming)
                 return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
 
             futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
@@ -215,6 +234,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         diarizer.close()
     if tagger is not None:
         tagger.close()
+    for loaded in naming.values():
+        loaded.close()
     if failed:
         raise click.exceptions.Exit(1)
 

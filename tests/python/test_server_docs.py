@@ -9,7 +9,8 @@ from parakeet_cli.server import main
 # Options that choose what is served or how, not how much a client may take.
 NOT_LIMITS = {"--model", "--threads", "--host", "--port", "--api-key", "--attention", "--isa", "--bf16",
               "--realtime-window", "--sse-window", "--vad-model", "--model-id", "--log-level", "--version", "--help",
-              "--diarize-model", "--realtime-diarize-latency", "--component", "--sound-model"}
+              "--diarize-model", "--realtime-diarize-latency", "--component", "--sound-model", "--voices",
+              "--speaker-model"}
 
 
 def test_the_limits_table_matches_the_command_line():

@@ -21,6 +21,7 @@ from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_
                      DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW,
                      DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
                      LOOPBACK_ORIGINS, REALTIME_DIARIZE_LATENCIES)
+from .voices import load_voices, voice_options
 
 # --host values that mean every address: no name of their own to trust.
 _WILDCARD_HOSTS = ("0.0.0.0", "::", "")
@@ -145,6 +146,7 @@ def _window_text(window: Any) -> str:
               help="Model id reported by /v1/models [default: the model file's name].")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["critical", "error", "warning", "info", "debug"]))
+@voice_options
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
@@ -153,7 +155,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
          diarize_model: Optional[str], sound_model: Optional[str], realtime_diarize_latency: str,
-         model_id: Optional[str], log_level: str, component: Optional[str]) -> None:
+         model_id: Optional[str], log_level: str, component: Optional[str],
+         voices: Optional[str], speaker_model: Optional[str]) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -194,7 +197,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                           bf16=bf16, component=component)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
-    vad = diarizer = tagger = None
+    vad = diarizer = tagger = named = None
     try:
         vad = _load_vad(vad_model)
         if diarize_model:
@@ -207,17 +210,18 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                 tagger = SoundTagger(sound_model)
             except ParakeetError as e:
                 raise click.ClickException(f"cannot load {sound_model}: {e}") from e
+        named = load_voices(voices, speaker_model)
     except BaseException:
-        for loaded in (vad, diarizer):
+        for loaded in (vad, diarizer, tagger):
             if loaded is not None:
                 loaded.close()
         context.close()
         raise
     try:
         serve(context, config, host=host, port=port, log_level=log_level, vad=vad, diarizer=diarizer,
-              sound_tagger=tagger)
+              sound_tagger=tagger, voices=named)
     finally:
-        for loaded in (vad, diarizer, tagger):
+        for loaded in (vad, diarizer, tagger, named):
             if loaded is not None:
                 loaded.close()
         context.close()

@@ -2,7 +2,7 @@
 
 Endpoints (docs/server.md describes each): ``POST /v1/audio/transcriptions``,
 ``GET /v1/models``, ``GET /v1/models/{id}``, ``GET /health``, ``GET /metrics``, the realtime
-WebSocket, and the page at ``/`` (page.py).
+WebSocket, LocalAI's ``POST /v1/voice/*`` (voice_api.py), and the page at ``/`` (page.py).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import io
 import threading
 import logging
 import math
@@ -27,8 +28,9 @@ from starlette.routing import Route, WebSocketRoute
 from parakeet_py import Cancelled, ParakeetError
 from parakeet_py.audio import prepare_audio
 from parakeet_py.audio.formats import UPLOAD_CONTAINERS
+from parakeet_py.speakers.encoder import AUDIO_RATE as VOICE_RATE
 
-from . import formats, page, request_fields, sse
+from . import formats, page, request_fields, sse, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
@@ -123,12 +125,13 @@ async def watch_disconnect(request: Request, gone: threading.Event) -> None:
 
 
 def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarizer=None,
-               sound_tagger=None) -> Starlette:
+               sound_tagger=None, voices=None) -> Starlette:
     """The ASGI application serving ``context`` (which the caller keeps and closes). ``vad``: a
     :class:`parakeet_py.Vad` for turn detection and ``chunking_strategy`` server_vad (None:
     neither is offered); ``diarizer`` (a parakeet_py.Diarizer, or None) for the speaker-labelled
     formats; ``sound_tagger`` (a parakeet_py.SoundTagger, or None) for verbose_json's
-    ``sound_events``."""
+    ``sound_events``; ``voices`` (voices.Voices, or None) for named speakers in diarized_json
+    and the /v1/voice endpoints."""
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
@@ -162,25 +165,32 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
         if not hmac.compare_digest(token.strip().encode(), config.api_key.encode()):
             raise APIError(401, "incorrect API key", code="invalid_api_key", headers={"WWW-Authenticate": "Bearer"})
 
-    def decode_upload(upload) -> Any:
+    def decode_audio(file, name: str, target_rate: int) -> Any:
         # Runs on a worker thread (blocking work). Only the upload containers and codecs are
         # decoded; the length limit is checked against the header, then after every block.
-        upload.file.seek(0)
+        file.seek(0)
         try:
-            audio = prepare_audio(upload.file, target_rate=sample_rate, formats=UPLOAD_CONTAINERS,
+            audio = prepare_audio(file, target_rate=target_rate, formats=UPLOAD_CONTAINERS,
                                   limit=lambda frames, rate, channels: check_audio_size(
                                       frames, rate, channels, config.max_audio_seconds))
         except AudioTooLong:
             raise
         except ParakeetError as e:
-            raise BadAudio(f"could not read {upload.filename or 'the upload'!r} as audio: {e}") from e
+            raise BadAudio(f"could not read {name!r} as audio: {e}") from e
         if audio.size == 0:
             raise BadAudio("the audio file contains no samples")
         return audio
 
+    def decode_upload(upload) -> Any:
+        return decode_audio(upload.file, upload.filename or "the upload", sample_rate)
+
+    def decode_voice(data: bytes, name: str) -> Any:
+        # a /v1/voice request's audio, at the speaker encoder's rate (voice_api.py)
+        return decode_audio(io.BytesIO(data), name, VOICE_RATE)
+
     def transcribe_job(upload, timestamps: bool, gone: threading.Event, beam: Optional[int] = None,
                        cut: Optional[ServerVad] = None, language: Optional[str] = None,
-                       diarize: bool = False, sounds: bool = False) -> Any:
+                       diarize: bool = False, sounds: bool = False, named: bool = False) -> Any:
         """(transcript, sound events or None). Runs on a worker thread: decoding, transcription and
         sound tagging are all blocking work."""
         audio = decode_upload(upload)
@@ -194,7 +204,12 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
         try:
             # A language reaches a prompt model's prompt (the library refuses one it lacks); other
             # models ignore it.
-            if diarize:
+            if named:
+                # diarized_json with --voices: the library's named call, which reports no progress
+                # (so a departed client or a stopping server does not cancel it midway)
+                transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
+                                                language=language, **voices.naming())
+            elif diarize:
                 # one library call, transcription then diarization; reports come from both stages
                 # (the diarization's per encoder row chunk, or per chunk of a streaming checkpoint)
                 transcript = context.transcribe(audio, sample_rate=sample_rate, diarizer=diarizer,
@@ -278,8 +293,10 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
                 raise APIError(400, "chunking_strategy server_vad does not go with a diarized response_format",
                                param="chunking_strategy", code="unsupported_value")
             sounds = sound_tagger is not None and response_format == "verbose_json"
+            named = response_format == "diarized_json" and voices is not None and voices.registry is not None
             transcript, events = await queue.run(lambda: transcribe_job(upload, timestamps, gone, fields.beam_size,
-                                                                        fields.vad, language, diarize, sounds), ticket)
+                                                                        fields.vad, language, diarize, sounds, named),
+                                                 ticket)
         except Cancelled as e:
             metrics.cancelled.inc()
             if stopping.is_set() and not gone.is_set():
@@ -379,6 +396,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
                 config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer),
                 metrics)),
+            *voice_api.routes(voices, check_api_key, decode_voice, config.max_upload_bytes),
             *page.routes(),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
@@ -398,11 +416,11 @@ SHUTDOWN_ANSWER_SEC = 5
 
 
 def serve(context, config: ServerConfig, *, host: str, port: int, log_level: str = "info",
-          vad: Optional[Any] = None, diarizer=None, sound_tagger=None) -> None:
+          vad: Optional[Any] = None, diarizer=None, sound_tagger=None, voices=None) -> None:
     """Runs the server until SIGINT/SIGTERM (blocking)."""
     import uvicorn
 
-    app = create_app(context, config, vad, diarizer, sound_tagger)
+    app = create_app(context, config, vad, diarizer, sound_tagger, voices)
     stopping: threading.Event = app.state.stopping
 
     class Server(uvicorn.Server):

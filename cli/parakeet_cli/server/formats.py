@@ -152,13 +152,16 @@ def speaker_name(speaker: int) -> str:
 
 def diarized_json_body(transcript) -> Dict[str, Any]:
     """OpenAI's diarized_json (``TranscriptionDiarized``): one segment per utterance (a run of one
-    speaker's words), with its speaker's label, and the audio's duration as usage."""
+    speaker's words), with its speaker's label, and the audio's duration as usage. A named
+    transcript (--voices) also gives each segment its speaker's registered ``name`` ("" when the
+    registry names none)."""
     return {
         "task": "transcribe",
         "duration": _r(transcript.duration),
         "text": transcript.text,
         "segments": [{"type": "transcript.text.segment", "id": f"seg_{i}", "start": _r(u.start), "end": _r(u.end),
-                      "text": u.text, "speaker": speaker_name(u.speaker)}
+                      "text": u.text, "speaker": speaker_name(u.speaker),
+                      **({} if u.name is None else {"name": u.name})}
                      for i, u in enumerate(transcript.utterances)],
         "usage": {"type": "duration", "seconds": _r(transcript.duration)},
     }

@@ -263,7 +263,7 @@ void parakeet_capi_free_string(char* s);
 """
 
 # The ABI version this binding was written for.
-EXPECTED_ABI_VERSION = 7
+EXPECTED_ABI_VERSION = 10
 
 # Decoder selection values of the C ABI (PARAKEET_DECODER_*).
 DECODER_DEFAULT = 0

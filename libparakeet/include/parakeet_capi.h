@@ -39,16 +39,18 @@ extern "C" {
 #define PARAKEET_API __attribute__((visibility("default")))
 #endif
 
-/* Version of this ABI, on parakeet.cpp's scale: 7 says that every function of parakeet.cpp's
+/* Version of this ABI, on parakeet.cpp's scale: 10 says that every function of parakeet.cpp's
  * ABI 6 (its 0.2.2 release: _lang variants, batches, stream JSON and events, hotwords, N-best,
- * CTC log-probs) and of its ABI 7 (speaker diarization, the diarization stream with its latency
- * presets, speaker-attributed ASR offline and streaming) is here with its signature and
- * meaning, so a program that checks `parakeet_capi_abi_version() >= 7` accepts this library.
- * parakeet.cpp's ABI 8 adds a sound-event tagger and sound/scene streams, which this library
- * does not have, so it does not claim 8 (it does have ABI 8's parakeet_capi_model_kind).
- * This library's own additions (thread_last_error, progress, attention, set_concurrency,
+ * CTC log-probs), ABI 7 (speaker diarization, the diarization stream with its latency presets,
+ * speaker-attributed ASR offline and streaming), ABI 8 (the CED sound tagger, the sound and
+ * scene streams, parakeet_capi_model_kind), ABI 9 (the speaker encoder, the voice registry,
+ * scene_stream_begin_speaker, transcribe_and_diarize_named_json) and ABI 10
+ * (speaker_registry_add_embedding, diarize_named_pcm_json) is here with its signature and
+ * meaning, so a program that checks `parakeet_capi_abi_version() >= 10` accepts this library.
+ * parakeet.cpp's additions that keep ABI 10 (the fingerprint calls, speaker_embed_pcm, bundles)
+ * and this library's own (thread_last_error, progress, attention, set_concurrency,
  * stream_begin_with, model_info_json, diarize_pcm_with, …) are additive: probe them by symbol. */
-#define PARAKEET_CAPI_ABI_VERSION 7
+#define PARAKEET_CAPI_ABI_VERSION 10
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */

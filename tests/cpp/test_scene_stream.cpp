@@ -253,6 +253,12 @@ TEST(SceneStream, ErrorsGoWhereParakeetCppSendsThem) {
     EXPECT_EQ(parakeet_capi_scene_stream_begin(asr.p, nullptr, tagger.p, &o), nullptr);
     EXPECT_EQ(std::string(parakeet_capi_last_error(tagger.p)).rfind("invalid sound options: ", 0), 0u);
     parakeet_capi_speaker_registry_free(reg);
+    // A diarizer that cannot stream (it normalises per_feature) is refused on its context.
+    Ctx offline(data("nemo/sortformer_offline/model.gguf"));
+    EXPECT_EQ(parakeet_capi_scene_stream_begin(asr.p, offline.p, nullptr, nullptr), nullptr);
+    EXPECT_NE(std::string(parakeet_capi_last_error(offline.p)).find("per_feature"), std::string::npos)
+        << parakeet_capi_last_error(offline.p);
+    EXPECT_STREQ(parakeet_capi_last_error(asr.p), "");
 
     // Feeds: the stream's own errors, then a finished stream.
     parakeet_scene_stream* s = parakeet_capi_scene_stream_begin(asr.p, nullptr, nullptr, nullptr);

@@ -2,8 +2,8 @@
 // conversation fixture with the ASR, streaming Sortformer, CED and ECAPA fixtures, in every part
 // combination: ASR alone commits the same words for every feed size; with diarization the words
 // and speakers are the speaker-attributed stream's; the sound part closes the sound stream's
-// segments; the speaker part names the slots and the words said after; and the errors go where
-// parakeet.cpp sends them.
+// segments; the speaker part names the slots and the words said after; a failing part is named;
+// and the errors go where parakeet.cpp sends them.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,6 +16,7 @@
 #include "ced_fixtures.h"
 #include "model/diar/latency_presets.h"
 #include "model/sas/sas_stream.h"
+#include "model/scene/scene_stream.h"
 #include "nemo_fixtures.h"
 #include "parakeet_capi.h"
 #include "speaker_fixtures.h"
@@ -217,6 +218,30 @@ TEST(SceneStream, TheSpeakerPartNamesSlotsAndTheWordsSaidAfter) {
         EXPECT_EQ(r.words, first_words) << "feed " << feed;
     }
     parakeet_capi_speaker_registry_free(reg);
+}
+
+TEST(SceneStream, AFailingPartIsNamed) {
+    // A speaker part whose encoder refuses every voice (as the network refuses too little audio)
+    // fails the feed that first embeds, and the stream says it was that part.
+    const auto diar = pk::DiarModel::load(data(kDiar));
+    pk::SceneParts parts;
+    parts.diar = diar.get();
+    parts.diar_params = pk::diar_latency_preset(PARAKEET_DIAR_LATENCY_LOW, diar->config().streaming);
+    parts.naming.min_voice_sec = 0.2f;
+    parts.speaker_embed = [](const float*, int64_t) -> std::vector<float> {
+        throw pk::InvalidAudio("too little audio for the speaker encoder");
+    };
+    parts.speaker_identify = [](const std::vector<float>&, float, float) { return pk::speaker::SpeakerMatch{}; };
+    pk::SceneStream s(parts);
+    const std::vector<float> pcm = conversation();
+    try {
+        s.feed(pcm.data(), static_cast<int64_t>(pcm.size()), true);
+        FAIL() << "the failing encoder was never called";
+    } catch (const pk::InvalidAudio& e) {
+        EXPECT_STREQ(e.what(), "too little audio for the speaker encoder");
+        EXPECT_EQ(s.failed_part(), pk::ScenePart::Speaker);
+    }
+    EXPECT_THROW(pk::SceneStream(pk::SceneParts{}), pk::InvalidArgument);  // no part at all
 }
 
 TEST(SceneStream, ErrorsGoWhereParakeetCppSendsThem) {

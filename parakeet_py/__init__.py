@@ -22,6 +22,7 @@ from .speakers.diarize import Diarizer
 from .speakers.diarize_stream import DiarizerStream
 from .speakers.encoder import SpeakerEncoder
 from .speakers.registry import VoiceRegistry
+from .speakers.scene_stream import SceneStream
 from .speakers.speaker_stream import SpeakerStream
 from .stream import Stream, StreamEvent, StreamUpdate
 from .stream_group import StreamGroup
@@ -31,6 +32,6 @@ from .sound import SoundStream, SoundTagger
 
 __version__ = "0.1.0"
 
-__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "StreamGroup", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "SoundTagger", "SoundStream", "Diarizer", "DiarizerStream", "SpeakerEncoder", "VoiceRegistry", "SpeakerStream", "Segment", "Utterance",
+__all__ = ["Context", "Stream", "StreamUpdate", "StreamEvent", "StreamGroup", "Transcript", "Token", "Word", "Hypothesis", "Hotwords", "Vad", "VadStream", "SoundTagger", "SoundStream", "Diarizer", "DiarizerStream", "SpeakerEncoder", "VoiceRegistry", "SpeakerStream", "SceneStream", "Segment", "Utterance",
            "ParakeetError", "InvalidArgument", "InvalidAudio", "BadModel", "Unsupported", "Cancelled", "OutOfMemory",
            "InternalError", "load_audio", "bundle_components", "__version__"]

@@ -258,6 +258,27 @@ char* parakeet_capi_diarize_profiles_pcm_json(parakeet_ctx* diar, parakeet_ctx* 
                                               int n_samples, int sample_rate, float accept_threshold,
                                               float margin);
 
+typedef struct {
+    int size;
+    int diar_latency;
+    parakeet_sound_opts sound;
+    int flags;
+    float speaker_accept_threshold;
+    float speaker_margin;
+    float speaker_min_voice_sec;
+    float speaker_refresh_sec;
+    float speaker_max_voice_sec;
+} parakeet_scene_opts;
+void parakeet_capi_scene_opts_default(parakeet_scene_opts* o);
+typedef struct parakeet_scene_stream parakeet_scene_stream;
+parakeet_scene_stream* parakeet_capi_scene_stream_begin_speaker(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                                parakeet_ctx* tagger, parakeet_ctx* speaker,
+                                                                parakeet_speaker_registry* registry,
+                                                                const parakeet_scene_opts* o);
+char* parakeet_capi_scene_stream_feed_json(parakeet_scene_stream* s, const float* pcm, int n, int is_last);
+char* parakeet_capi_scene_stream_drain_scores_json(parakeet_scene_stream* s);
+const char* parakeet_capi_scene_stream_last_error(parakeet_scene_stream* s);
+void parakeet_capi_scene_stream_free(parakeet_scene_stream* s);
 const char* parakeet_capi_last_error(parakeet_ctx* ctx);
 const char* parakeet_capi_thread_last_error(void);
 int parakeet_capi_last_error_code(parakeet_ctx* ctx);
@@ -266,7 +287,7 @@ void parakeet_capi_free_string(char* s);
 """
 
 # The ABI version this binding was written for.
-EXPECTED_ABI_VERSION = 7
+EXPECTED_ABI_VERSION = 10
 
 # Decoder selection values of the C ABI (PARAKEET_DECODER_*).
 DECODER_DEFAULT = 0

@@ -35,6 +35,7 @@ from .progress import ProgressCallback, call_with_progress, check_progress
 from .speakers.diarize import AUDIO_RATE as DIARIZER_RATE, Diarizer
 from .speakers.encoder import SpeakerEncoder
 from .speakers.registry import VoiceRegistry
+from .speakers.scene_stream import SceneStream, begin as begin_scene_stream
 from .speakers.speaker_stream import SpeakerStream, begin as begin_speaker_stream
 from .stream import Stream, begin as begin_stream, check_language, stream_options
 from .stream_group import StreamGroup, new as new_stream_group
@@ -562,6 +563,19 @@ class Context(SharedModel):
             stream = begin_speaker_stream(self, ptr, diarizer, "model" if latency is None else latency, rate)
             self._lend(stream)
         return stream
+
+    def scene_stream(self, *, diarizer: Optional[Diarizer] = None, tagger: Optional[Any] = None,
+                     speaker_encoder: Optional[Any] = None, registry: Optional[Any] = None,
+                     latency: Union[str, int, None] = None, **options: Any) -> SceneStream:
+        """Begin a live scene (see :mod:`.speakers.scene_stream`): this context's words, with
+        ``diarizer`` their speakers, with ``speaker_encoder`` and ``registry`` (and the diarizer)
+        the speakers' names, with ``tagger`` (a SoundTagger) the sounds heard. Each feed of 16 kHz
+        audio returns the library's document (docs/api.md, "The scene stream"). ``latency``: the
+        diarizer's preset; ``options``: the naming's accept_threshold, margin, min_voice_sec,
+        refresh_sec, max_voice_sec and the sound stream's options. Raises the library's errors
+        for bad options or models."""
+        return begin_scene_stream(self, diarizer=diarizer, tagger=tagger, speaker_encoder=speaker_encoder,
+                                  registry=registry, latency=latency, **options)
 
     def transcribe_many(self, items: Iterable[Any], *, workers: Optional[int] = None,
                         sample_rate: Optional[int] = None, decoder: Optional[str] = None,

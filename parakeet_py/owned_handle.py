@@ -99,7 +99,7 @@ class SharedModel(OwnedHandle):
 
 # The bundle component kind (docs/bundles.md) of each model kind these classes load.
 _BUNDLE_KINDS = {_native.MODEL_KIND_VAD: "vad", _native.MODEL_KIND_DIARIZATION: "diar", _native.MODEL_KIND_SOUND: "ced",
-                _native.MODEL_KIND_SPEAKER: "voice"}
+                 _native.MODEL_KIND_SPEAKER: "voice"}
 
 
 def load_model_of_kind(model_path: "os.PathLike[str] | str", kind: int, what: str,

@@ -39,16 +39,18 @@ extern "C" {
 #define PARAKEET_API __attribute__((visibility("default")))
 #endif
 
-/* Version of this ABI, on parakeet.cpp's scale: 7 says that every function of parakeet.cpp's
+/* Version of this ABI, on parakeet.cpp's scale: 10 says that every function of parakeet.cpp's
  * ABI 6 (its 0.2.2 release: _lang variants, batches, stream JSON and events, hotwords, N-best,
- * CTC log-probs) and of its ABI 7 (speaker diarization, the diarization stream with its latency
- * presets, speaker-attributed ASR offline and streaming) is here with its signature and
- * meaning, so a program that checks `parakeet_capi_abi_version() >= 7` accepts this library.
- * parakeet.cpp's ABI 8 adds a sound-event tagger and sound/scene streams, which this library
- * does not have, so it does not claim 8 (it does have ABI 8's parakeet_capi_model_kind).
- * This library's own additions (thread_last_error, progress, attention, set_concurrency,
+ * CTC log-probs), ABI 7 (speaker diarization, the diarization stream with its latency presets,
+ * speaker-attributed ASR offline and streaming), ABI 8 (the CED sound tagger, the sound and
+ * scene streams, parakeet_capi_model_kind), ABI 9 (the speaker encoder, the voice registry,
+ * scene_stream_begin_speaker, transcribe_and_diarize_named_json) and ABI 10
+ * (speaker_registry_add_embedding, diarize_named_pcm_json) is here with its signature and
+ * meaning, so a program that checks `parakeet_capi_abi_version() >= 10` accepts this library.
+ * parakeet.cpp's additions that keep ABI 10 (the fingerprint calls, speaker_embed_pcm, bundles)
+ * and this library's own (thread_last_error, progress, attention, set_concurrency,
  * stream_begin_with, model_info_json, diarize_pcm_with, …) are additive: probe them by symbol. */
-#define PARAKEET_CAPI_ABI_VERSION 7
+#define PARAKEET_CAPI_ABI_VERSION 10
 
 /* Decoder selection for the transcribe functions (parakeet.cpp's values). */
 #define PARAKEET_DECODER_DEFAULT 0    /* the model's own head: the transducer for hybrids */
@@ -1075,6 +1077,81 @@ PARAKEET_API char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_s
 PARAKEET_API void parakeet_capi_free_sound_segments(parakeet_sound_segment* segs);
 /* Frees a stream. NULL is a no-op. */
 PARAKEET_API void parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
+
+/* ---- The scene stream (parakeet.cpp's ABI 8, speaker fields ABI 9) ----
+ * One live feed of who said what, by name, and what else is heard: diarization, speaker
+ * naming, ASR and sound events on 16 kHz mono audio, in chunks of any size. Each part is
+ * optional; the parts run in the order diarization, speaker, ASR, sound.
+ *   - ASR commits words ending at least 1 s before the edge (the diarized time with a diar ctx,
+ *     else the audio received, on whole seconds); text lags 3-5 s. Each word takes the speaker
+ *     of the diarization segment it overlaps most (else the nearest within 0.5 s, else -1).
+ *   - Speaker naming (a speaker ctx and a registry, with a diar ctx): each slot keeps its newest
+ *     speaker_max_voice_sec of clean audio (not overlapped by another slot), embedded once it
+ *     has speaker_min_voice_sec, then after every speaker_refresh_sec of new audio and at the
+ *     end; an unknown result keeps the name, a different name must win twice in a row. A word
+ *     committed before its slot was named keeps an empty name.
+ * What commits, and when a slot is named, does not depend on how the audio is cut into feeds.
+ * One thread at a time per stream; the contexts (and registry) must outlive it. */
+typedef struct {
+    int size;                       /* sizeof(parakeet_scene_opts), for versioning */
+    int diar_latency;               /* PARAKEET_DIAR_LATENCY_*, used only with a diar ctx */
+    parakeet_sound_opts sound;      /* used only with a tagger ctx (its own size versioning) */
+    int flags;                      /* reserved, must be 0 */
+    float speaker_accept_threshold; /* default 0.5 */
+    float speaker_margin;           /* default 0.05 */
+    float speaker_min_voice_sec;    /* default 2.0 */
+    float speaker_refresh_sec;      /* default 3.0 */
+    float speaker_max_voice_sec;    /* default 10.0 */
+} parakeet_scene_opts;
+/* Fills o with the defaults (and size): latency MODEL, the sound defaults, flags 0 and the
+ * speaker defaults above. NULL is a no-op. A speaker field that is 0, or not covered by size,
+ * keeps its default. */
+PARAKEET_API void parakeet_capi_scene_opts_default(parakeet_scene_opts* o);
+
+typedef struct parakeet_scene_stream parakeet_scene_stream;
+
+/* parakeet_capi_scene_stream_begin_speaker(asr, diar, tagger, NULL, NULL, o). */
+PARAKEET_API parakeet_scene_stream* parakeet_capi_scene_stream_begin(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                                     parakeet_ctx* tagger, const parakeet_scene_opts* o);
+/* Starts a scene stream on the contexts given (each may be NULL; all NULL returns NULL with no
+ * message). o NULL gives the defaults. NULL on error, with the message on the context concerned:
+ * a context of the wrong kind (on it); "speaker identification needs a diarization model" or
+ * "... needs a registry" (on speaker; a registry without a speaker is ignored); "scene flags
+ * must be 0" (on the first context given); "unknown diarization latency mode" (on diar);
+ * "invalid speaker options: ..." (on speaker: min_voice > 0, refresh > 0, max_voice >=
+ * min_voice, accept in [-1, 1], margin >= 0); "registry holds N-value embeddings, this model
+ * produces M" and the fingerprint refusals (on speaker); "invalid sound options: ..." (on
+ * tagger). */
+PARAKEET_API parakeet_scene_stream* parakeet_capi_scene_stream_begin_speaker(
+    parakeet_ctx* asr, parakeet_ctx* diar, parakeet_ctx* tagger, parakeet_ctx* speaker,
+    parakeet_speaker_registry* registry, const parakeet_scene_opts* o);
+/* Feeds n samples (n may be 0, e.g. with is_last) and returns what this call produced (free
+ * with parakeet_capi_free_string), times %.3f, scores %.4f:
+ *   {"t":0.600,"names":{"0":{"name":"Ada","score":0.9752}},
+ *    "utterances":[{"speaker":0,"name":"Ada","name_score":0.9752,"text":"...","start":0.400,
+ *                   "end":1.600,"conf":0.9800}],
+ *    "words":[{"text":"mister","start":0.400,"end":0.600,"conf":0.9900,"speaker":0,"name":"Ada",
+ *              "name_score":0.9752}],
+ *    "speakers":[{"speaker":0,"name":"Ada","name_score":0.9752,"start":0.000,"end":0.600}],
+ *    "sounds":[{"index":i,"label":"...","start":24.000,"end":30.000,"peak":0.8600}],
+ *    "active":{"speakers":[{"speaker":0,"name":"Ada","name_score":0.9752,"start":0.600}],
+ *              "sounds":[... with "end": t ...]}}
+ * t: seconds fed so far. names / name / name_score appear only with a speaker part ("names":{}
+ * at first; "" and 0 for a slot not named). words, utterances (same-speaker runs with gaps
+ * <= 0.5 s), speakers and sounds hold what committed or closed in this call; active what is open
+ * now. Absent parts give empty arrays. NULL on error, the message in
+ * parakeet_capi_scene_stream_last_error: "invalid samples buffer", a non-finite sample, "stream
+ * already finished", or a part's failure (also on that part's context). After an error, end the
+ * stream: the parts' times may disagree. */
+PARAKEET_API char* parakeet_capi_scene_stream_feed_json(parakeet_scene_stream* s, const float* pcm, int n,
+                                                        int is_last);
+/* The sound part's classified windows since the last drain, as
+ * parakeet_capi_sound_stream_drain_scores_json gives them; "[]" without a tagger. NULL for s NULL. */
+PARAKEET_API char* parakeet_capi_scene_stream_drain_scores_json(parakeet_scene_stream* s);
+/* The message of the stream's last failed call ("" after a success; "" for s NULL). */
+PARAKEET_API const char* parakeet_capi_scene_stream_last_error(parakeet_scene_stream* s);
+/* Frees a stream. NULL is a no-op. */
+PARAKEET_API void parakeet_capi_scene_stream_free(parakeet_scene_stream* s);
 
 #ifdef __cplusplus
 }

@@ -15,8 +15,9 @@
  * The bundle calls of its ABI 8-10 (load_component, bundle_components_json, load_error) link
  * and behave on a plain file.
  *
- * ABI 8's sound tagger and sound stream are restated and called on the CED fixture
- * (tests/data/ced).
+ * ABI 8's sound tagger, sound stream and scene stream (with ABI 9's speaker fields) are
+ * restated and called on the CED fixture (tests/data/ced); the speaker, registry and named calls
+ * of ABI 9/10 in test_pcpp_speaker_abi.c. The program requires ABI 10.
  *
  * Usage: test_pcpp_abi HYBRID.gguf WAV SORTFORMER_PCPP.gguf SORTFORMER_STREAMING.gguf CONVERSATION.wav
  *        CED.gguf CED_CLIP.wav
@@ -136,6 +137,31 @@ void  parakeet_capi_sound_stream_free(parakeet_sound_stream* s);
 int         parakeet_capi_num_classes(const parakeet_ctx* ctx);            // -1 if not a tagger
 const char* parakeet_capi_class_label(const parakeet_ctx* ctx, int index); // NULL if not tagger/oob
 int parakeet_capi_model_kind(const parakeet_ctx* ctx);
+/* ABI 8's scene stream, with ABI 9's speaker fields and begin_speaker (its header, verbatim). */
+typedef struct parakeet_speaker_registry parakeet_speaker_registry;
+parakeet_speaker_registry* parakeet_capi_speaker_registry_new(void);
+void parakeet_capi_speaker_registry_free(parakeet_speaker_registry* reg);
+typedef struct {
+    int size;                    // sizeof(parakeet_scene_opts), for versioning
+    int diar_latency;            // PARAKEET_DIAR_LATENCY_*, used only with a diar ctx
+    parakeet_sound_opts sound;   // used only with a tagger ctx
+    int flags;                   // reserved, must be 0
+    float speaker_accept_threshold;   // default 0.5
+    float speaker_margin;             // default 0.05
+    float speaker_min_voice_sec;      // default 2.0
+    float speaker_refresh_sec;        // default 3.0
+    float speaker_max_voice_sec;      // default 10.0
+} parakeet_scene_opts;
+void parakeet_capi_scene_opts_default(parakeet_scene_opts* o);
+typedef struct parakeet_scene_stream parakeet_scene_stream;
+parakeet_scene_stream* parakeet_capi_scene_stream_begin(parakeet_ctx* asr, parakeet_ctx* diar,
+                                                         parakeet_ctx* tagger, const parakeet_scene_opts* o);
+char* parakeet_capi_scene_stream_feed_json(parakeet_scene_stream* s, const float* pcm, int n, int is_last);
+char* parakeet_capi_scene_stream_drain_scores_json(parakeet_scene_stream* s);   // "[]" without tagger
+const char* parakeet_capi_scene_stream_last_error(parakeet_scene_stream* s);
+void  parakeet_capi_scene_stream_free(parakeet_scene_stream* s);
+parakeet_scene_stream* parakeet_capi_scene_stream_begin_speaker(parakeet_ctx* asr, parakeet_ctx* diar,
+    parakeet_ctx* tagger, parakeet_ctx* speaker, parakeet_speaker_registry* registry, const parakeet_scene_opts* o);
 /* ABI 8-10: the bundle calls (additive; docs/bundles.md) and what they report through */
 const char* parakeet_capi_load_error(void);
 parakeet_ctx* parakeet_capi_load_component(const char* gguf_path, const char* component);
@@ -437,6 +463,49 @@ static void test_abi8_sound(parakeet_ctx* asr, const char* ced_path, const char*
     free(s);
 }
 
+/* ABI 8's scene stream on ASR, the streaming diarizer and the CED tagger: the conversation fed in
+ * two halves gives documents of parakeet.cpp's shape, words by the end, no names without a
+ * speaker part; then the stream's own errors and begin_speaker's checks. */
+static void test_abi8_scene(parakeet_ctx* asr, const char* stream_path, const char* ced_path, const char* wav) {
+    parakeet_ctx* diar = parakeet_capi_load(stream_path);
+    parakeet_ctx* ced = parakeet_capi_load(ced_path);
+    parakeet_speaker_registry* reg = parakeet_capi_speaker_registry_new();
+    int n = 0;
+    float* s = read_wav16(wav, &n);
+    parakeet_scene_opts o;
+    parakeet_capi_scene_opts_default(&o);
+    CHECK(o.size == (int)sizeof o && o.diar_latency == 0 && o.flags == 0 && o.sound.size == (int)sizeof o.sound &&
+          o.speaker_accept_threshold == 0.5f && o.speaker_margin == 0.05f && o.speaker_min_voice_sec == 2.0f &&
+          o.speaker_refresh_sec == 3.0f && o.speaker_max_voice_sec == 10.0f);
+    o.diar_latency = 1; /* PARAKEET_DIAR_LATENCY_LOW */
+    CHECK(parakeet_capi_scene_stream_begin(NULL, NULL, NULL, &o) == NULL);
+    /* A speaker context without a diarizer is refused on it; a registry without one is ignored. */
+    CHECK(parakeet_capi_scene_stream_begin_speaker(asr, NULL, NULL, ced, reg, &o) == NULL);
+    CHECK(strcmp(parakeet_capi_last_error(ced), "speaker identification needs a diarization model") == 0);
+    parakeet_scene_stream* st = diar && ced && s ? parakeet_capi_scene_stream_begin_speaker(asr, diar, ced, NULL, reg, &o) : NULL;
+    CHECK(st != NULL);
+    if (st) {
+        char* first = parakeet_capi_scene_stream_feed_json(st, s, n / 2, 0);
+        CHECK(first != NULL && strncmp(first, "{\"t\":", 5) == 0 && strstr(first, "\"names\"") == NULL &&
+              strstr(first, "\"utterances\":[") && strstr(first, "\"active\":{\"speakers\":["));
+        parakeet_capi_free_string(first);
+        char* last = parakeet_capi_scene_stream_feed_json(st, s + n / 2, n - n / 2, 1);
+        CHECK(last != NULL && strstr(last, "\"words\":[{\"text\":") != NULL);
+        parakeet_capi_free_string(last);
+        CHECK(strcmp(parakeet_capi_scene_stream_last_error(st), "") == 0);
+        char* scores = parakeet_capi_scene_stream_drain_scores_json(st);
+        CHECK(scores != NULL && strncmp(scores, "[{\"start\":0.000,\"end\":1.000,\"tags\":[", 36) == 0);
+        parakeet_capi_free_string(scores);
+        CHECK(parakeet_capi_scene_stream_feed_json(st, s, 1, 0) == NULL);
+        CHECK(strcmp(parakeet_capi_scene_stream_last_error(st), "stream already finished") == 0);
+    }
+    parakeet_capi_scene_stream_free(st);
+    parakeet_capi_speaker_registry_free(reg);
+    parakeet_capi_free(ced);
+    parakeet_capi_free(diar);
+    free(s);
+}
+
 int main(int argc, char** argv) {
     if (argc != 8) {
         fprintf(stderr,
@@ -445,7 +514,7 @@ int main(int argc, char** argv) {
                 argv[0]);
         return 2;
     }
-    CHECK(parakeet_capi_abi_version() >= 7);
+    CHECK(parakeet_capi_abi_version() >= 10);
     test_abi7_symbols();
     CHECK(strlen(parakeet_version()) > 0);
     int n = 0;
@@ -461,6 +530,7 @@ int main(int argc, char** argv) {
         test_stream(ctx, s, n);
         test_abi7_calls(ctx, argv[3], argv[4], argv[5]);
         test_abi8_sound(ctx, argv[6], argv[7]);
+        test_abi8_scene(ctx, argv[4], argv[6], argv[5]);
     }
     char* text = NULL;
     test_bundle_calls(argv[1]);

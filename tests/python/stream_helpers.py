@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from data_helpers import LONG, MODELS, SPEECH  # noqa: F401 (the streaming tests take them from here)
+from parakeet_py import InvalidArgument
 
 # Small windows so that the fixture clips span many chunks (0.4 s chunks, 1.2 s left, 0.4 s right).
 SMALL = {"chunk": 0.4, "left": 1.2, "right": 0.4}
@@ -64,3 +65,14 @@ def run_stream(stream, audio: np.ndarray, sizes: Sequence[int]) -> Tuple[str, Li
     words = [w for u in updates for w in u.words]
     tokens = [t for u in updates for t in u.tokens]
     return text, words, tokens, updates
+
+
+def check_finished_then_closed(stream, finished_error: type, closed_match: str) -> None:
+    """A stream refuses audio after finish() (``finished_error``, "finished") and after close()
+    (InvalidArgument matching ``closed_match``)."""
+    stream.finish()
+    with pytest.raises(finished_error, match="finished"):
+        stream.feed(np.zeros(160, np.float32))
+    stream.close()
+    with pytest.raises(InvalidArgument, match=closed_match):
+        stream.feed(np.zeros(160, np.float32))

@@ -9,6 +9,7 @@ import pytest
 
 from data_helpers import CONVERSATION as CLIP, NEMO_DIR, conversation_pcm as pcm
 from parakeet_py import Diarizer, InvalidArgument, Unsupported
+from stream_helpers import check_finished_then_closed
 
 
 @pytest.fixture(scope="module")
@@ -54,13 +55,7 @@ def test_bad_latencies_and_models_are_refused(diarizer):
     with Diarizer(NEMO_DIR / "sortformer_offline" / "model.gguf") as offline:
         with pytest.raises(Unsupported, match="per_feature"):
             offline.stream()
-    s = diarizer.stream()
-    s.finish()
-    with pytest.raises(InvalidArgument, match="finished"):
-        s.feed(np.zeros(10, np.float32))
-    s.close()
-    with pytest.raises(InvalidArgument, match="closed"):
-        s.feed(np.zeros(10, np.float32))
+    check_finished_then_closed(diarizer.stream(), InvalidArgument, "closed")
 
 
 def test_closing_the_diarizer_closes_its_streams():

@@ -1,13 +1,13 @@
 // The sound stream through the C ABI (parakeet.cpp's ABI 8): options with size versioning, and
 // begin / feed / active / drain_scores_json / free on a CED tagger context.
-#include <cstddef>
 #include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "capi/context.h"
-#include "common/json_writer.h"
+#include "capi/sound_options.h"
+#include "capi/sound_scores_json.h"
 #include "model/sound/sound_stream.h"
 #include "parakeet_capi.h"
 
@@ -19,27 +19,6 @@ struct parakeet_sound_stream {
 };
 
 namespace {
-
-// Whether the caller's struct (o->size bytes) reaches the end of `field_end` bytes.
-bool covers(const parakeet_sound_opts* o, size_t field_end) { return o->size >= 0 && static_cast<size_t>(o->size) >= field_end; }
-
-// The caller's options over the defaults, in parakeet.cpp's three groups: a group is read only
-// when the struct's size covers all of it.
-pk::SoundOptions read_options(const parakeet_sound_opts* o) {
-    pk::SoundOptions out;
-    if (o == nullptr) return out;
-    if (covers(o, offsetof(parakeet_sound_opts, hop_sec) + sizeof(float))) {
-        out.window_sec = o->window_sec;
-        out.hop_sec = o->hop_sec;
-    }
-    if (covers(o, offsetof(parakeet_sound_opts, min_duration_sec) + sizeof(float))) {
-        out.on_threshold = o->on_threshold;
-        out.off_threshold = o->off_threshold;
-        out.min_duration_sec = o->min_duration_sec;
-    }
-    if (covers(o, offsetof(parakeet_sound_opts, top_k) + sizeof(int))) out.top_k = o->top_k;
-    return out;
-}
 
 // The segments as a malloc'd C array (NULL when there are none), labels borrowed from the ctx.
 void hand_out(const pk::CedModel& ced, const std::vector<pk::SoundSegment>& segs, parakeet_sound_segment** out,
@@ -76,7 +55,7 @@ parakeet_sound_stream* parakeet_capi_sound_stream_begin(parakeet_ctx* tagger, co
         // Each window on a backend leased for it, as a one-shot call runs.
         const pk::SoundScorer scorer = [&ced](const float* samples, int64_t n) { return ced.classify(samples, n); };
         s->stream = std::make_unique<pk::SoundStream>(scorer, ced.config().n_classes, ced.config().sample_rate,
-                                                      read_options(o));
+                                                      pk::capi::read_sound_options(o));
         return s.release();
     });
 }
@@ -103,26 +82,7 @@ int parakeet_capi_sound_stream_active(parakeet_sound_stream* s, parakeet_sound_s
 char* parakeet_capi_sound_stream_drain_scores_json(parakeet_sound_stream* s) {
     if (s == nullptr) return nullptr;
     return guarded<char*>(s->ctx, nullptr, [&]() -> char* {
-        const std::vector<std::string>& labels = s->ctx->sound->labels();
-        pk::JsonWriter j;
-        j.begin_array();
-        for (const pk::ScoredWindow& w : s->stream->drain_scores()) {
-            j.begin_object();
-            j.key("start").value(w.start, 3);
-            j.key("end").value(w.end, 3);
-            j.key("tags").begin_array();
-            for (const auto& [index, score] : w.top) {
-                j.begin_object();
-                j.key("index").value(index);
-                j.key("label").value(labels[static_cast<size_t>(index)]);
-                j.key("score").value(static_cast<double>(score), 4);
-                j.end_object();
-            }
-            j.end_array();
-            j.end_object();
-        }
-        j.end_array();
-        return pk::capi::to_c_string(j.str());
+        return pk::capi::to_c_string(pk::capi::scored_windows_json(s->stream->drain_scores(), s->ctx->sound->labels()));
     });
 }
 

@@ -93,4 +93,10 @@ std::vector<DiarSegment> DiarStream::feed(const float* samples, int64_t n, bool 
     return closed;
 }
 
+std::vector<DiarSegment> open_diar_segments(const DiarStream& s) {
+    std::vector<DiarSegment> open = s.active();
+    for (DiarSegment& g : open) g.end = s.time();
+    return open;
+}
+
 }  // namespace pk

@@ -61,4 +61,7 @@ private:
     bool finished_ = false;
 };
 
+// The stream's open segments, each ending at the time diarized so far (what is known of them).
+std::vector<DiarSegment> open_diar_segments(const DiarStream& s);
+
 }  // namespace pk

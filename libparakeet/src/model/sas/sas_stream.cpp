@@ -12,24 +12,19 @@ SasStream::SasStream(const Model& asr, const DiarModel& diar, const DiarStreamin
           return asr.transcribe(s, n, rate, RequestOptions()).words;
       }) {}
 
-void SasStream::diarize(const float* samples, int64_t n, bool last) {
-    for (const DiarSegment& g : diarizer_.feed(samples, n, last)) closed_.push_back(g);
-}
-
-std::vector<DiarSegment> SasStream::known_segments() const {
-    std::vector<DiarSegment> all = closed_;
-    for (DiarSegment g : diarizer_.active()) {
-        g.end = diarizer_.time();
-        all.push_back(g);
-    }
-    return all;
+std::vector<DiarSegment> SasStream::diarize(const float* samples, int64_t n, bool last) {
+    std::vector<DiarSegment> closed = diarizer_.feed(samples, n, last);
+    closed_.insert(closed_.end(), closed.begin(), closed.end());
+    return closed;
 }
 
 SasWords SasStream::commit(const float* samples, int64_t n, bool last) {
     committer_.append(samples, n);
     SasWords out;
     out.words = committer_.commit(diarizer_.time(), last);
-    out.speakers = word_speakers(out.words, known_segments());
+    std::vector<DiarSegment> known = closed_;
+    for (const DiarSegment& g : open_segments()) known.push_back(g);
+    out.speakers = word_speakers(out.words, known);
     // Closed segments that end over a second before the window cannot reach a later word (it
     // starts at or after the window; the nearest-segment rule looks 0.5 s back).
     const double keep_from = committer_.window_start_sec() - 1.0;

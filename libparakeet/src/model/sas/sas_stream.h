@@ -32,17 +32,20 @@ public:
     SasStream(const Model& asr, const DiarModel& diar, const DiarStreamingParams& params);
 
     // Feeds n samples at the diarization model's rate to the diarizer; `last` closes it.
-    void diarize(const float* samples, int64_t n, bool last);
+    // Returns the segments that closed.
+    std::vector<DiarSegment> diarize(const float* samples, int64_t n, bool last);
     // The words that commit now (after diarize() with the same samples and `last`).
     SasWords commit(const float* samples, int64_t n, bool last);
 
+    // The open segments, each ending at the time diarized so far.
+    std::vector<DiarSegment> open_segments() const { return open_diar_segments(diarizer_); }
+
+    double diarized_sec() const { return diarizer_.time(); }
     int sample_rate() const { return rate_; }
     // Samples of one diarizer output frame: the diarized time advances by whole chunks of them.
     int64_t step_samples() const { return step_; }
 
 private:
-    std::vector<DiarSegment> known_segments() const;
-
     int rate_;
     int64_t step_;
     DiarStream diarizer_;

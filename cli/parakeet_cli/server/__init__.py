@@ -15,8 +15,9 @@ import click
 from parakeet_py import __version__
 
 from ..common import ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, component_option, kernel_options
-from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
-                     DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
+from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
+                     DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
+                     DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
                      DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW,
                      DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
@@ -87,6 +88,11 @@ def _window_text(window: Any) -> str:
 @click.option("--max-streams", default=DEFAULT_MAX_STREAMS, show_default=True, type=click.IntRange(min=1),
               help="Live streams (stream=true transcriptions and /v1/realtime sessions) open at once; one more "
                    "is refused (503, or an error event and close code 1013).")
+@click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
+              help="Chunks of live streams on a cache-aware model run in one batched encoder step (1: no "
+                   "batching; buffered streams of offline models never batch).")
+@click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
+              help="Milliseconds a live stream's ready chunk may wait for other streams' to join its batch.")
 @click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,
               type=WindowType(), help="Seconds of left context, chunk and right context of /v1/realtime sessions "
                                       "(text is final chunk + right seconds after it is spoken).")
@@ -150,7 +156,8 @@ def _window_text(window: Any) -> str:
 def main(model_path: str, concurrency: int, threads: Optional[int], host: str, port: int,
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
-         max_queue: Optional[int], max_queue_wait: float, max_streams: int, realtime_window: Any, sse_window: Any,
+         max_queue: Optional[int], max_queue_wait: float, max_streams: int, max_batch: int,
+         batch_wait_ms: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
@@ -177,6 +184,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         max_queue_wait=max_queue_wait,
         max_audio_seconds=max_audio_seconds,
         max_streams=max_streams,
+        max_batch=max_batch,
+        batch_wait_ms=batch_wait_ms,
         sse_window=sse_window,
         realtime_window=realtime_window,
         stream_idle_seconds=stream_idle_timeout,

@@ -30,14 +30,15 @@ from parakeet_py.audio import prepare_audio
 from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 from parakeet_py.speakers.encoder import AUDIO_RATE as VOICE_RATE
 
-from . import formats, page, request_fields, sse, voice_api
+from . import batching, formats, page, request_fields, sse, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
-from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB,
-                     DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
-                     DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
-                     DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW, DEFAULT_SHUTDOWN_TIMEOUT,
+from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
+                     DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
+                     DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS,
+                     DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_DIARIZE_LATENCY,
+                     DEFAULT_REALTIME_WINDOW, DEFAULT_SHUTDOWN_TIMEOUT,
                      DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS, LOOPBACK_ORIGINS)
 from .live import LiveStreams, Window
 from .metrics import Metrics, RequestMetricsMiddleware
@@ -70,6 +71,9 @@ class ServerConfig:
     # Live streams (SSE and realtime): how many at once, the (left, chunk, right) seconds of
     # each kind, how long a realtime connection may stay silent, the largest append.
     max_streams: int = DEFAULT_MAX_STREAMS
+    # The stream group of a cache-aware model's live streams (batching.py; 1: none).
+    max_batch: int = DEFAULT_MAX_BATCH
+    batch_wait_ms: int = DEFAULT_BATCH_WAIT_MS
     sse_window: Window = DEFAULT_SSE_WINDOW
     realtime_window: Window = DEFAULT_REALTIME_WINDOW
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
@@ -139,7 +143,10 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
     turns = FairTurns(backends)
     queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics,
                                client_share=config.client_share, turns=turns, max_wait=config.max_queue_wait)
-    live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share, turns=turns)
+    group = batching.stream_group(context, config.max_batch, config.batch_wait_ms)
+    batching.register(group, metrics.registry)
+    live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share, turns=turns,
+                       group=group)
     # Set when the server stops and the requests in flight have had their time: every
     # transcription still running then stops at its next progress report.
     stopping = threading.Event()

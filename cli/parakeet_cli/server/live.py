@@ -10,6 +10,13 @@ the backends (turns.py: shared with the transcription queue, handed out client b
 one client's streams cannot keep the backends from everyone else). A stream's feeds run one
 after the other: its connection awaits each before reading more, so what a client sends
 beyond that waits in the socket (backpressure), not in a queue here.
+
+On a cache-aware model with a stream group (batching.py) the streams join it, and their feeds
+take no turn: a turn per feed would let at most K feeds reach the group, so no batch would hold
+more than K chunks. The group is the fair share there: its batches take the waiting chunks
+oldest first, a chunk waits at most the batch wait, and each feed is one chunk (so a client
+sending a minute at once takes one chunk per batch, like everyone else). A batch leases a
+backend from the library, first come, first served with the queue's transcriptions.
 """
 
 from __future__ import annotations
@@ -22,8 +29,9 @@ from typing import Any, Callable, Optional, Tuple, TypeVar
 
 import numpy as np
 
-from parakeet_py import Stream, StreamUpdate
+from parakeet_py import Stream, StreamGroup, StreamUpdate
 
+from .batching import chunk_samples, is_cache_aware
 from .clients import Shares, share_limit
 from .metrics import Metrics
 from .turns import FairTurns
@@ -46,12 +54,15 @@ class Lease:
     stream: Optional[Stream] = None
     ended: bool = False
     client: str = ""
+    # Samples per feed of a stream in the group (0: not in it; feeds then take turns).
+    batched_piece: int = 0
 
 
 class LiveStreams:
     def __init__(self, context: Any, max_streams: int, metrics: Metrics, client_share: float = 1.0,
-                 turns: Optional[FairTurns] = None) -> None:
+                 turns: Optional[FairTurns] = None, group: Optional[StreamGroup] = None) -> None:
         self.context = context
+        self.group = group
         self._turns = turns if turns is not None else FairTurns(int(context.concurrency))
         self.max_streams = max_streams
         self._shares = Shares(share_limit(max_streams, client_share))
@@ -100,7 +111,7 @@ class LiveStreams:
         """Opens the lease's library stream (replacing one already open); ``language``: a prompt
         model's locale (others ignore it)."""
         left, chunk, right = window
-        if self.context.info.get("streaming", {}).get("mode") == "cache_aware":
+        if is_cache_aware(self.context):
             # a cache-aware model streams with its own (default) attention context, not windows
             stream = await self.run(lambda: self.context.stream(sample_rate=sample_rate, language=language))
         else:
@@ -108,6 +119,10 @@ class LiveStreams:
                                                                 language=language))
         self.close_stream(lease)
         lease.stream = stream
+        lease.batched_piece = 0
+        if self.group is not None:
+            await self.run(self.group.join, stream)  # it leaves when it is closed
+            lease.batched_piece = chunk_samples(self.context, stream.settings, stream.sample_rate)
         return stream
 
     async def feed(self, lease: Lease, samples: Optional[np.ndarray]) -> StreamUpdate:
@@ -117,19 +132,26 @@ class LiveStreams:
         arrived = time.perf_counter()
         before = stream.chunks
         if samples is None:
-            update = await self._turns.run(self._executor, lease.client, stream.finalize)
+            update = await self._call(lease, stream.finalize)
         else:
-            # One turn per chunk of audio, not per feed: a turn is what other clients wait for
-            # (a 10 s piece of a realtime append is 5 chunks of 14 s of encoder input each).
-            step = max(1, int(stream.settings.get("chunk", TURN_AUDIO_SECONDS) * stream.sample_rate))
+            # One call per chunk of audio, not per feed: a turn (or a batch) is what other
+            # clients wait for (a 10 s piece of a realtime append is 5 chunks of 14 s of encoder
+            # input each).
+            step = lease.batched_piece or max(1, int(stream.settings.get("chunk", TURN_AUDIO_SECONDS)
+                                                     * stream.sample_rate))
             update = StreamUpdate()
             for begin in range(0, max(samples.shape[0], 1), step):
-                update = update.then(await self._turns.run(self._executor, lease.client, stream.feed,
-                                                           samples[begin:begin + step]))
+                update = update.then(await self._call(lease, stream.feed, samples[begin:begin + step]))
             self._metrics.stream_audio_seconds.inc(samples.shape[0] / stream.sample_rate)
         if update.chunks > before:
             self._metrics.chunk_latency.labels(lease.kind).observe(time.perf_counter() - arrived)
         return update
+
+    async def _call(self, lease: Lease, fn: Callable[..., T], *args: Any) -> T:
+        """A feed or finalize of the lease's stream: through the group (no turn), or in a turn."""
+        if lease.batched_piece:
+            return await self.run(fn, *args)
+        return await self._turns.run(self._executor, lease.client, fn, *args)
 
     def close_stream(self, lease: Lease) -> None:
         """Frees the lease's library stream once a feed running on it is over (never blocks)."""
@@ -150,3 +172,5 @@ class LiveStreams:
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=False)
+        if self.group is not None:
+            self.group.close()

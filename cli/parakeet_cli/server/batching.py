@@ -1,0 +1,78 @@
+"""The server's stream group: the live cache-aware streams of the model share their encoder steps
+(``--max-batch``, ``--batch-wait-ms``; the library's "Stream groups", docs/api.md), and what the
+group did is exported to ``/metrics``.
+
+There is one group per server, so every SSE stream and realtime session of a cache-aware model
+batches with every other. Buffered streams of offline models are not batched by the library: on
+such a model (or with ``--max-batch 1``) there is no group and feeds run as before.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator, Optional
+
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, SummaryMetricFamily
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from parakeet_py import StreamGroup
+
+
+def is_cache_aware(context: Any) -> bool:
+    return context.info.get("streaming", {}).get("mode") == "cache_aware"
+
+
+def stream_group(context: Any, max_batch: int, wait_ms: int) -> Optional[StreamGroup]:
+    """The group the live streams of ``context`` join, or None where nothing batches."""
+    if max_batch <= 1 or not is_cache_aware(context):
+        return None
+    return context.stream_group(max_batch=max_batch, max_wait_ms=wait_ms)
+
+
+def chunk_samples(context: Any, settings: dict, sample_rate: int) -> int:
+    """Samples (at ``sample_rate``) of one chunk of a cache-aware stream with ``settings``: what
+    a batched feed takes at a time. A batch runs every chunk its members have ready before any
+    of them returns, so a feed of many chunks would hold the other members' feeds back."""
+    left, right = settings["att_context"]
+    contexts = context.info["streaming"]["contexts"]
+    chunk_ms = next((c["chunk_ms"] for c in contexts if (c["left"], c["right"]) == (left, right)),
+                    contexts[0]["chunk_ms"])
+    return max(1, int(round(chunk_ms * sample_rate / 1000)))
+
+
+def _size_buckets(max_batch: int) -> list:
+    """Batch-size bucket bounds: 1, 2, 4, ... up to ``max_batch`` (which is one too)."""
+    bounds, b = [], 1
+    while b < max_batch:
+        bounds.append(b)
+        b *= 2
+    return bounds + [max_batch]
+
+
+class GroupCollector(Collector):
+    """Reads the group's counters (``StreamGroup.stats``) at every scrape."""
+
+    def __init__(self, group: StreamGroup) -> None:
+        self._group = group
+
+    def collect(self) -> Iterator[Any]:
+        if self._group.closed:
+            return
+        stats = self._group.stats()
+        sizes = stats["batch_sizes"]  # sizes[i]: batches of i + 1 streams
+        chunks = sum((i + 1) * n for i, n in enumerate(sizes))
+        buckets = [(str(bound), float(sum(sizes[:bound]))) for bound in _size_buckets(len(sizes))]
+        yield HistogramMetricFamily("parakeet_stream_batch_size",
+                                    "Streams in each batched encoder step of the live cache-aware streams.",
+                                    buckets=buckets + [("+Inf", float(stats["batches"]))], sum_value=float(chunks))
+        yield SummaryMetricFamily("parakeet_stream_batch_wait_seconds",
+                                  "How long each stream's ready chunk waited for its batch to start.",
+                                  count_value=chunks, sum_value=stats["waited_ms_mean"] * chunks / 1e3)
+        yield GaugeMetricFamily("parakeet_stream_batch_wait_max_seconds",
+                                "The longest a ready chunk waited for its batch.", value=stats["waited_ms_max"] / 1e3)
+        yield GaugeMetricFamily("parakeet_stream_group_members", "Live streams in the stream group now.",
+                                value=stats["members"])
+
+
+def register(group: Optional[StreamGroup], registry: CollectorRegistry) -> None:
+    if group is not None:
+        registry.register(GroupCollector(group))

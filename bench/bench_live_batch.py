@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Live cache-aware streams through the server's stream group: how many realtime sessions keep
+up with --max-batch 1 (no batching) and with batching.
+
+    PARAKEET_LIBRARY=build/libparakeet/libparakeet.so .venv/bin/python bench/bench_live_batch.py \\
+        --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] [--json out.json]
+
+A real ``parakeet-server`` on loopback (2 backends x 1 thread, no VAD: manual commits) serving
+the random-weight 120M cache-aware q8_0 model of parakeet_py.synthetic_model (written to the
+synthetic model cache on first use). N clients, on one event loop, each open a realtime
+session and send 160 ms of 24 kHz PCM16 every 160 ms, paced by the wall clock, their starts
+spread over one chunk period. After each append a client sends an event the server does not
+know: the server handles a session's events in order, so its error answer comes once the
+append's audio has been fed and its text (if any) sent. A chunk's latency is the wall time
+from the moment its last sample was due to that answer: an upper bound of "chunk due -> its
+text final" (random weights emit almost no text to time directly). N streams keep up when the
+p95 is <= 100 ms. Prints a table, the CPU, its ISA level and the load average; --json writes
+them all.
+"""
+
+import argparse
+import asyncio
+import base64
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench_cacheaware import cpu_name  # noqa: E402
+from bench_server import Server  # noqa: E402
+from parakeet_py import Context  # noqa: E402
+from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model  # noqa: E402
+
+RATE = 24000
+CHUNK_SEC = 0.16
+KEEPS_UP_P95_SEC = 0.100
+
+
+async def session(url: str, seconds: float, start: float, lat: list, lags: list) -> None:
+    """One client: 160 ms appends at 1x from wall time ``start``, each followed by a ping."""
+    from websockets.asyncio.client import connect
+
+    rng = np.random.default_rng(int(start * 1e6) % 2**32)
+    step = int(CHUNK_SEC * RATE)
+    due = {}
+    async with connect(url.replace("http://", "ws://") + "/v1/realtime?intent=transcription", open_timeout=120,
+                       max_size=None) as ws:
+        assert json.loads(await ws.recv())["type"] == "session.created"
+
+        async def receive() -> None:
+            async for message in ws:
+                event = json.loads(message)
+                ping = event.get("error", {}).get("event_id") if event["type"] == "error" else None
+                if ping is None:
+                    continue
+                lat.append(time.perf_counter() - due.pop(ping))
+
+        reader = asyncio.create_task(receive())
+        for k in range(int(seconds / CHUNK_SEC)):
+            due_at = start + (k + 1) * CHUNK_SEC  # the chunk's last sample is due
+            await asyncio.sleep(max(0.0, due_at - time.perf_counter()))
+            lags.append(time.perf_counter() - due_at)
+            pcm = (rng.normal(0, 3000, step)).astype("<i2").tobytes()
+            due[f"p{k}"] = due_at
+            await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()}))
+            await ws.send(json.dumps({"type": "bench.ping", "event_id": f"p{k}"}))
+        deadline = time.perf_counter() + 30
+        while due and time.perf_counter() < deadline:
+            await asyncio.sleep(0.05)
+        reader.cancel()
+
+
+async def run(url: str, n: int, seconds: float) -> dict:
+    start = time.perf_counter() + 2.0
+    lat, lags = [], []
+    await asyncio.gather(*(session(url, seconds, start + CHUNK_SEC * k / n, lat, lags) for k in range(n)))
+    expected = n * int(seconds / CHUNK_SEC)
+    row = {"streams": n, "chunks": len(lat), "chunks_expected": expected, "send_lag_max_ms": 1e3 * max(lags)}
+    if lat:
+        row.update({f"p{q}_ms": float(np.percentile(lat, q)) * 1e3 for q in (50, 95, 99)})
+    row["keeps_up"] = len(lat) == expected and row.get("p95_ms", 1e9) <= KEEPS_UP_P95_SEC * 1e3
+    return row
+
+
+def metrics_line(url: str) -> dict:
+    """The group's batch counters from /metrics (absent with --max-batch 1)."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out = {}
+    answer = httpx.get(url + "/metrics", timeout=10).raise_for_status()
+    for family in text_string_to_metric_families(answer.text):
+        for s in family.samples:
+            if s.name in ("parakeet_stream_batch_size_sum", "parakeet_stream_batch_size_count",
+                          "parakeet_stream_batch_wait_seconds_sum", "parakeet_stream_batch_wait_max_seconds"):
+                out[s.name] = s.value
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--streams", default="16,32,64,96")
+    ap.add_argument("--seconds", type=float, default=20.0)
+    ap.add_argument("--batches", default="1,32", help="--max-batch values to compare (1: no batching)")
+    ap.add_argument("--batch-wait-ms", type=int, default=20)
+    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    model = ensure_synthetic_model(ARCHS["120m-streaming"], "q8_0",
+                                   on_generate=lambda p: print(f"writing {p} ...", file=sys.stderr))
+    with Context(str(model)) as ctx:
+        isa = ctx.info.get("isa", "?")
+    doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "concurrency": args.concurrency,
+           "threads": args.threads, "batch_wait_ms": args.batch_wait_ms, "seconds": args.seconds,
+           "load_before": os.getloadavg(), "rows": []}
+    print(f"{doc['cpu']}, {isa}; {args.concurrency} backends x {args.threads} thread; load {doc['load_before'][0]:.1f}")
+    print("| streams | max batch | chunks | p50 ms | p95 ms | p99 ms | mean batch | mean batch wait ms | keeps up "
+          "| load |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+    for n in (int(v) for v in args.streams.split(",")):
+        for max_batch in (int(v) for v in args.batches.split(",")):
+            server = Server(model, args.concurrency, args.threads, extra=(
+                "--vad-model", "none", "--client-share", "1", "--max-streams", str(n),
+                "--max-connections-per-client", str(n + 8), "--max-batch", str(max_batch),
+                "--batch-wait-ms", str(args.batch_wait_ms)))
+            try:
+                row = asyncio.run(run(server.url, n, args.seconds))
+                row.update(max_batch=max_batch, load=os.getloadavg()[0], **metrics_line(server.url))
+            finally:
+                server.stop()
+            batches = row.get("parakeet_stream_batch_size_count", 0)
+            chunks = row.get("parakeet_stream_batch_size_sum", 0)
+            mean = f"{chunks / batches:.1f}" if batches else "1"
+            wait = f"{1e3 * row['parakeet_stream_batch_wait_seconds_sum'] / chunks:.1f}" if chunks else "-"
+            print(f"| {n} | {max_batch} | {row['chunks']}/{row['chunks_expected']} | {row.get('p50_ms', 0):.0f} | "
+                  f"{row.get('p95_ms', 0):.0f} | {row.get('p99_ms', 0):.0f} | {mean} | {wait} | "
+                  f"{'yes' if row['keeps_up'] else 'no'} | {row['load']:.1f} |", flush=True)
+            doc["rows"].append(row)
+    doc["load_after"] = os.getloadavg()
+    print(f"load average before {doc['load_before'][0]:.1f}, after {doc['load_after'][0]:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -133,4 +133,10 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
             const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1,
             MatmulPath path = MatmulPath::Auto);
 
+// matmul on the Matvec path with a bias row per row of x: y[m] = x[m] · Wᵀ + row_bias[m * N, +N)
+// (a batched prediction-net step: each stream's first LSTM layer adds its own token's input
+// row). Row m gets the bits matmul gives it alone with row_bias + m * N as the bias.
+void matvec_row_bias(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
+                     const PackedWeights& w, const float* row_bias, float* y);
+
 }  // namespace pk::kernels

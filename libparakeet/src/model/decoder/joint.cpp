@@ -13,16 +13,21 @@ Joint Joint::load(const TensorLoader& t, const ModelConfig& cfg) {
     return j;
 }
 
-void Joint::logits(ThreadTeam& team, Arena& arena, const float* enc_proj_row, const float* pred_proj,
-                   float* logits) const {
+void Joint::logits_rows(ThreadTeam& team, Arena& arena, int64_t M, const float* const* enc_proj_rows,
+                        const float* pred_proj, float* logits) const {
     ArenaScope scope(arena);
     const int64_t J = enc_.out();
-    float* hidden = arena.alloc_array<float>(static_cast<size_t>(J));
-    for (int64_t i = 0; i < J; ++i) {
-        const float s = enc_proj_row[i] + pred_proj[i];
-        hidden[i] = s > 0.0f ? s : 0.0f;
+    float* hidden = arena.alloc_array<float>(static_cast<size_t>(M * J));
+    for (int64_t m = 0; m < M; ++m) {
+        const float* e = enc_proj_rows[m];
+        const float* p = pred_proj + m * J;
+        float* hm = hidden + m * J;
+        for (int64_t i = 0; i < J; ++i) {
+            const float s = e[i] + p[i];
+            hm[i] = s > 0.0f ? s : 0.0f;
+        }
     }
-    out_.forward(team, arena, hidden, 1, logits);
+    out_.forward(team, arena, hidden, M, logits, -1, kernels::MatmulPath::Matvec);
 }
 
 }  // namespace pk

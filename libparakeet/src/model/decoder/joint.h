@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/layers/linear.h"
 #include "model/model_config.h"
@@ -25,10 +26,16 @@ public:
     void project_encoder(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, float* enc_proj) const {
         enc_.forward(team, arena, enc, n_frames, enc_proj);
     }
-    // pred_proj[M, J] = g[M, pred_hidden] · Wpredᵀ + b. The rows of a batched decode run by
-    // the matrix-vector kernel, as a lone row does, and keep its bits.
+    // project_encoder for the frames of several chunks at once (the streams of a batched
+    // decode): chunk i's n[i] frames at enc[i], projected to proj[i]. Each row keeps the bits
+    // project_encoder gives it alone: the chunks whose rows a lone projection runs on one
+    // kernel path share a product (all of them share one where the path changes no bits).
+    void project_encoders(ThreadTeam& team, Arena& arena, const std::vector<const float*>& enc,
+                          const std::vector<int64_t>& n, const std::vector<float*>& proj) const;
+    // pred_proj[M, J] = g[M, pred_hidden] · Wpredᵀ + b. The rows of a batched decode keep the
+    // bits of a lone row (kernels::single_row_path).
     void project_predictions(ThreadTeam& team, Arena& arena, const float* g, int64_t M, float* pred_proj) const {
-        pred_.forward(team, arena, g, M, pred_proj, -1, kernels::MatmulPath::Matvec);
+        pred_.forward(team, arena, g, M, pred_proj, -1, kernels::single_row_path(pred_.weights().type()));
     }
     void project_prediction(ThreadTeam& team, Arena& arena, const float* g, float* pred_proj) const {
         project_predictions(team, arena, g, 1, pred_proj);

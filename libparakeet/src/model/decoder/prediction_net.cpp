@@ -70,7 +70,6 @@ void PredictionNet::step_rows(ThreadTeam& team, Arena& arena, int64_t M, const i
     const auto stack = [&](const float* const* rows, int64_t offset, float* dst) {
         for (int64_t m = 0; m < M; ++m) std::memcpy(dst + m * H, rows[m] + offset, static_cast<size_t>(H) * sizeof(float));
     };
-    const kernels::MatmulPath matvec = kernels::MatmulPath::Matvec;
     for (int l = 0; l < layers(); ++l) {
         const Layer& layer = layers_[static_cast<size_t>(l)];
         stack(h, l * H, x);
@@ -81,8 +80,10 @@ void PredictionNet::step_rows(ThreadTeam& team, Arena& arena, int64_t M, const i
             kernels::matvec_row_bias(team, arena, x, M, H, *layer.w_hh, input, gates);
         } else {
             stack(h_out, (l - 1) * H, input);
-            kernels::matmul(team, arena, input, M, H, *layer.w_ih, layer.bias.data(), gates, -1, matvec);
-            kernels::matmul(team, arena, x, M, H, *layer.w_hh, nullptr, recurrent, -1, matvec);
+            kernels::matmul(team, arena, input, M, H, *layer.w_ih, layer.bias.data(), gates, -1,
+                            kernels::single_row_path(layer.w_ih->type()));
+            kernels::matmul(team, arena, x, M, H, *layer.w_hh, nullptr, recurrent, -1,
+                            kernels::single_row_path(layer.w_hh->type()));
             for (int64_t j = 0; j < M * G; ++j) gates[j] += recurrent[j];
         }
         for (int64_t m = 0; m < M; ++m) {

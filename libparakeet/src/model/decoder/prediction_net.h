@@ -42,7 +42,9 @@ public:
     }
     // M steps at once (the streams of a batched decode), as one product per weight: row m steps
     // tokens[m] from (h[m], c[m]) to (h_out[m], c_out[m]), with the bits step() gives it alone
-    // (every product runs its rows by the matrix-vector kernel, as a lone step's one row).
+    // (every product runs its rows on a path that gives each the bits of a lone step's one row:
+    // kernels::single_row_path; the first layer, with its per-token input row, by the
+    // matrix-vector kernel, kernels::matvec_row_bias).
     void step_rows(ThreadTeam& team, Arena& arena, int64_t M, const int* tokens, const float* const* h,
                    const float* const* c, float* const* h_out, float* const* c_out) const;
 

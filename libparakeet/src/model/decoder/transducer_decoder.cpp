@@ -69,20 +69,29 @@ std::vector<TranscriptToken> TransducerDecoder::decode_chunk(ThreadTeam& team, A
 void TransducerDecoder::decode_chunks(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks) const {
     ArenaScope scope(arena);
     const GreedyOptions o = streaming_options();
-    std::vector<LiveChunk> live;
-    live.reserve(chunks.size());
+    std::vector<ChunkDecode*> todo;
+    std::vector<const float*> enc;
+    std::vector<int64_t> frames_of;
+    std::vector<float*> enc_proj;
     for (ChunkDecode& ch : chunks) {
         TransducerCarry& carry = *ch.carry;
-        const int n = static_cast<int>(ch.n_frames);
-        if (is_tdt() && carry.skip_frames >= n) {  // NeMo starts past the chunk: nothing to decode
-            carry.skip_frames -= n;
+        if (is_tdt() && carry.skip_frames >= ch.n_frames) {  // NeMo starts past the chunk: nothing to decode
+            carry.skip_frames -= static_cast<int>(ch.n_frames);
             continue;
         }
-        if (n <= 0) continue;
-        float* enc_proj = arena.alloc_array<float>(static_cast<size_t>(ch.n_frames * joint_.hidden()));
-        joint_.project_encoder(team, arena, ch.enc, ch.n_frames, enc_proj);
-        live.push_back({&ch, TransducerLane(arena, prediction_, joint_, enc_proj, options_.blank_id, &carry),
-                        GreedyCursor(o, n, is_tdt() ? carry.skip_frames : 0)});
+        if (ch.n_frames <= 0) continue;
+        todo.push_back(&ch);
+        enc.push_back(ch.enc);
+        frames_of.push_back(ch.n_frames);
+        enc_proj.push_back(arena.alloc_array<float>(static_cast<size_t>(ch.n_frames * joint_.hidden())));
+    }
+    joint_.project_encoders(team, arena, enc, frames_of, enc_proj);
+    std::vector<LiveChunk> live;
+    live.reserve(todo.size());
+    for (size_t i = 0; i < todo.size(); ++i) {
+        const TransducerCarry& carry = *todo[i]->carry;
+        live.push_back({todo[i], TransducerLane(arena, prediction_, joint_, enc_proj[i], options_.blank_id, &carry),
+                        GreedyCursor(o, static_cast<int>(todo[i]->n_frames), is_tdt() ? carry.skip_frames : 0)});
     }
 
     // Lockstep: at each step, every search that is not done evaluates one joint; those whose

@@ -2,8 +2,8 @@
 // products that advance any number of lanes at once. A lone search (transducer_decoder.cpp's
 // ArenaSteps) runs them on its one lane; a batched decode (TransducerDecoder::decode_chunks)
 // on the lanes of every stream of a batch round, so that each weight is read once per step for
-// all of them. Every product runs each row by the matrix-vector kernel, as a lone row does, so
-// a lane's results are bitwise the same in a batch and alone.
+// all of them. Every product runs each row on a path that gives it the bits of a lone row
+// (kernels::single_row_path), so a lane's results are bitwise the same in a batch and alone.
 #pragma once
 
 #include <cstdint>

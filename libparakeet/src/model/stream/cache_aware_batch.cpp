@@ -19,7 +19,7 @@ CacheAwareBatch::CacheAwareBatch(std::vector<CacheAwareStream*> streams) : strea
     }
 }
 
-int64_t CacheAwareBatch::run(Backend& b) const {
+int64_t CacheAwareBatch::run(Backend& b, int64_t max_rounds) const {
     const FastConformerEncoder& enc = streams_[0]->model().encoder();
     Arena& arena = b.arena();
     int64_t rounds = 0;
@@ -28,7 +28,7 @@ int64_t CacheAwareBatch::run(Backend& b) const {
     std::vector<StreamDecoder*> decoders;
     std::vector<const float*> encs;
     std::vector<int64_t> frames;
-    for (;; ++rounds) {
+    for (; rounds < max_rounds; ++rounds) {
         arena.reset();
         steps.clear();
         ready.clear();

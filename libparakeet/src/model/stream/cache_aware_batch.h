@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "model/stream/cache_aware_stream.h"
@@ -30,8 +31,9 @@ public:
     // by round: a round is one batched encoder step over the next chunk of every stream that has
     // one, then those streams' batched decoding. The streams' audio comes from take_audio /
     // end_audio before, their updates from take_update after; no other thread may use them
-    // meanwhile. Returns the rounds run.
-    int64_t run(Backend& b) const;
+    // meanwhile. Returns the rounds run. `max_rounds`: stop after that many (StreamBatcher
+    // runs one, so that a stream with many chunks ready holds its batch-mates for no more).
+    int64_t run(Backend& b, int64_t max_rounds = std::numeric_limits<int64_t>::max()) const;
 
 private:
     std::vector<CacheAwareStream*> streams_;

@@ -105,6 +105,14 @@ TEST(CapiStreamGroup, StreamsOnThreadsGetWhatTheyGetAlone) {
     }
 }
 
+// A new stream of ctx that has joined g.
+Stream member(parakeet_ctx* ctx, parakeet_stream_group* g) {
+    Stream s(parakeet_capi_stream_begin(ctx));
+    EXPECT_NE(s, nullptr);
+    EXPECT_EQ(parakeet_capi_stream_group_join(g, s.get()), 0);
+    return s;
+}
+
 // Two members that both feed, max_batch 2 and a minute of max_wait: no chunk runs until both
 // wait, so every batch holds both streams (or the test times out).
 TEST(CapiStreamGroup, MembersThatAllWaitRunAsOneBatch) {
@@ -113,9 +121,7 @@ TEST(CapiStreamGroup, MembersThatAllWaitRunAsOneBatch) {
     const Feeding a{"speech", 0, 40000, 1600}, b{"conversation", 0, 40000, 1600};
     const auto alone_a = run_stream(ctx.get(), a), alone_b = run_stream(ctx.get(), b);
     Group g(parakeet_capi_stream_group_new(ctx.get(), 2, 60000));
-    Stream sa(parakeet_capi_stream_begin(ctx.get())), sb(parakeet_capi_stream_begin(ctx.get()));
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), sa.get()), 0);
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), sb.get()), 0);
+    Stream sa = member(ctx.get(), g.get()), sb = member(ctx.get(), g.get());
     std::vector<std::string> got_a, got_b;
     std::thread ta([&] { got_a = feed_all(sa.get(), a); });
     std::thread tb([&] { got_b = feed_all(sb.get(), b); });
@@ -166,10 +172,7 @@ TEST(CapiStreamGroup, AStreamFedMuchAudioTakesOneChunkPerBatch) {
     const Feeding big{"speech", 0, 48000, 48000}, small{"conversation", 0, 3200, 3200};
     const auto alone_big = run_stream(ctx.get(), big), alone_small = run_stream(ctx.get(), small);
     Group g(parakeet_capi_stream_group_new(ctx.get(), 2, 60000));
-    Stream a(parakeet_capi_stream_begin(ctx.get()));
-    Stream b(parakeet_capi_stream_begin(ctx.get()));
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), a.get()), 0);
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), b.get()), 0);
+    Stream a = member(ctx.get(), g.get()), b = member(ctx.get(), g.get());
     std::vector<std::string> got_big;
     std::thread ta([&] { got_big = feed_all(a.get(), big); });
     const std::vector<std::string> got_small = feed_all(b.get(), small);

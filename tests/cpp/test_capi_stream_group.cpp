@@ -1,7 +1,7 @@
 // Stream groups through the C ABI (parakeet_capi_stream_group_*): streams fed from their own
 // threads in a group get, call by call, the JSON documents they get alone; streams join and
 // leave mid-stream; a lone member runs at once and a chunk waits for others at most the
-// group's max_wait; one member's bad input is its own error; and every misuse is a clear
+// group's max_wait; a stream fed much audio runs one chunk per batch; one member's bad input is its own error; and every misuse is a clear
 // error. On the cache-aware fixture models (docs/fixtures.md).
 #include <gtest/gtest.h>
 
@@ -105,6 +105,14 @@ TEST(CapiStreamGroup, StreamsOnThreadsGetWhatTheyGetAlone) {
     }
 }
 
+// A new stream of ctx that has joined g.
+Stream member(parakeet_ctx* ctx, parakeet_stream_group* g) {
+    Stream s(parakeet_capi_stream_begin(ctx));
+    EXPECT_NE(s, nullptr);
+    EXPECT_EQ(parakeet_capi_stream_group_join(g, s.get()), 0);
+    return s;
+}
+
 // Two members that both feed, max_batch 2 and a minute of max_wait: no chunk runs until both
 // wait, so every batch holds both streams (or the test times out).
 TEST(CapiStreamGroup, MembersThatAllWaitRunAsOneBatch) {
@@ -113,9 +121,7 @@ TEST(CapiStreamGroup, MembersThatAllWaitRunAsOneBatch) {
     const Feeding a{"speech", 0, 40000, 1600}, b{"conversation", 0, 40000, 1600};
     const auto alone_a = run_stream(ctx.get(), a), alone_b = run_stream(ctx.get(), b);
     Group g(parakeet_capi_stream_group_new(ctx.get(), 2, 60000));
-    Stream sa(parakeet_capi_stream_begin(ctx.get())), sb(parakeet_capi_stream_begin(ctx.get()));
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), sa.get()), 0);
-    ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), sb.get()), 0);
+    Stream sa = member(ctx.get(), g.get()), sb = member(ctx.get(), g.get());
     std::vector<std::string> got_a, got_b;
     std::thread ta([&] { got_a = feed_all(sa.get(), a); });
     std::thread tb([&] { got_b = feed_all(sb.get(), b); });
@@ -145,6 +151,38 @@ TEST(CapiStreamGroup, StreamsJoinAndLeaveMidStream) {
     }
     for (auto& t : threads) t.join();
     for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(grouped[i], alone[i]) << "stream " << i;
+}
+
+// The first number of the stats' batch_sizes: how many batches held one stream.
+int64_t lone_batches(parakeet_stream_group* g) {
+    const std::string stats = take(parakeet_capi_stream_group_stats_json(g));
+    const size_t at = stats.find("\"batch_sizes\":[");
+    EXPECT_NE(at, std::string::npos) << stats;
+    return at == std::string::npos ? -1 : std::stoll(stats.substr(at + 15));
+}
+
+// Fairness: a member fed 3 s at once runs one chunk per batch. Its first chunk waits for the
+// other member (max_batch 2, a minute of max_wait), which feeds one chunk's worth and
+// finalizes; once that member has left, the rest of the 3 s run as batches of one, one per
+// chunk (a batch that ran every ready chunk of its streams would run them as one). Results
+// stay what each stream gets alone.
+TEST(CapiStreamGroup, AStreamFedMuchAudioTakesOneChunkPerBatch) {
+    const capi_test::Ctx ctx = capi_test::load(model_dir("ca_tdt"));
+    ASSERT_NE(ctx, nullptr);
+    const Feeding big{"speech", 0, 48000, 48000}, small{"conversation", 0, 3200, 3200};
+    const auto alone_big = run_stream(ctx.get(), big), alone_small = run_stream(ctx.get(), small);
+    Group g(parakeet_capi_stream_group_new(ctx.get(), 2, 60000));
+    Stream a = member(ctx.get(), g.get()), b = member(ctx.get(), g.get());
+    std::vector<std::string> got_big;
+    std::thread ta([&] { got_big = feed_all(a.get(), big); });
+    const std::vector<std::string> got_small = feed_all(b.get(), small);
+    b.reset();  // leaves the group: `a` runs alone from here on
+    ta.join();
+    EXPECT_EQ(got_big, alone_big);
+    EXPECT_EQ(got_small, alone_small);
+    // 3 s in 240 ms chunks, one or two of them beside `b`: a dozen batches of one (1 when a
+    // batch ran all of its streams' ready chunks).
+    EXPECT_GE(lone_batches(g.get()), 8);
 }
 
 double seconds_of_feed(parakeet_stream* s, const float* pcm, int n) {

@@ -6,7 +6,8 @@
 // with its per-row activation quantisation, and ggml's 4- to 6-bit blocks) at every ISA level
 // this CPU has. (MatmulPath::Auto switches kernels at M = 5: for F32, F16 and BF16 they sum in
 // other orders, so it is row-independent only on either side of that; Q8_0 and the block
-// types sum in one order on both paths, kernels::path_invariant.)
+// types sum in one order on both paths, kernels::path_invariant.) And matvec_row_bias, a Matvec
+// product with a bias row per row, gives each row what it gets alone.
 #include "test_kernel_matmul_common.h"
 
 #include <string>
@@ -107,6 +108,29 @@ TEST_P(MatmulRows, FixedPathsAreTheAutomaticOnesKernels) {
             const std::vector<float> rows(x.begin(), x.begin() + M * kK);
             EXPECT_EQ(run(w, rows, M, nullptr, 1), run(w, rows, M, nullptr, 1, -1, path))
                 << type_name(type) << " M=" << M;
+        }
+    }
+}
+
+// matvec_row_bias (a batched prediction-net step: one bias row per stream): row m has the bits
+// of that row alone, with its own bias row, at M = 1 (the lone step's product).
+TEST_P(MatmulRows, RowBiasComputesEachRowAloneWithItsBias) {
+    const int64_t M = 7;
+    const std::vector<float> x = random_floats(static_cast<size_t>(M * kK), 23, -3.0f, 3.0f);
+    const std::vector<float> biases = random_floats(static_cast<size_t>(M * kN), 29);
+    for (const GgmlType type : kStoredTypes) {
+        const PackedWeights w = packed(type, level());
+        for (const int threads : {1, 2}) {
+            std::vector<float> y(static_cast<size_t>(M * kN), -12345.0f);
+            pk::Arena arena;
+            pk::kernels::matvec_row_bias(team(threads), arena, x.data(), M, kK, w, biases.data(), y.data());
+            EXPECT_EQ(arena.used_bytes(), 0u) << "matvec_row_bias must give its scratch back";
+            for (int64_t m = 0; m < M; ++m) {
+                const std::vector<float> row(x.begin() + m * kK, x.begin() + (m + 1) * kK);
+                const std::vector<float> alone = run(w, row, 1, biases.data() + m * kN, threads);
+                EXPECT_EQ(0, std::memcmp(y.data() + m * kN, alone.data(), kN * sizeof(float)))
+                    << type_name(type) << ": row " << m << " at " << threads << " threads";
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 // CacheAwareBatch: cache-aware streams run together give every stream the updates and the
-// transcript it gets alone, bit for bit (token confidences included). Batches of 1, 2, 3 and 7
+// transcript it gets alone, bit for bit (token confidences included), through the batched
+// encoder step and the batched greedy decode (StreamDecoder::decode_batch). Batches of 1, 2, 3 and 7
 // streams of each cache-aware fixture model (docs/fixtures.md): RNN-T, TDT, CTC and a hybrid's
 // two heads side by side, <EOU>/<EOB> events, a prompt model's locales side by side, a model's
 // contexts side by side; streams that join at different rounds (first chunks beside later

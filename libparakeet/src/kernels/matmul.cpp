@@ -366,9 +366,10 @@ void gemm_bf16(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, cons
 // Few rows (decoder steps, M == 1): one streaming pass over the weights, each row by the
 // matrix-vector kernel, split by panels once there is enough of them. All rows of a panel are
 // done while the panel is in cache, so the weights are read from memory once.
+// bias_ld: the bias of row m starts at bias + m * bias_ld (0: one bias for every row).
 void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
                  int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
-                 int64_t ldy) {
+                 int64_t ldy, int64_t bias_ld = 0) {
     const int64_t N = w.n();
     const int64_t panels = w.n_panels();
     const int64_t panel_bytes = panels > 1 ? w.panel(1) - w.panel(0) : 1;
@@ -426,6 +427,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
             const int64_t col0 = p * kPanel;
             const int64_t cols = std::min(kPanel, N - col0);
             for (int64_t m = 0; m < M; ++m) {
+                const float* bias_m = bias ? bias + m * bias_ld : nullptr;
                 switch (w.type()) {
                     case WeightType::F32:
                         kern.matvec_f32(x + m * K, K, reinterpret_cast<const float*>(w.panel(p)),
@@ -436,7 +438,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                                         out);
                         break;
                     case WeightType::Q8_0:
-                        q8_row(m, p, bias ? bias + col0 : nullptr, out);
+                        q8_row(m, p, bias_m ? bias_m + col0 : nullptr, out);
                         break;
                     case WeightType::BF16:
                         kern.matvec_bf16(xp + m * pairs, pairs,
@@ -449,7 +451,7 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
                 if (w.type() == WeightType::Q8_0) {
                     std::copy(out, out + cols, ym);  // q8_row added the bias
                 } else {
-                    for (int64_t j = 0; j < cols; ++j) ym[j] = bias ? out[j] + bias[col0 + j] : out[j];
+                    for (int64_t j = 0; j < cols; ++j) ym[j] = bias_m ? out[j] + bias_m[col0 + j] : out[j];
                 }
             }
         }
@@ -484,6 +486,19 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
     } else {
         gemm_float(kern, team, scratch, x, M, K, w, bias, y, ldy);
     }
+}
+
+void matvec_row_bias(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
+                     const PackedWeights& w, const float* row_bias, float* y) {
+    if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
+    if (M <= 0) return;
+    if (is_unsigned_form(w.type())) {  // one kernel for every M (gemm_kq): row by row
+        for (int64_t m = 0; m < M; ++m)
+            matmul(team, scratch, x + m * K, 1, K, w, row_bias + m * w.n(), y + m * w.n());
+        return;
+    }
+    ArenaScope scope(scratch);
+    matvec_rows(w.kernels(), team, scratch, x, M, K, w, row_bias, y, w.n(), w.n());
 }
 
 }  // namespace pk::kernels

@@ -116,6 +116,12 @@ constexpr int64_t kMatvecMaxRows = 4;
 bool path_invariant(WeightType type);
 // The fixed path Auto takes for M rows.
 inline MatmulPath auto_path(int64_t M) { return M <= kMatvecMaxRows ? MatmulPath::Matvec : MatmulPath::Gemm; }
+// The path for rows stacked from products that each run one row alone (the batched decoder
+// steps): Auto, the fastest for the stack, where no path changes a row's bits; else Matvec,
+// the kernel a lone row gets.
+inline MatmulPath single_row_path(WeightType type) {
+    return path_invariant(type) ? MatmulPath::Auto : MatmulPath::Matvec;
+}
 
 // y[m * ldy + j] = sum_k x[m * K + k] * W[j][k] (+ bias[j]) for m < M, j < N = w.n().
 // K must equal w.k(); ldy >= N (ldy < 0 means N). bias may be null. y must not overlap x.
@@ -132,5 +138,11 @@ inline MatmulPath auto_path(int64_t M) { return M <= kMatvecMaxRows ? MatmulPath
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
             const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1,
             MatmulPath path = MatmulPath::Auto);
+
+// matmul on the Matvec path with a bias row per row of x: y[m] = x[m] · Wᵀ + row_bias[m * N, +N)
+// (a batched prediction-net step: each stream's first LSTM layer adds its own token's input
+// row). Row m gets the bits matmul gives it alone with row_bias + m * N as the bias.
+void matvec_row_bias(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
+                     const PackedWeights& w, const float* row_bias, float* y);
 
 }  // namespace pk::kernels

@@ -1,20 +1,17 @@
 #include "model/decoder/greedy_rnnt.h"
 
 #include "model/decoder/argmax.h"
+#include "model/decoder/greedy_cursor.h"
 
 namespace pk {
 
 std::vector<TranscriptToken> greedy_rnnt(TransducerSteps& net, int n_frames, const GreedyOptions& o) {
-    const int n_tokens = o.blank_id + 1;
     std::vector<TranscriptToken> out;
-    for (int t = 0; t < n_frames; ++t) {
-        for (int symbols = 0; o.max_symbols <= 0 || symbols < o.max_symbols; ++symbols) {
-            const float* logits = net.joint(t);
-            const int token = argmax(logits, n_tokens);
-            if (token == o.blank_id) break;
-            out.push_back({token, t, 1, max_prob_confidence(logits, n_tokens, o.confidence)});
-            net.emit(token);
-        }
+    GreedyCursor cursor(o, n_frames);
+    while (!cursor.done()) {
+        const float* logits = net.joint(cursor.frame());
+        const int token = argmax(logits, o.blank_id + 1);
+        if (cursor.advance(logits, token, out)) net.emit(token);
     }
     return out;
 }

@@ -1,5 +1,6 @@
 #include "model/decoder/greedy_tdt.h"
 
+#include "model/decoder/argmax.h"
 #include "model/decoder/greedy_tdt_search.h"
 
 namespace pk {

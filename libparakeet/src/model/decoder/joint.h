@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "model/layers/linear.h"
 #include "model/model_config.h"
@@ -25,13 +26,29 @@ public:
     void project_encoder(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames, float* enc_proj) const {
         enc_.forward(team, arena, enc, n_frames, enc_proj);
     }
-    // pred_proj[J] = g · Wpredᵀ + b.
-    void project_prediction(ThreadTeam& team, Arena& arena, const float* g, float* pred_proj) const {
-        pred_.forward(team, arena, g, 1, pred_proj);
+    // project_encoder for the frames of several chunks at once (the streams of a batched
+    // decode): chunk i's n[i] frames at enc[i], projected to proj[i]. Each row keeps the bits
+    // project_encoder gives it alone: the chunks whose rows a lone projection runs on one
+    // kernel path share a product (all of them share one where the path changes no bits).
+    void project_encoders(ThreadTeam& team, Arena& arena, const std::vector<const float*>& enc,
+                          const std::vector<int64_t>& n, const std::vector<float*>& proj) const;
+    // pred_proj[M, J] = g[M, pred_hidden] · Wpredᵀ + b. The rows of a batched decode keep the
+    // bits of a lone row (kernels::single_row_path).
+    void project_predictions(ThreadTeam& team, Arena& arena, const float* g, int64_t M, float* pred_proj) const {
+        pred_.forward(team, arena, g, M, pred_proj, -1, kernels::single_row_path(pred_.weights().type()));
     }
-    // logits[outputs()] from one frame's enc_proj row and a pred_proj.
+    void project_prediction(ThreadTeam& team, Arena& arena, const float* g, float* pred_proj) const {
+        project_predictions(team, arena, g, 1, pred_proj);
+    }
+    // logits[m, outputs()] from the enc_proj row enc_proj_rows[m] and the pred_proj row
+    // pred_proj[m, J], for m < M (with the bits of each row alone, as above).
+    void logits_rows(ThreadTeam& team, Arena& arena, int64_t M, const float* const* enc_proj_rows,
+                     const float* pred_proj, float* logits) const;
+    // One row of logits_rows.
     void logits(ThreadTeam& team, Arena& arena, const float* enc_proj_row, const float* pred_proj,
-                float* logits) const;
+                float* logits) const {
+        logits_rows(team, arena, 1, &enc_proj_row, pred_proj, logits);
+    }
 
     size_t packed_bytes() const { return enc_.packed_bytes() + pred_.packed_bytes() + out_.packed_bytes(); }
 

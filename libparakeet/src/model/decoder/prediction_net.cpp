@@ -57,33 +57,48 @@ PredictionNet PredictionNet::load(const TensorLoader& t, const ModelConfig& cfg,
     return net;
 }
 
-void PredictionNet::step(ThreadTeam& team, Arena& arena, int token, const float* h, const float* c, float* h_out,
-                         float* c_out) const {
+void PredictionNet::step_rows(ThreadTeam& team, Arena& arena, int64_t M, const int* tokens, const float* const* h,
+                              const float* const* c, float* const* h_out, float* const* c_out) const {
     ArenaScope scope(arena);
     const int64_t H = hidden_;
-    float* gates = arena.alloc_array<float>(static_cast<size_t>(4 * H));
-    float* recurrent = layers() > 1 ? arena.alloc_array<float>(static_cast<size_t>(4 * H)) : nullptr;
+    const int64_t G = 4 * H;
+    const auto floats = [&](int64_t n) { return arena.alloc_array<float>(static_cast<size_t>(n)); };
+    float* x = floats(M * H);  // the rows' layer-l state, stacked
+    float* gates = floats(M * G);
+    float* input = floats(M * G);  // layer 0: the tokens' table rows; above: h of the layer below
+    float* recurrent = layers() > 1 ? floats(M * G) : nullptr;
+    const auto stack = [&](const float* const* rows, int64_t offset, float* dst) {
+        for (int64_t m = 0; m < M; ++m) std::memcpy(dst + m * H, rows[m] + offset, static_cast<size_t>(H) * sizeof(float));
+    };
     for (int l = 0; l < layers(); ++l) {
         const Layer& layer = layers_[static_cast<size_t>(l)];
-        const float* h_l = h + l * H;
-        const float* c_l = c + l * H;
+        stack(h, l * H, x);
         if (l == 0) {
-            const float* row = input_table_.data() + static_cast<int64_t>(token) * 4 * H;
-            kernels::matmul(team, arena, h_l, 1, H, *layer.w_hh, row, gates);
+            for (int64_t m = 0; m < M; ++m)
+                std::memcpy(input + m * G, input_table_.data() + static_cast<int64_t>(tokens[m]) * G,
+                            static_cast<size_t>(G) * sizeof(float));
+            kernels::matvec_row_bias(team, arena, x, M, H, *layer.w_hh, input, gates);
         } else {
-            kernels::matmul(team, arena, h_out + (l - 1) * H, 1, H, *layer.w_ih, layer.bias.data(), gates);
-            kernels::matmul(team, arena, h_l, 1, H, *layer.w_hh, nullptr, recurrent);
-            for (int64_t j = 0; j < 4 * H; ++j) gates[j] += recurrent[j];
+            stack(h_out, (l - 1) * H, input);
+            kernels::matmul(team, arena, input, M, H, *layer.w_ih, layer.bias.data(), gates, -1,
+                            kernels::single_row_path(layer.w_ih->type()));
+            kernels::matmul(team, arena, x, M, H, *layer.w_hh, nullptr, recurrent, -1,
+                            kernels::single_row_path(layer.w_hh->type()));
+            for (int64_t j = 0; j < M * G; ++j) gates[j] += recurrent[j];
         }
-        float* ho = h_out + l * H;
-        float* co = c_out + l * H;
-        for (int64_t j = 0; j < H; ++j) {
-            const float i_gate = sigmoid(gates[j]);
-            const float f_gate = sigmoid(gates[H + j]);
-            const float g_gate = std::tanh(gates[2 * H + j]);
-            const float o_gate = sigmoid(gates[3 * H + j]);
-            co[j] = f_gate * c_l[j] + i_gate * g_gate;
-            ho[j] = o_gate * std::tanh(co[j]);
+        for (int64_t m = 0; m < M; ++m) {
+            const float* g = gates + m * G;
+            const float* c_l = c[m] + l * H;
+            float* ho = h_out[m] + l * H;
+            float* co = c_out[m] + l * H;
+            for (int64_t j = 0; j < H; ++j) {
+                const float i_gate = sigmoid(g[j]);
+                const float f_gate = sigmoid(g[H + j]);
+                const float g_gate = std::tanh(g[2 * H + j]);
+                const float o_gate = sigmoid(g[3 * H + j]);
+                co[j] = f_gate * c_l[j] + i_gate * g_gate;
+                ho[j] = o_gate * std::tanh(co[j]);
+            }
         }
     }
 }

@@ -37,7 +37,16 @@ public:
     // each [layers, hidden], to (h_out, c_out); the output is the last row of h_out.
     // Outputs must not overlap inputs. Temporaries come from `arena` and are given back.
     void step(ThreadTeam& team, Arena& arena, int token, const float* h, const float* c, float* h_out,
-              float* c_out) const;
+              float* c_out) const {
+        step_rows(team, arena, 1, &token, &h, &c, &h_out, &c_out);
+    }
+    // M steps at once (the streams of a batched decode), as one product per weight: row m steps
+    // tokens[m] from (h[m], c[m]) to (h_out[m], c_out[m]), with the bits step() gives it alone
+    // (every product runs its rows on a path that gives each the bits of a lone step's one row:
+    // kernels::single_row_path; the first layer, with its per-token input row, by the
+    // matrix-vector kernel, kernels::matvec_row_bias).
+    void step_rows(ThreadTeam& team, Arena& arena, int64_t M, const int* tokens, const float* const* h,
+                   const float* const* c, float* const* h_out, float* const* c_out) const;
 
     size_t packed_bytes() const;
 

@@ -2,85 +2,52 @@
 
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "common/errors.h"
+#include "model/decoder/argmax.h"
 #include "model/decoder/context_bias.h"
+#include "model/decoder/greedy_cursor.h"
 #include "model/decoder/greedy_rnnt.h"
 #include "model/decoder/greedy_tdt.h"
+#include "model/decoder/transducer_lane.h"
 
 namespace pk {
 namespace {
 
-// One request's view of the networks, all buffers in the request's arena. The prediction
-// net runs lazily, when a joint needs its output: NeMo also runs it at the next step, and the
-// token emitted last then costs nothing.
+// One request's view of the networks, all buffers in the request's arena: one lane
+// (transducer_lane.h) for a search that drives it frame by frame.
 class ArenaSteps final : public TransducerSteps {
 public:
-    // `carry` (may be null: the stream start) gives the state and the token to continue from.
     ArenaSteps(ThreadTeam& team, Arena& arena, const PredictionNet& pred, const Joint& joint,
-               const float* enc_proj, int blank_id, const TransducerCarry* carry = nullptr)
-        : team_(team), arena_(arena), pred_(pred), joint_(joint), enc_proj_(enc_proj), pending_(blank_id),
-          last_(-1) {
-        const size_t state = static_cast<size_t>(pred.state_size());
-        h_ = arena.alloc_array<float>(state);
-        c_ = arena.alloc_array<float>(state);
-        h_next_ = arena.alloc_array<float>(state);
-        c_next_ = arena.alloc_array<float>(state);
-        pred_proj_ = arena.alloc_array<float>(static_cast<size_t>(joint.hidden()));
-        logits_ = arena.alloc_array<float>(static_cast<size_t>(joint.outputs()));
-        std::memset(h_, 0, state * sizeof(float));
-        std::memset(c_, 0, state * sizeof(float));
-        if (carry != nullptr && carry->last_token >= 0) {
-            std::memcpy(h_, carry->h.data(), state * sizeof(float));
-            std::memcpy(c_, carry->c.data(), state * sizeof(float));
-            pending_ = last_ = carry->last_token;
-        }
-    }
-
-    // The state a next chunk continues from: (h, c) is the input state of the last emitted
-    // token's step, which that chunk runs again (the same arithmetic, the same output).
-    void save(TransducerCarry& carry) const {
-        if (last_ < 0) return;
-        const size_t state = static_cast<size_t>(pred_.state_size());
-        carry.h.assign(h_, h_ + state);
-        carry.c.assign(c_, c_ + state);
-        carry.last_token = last_;
-    }
+               const float* enc_proj, int blank_id)
+        : team_(team), arena_(arena), pred_(pred), joint_(joint),
+          lane_(arena, pred, joint, enc_proj, blank_id, nullptr),
+          logits_(arena.alloc_array<float>(static_cast<size_t>(joint.outputs()))) {}
 
     const float* joint(int frame) override {
-        if (pending_ >= 0) {
-            // (h, c) is the state after the last emitted token (zero at the start); the step
-            // on `pending_` gives the output for the joint and the candidate next state.
-            pred_.step(team_, arena_, pending_, h_, c_, h_next_, c_next_);
-            const float* g = h_next_ + (pred_.layers() - 1) * static_cast<int64_t>(pred_.hidden());
-            joint_.project_prediction(team_, arena_, g, pred_proj_);
-            pending_ = -1;
-        }
-        joint_.logits(team_, arena_, enc_proj_ + static_cast<int64_t>(frame) * joint_.hidden(), pred_proj_, logits_);
+        TransducerLane* lane = &lane_;
+        if (lane_.pending >= 0) run_predictions(team_, arena_, pred_, joint_, &lane, 1);
+        run_joints(team_, arena_, joint_, &lane, &frame, 1, logits_);
         return logits_;
     }
 
-    void emit(int token) override {
-        // The emitted token keeps the state its step produced; the next step runs on it.
-        std::swap(h_, h_next_);
-        std::swap(c_, c_next_);
-        pending_ = last_ = token;
-    }
+    void emit(int token) override { lane_.emit(token); }
 
 private:
     ThreadTeam& team_;
     Arena& arena_;
     const PredictionNet& pred_;
     const Joint& joint_;
-    const float* enc_proj_;
-    int pending_;  // token the prediction net has yet to run on, or -1
-    int last_;     // the last emitted token (the carried one at a chunk's start), or -1
-    float* h_;
-    float* c_;
-    float* h_next_;
-    float* c_next_;
-    float* pred_proj_;
+    TransducerLane lane_;
     float* logits_;
+};
+
+// A chunk of a batched decode that has frames to decode.
+struct LiveChunk {
+    ChunkDecode* chunk;
+    TransducerLane lane;
+    GreedyCursor cursor;
 };
 
 }  // namespace
@@ -94,27 +61,71 @@ GreedyOptions TransducerDecoder::streaming_options() const {
 
 std::vector<TranscriptToken> TransducerDecoder::decode_chunk(ThreadTeam& team, Arena& arena, const float* enc,
                                                              int64_t n_frames, TransducerCarry& carry) const {
-    const int n = static_cast<int>(n_frames);
-    if (is_tdt() && carry.skip_frames >= n) {  // NeMo starts past the chunk: nothing to decode
-        carry.skip_frames -= n;
-        return {};
-    }
-    if (n <= 0) return {};
+    std::vector<ChunkDecode> one{{enc, n_frames, &carry, {}}};
+    decode_chunks(team, arena, one);
+    return std::move(one[0].tokens);
+}
+
+void TransducerDecoder::decode_chunks(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks) const {
     ArenaScope scope(arena);
-    float* enc_proj = arena.alloc_array<float>(static_cast<size_t>(n_frames * joint_.hidden()));
-    joint_.project_encoder(team, arena, enc, n_frames, enc_proj);
-    ArenaSteps steps(team, arena, prediction_, joint_, enc_proj, options_.blank_id, &carry);
     const GreedyOptions o = streaming_options();
-    std::vector<TranscriptToken> tokens;
-    if (is_tdt()) {
-        int end = n;
-        tokens = greedy_tdt(steps, n, o, carry.skip_frames, &end);
-        carry.skip_frames = end - n;
-    } else {
-        tokens = greedy_rnnt(steps, n, o);
+    std::vector<ChunkDecode*> todo;
+    std::vector<const float*> enc;
+    std::vector<int64_t> frames_of;
+    std::vector<float*> enc_proj;
+    for (ChunkDecode& ch : chunks) {
+        TransducerCarry& carry = *ch.carry;
+        if (is_tdt() && carry.skip_frames >= ch.n_frames) {  // NeMo starts past the chunk: nothing to decode
+            carry.skip_frames -= static_cast<int>(ch.n_frames);
+            continue;
+        }
+        if (ch.n_frames <= 0) continue;
+        todo.push_back(&ch);
+        enc.push_back(ch.enc);
+        frames_of.push_back(ch.n_frames);
+        enc_proj.push_back(arena.alloc_array<float>(static_cast<size_t>(ch.n_frames * joint_.hidden())));
     }
-    steps.save(carry);
-    return tokens;
+    joint_.project_encoders(team, arena, enc, frames_of, enc_proj);
+    std::vector<LiveChunk> live;
+    live.reserve(todo.size());
+    for (size_t i = 0; i < todo.size(); ++i) {
+        const TransducerCarry& carry = *todo[i]->carry;
+        live.push_back({todo[i], TransducerLane(arena, prediction_, joint_, enc_proj[i], options_.blank_id, &carry),
+                        GreedyCursor(o, static_cast<int>(todo[i]->n_frames), is_tdt() ? carry.skip_frames : 0)});
+    }
+
+    // Lockstep: at each step, every search that is not done evaluates one joint; those whose
+    // last step emitted a token first advance the prediction net on it.
+    float* logits = arena.alloc_array<float>(live.size() * static_cast<size_t>(joint_.outputs()));
+    std::vector<LiveChunk*> stepping;
+    std::vector<TransducerLane*> lanes, pending;
+    std::vector<int> frames;
+    for (;;) {
+        stepping.clear();
+        lanes.clear();
+        pending.clear();
+        frames.clear();
+        for (LiveChunk& l : live) {
+            if (l.cursor.done()) continue;
+            stepping.push_back(&l);
+            lanes.push_back(&l.lane);
+            frames.push_back(l.cursor.frame());
+            if (l.lane.pending >= 0) pending.push_back(&l.lane);
+        }
+        if (stepping.empty()) break;
+        run_predictions(team, arena, prediction_, joint_, pending.data(), static_cast<int64_t>(pending.size()));
+        run_joints(team, arena, joint_, lanes.data(), frames.data(), static_cast<int64_t>(lanes.size()), logits);
+        for (size_t i = 0; i < stepping.size(); ++i) {
+            const float* row = logits + i * static_cast<size_t>(joint_.outputs());
+            const int token = argmax(row, o.blank_id + 1);
+            if (stepping[i]->cursor.advance(row, token, stepping[i]->chunk->tokens)) stepping[i]->lane.emit(token);
+        }
+    }
+    for (const LiveChunk& l : live) {
+        TransducerCarry& carry = *l.chunk->carry;
+        if (is_tdt()) carry.skip_frames = l.cursor.end_frame() - static_cast<int>(l.chunk->n_frames);
+        l.lane.save(carry, prediction_.state_size());
+    }
 }
 
 TransducerDecoder TransducerDecoder::load(const TensorLoader& t, const ModelConfig& cfg, ThreadTeam& team,

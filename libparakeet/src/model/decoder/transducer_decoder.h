@@ -20,6 +20,15 @@
 
 namespace pk {
 
+// One stream's chunk in TransducerDecoder::decode_chunks: enc [n_frames, d_model], continuing
+// from *carry (updated); `tokens` receives the chunk's tokens (frames local to the chunk).
+struct ChunkDecode {
+    const float* enc;
+    int64_t n_frames;
+    TransducerCarry* carry;
+    std::vector<TranscriptToken> tokens;
+};
+
 class TransducerDecoder {
 public:
     // Reads the prediction net and the joint (cfg.has_transducer() must hold); `team` and
@@ -49,6 +58,11 @@ public:
     // the chunk; a TDT chunk starts at frame carry.skip_frames.
     std::vector<TranscriptToken> decode_chunk(ThreadTeam& team, Arena& arena, const float* enc, int64_t n_frames,
                                               TransducerCarry& carry) const;
+    // decode_chunk for the chunks of several streams at once (a batch round of streams): each
+    // chunk's tokens and carry come out bitwise as decode_chunk gives them alone. The searches
+    // run in lockstep, and at each step the joints of all of them, and the prediction-net steps
+    // of those that emitted a token, run as one product each (transducer_lane.h).
+    void decode_chunks(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks) const;
     // The search rules NeMo's streaming script decodes with: its RNNTDecodingConfig defaults,
     // label-looping greedy_batch (TdtLoop::GreedyBatch) with max_symbols 10, whatever the
     // model's own decoding config says.

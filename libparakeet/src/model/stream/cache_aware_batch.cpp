@@ -19,13 +19,16 @@ CacheAwareBatch::CacheAwareBatch(std::vector<CacheAwareStream*> streams) : strea
     }
 }
 
-int64_t CacheAwareBatch::run(Backend& b) const {
+int64_t CacheAwareBatch::run(Backend& b, int64_t max_rounds) const {
     const FastConformerEncoder& enc = streams_[0]->model().encoder();
     Arena& arena = b.arena();
     int64_t rounds = 0;
     std::vector<EncoderStep> steps;
     std::vector<CacheAwareStream*> ready;
-    for (;; ++rounds) {
+    std::vector<StreamDecoder*> decoders;
+    std::vector<const float*> encs;
+    std::vector<int64_t> frames;
+    for (; rounds < max_rounds; ++rounds) {
         arena.reset();
         steps.clear();
         ready.clear();
@@ -40,8 +43,18 @@ int64_t CacheAwareBatch::run(Backend& b) const {
         if (steps.empty()) break;
         float* out = arena.alloc_array<float>(static_cast<size_t>(std::max<int64_t>(1, rows) * enc.d_model()));
         enc.stream_steps(b.team(), arena, steps, out);
-        for (size_t i = 0; i < ready.size(); ++i)
-            ready[i]->finish_step(b, out + steps[i].row * enc.d_model(), steps[i].frames);
+        decoders.clear();
+        encs.clear();
+        frames.clear();
+        for (size_t i = 0; i < ready.size(); ++i) {
+            float* rows_i = out + steps[i].row * enc.d_model();
+            ready[i]->prompt_step(b, rows_i, steps[i].frames);
+            decoders.push_back(&ready[i]->decoder_);
+            encs.push_back(rows_i);
+            frames.push_back(steps[i].frames);
+        }
+        StreamDecoder::decode_batch(b, decoders, encs, frames);
+        for (CacheAwareStream* s : ready) s->finish_step();
     }
     arena.release_if_above(kArenaKeepBytes);
     return rounds;

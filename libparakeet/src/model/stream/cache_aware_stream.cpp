@@ -157,9 +157,9 @@ bool CacheAwareStream::prepare_step(Backend& b, EncoderStep& step) {
     return true;
 }
 
-void CacheAwareStream::finish_step(Backend& b, float* enc, int64_t T) {
-    model_.apply_prompt(b, enc, T, prompt_);
-    decoder_.decode(b, enc, T);
+void CacheAwareStream::prompt_step(Backend& b, float* enc, int64_t T) { model_.apply_prompt(b, enc, T, prompt_); }
+
+void CacheAwareStream::finish_step() {
     ++steps_;
     // The next chunk reads its pre-encode cache from the frames before it (a last, short
     // chunk has no next one: keep what was computed).

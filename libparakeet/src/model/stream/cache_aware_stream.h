@@ -93,8 +93,11 @@ private:
     bool next_chunk(int64_t& start, int64_t& size) const;
     // The encoder input of the next chunk, in b's arena, when one is ready (CacheAwareBatch).
     bool prepare_step(Backend& b, EncoderStep& step);
-    // The rest of the step, given its T encoder frames: the prompt, the decoder, the bookkeeping.
-    void finish_step(Backend& b, float* enc, int64_t T);
+    // The rest of the step, given its T encoder frames, in two halves around its decoding
+    // (which CacheAwareBatch runs for all the streams of a round at once, on decoder_): the
+    // prompt, then the bookkeeping.
+    void prompt_step(Backend& b, float* enc, int64_t T);
+    void finish_step();
     // Computes the mel frames up to `end` (exclusive) that are not computed yet; once the audio
     // has ended, frames past the valid ones are NeMo's zero frame.
     void extend_mel(Backend& b, int64_t end);

@@ -11,7 +11,8 @@ namespace pk {
 
 struct StreamBatcher::Waiter {
     CacheAwareStream* stream;
-    Clock::time_point since;
+    Clock::time_point since;   // when its chunks began to wait (the max_wait rule)
+    Clock::time_point queued;  // when it last entered the queue (the waiting time reported)
     bool taken = false;  // in a batch that runs now
     bool done = false;
     std::exception_ptr error;
@@ -53,7 +54,8 @@ bool StreamBatcher::batch_due(Clock::time_point now) const {
 
 void StreamBatcher::run(CacheAwareStream& s) {
     if (!s.chunk_ready()) return;
-    Waiter me{&s, Clock::now(), false, false, nullptr};
+    const Clock::time_point now = Clock::now();
+    Waiter me{&s, now, now, false, false, nullptr};
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
     cv_.notify_all();  // the oldest waiter may now have a full batch
@@ -85,7 +87,7 @@ void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     const Clock::time_point now = Clock::now();
     for (Waiter* w : batch) {
         w->taken = true;
-        const double waited = std::chrono::duration<double, std::milli>(now - w->since).count();
+        const double waited = std::chrono::duration<double, std::milli>(now - w->queued).count();
         stats_.waited_ms_total += waited;
         stats_.waited_ms_max = std::max(stats_.waited_ms_max, waited);
     }
@@ -97,13 +99,23 @@ void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
         std::vector<CacheAwareStream*> streams;
         for (Waiter* w : batch) streams.push_back(w->stream);
         const BackendLease lease = model_.lease_backend();
-        CacheAwareBatch(streams).run(lease.backend());
+        CacheAwareBatch(streams).run(lease.backend(), 1);
     } catch (...) {
         error = std::current_exception();
     }
     lock.lock();
     for (Waiter* w : batch) {
+        w->taken = false;
         w->error = error;
+        if (!error && w->stream->chunk_ready()) {  // its next chunk takes its turn
+            w->queued = Clock::now();
+            try {
+                queue_.push_back(w);
+                continue;
+            } catch (...) {  // out of memory: this feed ends with that error
+                w->error = std::current_exception();
+            }
+        }
         w->done = true;
     }
     cv_.notify_all();

@@ -4,8 +4,12 @@
 // streams, oldest first) on a backend of the model's pool when
 //   * the queue holds max_batch streams, or every member stream (nothing else could join), or
 //   * it has waited max_wait;
-// and every feed of that batch returns once its stream's chunks ran. A lone member stream
-// runs at once, as it would alone. Batches on different backends run at the same time.
+// A batch runs one round: the next chunk of each of its streams. A stream with more chunks
+// ready goes back to the end of the queue (its chunks still due by the time it first
+// queued), so a stream fed much audio at once takes turns with the others instead of holding
+// its batch-mates for several rounds; a feed returns once all its stream's chunks ran. A lone
+// member stream runs at once, round after round, as it would alone. Batches on different
+// backends run at the same time.
 //
 // An error inside a batch is every one of its feeds' error (they shared the step); errors of
 // a stream's own input are found before it queues (CacheAwareStream::take_audio) and stay its
@@ -39,8 +43,8 @@ public:
     // batch's error.
     void run(CacheAwareStream& s);
 
-    // What the batcher did: how many batches ran of each size (batch_sizes[i]: of i + 1
-    // streams), and how long their streams waited in the queue.
+    // What the batcher did: how many batches (rounds) ran of each size (batch_sizes[i]: of
+    // i + 1 streams), and how long their streams waited in the queue each time.
     struct Stats {
         std::vector<int64_t> batch_sizes;
         double waited_ms_max = 0.0, waited_ms_total = 0.0;

@@ -35,17 +35,52 @@ void StreamDecoder::decode_tentative(Backend& b, const float* enc, int64_t n) {
     decode_into(b, enc, n, decoded_frames_, copy, tentative_, nullptr);
 }
 
+void StreamDecoder::decode_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                                 const std::vector<const float*>& encs, const std::vector<int64_t>& ns) {
+    std::vector<ChunkDecode> chunks;
+    std::vector<StreamDecoder*> batched;
+    for (size_t i = 0; i < decoders.size(); ++i) {
+        StreamDecoder& d = *decoders[i];
+        if (d.use_ctc_) {
+            d.decode(b, encs[i], ns[i]);
+            continue;
+        }
+        chunks.push_back({encs[i], ns[i], &d.carry_.transducer, {}});
+        batched.push_back(&d);
+    }
+    if (batched.empty()) return;
+    batched[0]->model_.transducer()->decode_chunks(b.team(), b.arena(), chunks);
+    for (size_t i = 0; i < batched.size(); ++i) {
+        StreamDecoder& d = *batched[i];
+        const size_t before = d.tokens_.size();
+        append_chunk(chunks[i].tokens, d.decoded_frames_, d.tokens_);
+        d.take_events(before, d.tokens_, &d.pending_events_);
+        d.decoded_frames_ += chunks[i].n_frames;
+    }
+}
+
 void StreamDecoder::decode_into(Backend& b, const float* enc, int64_t n, int64_t first_frame, StreamCarry& carry,
                                 std::vector<TranscriptToken>& out, std::vector<StreamEvent>* events) const {
     const size_t before = out.size();
     if (use_ctc_) {
         model_.ctc()->decode_chunk(b.team(), b.arena(), enc, n, static_cast<int>(first_frame), carry.ctc, out);
     } else {
-        for (TranscriptToken t : model_.transducer()->decode_chunk(b.team(), b.arena(), enc, n, carry.transducer)) {
-            t.frame += static_cast<int>(first_frame);
-            out.push_back(t);
-        }
+        append_chunk(model_.transducer()->decode_chunk(b.team(), b.arena(), enc, n, carry.transducer), first_frame,
+                     out);
     }
+    take_events(before, out, events);
+}
+
+void StreamDecoder::append_chunk(const std::vector<TranscriptToken>& chunk, int64_t first_frame,
+                                 std::vector<TranscriptToken>& out) {
+    for (TranscriptToken t : chunk) {
+        t.frame += static_cast<int>(first_frame);
+        out.push_back(t);
+    }
+}
+
+void StreamDecoder::take_events(size_t before, std::vector<TranscriptToken>& out,
+                                std::vector<StreamEvent>* events) const {
     // <EOU>/<EOB> are events, not text.
     auto keep = out.begin() + static_cast<std::ptrdiff_t>(before);
     for (auto it = keep; it != out.end(); ++it) {

@@ -44,6 +44,11 @@ public:
 
     // Decodes the next n frames of the stream (enc: [n, d_model]), appending to the final tokens.
     void decode(Backend& b, const float* enc, int64_t n);
+    // decode() for several streams of one model at once: decoders[i] decodes the next ns[i]
+    // frames of encs[i]. The greedy transducer steps of all of them run batched
+    // (TransducerDecoder::decode_chunks); every stream's result is bitwise what decode() gives.
+    static void decode_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                             const std::vector<const float*>& encs, const std::vector<int64_t>& ns);
     // Decodes n frames after those from a copy of the state: the tentative tokens (replacing the
     // previous ones). clear_tentative() drops them.
     void decode_tentative(Backend& b, const float* enc, int64_t n);
@@ -63,6 +68,11 @@ public:
 private:
     void decode_into(Backend& b, const float* enc, int64_t n, int64_t first_frame, StreamCarry& carry,
                      std::vector<TranscriptToken>& out, std::vector<StreamEvent>* events) const;
+    // Appends a transducer chunk's tokens (frames local to a chunk starting at first_frame).
+    static void append_chunk(const std::vector<TranscriptToken>& chunk, int64_t first_frame,
+                             std::vector<TranscriptToken>& out);
+    // Takes the <EOU>/<EOB> tokens out of out[before, end) (into `events`, when not null).
+    void take_events(size_t before, std::vector<TranscriptToken>& out, std::vector<StreamEvent>* events) const;
     void commit_words(bool all, StreamUpdate& u);
 
     const Model& model_;

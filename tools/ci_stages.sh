@@ -23,6 +23,7 @@ stage() {
 stages_report() {
   _stage_end
   printf '\n=== stages (wall seconds; budget in docs/ci.md)\n'
-  awk -F'\t' '{ printf "%-58s %6d\n", $1, $2 }' "$CI_STAGES"
-  printf '%-58s %6d\n' "total" "$(( $(date +%s) - _ci_start ))"
+  { cat "$CI_STAGES"; printf 'total\t%s\n' "$(( $(date +%s) - _ci_start ))"; } |
+    awk -F'\t' '{ name[NR] = $1; secs[NR] = $2; if (length($1) > w) w = length($1) }
+                END { for (i = 1; i <= NR; i++) printf "%-" w "s  %6d\n", name[i], secs[i] }'
 }

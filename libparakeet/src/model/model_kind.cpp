@@ -48,8 +48,9 @@ void refuse_other_model_kind(const GgufReader& gguf, ModelKind wanted) {
     const ModelKind kind = detect_model_kind(gguf);
     if (kind == ModelKind::None || kind == wanted) return;
     throw Unsupported(std::string("this file holds a ") + model_kind_name(kind) + " model (general.architecture '" +
-                      gguf.get_string(schema::kGeneralArchitecture) + "'); this library cannot load " +
-                      model_kind_name(kind) + " models yet, only " + model_kind_name(wanted) + " models");
+                      gguf.get_string(schema::kGeneralArchitecture) + "'); this loader takes " +
+                      model_kind_name(wanted) +
+                      " models only (parakeet_capi_load chooses the loader by the file's kind)");
 }
 
 }  // namespace pk

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <utility>
 
 #include "common/errors.h"
 #include "common/sha256.h"
@@ -70,15 +71,22 @@ KaldiFbankConfig read_fbank(const GgufReader& g) {
 }  // namespace
 
 std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, const LoadOptions& options) {
+    const std::string identity = file_identity(path);
+    std::unique_ptr<SpeakerEncoder> e = load(GgufReader::open(path), identity, options);
+    // The hash must describe the weights that were read, so a file rewritten meanwhile is refused.
+    if (file_identity(path) != identity) throw ModelError(path + ": speaker model changed during load");
+    return e;
+}
+
+std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::string identity, const LoadOptions& options) {
     const IsaLevel isa = checked_isa_level(options.isa);
     std::unique_ptr<SpeakerEncoder> e(new SpeakerEncoder());
-    e->path_ = path;
-    e->identity_ = file_identity(path);
-    e->gguf_ = std::make_unique<GgufReader>(GgufReader::open(path));
+    e->identity_ = std::move(identity);
+    e->gguf_ = std::make_unique<GgufReader>(std::move(gguf));
     const GgufReader& g = *e->gguf_;
     if (detect_model_kind(g) != ModelKind::Speaker) {
         const ModelKind kind = detect_model_kind(g);
-        throw ModelError(path + ": not a speaker model (it holds " +
+        throw ModelError(g.name() + ": not a speaker model (it holds " +
                          (kind == ModelKind::None ? std::string("no known model")
                                                   : std::string("a ") + model_kind_name(kind) + " model") + ")");
     }
@@ -86,7 +94,7 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, co
     const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
     if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
     if (arch != vd::kArchEcapa)
-        throw Unsupported(path + ": speaker encoder architecture '" + arch + "' is not supported (only " +
+        throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " +
                           vd::kArchEcapa + ")");
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
@@ -105,7 +113,6 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, co
                std::to_string(fbank.n_mels));
     e->fbank_ = std::make_unique<KaldiFbank>(fbank);
     e->dim_ = static_cast<int>(dim);
-    if (file_identity(path) != e->identity_) throw ModelError(path + ": speaker model changed during load");
     e->backend_ = std::make_unique<Backend>(options.threads > 0 ? options.threads : default_thread_count());
     return e;
 }

@@ -7,7 +7,7 @@
 // Fingerprints (parakeet.cpp's, so that stored embeddings are not compared across encoders):
 // family() is "voicedetect:<voicedetect.arch>:<general.name>:<voicedetect.embedding_dim>" (a
 // missing value stays empty, nothing is escaped), identity() "sha256:<hex of the file's
-// bytes>".
+// bytes>" (for a bundle's component, of its source file's bytes, as the bundle records them).
 //
 // A loaded encoder is immutable; embed() serialises its callers on the encoder's own backend.
 #pragma once
@@ -31,6 +31,10 @@ public:
     // the load), Unsupported (another architecture or front end), or, for a file of another
     // model kind, Unsupported naming it.
     static std::unique_ptr<SpeakerEncoder> load(const std::string& path, const LoadOptions& options = {});
+    // The same from an open reader (a bundle's component view, which it keeps), with the
+    // identity the caller vouches for (a bundle's "sha256:" + source_sha256); the file is not
+    // hashed.
+    static std::unique_ptr<SpeakerEncoder> load(GgufReader gguf, std::string identity, const LoadOptions& options = {});
 
     int dim() const { return dim_; }
     int sample_rate() const { return fbank_->config().sample_rate; }
@@ -50,7 +54,7 @@ public:
 private:
     SpeakerEncoder() = default;
 
-    std::string path_, family_, identity_;
+    std::string family_, identity_;
     int dim_ = 0;
     bool l2_normalize_ = true;
     const kernels::KernelTable* kernels_ = nullptr;

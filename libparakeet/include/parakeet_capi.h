@@ -843,8 +843,9 @@ PARAKEET_API void parakeet_capi_free_floats(float* p);
  * lives. */
 PARAKEET_API const char* parakeet_capi_speaker_encoder_family(const parakeet_ctx* speaker);
 
-/* The encoder's weights fingerprint, "sha256:<64 hex>" of the model file's bytes. NULL as
- * above; valid while the context lives. */
+/* The encoder's weights fingerprint, "sha256:<64 hex>" of the model file's bytes (for a
+ * bundle's voice component, "sha256:" + its source_sha256). NULL as above; valid while the
+ * context lives. */
 PARAKEET_API const char* parakeet_capi_speaker_identity(const parakeet_ctx* speaker);
 
 /* The fingerprint warning of the last registry call that used this encoder ("" when the

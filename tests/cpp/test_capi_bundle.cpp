@@ -1,17 +1,22 @@
-// Bundles through the C ABI (docs/bundles.md): a bundle of the committed ASR and diarization
-// fixtures loads each component by name and gives bitwise the same results as the source files;
+// Bundles through the C ABI (docs/bundles.md): a bundle of the committed ASR, diarization and
+// speaker-encoder fixtures loads each component by name and gives bitwise the same results as
+// the source files;
 // the default choice; the components' listing; and every header fault refused with its reason.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "bundle_test_builder.h"
 #include "capi_handles.h"
+#include "common/sha256.h"
 #include "nemo_fixtures.h"
 #include "parakeet_capi.h"
+#include "speaker_fixtures.h"
 
 namespace {
 
@@ -102,6 +107,56 @@ TEST(CapiBundle, EachComponentGivesTheSourceFilesResultsBitwise) {
     EXPECT_EQ(doc, diarization(diar_file.p, a));
 }
 
+std::vector<float> embedding(parakeet_ctx* ctx, const std::vector<float>& a) {
+    float* out = nullptr;
+    int dim = 0;
+    EXPECT_EQ(parakeet_capi_speaker_embed_pcm(ctx, a.data(), static_cast<int>(a.size()), 16000, &out, &dim), 0)
+        << parakeet_capi_load_error();
+    std::vector<float> copy(out, out + dim);
+    parakeet_capi_free_floats(out);
+    return copy;
+}
+
+// The hex sha256 of the file at `path`, as a bundle writer records it in source_sha256.
+std::string file_sha256(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    pk::Sha256 hash;
+    hash.update(bytes.data(), bytes.size());
+    return pk::digest_hex(hash.finish());
+}
+
+// A speaker encoder's component (one-letter name: ECAPA's tensor names take 61 of ggml's 63
+// bytes) embeds bitwise as its source file, and its identity is the recorded source hash, which
+// is the source file's own identity.
+TEST(CapiBundle, AVoiceComponentEmbedsAsItsSourceFileWithTheSourceIdentity) {
+    const std::string voice = speaker_fixtures::model_path(), sha = file_sha256(voice);
+    gguf_test::GgufBuilder b;
+    bundle_test::add_header(b, {"asr", "v"});
+    bundle_test::add_component(b, kAsr, "asr", "asr");
+    bundle_test::add_component(b, voice, "v", "voice");
+    b.kv_string("parakeet.bundle.v.source_sha256", sha);
+    const std::string bundle = bundle_test::write(b, testing::TempDir() + "asr_voice.gguf");
+    Loaded v(parakeet_capi_load_component(bundle.c_str(), "v")), file(parakeet_capi_load(voice.c_str()));
+    ASSERT_TRUE(both_hold(v, file, PARAKEET_MODEL_KIND_SPEAKER));
+    const std::vector<float> pcm = speaker_fixtures::load("speech").pcm;
+    const std::vector<float> from_bundle = embedding(v.p, pcm), from_file = embedding(file.p, pcm);
+    ASSERT_FALSE(from_bundle.empty());
+    ASSERT_EQ(from_bundle.size(), from_file.size());
+    EXPECT_EQ(std::memcmp(from_bundle.data(), from_file.data(), from_file.size() * sizeof(float)), 0);
+    EXPECT_STREQ(parakeet_capi_speaker_encoder_family(v.p), parakeet_capi_speaker_encoder_family(file.p));
+    EXPECT_EQ(std::string(parakeet_capi_speaker_identity(v.p)), "sha256:" + sha);
+    EXPECT_STREQ(parakeet_capi_speaker_identity(v.p), parakeet_capi_speaker_identity(file.p));
+}
+
+TEST(CapiBundle, AVoiceComponentWithoutItsSourceHashIsRefused) {
+    const std::string bundle = make_bundle("voice_unhashed.gguf", {{"v", speaker_fixtures::model_path(), "voice"}});
+    EXPECT_EQ(parakeet_capi_load(bundle.c_str()), nullptr);
+    EXPECT_EQ(std::string(parakeet_capi_load_error()),
+              bundle + ":v: a voice component needs its source_sha256 key, its speaker identity is the source "
+                       "file's hash");
+}
+
 TEST(CapiBundle, PlainLoadTakesTheOnlyAsrComponentElseTheOnlyLoadableOne) {
     const std::string both = make_bundle("default_asr.gguf", {{"d", kDiar, "diar"}, {"asr", kAsr, "asr"}});
     Loaded asr(parakeet_capi_load(both.c_str()));
@@ -130,7 +185,7 @@ TEST(CapiBundle, SeveralCandidatesAreRefusedWithTheList) {
 }
 
 TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
-    const std::string bundle = make_bundle("listed.gguf", {{"asr", kAsr, "asr"}, {"x", kDiar, "voice"}});
+    const std::string bundle = make_bundle("listed.gguf", {{"asr", kAsr, "asr"}, {"x", kDiar, "future"}});
     const std::string json = take(parakeet_capi_bundle_components_json(bundle.c_str()));
     const pk::GgufReader asr = pk::GgufReader::open(kAsr), diar = pk::GgufReader::open(kDiar);
     auto bytes = [](const pk::GgufReader& r) {
@@ -142,7 +197,7 @@ TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
         "[{\"name\":\"asr\",\"kind\":\"asr\",\"license\":\"license of asr\",\"license_url\":\"license_url of asr\","
         "\"source\":\"source of asr\",\"attribution\":\"attribution of asr\",\"changes\":\"changes of asr\","
         "\"source_sha256\":\"\",\"content_sha256\":\"\",\"tensors\":" + std::to_string(asr.tensors().size()) +
-        ",\"bytes\":" + bytes(asr) + "},{\"name\":\"x\",\"kind\":\"voice\",\"license\":\"license of x\","
+        ",\"bytes\":" + bytes(asr) + "},{\"name\":\"x\",\"kind\":\"future\",\"license\":\"license of x\","
         "\"license_url\":\"license_url of x\",\"source\":\"source of x\",\"attribution\":\"attribution of x\","
         "\"changes\":\"changes of x\",\"source_sha256\":\"\",\"content_sha256\":\"\",\"tensors\":" +
         std::to_string(diar.tensors().size()) + ",\"bytes\":" + bytes(diar) + "}]";
@@ -152,7 +207,8 @@ TEST(CapiBundle, ComponentsJsonListsEveryComponentFromTheHeader) {
     EXPECT_NE(asr_ctx.p, nullptr) << parakeet_capi_load_error();
     EXPECT_EQ(parakeet_capi_load_component(bundle.c_str(), "x"), nullptr);
     EXPECT_EQ(std::string(parakeet_capi_load_error()),
-              bundle + ": component 'x' is of kind 'voice', which this library does not load (it loads asr, vad, diar, ced)");
+              bundle + ": component 'x' is of kind 'future', which this library does not load (it loads asr, vad, "
+                       "diar, ced, voice)");
 }
 
 // A load of `path` (component `name`, NULL for the default) fails with `message` in its error.

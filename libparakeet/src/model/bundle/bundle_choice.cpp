@@ -19,6 +19,7 @@ constexpr LoadableKind kLoadable[] = {
     {"vad", ModelKind::Vad},
     {"diar", ModelKind::Diarization},
     {"ced", ModelKind::Sound},
+    {"voice", ModelKind::Speaker},
 };
 
 // "a (asr), v (vad), ..." for messages.

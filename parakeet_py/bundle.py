@@ -48,8 +48,8 @@ def is_bundle(path: Union[str, "os.PathLike[str]"]) -> bool:
 
 def component_of_kind(path: Union[str, "os.PathLike[str]"], kind: str, component: Optional[str]) -> Optional[str]:
     """The component a model class loads from ``path``: ``component`` when given; for a bundle,
-    its only component of ``kind`` (asr, vad, diar, ced), so that ``Diarizer(bundle)`` takes the
-    diarizer beside an ASR model; None for a plain file. InvalidArgument when a bundle has no
+    its only component of ``kind`` (asr, vad, diar, ced, voice), so that ``Diarizer(bundle)``
+    takes the diarizer beside an ASR model; None for a plain file. InvalidArgument when a bundle has no
     component of ``kind`` or several."""
     if checked_component(component) is not None:
         return component

@@ -36,10 +36,12 @@ class SpeakerEncoder(SharedModel):
 
     _CLOSED = "the speaker encoder is closed"
 
-    def __init__(self, model_path: Union[str, "os.PathLike[str]"]) -> None:
+    def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, component: Optional[str] = None) -> None:
+        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
+        file, or the bundle's only voice component."""
         super().__init__()
         self.model_path = os.fspath(model_path)
-        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SPEAKER, "a speaker model")
+        self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SPEAKER, "a speaker model", component)
 
     def _text(self, function: str) -> str:
         ffi, lib = _native.load()
@@ -59,7 +61,8 @@ class SpeakerEncoder(SharedModel):
 
     @property
     def identity(self) -> str:
-        """"sha256:<hex>" of the model file: the exact weights."""
+        """"sha256:<hex>" of the model file (of a bundle's component: of its source file, as the
+        bundle records it): the exact weights."""
         return self._text("parakeet_capi_speaker_identity")
 
     @property

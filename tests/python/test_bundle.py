@@ -1,6 +1,6 @@
 """Bundles (docs/bundles.md) from Python: the writer's keys, tensors and hashes, each component
-loaded through Context / Vad / Diarizer giving the source file's results, --verify catching a
-flipped byte, and the errors of the writer and of component choice."""
+loaded through Context / Vad / Diarizer / SoundTagger / SpeakerEncoder giving the source file's
+results, --verify catching a flipped byte, and the errors of the writer and of component choice."""
 
 import hashlib
 import shutil
@@ -178,3 +178,25 @@ def test_ced_component_gives_the_source_files_scores(tmp_path):
         assert np.array_equal(bundled.scores(audio, 16000), plain.scores(audio, 16000))
     with pytest.raises(InvalidArgument, match="is not a CED sound model"):
         SoundTagger(out, component="asr")
+
+
+def test_voice_component_embeds_as_the_source_file_with_its_identity(tmp_path):
+    from parakeet_py import SpeakerEncoder
+
+    ecapa = DATA / "speaker" / "ecapa_tiny.gguf"
+    # ECAPA's tensor names take 61 of ggml's 63 bytes: only a one-letter component name fits.
+    with pytest.raises(ConversionError, match="longer than 63 bytes"):
+        write_bundle(tmp_path / "long.gguf", [source("voice", ecapa)])
+    out = tmp_path / "asr_voice.gguf"
+    write_bundle(out, [source("asr", ASR), source("v", ecapa)])
+    clip = gguf.GGUFReader(str(DATA / "speaker" / "ref_speech.gguf"))
+    pcm = np.array(next(t.data for t in clip.tensors if t.name == "pcm"), dtype=np.float32)
+    identity = "sha256:" + hashlib.sha256(ecapa.read_bytes()).hexdigest()
+    with SpeakerEncoder(out) as bundled, SpeakerEncoder(ecapa) as plain:  # the only voice component
+        assert np.array_equal(bundled.embed(pcm, sample_rate=16000), plain.embed(pcm, sample_rate=16000))
+        assert bundled.family == plain.family
+        assert bundled.identity == plain.identity == identity
+    with SpeakerEncoder(out, component="v") as named:
+        assert named.identity == identity
+    with pytest.raises(InvalidArgument, match="is not a speaker model"):
+        SpeakerEncoder(out, component="asr")

@@ -30,6 +30,7 @@ from parakeet_py.audio import prepare_audio
 from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 from parakeet_py.speakers.encoder import AUDIO_RATE as VOICE_RATE
 
+from ..stream_batching import stream_group
 from . import batching, formats, page, request_fields, sse, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
@@ -143,7 +144,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
     turns = FairTurns(backends)
     queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics,
                                client_share=config.client_share, turns=turns, max_wait=config.max_queue_wait)
-    group = batching.stream_group(context, config.max_batch, config.batch_wait_ms)
+    group = stream_group(context, config.max_batch, config.batch_wait_ms)
     batching.register(group, metrics.registry)
     live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share, turns=turns,
                        group=group)

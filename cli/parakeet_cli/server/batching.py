@@ -3,8 +3,8 @@
 group did is exported to ``/metrics``.
 
 There is one group per server, so every SSE stream and realtime session of a cache-aware model
-batches with every other. Buffered streams of offline models are not batched by the library: on
-such a model (or with ``--max-batch 1``) there is no group and feeds run as before.
+batches with every other. Which models get a group, and what a member's feed takes at a time:
+../stream_batching.py (shared with ``parakeet-cli wyoming``).
 """
 
 from __future__ import annotations
@@ -15,28 +15,6 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Sum
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from parakeet_py import StreamGroup
-
-
-def is_cache_aware(context: Any) -> bool:
-    return context.info.get("streaming", {}).get("mode") == "cache_aware"
-
-
-def stream_group(context: Any, max_batch: int, wait_ms: int) -> Optional[StreamGroup]:
-    """The group the live streams of ``context`` join, or None where nothing batches."""
-    if max_batch <= 1 or not is_cache_aware(context):
-        return None
-    return context.stream_group(max_batch=max_batch, max_wait_ms=wait_ms)
-
-
-def chunk_samples(context: Any, settings: dict, sample_rate: int) -> int:
-    """Samples (at ``sample_rate``) of one chunk of a cache-aware stream with ``settings``: what
-    a batched feed takes at a time. A batch runs every chunk its members have ready before any
-    of them returns, so a feed of many chunks would hold the other members' feeds back."""
-    left, right = settings["att_context"]
-    contexts = context.info["streaming"]["contexts"]
-    chunk_ms = next((c["chunk_ms"] for c in contexts if (c["left"], c["right"]) == (left, right)),
-                    contexts[0]["chunk_ms"])
-    return max(1, int(round(chunk_ms * sample_rate / 1000)))
 
 
 def _size_buckets(max_batch: int) -> list:

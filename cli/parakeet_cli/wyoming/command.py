@@ -2,7 +2,8 @@
 
 Options follow wyoming-faster-whisper's where they mean the same (``--uri``, ``--model``,
 ``--language``, ``--beam-size``, ``--zeroconf``, ``--debug``); the rest are this project's
-(``--concurrency``, ``--threads``, the kernel options, the live-text window).
+(``--concurrency``, ``--threads``, the kernel options, the live-text window, and parakeet-server's
+``--max-batch`` and ``--batch-wait-ms`` for the live streams of a cache-aware model).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import click
 from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, component_option,
                       kernel_options, threads_per_backend)
 from ..server import WindowType
+from ..server.limits import DEFAULT_BATCH_WAIT_MS, DEFAULT_MAX_BATCH
 
 DEFAULT_URI = "tcp://127.0.0.1:10300"
 DEFAULT_WINDOW = "10,2,2"
@@ -49,6 +51,11 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--streaming/--no-streaming", default=True, show_default=True,
               help="Live text: transcript-start, transcript-chunk as words become final, transcript-stop "
                    "(info's supports_transcript_streaming). Without it, only the transcript, and no stream runs.")
+@click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
+              help="Live streams of a cache-aware model, of all clients together, whose chunks run in one "
+                   "batched encoder step (1: each runs alone). Other models' streams never batch.")
+@click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
+              help="Milliseconds a live stream's ready chunk may wait for other clients' streams to fill its batch.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,
               show_default=True, help="Longest utterance; a longer one gets an error event and is dropped.")
 @click.option("--model-name", default=None, help="The model's name in `info` [default: the file's name, or the model name given to -m].")
@@ -60,7 +67,8 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--debug", is_flag=True, help="Log every utterance's events and errors (DEBUG).")
 @component_option()
 def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], decoder: str, beam_size: Optional[int],
-            language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_seconds: float,
+            language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_batch: int,
+            batch_wait_ms: int, max_seconds: float,
             model_name: Optional[str], zeroconf: Optional[str], attention: Any, isa: Optional[str],
             bf16: Optional[bool], debug: bool, component: Optional[str]) -> None:
     """Serve a model to Home Assistant (and other clients) over the Wyoming protocol.
@@ -77,6 +85,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
     """
     from parakeet_py import Context
 
+    from ..stream_batching import stream_group
     from .program import model_locales, program_info, resolve_language, UnknownLanguage
     from .discovery import DiscoveryError
     from .service import Service, serve
@@ -96,8 +105,10 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
         name = model_name or (Path(model).name if Path(model).exists() else model)
         settings = Settings(decoder=decoder, beam=beam_size, window=stream_window if streaming else None,
                             max_seconds=max_seconds)
+        # no live streams, nothing to batch
+        group = stream_group(context, max_batch, batch_wait_ms) if streaming else None
         service = Service(context, settings, program_info(name, context.info, listed, streaming).event(), locales,
-                          default_language)
+                          default_language, group)
 
         def ready(address: str) -> None:
             logging.getLogger("parakeet.wyoming").info("serving %s on %s", name, address)

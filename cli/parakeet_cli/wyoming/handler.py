@@ -107,7 +107,7 @@ class SttHandler(AsyncEventHandler):
 
     async def begin(self, fmt: PcmFormat) -> None:
         language = self.language or self.service.default_language
-        utterance = Utterance(self.service.context, fmt, language, self.service.settings)
+        utterance = Utterance(self.service.context, fmt, language, self.service.settings, self.service.group)
         try:
             await self.service.run(utterance.begin)
         except BaseException:
@@ -139,7 +139,7 @@ class SttHandler(AsyncEventHandler):
             await self.end_stream()
             return
         if due:
-            text = await self.service.run(utterance.feed)
+            text = await self.service.feed(utterance.feed)
             if text:
                 await self.write_event(TranscriptChunk(text=text).event())
 

@@ -4,6 +4,11 @@ Each connection gets a :class:`~.handler.SttHandler`. The library calls of every
 (stream feeds, final transcriptions) run on ``concurrency`` worker threads, as many as the
 model's pool has backends, in the order they come: no call waits inside the library for a
 backend, and what a client sends while its call waits stays in its socket (backpressure).
+
+On a cache-aware model with ``--max-batch`` > 1 the live streams of all clients join one stream
+group (../stream_batching.py, as parakeet-server's do): a member's feed waits in the library for
+a batch, so the feeds run on threads of their own, as many as a batch holds, and fill batches
+while the workers run the final transcriptions. A stream leaves the group when it is freed.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, List, Optional, Set, TypeVar
 from urllib.parse import urlparse
+
+from parakeet_py import StreamGroup
 
 from .discovery import Announcement
 from .events import MAX_LINE_BYTES
@@ -33,11 +40,14 @@ class Service:
     info_event: Any  # the ``info`` event answering ``describe``
     locales: List[str]  # a prompt model's locales ([]: the model takes no language)
     default_language: Optional[str]  # the locale when a client names none
+    group: Optional[StreamGroup] = None  # the live streams' stream group (None: they do not batch)
     utterances_open: int = 0  # touched on the event loop only
 
     def __post_init__(self) -> None:
         self._workers = ThreadPoolExecutor(max_workers=max(1, int(self.context.concurrency)),
                                            thread_name_prefix="parakeet-wyoming")
+        self._feeders = self._workers if self.group is None else ThreadPoolExecutor(
+            max_workers=self.group.max_batch, thread_name_prefix="parakeet-wyoming-feed")
 
     @property
     def streaming(self) -> bool:
@@ -48,12 +58,22 @@ class Service:
         """``fn(*args)`` on a worker thread."""
         return await asyncio.get_running_loop().run_in_executor(self._workers, fn, *args)
 
+    async def feed(self, fn: Callable[..., T], *args: Any) -> T:
+        """A live stream's feed ``fn(*args)``: on a feeder thread when the streams batch."""
+        return await asyncio.get_running_loop().run_in_executor(self._feeders, fn, *args)
+
     def close_later(self, fn: Callable[[], Any]) -> None:
         """``fn()`` on a worker thread, not waited for (safe while a handler is cancelled)."""
         self._workers.submit(fn)
 
     def shutdown(self) -> None:
+        self._feeders.shutdown(wait=True)
         self._workers.shutdown(wait=True)
+        if self.group is not None:
+            stats = self.group.stats()
+            LOG.info("stream group: %d batches; batch_sizes (index i: batches of i + 1 streams): %s",
+                     stats["batches"], stats["batch_sizes"])
+            self.group.close()
 
 
 async def serve(service: Service, uri: str, ready: Callable[[str], None], zeroconf: Optional[str] = None) -> None:

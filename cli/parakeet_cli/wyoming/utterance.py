@@ -8,17 +8,27 @@ chunk with limited context and may differ from it). The stream is never finalize
 chunk would only repeat what the offline pass computes.
 
 Every method that calls the library (:meth:`begin`, :meth:`feed`, :meth:`transcribe`,
-:meth:`close`) blocks; the handler runs them on the service's worker threads, one at a time.
+:meth:`close`) blocks; the handler runs them on the service's threads, one at a time.
+
+A stream in the service's stream group (service.py) is fed one chunk at a time: a batch runs
+every chunk its members have ready before any of them returns, so a feed of many chunks would
+hold the other clients' feeds back.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
+from parakeet_py import StreamGroup
+
+from ..stream_batching import chunk_samples, is_cache_aware
 from .pcm import PcmFormat
+
+LOG = logging.getLogger("parakeet.wyoming")
 
 # Audio handed to the stream at a time: each feed is a trip to a worker thread, and the stream
 # only decodes whole chunks (2 s by default) anyway.
@@ -41,11 +51,14 @@ class Settings:
 
 
 class Utterance:
-    def __init__(self, context: Any, fmt: PcmFormat, language: Optional[str], settings: Settings) -> None:
+    def __init__(self, context: Any, fmt: PcmFormat, language: Optional[str], settings: Settings,
+                 group: Optional[StreamGroup] = None) -> None:
         self.format = fmt
         self.language = language
         self._context = context
         self._settings = settings
+        self._group = group  # the stream group the live stream joins (None: it runs alone)
+        self._piece = 0  # samples per feed call of a stream in the group (0: all it has at once)
         self._pieces: List[np.ndarray] = []  # mono float32 at the client's rate
         self._samples = 0
         self._unfed = 0  # samples at the end of _pieces not yet fed to the stream
@@ -58,18 +71,21 @@ class Utterance:
         return self._samples / self.format.rate
 
     def begin(self) -> None:
-        """Opens the live stream (when the settings have a window)."""
+        """Opens the live stream (when the settings have a window), in the group if there is one."""
         window = self._settings.window
         if window is None:
             return
         left, chunk, right = window
-        if self._context.info.get("streaming", {}).get("mode") == "cache_aware":
+        if is_cache_aware(self._context):
             # a cache-aware model streams with its own attention context, not with windows
             self._stream = self._context.stream(sample_rate=self.format.rate, decoder=self._settings.decoder,
                                                 language=self.language)
         else:
             self._stream = self._context.stream(chunk, left, right, sample_rate=self.format.rate,
                                                 decoder=self._settings.decoder, language=self.language)
+        if self._group is not None:
+            self._group.join(self._stream)  # it leaves when it is closed
+            self._piece = chunk_samples(self._context, self._stream.settings, self.format.rate)
 
     def add(self, samples: np.ndarray) -> bool:
         """Keeps ``samples`` (raising :class:`TooLong` past the limit); True when enough audio
@@ -88,7 +104,8 @@ class Utterance:
             return ""
         unfed = np.concatenate(self._tail(self._unfed))
         self._unfed = 0
-        text = self._stream.feed(unfed).text
+        step = self._piece or unfed.size
+        text = "".join(self._stream.feed(unfed[begin:begin + step]).text for begin in range(0, unfed.size, step))
         if not self.live_text:
             text = text.lstrip()
         self.live_text += text
@@ -110,6 +127,8 @@ class Utterance:
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.close()
+            if self._group is not None:
+                LOG.debug("a live stream left the stream group (members: %d)", len(self._group))
         self._pieces, self._samples, self._unfed = [], 0, 0
 
     def _tail(self, n: int) -> List[np.ndarray]:

@@ -58,7 +58,8 @@ DEFAULT_MAX_SECONDS = 300.0
               help="Milliseconds a live stream's ready chunk may wait for other clients' streams to fill its batch.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,
               show_default=True, help="Longest utterance; a longer one gets an error event and is dropped.")
-@click.option("--model-name", default=None, help="The model's name in `info` [default: the file's name, or the model name given to -m].")
+@click.option("--model-name", default=None,
+              help="The model's name in `info` [default: the file's name, or the model name given to -m].")
 @click.option("--zeroconf", is_flag=False, flag_value="parakeet", default=None, metavar="[NAME]",
               help="Announce the service over mDNS as NAME (default parakeet), so Home Assistant discovers it "
                    "(tcp:// only).")

@@ -10,7 +10,7 @@ from parakeet_cli.server import main
 NOT_LIMITS = {"--model", "--threads", "--host", "--port", "--api-key", "--attention", "--isa", "--bf16",
               "--realtime-window", "--sse-window", "--vad-model", "--model-id", "--log-level", "--version", "--help",
               "--diarize-model", "--realtime-diarize-latency", "--component", "--sound-model", "--voices",
-              "--speaker-model"}
+              "--speaker-model", "--voice-min-seconds"}
 
 
 def test_the_limits_table_matches_the_command_line():

@@ -163,7 +163,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
          diarize_model: Optional[str], sound_model: Optional[str], realtime_diarize_latency: str,
          model_id: Optional[str], log_level: str, component: Optional[str],
-         voices: Optional[str], speaker_model: Optional[str]) -> None:
+         voices: Optional[str], speaker_model: Optional[str], voice_min_seconds: Optional[float]) -> None:
     """Serve a Parakeet model over HTTP with an OpenAI-compatible API.
 
     POST /v1/audio/transcriptions (stream=true: Server-Sent Events), WebSocket
@@ -219,7 +219,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                 tagger = SoundTagger(sound_model)
             except ParakeetError as e:
                 raise click.ClickException(f"cannot load {sound_model}: {e}") from e
-        named = load_voices(voices, speaker_model)
+        named = load_voices(voices, speaker_model, voice_min_seconds)
     except BaseException:
         for loaded in (vad, diarizer, tagger):
             if loaded is not None:

@@ -402,7 +402,8 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             Route("/health", health, methods=["GET"]),
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
-                config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer),
+                config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer,
+                voices=voices),
                 metrics)),
             *voice_api.routes(voices, check_api_key, decode_voice, config.max_upload_bytes),
             *page.routes(),

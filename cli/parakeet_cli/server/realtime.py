@@ -27,7 +27,7 @@ included), ``committed``, ``completed``. ``semantic_vad`` (models whose vocabula
 ends a turn at the model's end-of-utterance token, or after the eagerness's silence. ``null``:
 the client commits. ``transcription.speakers: true`` (an extension; servers with
 ``--diarize-model``) adds speakers to each completed item: its ``words`` and ``segments``
-(realtime_speakers.py). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
+(realtime_speakers.py; named with ``--voices``). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
 are refused with an ``error`` event, as is every malformed event; the session stays open after
 an error.
 
@@ -65,7 +65,7 @@ from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
 from .limits import DEFAULT_REALTIME_DIARIZE_LATENCY
-from .realtime_speakers import SessionSpeakers
+from .realtime_speakers import SessionSpeakers, open_segments
 from .speech_turns import SpeechTurns, ms
 from .vad_settings import ServerVad, parse_server_vad
 
@@ -104,15 +104,16 @@ class RealtimeConfig:
     end_of_utterance: bool = False  # the model decodes <EOU> (semantic_vad)
     diarizer: Optional[Any] = None  # the server's parakeet_py.Diarizer (None: no speakers)
     diarize_latency: str = DEFAULT_REALTIME_DIARIZE_LATENCY  # its streams' latency preset
+    voices: Optional[Any] = None  # the server's voices.Voices (with a registry: named speakers)
 
     @classmethod
     def from_server(cls, config: Any, vad: Optional[Any] = None, end_of_utterance: bool = False,
-                    diarizer: Optional[Any] = None) -> "RealtimeConfig":
+                    diarizer: Optional[Any] = None, voices: Optional[Any] = None) -> "RealtimeConfig":
         return cls(model_id=config.model_id, api_key=config.api_key, window=config.realtime_window,
                    idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes,
                    max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds,
                    vad=vad, end_of_utterance=end_of_utterance, diarizer=diarizer,
-                   diarize_latency=config.realtime_diarize_latency)
+                   diarize_latency=config.realtime_diarize_latency, voices=voices)
 
 
 @dataclass(frozen=True)
@@ -446,12 +447,12 @@ class Session:
             raise EventError(f"{param}: this server has no diarization model; start it with --diarize-model",
                              code="unsupported_value", param=param)
         try:
-            stream = await self.live.run(diarizer.stream, self.config.diarize_latency)
+            segments = await self.live.run(open_segments, diarizer, self.config.diarize_latency, self.config.voices)
         except ParakeetError as e:  # a model that cannot stream (per_feature normalisation)
             raise EventError(f"{param}: this server's diarization model cannot diarize live: {e}",
                              code="unsupported_value", param=param) from e
         self.metrics.speaker_streams.inc()
-        return SessionSpeakers(stream, rate)
+        return SessionSpeakers(segments, rate)
 
     def stop_speakers(self) -> None:
         """Frees the session's diarization stream (once a feed running on it is over)."""

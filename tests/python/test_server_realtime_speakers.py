@@ -232,23 +232,28 @@ def test_a_new_rate_keeps_the_sessions_timeline(server):
         run.close()
 
 
-def speaker_streams(srv):
-    return srv.metric("parakeet_realtime_speaker_streams")
+def check_streams_freed(srv, field, metric, pcm):
+    """A session that turns ``field`` on (one stream counted by ``metric``) and off, and one that
+    vanishes mid-item with it on, free their streams."""
+    def streams():
+        return srv.metric(metric)
+
+    wait_for(lambda: streams() == 0, "earlier sessions' streams to be freed")
+    with raw_session(srv) as ws:
+        assert update(ws, {field: True})["type"] == "session.updated"
+        assert streams() == 1
+        assert field not in update(ws, {field: False})["session"]["audio"]["input"]["transcription"]
+        wait_for(lambda: streams() == 0, "the stream turned off to be freed")
+    with raw_session(srv) as ws:
+        assert update(ws, {field: True})["type"] == "session.updated"
+        for chunk in list(appends(pcm.tobytes())):
+            send(ws, {"type": "input_audio_buffer.append", "audio": chunk})
+        ws.socket.shutdown(socket.SHUT_RDWR)  # gone mid-item, without a close frame
+    wait_for(lambda: streams() == 0, "the vanished session's stream to be freed")
 
 
 def test_a_vanished_session_or_speakers_turned_off_free_the_diarization_stream(server, conversation):
-    wait_for(lambda: speaker_streams(server) == 0, "earlier sessions' streams to be freed")
-    with raw_session(server) as ws:
-        assert update(ws, {"speakers": True})["type"] == "session.updated"
-        assert speaker_streams(server) == 1
-        assert update(ws, {"speakers": False})["type"] == "session.updated"
-        wait_for(lambda: speaker_streams(server) == 0, "the stream turned off to be freed")
-    with raw_session(server) as ws:
-        assert update(ws, {"speakers": True})["type"] == "session.updated"
-        for chunk in list(appends(conversation[:5 * RATE].tobytes())):
-            send(ws, {"type": "input_audio_buffer.append", "audio": chunk})
-        ws.socket.shutdown(socket.SHUT_RDWR)  # gone mid-item, without a close frame
-    wait_for(lambda: speaker_streams(server) == 0, "the vanished session's stream to be freed")
+    check_streams_freed(server, "speakers", "parakeet_realtime_speaker_streams", conversation[:5 * RATE])
     wait_for(lambda: server.metric("parakeet_live_streams", {"kind": "realtime"}) == 0, "the session to be freed")
     with raw_session(server) as ws:  # the server goes on
         assert update(ws, {"speakers": True})["type"] == "session.updated"

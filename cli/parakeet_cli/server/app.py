@@ -403,7 +403,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
             Route("/metrics", metrics_endpoint, methods=["GET"]),
             WebSocketRoute("/v1/realtime", realtime_endpoint(live, RealtimeConfig.from_server(
                 config, vad=vad, end_of_utterance=bool(context.info.get("end_of_utterance")), diarizer=diarizer,
-                voices=voices),
+                voices=voices, tagger=sound_tagger),
                 metrics)),
             *voice_api.routes(voices, check_api_key, decode_voice, config.max_upload_bytes),
             *page.routes(),

@@ -67,6 +67,9 @@ class Metrics:
         # A realtime session with speakers holds one diarization stream (realtime_speakers.py).
         self.speaker_streams = Gauge("parakeet_realtime_speaker_streams",
                                      "Diarization streams of realtime sessions with speakers, open now.", registry=r)
+        # A realtime session with sounds holds one sound stream (realtime_sounds.py).
+        self.sound_streams = Gauge("parakeet_realtime_sound_streams",
+                                   "Sound streams of realtime sessions with sound events, open now.", registry=r)
         self.backends.set(backends)
         self.queue_limit.set(queue_limit)
 

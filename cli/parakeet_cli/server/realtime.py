@@ -27,7 +27,8 @@ included), ``committed``, ``completed``. ``semantic_vad`` (models whose vocabula
 ends a turn at the model's end-of-utterance token, or after the eagerness's silence. ``null``:
 the client commits. ``transcription.speakers: true`` (an extension; servers with
 ``--diarize-model``) adds speakers to each completed item: its ``words`` and ``segments``
-(realtime_speakers.py; named with ``--voices``). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
+(realtime_speakers.py; named with ``--voices``); ``transcription.sounds: true`` (servers with
+``--sound-model``) sends sound events while the audio flows (realtime_sounds.py). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
 are refused with an ``error`` event, as is every malformed event; the session stays open after
 an error.
 
@@ -65,6 +66,7 @@ from .errors import INVALID_REQUEST, SERVER_ERROR, transcription_error
 from .live import Lease, LiveStreams, Window
 from .metrics import Metrics
 from .limits import DEFAULT_REALTIME_DIARIZE_LATENCY
+from .realtime_sounds import SessionSounds
 from .realtime_speakers import SessionSpeakers, open_segments
 from .speech_turns import SpeechTurns, ms
 from .vad_settings import ServerVad, parse_server_vad
@@ -105,15 +107,17 @@ class RealtimeConfig:
     diarizer: Optional[Any] = None  # the server's parakeet_py.Diarizer (None: no speakers)
     diarize_latency: str = DEFAULT_REALTIME_DIARIZE_LATENCY  # its streams' latency preset
     voices: Optional[Any] = None  # the server's voices.Voices (with a registry: named speakers)
+    tagger: Optional[Any] = None  # the server's parakeet_py.SoundTagger (None: no sound events)
 
     @classmethod
     def from_server(cls, config: Any, vad: Optional[Any] = None, end_of_utterance: bool = False,
-                    diarizer: Optional[Any] = None, voices: Optional[Any] = None) -> "RealtimeConfig":
+                    diarizer: Optional[Any] = None, voices: Optional[Any] = None,
+                    tagger: Optional[Any] = None) -> "RealtimeConfig":
         return cls(model_id=config.model_id, api_key=config.api_key, window=config.realtime_window,
                    idle_seconds=config.stream_idle_seconds, max_append_bytes=config.max_append_bytes,
                    max_audio_seconds=config.max_audio_seconds, max_session_seconds=config.max_session_seconds,
                    vad=vad, end_of_utterance=end_of_utterance, diarizer=diarizer,
-                   diarize_latency=config.realtime_diarize_latency, voices=voices)
+                   diarize_latency=config.realtime_diarize_latency, voices=voices, tagger=tagger)
 
 
 @dataclass(frozen=True)
@@ -181,6 +185,7 @@ def realtime_endpoint(live: LiveStreams, config: RealtimeConfig, metrics: Metric
             log.info("realtime client gone: %s", type(e).__name__)
         finally:
             session.stop_speakers()
+            session.stop_sounds()
             live.end(lease)
 
     return endpoint
@@ -213,6 +218,7 @@ class Session:
         self.item_speakers: Optional[Tuple[SessionSpeakers, float]] = None
         self.item_words: List[Word] = []
         self.diarized_to = 0
+        self.sounds: Optional[SessionSounds] = None  # transcription.sounds: the session's sound stream
         self._event_ids = itertools.count()
         self.started = self.last_audio = time.monotonic()  # the idle timer counts audio only
 
@@ -317,11 +323,24 @@ class Session:
         detector_changes = turn_detection != self.turn_detection or rate != self.rate
         if detector_changes and self.turns is not None:
             await self.diarize_turns(self.turns.end)  # the diarizer hears the old detector's audio to its end
-        speakers = transcription.get("speakers", False)
+        speakers, sounds = transcription.get("speakers", False), transcription.get("sounds", False)
+        field = "session.audio.input.transcription" if ga else "session.input_audio_transcription"
+        # The last checks: they may fail, and then nothing is applied.
+        new_sounds = await self.start_sounds(rate, field + ".sounds") if sounds and self.sounds is None else None
         started = None
-        if speakers and self.speakers is None:  # the last check: it may fail, and then nothing is applied
-            started = await self.start_speakers(rate, ("session.audio.input.transcription" if ga
-                                                       else "session.input_audio_transcription") + ".speakers")
+        try:
+            if speakers and self.speakers is None:
+                started = await self.start_speakers(rate, field + ".speakers")
+        except EventError:
+            if new_sounds is not None:
+                self.stop_sounds(new_sounds)
+            raise
+        if new_sounds is not None:
+            self.sounds = new_sounds
+        elif not sounds:
+            self.stop_sounds()
+        if self.sounds is not None:
+            self.sounds.set_rate(rate)
         if detector_changes:
             self.stop_detector()  # the next append starts one with the new settings
         if started is not None:
@@ -353,6 +372,7 @@ class Session:
         if self.turn_detection is not None:
             if samples.size:
                 self.last_audio = time.monotonic()
+            await self.hear_sounds(samples)
             await self.append_turns(samples)
             return
         item_samples = (self.item_samples if self.lease.stream is not None else 0) + samples.size
@@ -375,6 +395,7 @@ class Session:
             update = await self.feed_stream(samples[begin:begin + piece])
             await self.send_delta(update.text)
         await self.diarize(samples)
+        await self.hear_sounds(samples)
 
     async def on_commit(self, event: Dict[str, Any]) -> None:
         if self.lease.stream is None or self.item_samples == 0:
@@ -458,12 +479,16 @@ class Session:
         """Frees the session's diarization stream (once a feed running on it is over)."""
         speakers, self.speakers, self.item_speakers = self.speakers, None, None
         if speakers is not None:
-            def close() -> None:
-                try:
-                    speakers.close()
-                finally:
-                    self.metrics.speaker_streams.dec()
-            self.live.close_later(close)
+            self.close_counted(speakers, self.metrics.speaker_streams)
+
+    def close_counted(self, stream: Any, gauge: Any) -> None:
+        """Frees a session's ``stream`` once a feed running on it is over; ``gauge`` counts it closed."""
+        def close() -> None:
+            try:
+                stream.close()
+            finally:
+                gauge.dec()
+        self.live.close_later(close)
 
     def begin_item_speakers(self, samples_back: int) -> None:
         """The item opening now starts ``samples_back`` samples before what the diarizer has."""
@@ -500,6 +525,35 @@ class Session:
         keys = await self.live.run(speakers.attribute, self.item_words, start)
         speakers.forget(start + item_seconds)  # the next item starts after this one ends
         return keys
+
+    # ---- sounds (realtime_sounds.py) ---------------------------------------------------------
+    async def start_sounds(self, rate: int, param: str) -> SessionSounds:
+        tagger = self.config.tagger
+        if tagger is None:
+            raise EventError(f"{param}: this server has no sound model; start it with --sound-model",
+                             code="unsupported_value", param=param)
+        sounds = await self.live.run(SessionSounds, tagger, rate)
+        self.metrics.sound_streams.inc()
+        return sounds
+
+    def stop_sounds(self, sounds: Optional[SessionSounds] = None) -> None:
+        """Frees ``sounds`` (default: the session's, which it then has no more) once a feed
+        running on it is over."""
+        if sounds is None:
+            sounds, self.sounds = self.sounds, None
+        if sounds is not None:
+            self.close_counted(sounds, self.metrics.sound_streams)
+
+    async def hear_sounds(self, samples: np.ndarray) -> None:
+        """Appends ``samples`` to the sound stream's timeline, a hop per backend turn, and sends
+        the events of what opened and closed."""
+        sounds = self.sounds
+        if sounds is None or samples.size == 0:
+            return
+        pcm = await self.live.run(sounds.resample, samples)
+        for begin in range(0, pcm.size, sounds.piece_samples):
+            for event in await self.live.compute(self.lease, sounds.hear, pcm[begin:begin + sounds.piece_samples]):
+                await self.send(event)
 
     # ---- turn detection --------------------------------------------------------------------
     def parse_turn_detection(self, value: Any, where: str) -> Optional[Any]:
@@ -645,7 +699,7 @@ def _transcription(value: Any, current: Dict[str, Any], where: str) -> Dict[str,
         return dict(current)
     if not isinstance(value, dict):
         raise EventError(f"'{where}' must be an object", code="invalid_value", param=where)
-    _unknown(value, ("model", "language", "prompt", "speakers"), where)
+    _unknown(value, ("model", "language", "prompt", "speakers", "sounds"), where)
     out = dict(current)
     for key in ("model", "prompt"):
         if key in value:
@@ -659,13 +713,14 @@ def _transcription(value: Any, current: Dict[str, Any], where: str) -> Dict[str,
                              f"'de-DE', not {language!r}",
                              code="invalid_value", param=f"{where}.language")
         out["language"] = language or None
-    if "speakers" in value:  # an extension: speakers on each completed item (echoed while true)
-        if not isinstance(value["speakers"], bool):
-            raise EventError(f"'{where}.speakers' must be true or false", code="invalid_value",
-                             param=f"{where}.speakers")
-        out.pop("speakers", None)
-        if value["speakers"]:
-            out["speakers"] = True
+    # Extensions, echoed while true: speakers on each completed item, sound events as they happen.
+    for key in ("speakers", "sounds"):
+        if key in value:
+            if not isinstance(value[key], bool):
+                raise EventError(f"'{where}.{key}' must be true or false", code="invalid_value", param=f"{where}.{key}")
+            out.pop(key, None)
+            if value[key]:
+                out[key] = True
     return out
 
 

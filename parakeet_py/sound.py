@@ -2,7 +2,7 @@
 by libparakeet.
 
     from parakeet_py import SoundTagger
-    tagger = SoundTagger("ced-tiny-q8_0.gguf")
+    tagger = SoundTagger("ced-tiny-q8_0.gguf")   # or a name: "mudler/ced-gguf/ced-tiny-q8_0.gguf"
     tagger.classify(pcm, 16000, top_k=5)    # [{"index", "label", "score"}, ...] highest first
     tagger.scores(pcm, 16000)               # every class's probability, in class order
     tagger.events(pcm, 16000)               # the stream's segments over the whole clip
@@ -23,6 +23,7 @@ import numpy as np
 from . import _native
 from .audio.prepare import pcm_samples
 from .errors import InvalidArgument
+from .hub import resolve_model
 from .owned_handle import OwnedHandle, SharedModel, load_model_of_kind
 
 MODEL_RATE = 16000
@@ -46,10 +47,11 @@ class SoundTagger(SharedModel):
     _CLOSED = "the sound tagger is closed"
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, component: Optional[str] = None) -> None:
-        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
-        file, or the bundle's only ced component."""
+        """``model_path``: a GGUF file or a model name (docs/models.md); ``component``: which
+        component of a bundle to load (docs/bundles.md); None: a plain file, or the bundle's only
+        ced component."""
         super().__init__()
-        self.model_path = os.fspath(model_path)
+        self.model_path = resolve_model(model_path, kind="sound")
         self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SOUND, "a CED sound model", component)
         ffi, lib = _native.load()
         self.labels: List[str] = [ffi.string(lib.parakeet_capi_class_label(self._ptr, i)).decode("utf-8")

@@ -72,7 +72,7 @@ def kernels_label(info: Dict[str, Any]) -> str:
 
 class ModelArg(click.ParamType):
     """A model: an existing file, or a name ``OWNER/REPO[/PATH][@REVISION][:TYPE]`` (or a short
-    alias) of ``kind`` (asr, diarize, vad), downloaded and converted when the model loads
+    alias) of ``kind`` (asr, diarize, vad, speaker, sound), downloaded and converted when the model loads
     (docs/models.md). Anything else is checked as a file path, with click's own message."""
 
     name = "PATH|NAME"
@@ -92,6 +92,8 @@ _FILE = click.Path(exists=True, dir_okay=False, readable=True)
 MODEL_PATH = ModelArg("asr")
 VAD_MODEL = ModelArg("vad")
 DIARIZE_MODEL = ModelArg("diarize")
+SPEAKER_MODEL = ModelArg("speaker")
+SOUND_MODEL = ModelArg("sound")
 MODEL_HELP = "A parakeet GGUF file, or a model name OWNER/REPO[/FILE][@REVISION][:TYPE] (docs/models.md)"
 
 

@@ -28,8 +28,8 @@ class _KindModelArg(ModelArg):
 
 @click.command("pull")
 @click.option("--kind", type=click.Choice(KINDS), default="asr", show_default=True, is_eager=True,
-              help="What the model is: a recogniser, a Sortformer diarizer or a VAD (picks the aliases and "
-                   "the default type).")
+              help="What the model is: a recogniser, a Sortformer diarizer, a VAD, a speaker encoder or a sound "
+                   "tagger (picks the aliases, the files a repo may hold and the default type).")
 @click.argument("name", type=_KindModelArg())
 def pull(kind: str, name: str) -> None:
     """Download NAME from the Hugging Face Hub and convert it once, without transcribing.
@@ -44,6 +44,7 @@ def pull(kind: str, name: str) -> None:
       parakeet-cli pull nvidia/parakeet-tdt-0.6b-v3
       parakeet-cli pull nvidia/parakeet-tdt-0.6b-v3:f32
       parakeet-cli pull --kind diarize sortformer
+      parakeet-cli pull --kind sound mudler/ced-gguf/ced-tiny-q8_0.gguf
     """
     click.echo(resolve_model(name, kind=kind))
 

@@ -9,13 +9,14 @@ import click
 from parakeet_py import load_audio
 from parakeet_py.sound import MODEL_RATE, SoundTagger
 
-from .common import echo_documents, given_options
+from .common import SOUND_MODEL, echo_documents, given_options
 
 
 @click.command("sounds")
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("-m", "--model", "model", required=True, type=click.Path(exists=True, dir_okay=False),
-              help="A CED sound-tagger GGUF file (ced.cpp's, or parakeet-cli convert of a mispeech/ced-* folder).")
+@click.option("-m", "--model", "model", required=True, type=SOUND_MODEL,
+              help="A CED sound-tagger GGUF file (ced.cpp's, or parakeet-cli convert of a mispeech/ced-* folder), or "
+                   "a model name: a repo's .gguf or CED pytorch_model.bin (docs/models.md).")
 @click.option("--top-k", type=click.IntRange(1), default=5, show_default=True, help="Labels listed for the whole file.")
 @click.option("--window", "window_sec", type=float, help="Seconds of audio per scored window; default 3.")
 @click.option("--hop", "hop_sec", type=float, help="Seconds between windows; default 1.")

@@ -12,8 +12,11 @@ import click
 from parakeet_py import SpeakerEncoder, VoiceRegistry
 from parakeet_py.speakers.registry_file import registry_names
 
-MODEL = click.option("-m", "--model", "model", required=True, type=click.Path(exists=True, dir_okay=False),
-                     help="A voicedetect speaker-encoder GGUF (parakeet-cli convert embedding_model.ckpt).")
+from .common import SPEAKER_MODEL
+
+MODEL = click.option("-m", "--model", "model", required=True, type=SPEAKER_MODEL,
+                     help="A voicedetect speaker-encoder GGUF (parakeet-cli convert embedding_model.ckpt), or a model "
+                          "name: a repo's .gguf or SpeechBrain embedding_model.ckpt (docs/models.md).")
 
 
 @click.group("speakers")

@@ -16,8 +16,8 @@ from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger, SpeakerEn
 from parakeet_py.sound import MODEL_RATE as SOUND_RATE
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
-from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, VAD_MODEL,
-                     component_option, file_error, kernel_options, threads_per_backend)
+from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL,
+                     SPEAKER_MODEL, VAD_MODEL, component_option, file_error, kernel_options, threads_per_backend)
 from .progress_bar import progress_option, progress_wanted, with_progress
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
 from .subtitles import to_srt, to_vtt, utterance_line
@@ -103,17 +103,17 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
 @click.option("--diarize-latency", type=click.Choice(list(DIARIZER_LATENCIES)), default=None,
               help="--stream --diarize-model: the diarizer's latency preset: model (the checkpoint's own "
                    "streaming configuration), low (1.04 s), very_low (0.64 s), ultra_low (0.32 s) [default: model].")
-@click.option("--sound-model", type=click.Path(exists=True, dir_okay=False),
-              help="What else is heard: a CED sound-tagger GGUF file. Its sound events (the sound stream's rules, "
+@click.option("--sound-model", type=SOUND_MODEL,
+              help="What else is heard: a CED sound-tagger GGUF file or name (docs/models.md). Its sound events (the sound stream's rules, "
                    "docs/sound.md) follow the text, or are the json's \"sound_events\". Not with --stream, srt or vtt.")
 @click.option("--voices", type=click.Path(exists=True, dir_okay=False),
               help="Who said what, by name: a voice registry file (parakeet-cli speakers enroll). With "
                    "--diarize-model and --speaker-model, text prints \"Ada: ...\" for an utterance whose speaker "
                    "the registry names (\"[Speaker N] ...\" otherwise) and json gives words and utterances a "
                    "\"name\" and \"name_score\". Not with --stream; no progress bars.")
-@click.option("--speaker-model", type=click.Path(exists=True, dir_okay=False),
-              help="--voices: the voicedetect speaker-encoder GGUF file the registry's voices were enrolled with "
-                   "(a path; model names are not resolved for it).")
+@click.option("--speaker-model", type=SPEAKER_MODEL,
+              help="--voices: the voicedetect speaker-encoder GGUF file (or model name) the registry's voices were "
+                   "enrolled with.")
 def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,

@@ -3,7 +3,9 @@
 downloads resume and show huggingface_hub's progress bar, and the files land in its cache.
 
 Which file: the name's PATH, else the repo's single model file (``.nemo`` or ``.gguf``; ``.onnx``
-or ``.gguf`` for a VAD), listed by the Hub's model API. Offline, or when the Hub cannot be
+or ``.gguf`` for a VAD; aliases.SOURCE_SUFFIXES), listed by the Hub's model API; a checkpoint
+comes with the files its converter reads beside it (aliases.COMPANIONS: SpeechBrain's
+``hyperparams.yaml``, CED's ``config.json``), from the same commit. Offline, or when the Hub cannot be
 reached, the listing is the cached snapshot of the revision (the cache layout huggingface_hub
 documents: ``refs/<revision>`` holds the commit, ``snapshots/<commit>/`` the files).
 """
@@ -11,14 +13,14 @@ documents: ``refs/<revision>`` holds the commit, ``snapshots/<commit>/`` the fil
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import huggingface_hub
 from huggingface_hub import constants
 from huggingface_hub.errors import (EntryNotFoundError, GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError,
                                     OfflineModeIsEnabled, RepositoryNotFoundError, RevisionNotFoundError)
 
-from .aliases import SOURCE_SUFFIXES
+from .aliases import COMPANIONS, SOURCE_SUFFIXES
 from .errors import HubError, disk_full, disk_full_error
 from .names import HubName
 
@@ -35,8 +37,24 @@ def fetch(name: HubName, kind: str, shown: str) -> Path:
     """The local path of ``name``'s model file: downloaded (resuming a partial download) or,
     offline and when the Hub cannot be reached, taken from the cache. Raises HubError."""
     filename = name.path or _single_model_file(name, kind, shown)
+    source = _download(name, filename, name.revision, shown)
+    commit = place_in_snapshot(source)[0]
+    folder = filename.rpartition("/")[0]
+    for companion in COMPANIONS.get(filename.rpartition("/")[2].lower(), ()):
+        _download(name, f"{folder}/{companion}" if folder else companion, commit, shown)  # lands beside it
+    return source
+
+
+def place_in_snapshot(source: Path) -> Tuple[str, str]:
+    """(commit, the file's path in its repo) of a downloaded file, ``.../snapshots/<commit>/<path>``."""
+    parts = source.parts
+    at = len(parts) - 1 - parts[::-1].index("snapshots")
+    return parts[at + 1], "/".join(parts[at + 2:])
+
+
+def _download(name: HubName, filename: str, revision: Optional[str], shown: str) -> Path:
     try:
-        return Path(huggingface_hub.hf_hub_download(name.repo_id, filename, revision=name.revision))
+        return Path(huggingface_hub.hf_hub_download(name.repo_id, filename, revision=revision))
     except Exception as e:  # every failure becomes one line; the Hub's own message is in __cause__
         raise download_error(e, name, shown, filename) from e
 
@@ -121,4 +139,4 @@ def cached_files(name: HubName) -> Optional[List[str]]:
     return [p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()]
 
 
-__all__ = ["fetch", "download_error", "repo_folder", "cached_files"]
+__all__ = ["fetch", "download_error", "repo_folder", "cached_files", "place_in_snapshot"]

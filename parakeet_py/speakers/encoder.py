@@ -2,7 +2,7 @@
 libparakeet (``src/model/speaker``).
 
     from parakeet_py import SpeakerEncoder
-    enc = SpeakerEncoder("ecapa.gguf")   # parakeet-cli convert embedding_model.ckpt ecapa.gguf
+    enc = SpeakerEncoder("ecapa.gguf")   # parakeet-cli convert embedding_model.ckpt ecapa.gguf, or a name
     v = enc.embed("ada.wav")             # float32 [192], L2-normalised
     enc.family, enc.identity             # the fingerprints a VoiceRegistry checks
 """
@@ -15,6 +15,7 @@ import numpy as np
 from .. import _native
 from ..audio.prepare import AudioSource, prepare_audio
 from ..errors import InvalidAudio
+from ..hub import resolve_model
 from ..owned_handle import SharedModel, load_model_of_kind
 
 # The audio is brought to this rate here (the encoders' front end runs at 16 kHz).
@@ -37,10 +38,11 @@ class SpeakerEncoder(SharedModel):
     _CLOSED = "the speaker encoder is closed"
 
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, component: Optional[str] = None) -> None:
-        """``component``: which component of a bundle to load (docs/bundles.md); None: a plain
-        file, or the bundle's only voice component."""
+        """``model_path``: a GGUF file or a model name (docs/models.md); ``component``: which
+        component of a bundle to load (docs/bundles.md); None: a plain file, or the bundle's only
+        voice component."""
         super().__init__()
-        self.model_path = os.fspath(model_path)
+        self.model_path = resolve_model(model_path, kind="speaker")
         self._ptr = load_model_of_kind(self.model_path, _native.MODEL_KIND_SPEAKER, "a speaker model", component)
 
     def _text(self, function: str) -> str:

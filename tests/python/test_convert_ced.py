@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ced_helpers import MODEL as FIXTURE, clip
+from ced_helpers import MODEL as FIXTURE, clip, write_checkpoint
 from cli_helpers import run_cli
 from convert_helpers import checkpoint_bytes, read_gguf
 from parakeet_py import SoundTagger
@@ -17,8 +17,6 @@ from parakeet_py.convert import ConversionError
 from parakeet_py.convert.ced_checkpoint import convert_ced
 from parakeet_py.convert.ced_mel import htk_mel_filterbank, periodic_hann
 
-CONFIG_KEYS = ("embed_dim", "depth", "num_heads", "outputdim", "patch_size", "patch_stride", "target_length",
-               "n_mels", "n_fft", "win_size", "hop_size", "mlp_ratio", "pooling", "qkv_bias")
 MATRICES = ("attn.qkv.weight", "attn.proj.weight", "mlp.fc1.weight", "mlp.fc2.weight")
 
 
@@ -28,17 +26,8 @@ def fixture_gguf():
 
 
 @pytest.fixture
-def checkpoint(tmp_path, fixture_gguf) -> Path:
-    """A mispeech/ced-* style folder holding the fixture's weights and config."""
-    fields, tensors = fixture_gguf
-    state = {name: data.reshape(list(reversed(ne))) for name, (_, ne, data) in tensors.items()
-             if name.startswith(("encoder.", "outputlayer."))}
-    state["encoder.init_bn.num_batches_tracked"] = np.array(3, dtype=np.int64)  # 0-d: skipped
-    (tmp_path / "pytorch_model.bin").write_bytes(checkpoint_bytes(state))
-    config = {k: fields[f"ced.{k}"][1] for k in CONFIG_KEYS}
-    config["id2label"] = {str(i): label for i, label in enumerate(fields["ced.labels"][1])}
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    return tmp_path
+def checkpoint(tmp_path) -> Path:
+    return write_checkpoint(tmp_path)
 
 
 def test_f32_conversion_reproduces_the_fixture(tmp_path, checkpoint, fixture_gguf):

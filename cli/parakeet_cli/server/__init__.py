@@ -14,7 +14,8 @@ import click
 
 from parakeet_py import __version__
 
-from ..common import ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, component_option, kernel_options
+from ..common import (ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL, component_option,
+                      kernel_options)
 from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
                      DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
                      DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
@@ -138,9 +139,10 @@ def _window_text(window: Any) -> str:
 @click.option("--diarize-model", type=DIARIZE_MODEL, default=None,
               help="A Sortformer diarization GGUF file or name: response_format=diarized_json, and speakers on "
                    "the words of verbose_json and the cues of srt/vtt (docs/server.md).")
-@click.option("--sound-model", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="A CED sound-tagger GGUF file: verbose_json responses get \"sound_events\" (what else is heard, "
-                   "by the sound stream's rules; docs/sound.md).")
+@click.option("--sound-model", type=SOUND_MODEL, default=None,
+              help="A CED sound-tagger GGUF file or model name: verbose_json responses get \"sound_events\" (what "
+                   "else is heard, by the sound stream's rules; docs/sound.md), and realtime sessions sound events "
+                   "(transcription.sounds).")
 @click.option("--realtime-diarize-latency", default=DEFAULT_REALTIME_DIARIZE_LATENCY, show_default=True,
               type=click.Choice(REALTIME_DIARIZE_LATENCIES),
               help="Latency preset of the diarization of /v1/realtime sessions that ask for speakers "

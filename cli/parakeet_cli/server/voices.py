@@ -11,12 +11,13 @@ from typing import Any, Callable, Dict, Optional
 
 import click
 
+from ..common import SPEAKER_MODEL
+
 
 def voice_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The two options, for parakeet-server's command."""
-    command = click.option("--speaker-model", type=click.Path(exists=True, dir_okay=False), default=None,
-                           help="A voicedetect speaker-encoder GGUF file (a path; model names are not resolved for "
-                                "it): LocalAI's /v1/voice/embed and /v1/voice/verify, and with --voices named "
+    command = click.option("--speaker-model", type=SPEAKER_MODEL, default=None,
+                           help="A voicedetect speaker-encoder GGUF file or model name: LocalAI's /v1/voice/embed and /v1/voice/verify, and with --voices named "
                                 "speakers (docs/server.md).")(command)
     command = click.option("--voice-min-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
                            help="--voices on realtime turns: seconds of clean voice a session's speaker needs before "

@@ -12,7 +12,7 @@ words no speaker segment is near).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from parakeet_py import Utterance, Word
 
@@ -59,6 +59,11 @@ def utterance_line(utterance: Utterance) -> str:
     if utterance.name:
         return f"{utterance.name}: {utterance.text}"
     return speaker_label(utterance.speaker) + utterance.text
+
+
+def sound_line(event: Dict[str, Any]) -> str:
+    """A sound event's text line, "[start end label]" (transcribe --sound-model, offline and live)."""
+    return f"[{event['start']:.2f} {event['end']:.2f} {event['label']}]"
 
 
 def _fits(text: str) -> bool:

@@ -19,8 +19,9 @@ from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL,
                      SPEAKER_MODEL, VAD_MODEL, component_option, file_error, kernel_options, threads_per_backend)
 from .progress_bar import progress_option, progress_wanted, with_progress
+from .scene_cmd import scene_files
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
-from .subtitles import to_srt, to_vtt, utterance_line
+from .subtitles import sound_line, to_srt, to_vtt, utterance_line
 
 FORMATS = ("text", "json", "srt", "vtt")
 EXTENSIONS = {"text": ".txt", "json": ".json", "srt": ".srt", "vtt": ".vtt"}
@@ -34,7 +35,7 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
             text = "\n".join(utterance_line(u) for u in transcript.utterances)
         else:
             text = transcript.text
-        return "\n".join([text] + [f"[{e['start']:.2f} {e['end']:.2f} {e['label']}]" for e in sound_events or []])
+        return "\n".join([text] + [sound_line(e) for e in sound_events or []])
     if fmt == "json":
         extra = {} if sound_events is None else {"sound_events": sound_events}
         return json.dumps({"file": path, **transcript.to_dict(), **extra}, ensure_ascii=False)
@@ -66,6 +67,12 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
               help="Beam search with N beams (NeMo's transducer `beam` strategy; TDT and RNN-T heads) "
                    "instead of greedy decoding; prints the best hypothesis. No progress bars.")
 @progress_option
+@click.option("--scene", is_flag=True,
+              help="--stream: parakeet.cpp's scene stream, who said what, by name, and what else is heard in one "
+                   "live feed: utterances as they commit (with --diarize-model their speakers, with --voices and "
+                   "--speaker-model their names) and sounds as they close (--sound-model); json: the library's "
+                   "documents, one a line. Not with --chunk, --left, --right, --att-context, --events, --partial "
+                   "or --language.")
 @click.option("--stream", "live", is_flag=True,
               help="Live transcription of one FILE, or of raw 16 kHz mono s16le PCM on standard input with "
                    "'-': text is printed as it becomes final (json: one update per line). See --chunk.")
@@ -122,7 +129,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
                diarize_model: Optional[str], diarize_latency: Optional[str], component: Optional[str],
                vad_component: Optional[str], diarize_component: Optional[str], sound_model: Optional[str],
-               voices: Optional[str], speaker_model: Optional[str]) -> None:
+               voices: Optional[str], speaker_model: Optional[str], scene: bool) -> None:
     """Transcribe FILE... with a Parakeet model.
 
     FILE may be any format libsndfile reads (WAV, FLAC, OGG, MP3, ...), at any sample rate and
@@ -142,6 +149,8 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
       parakeet-cli transcribe -m model.gguf --stream --diarize-model sortformer.gguf meeting.wav
       parakeet-cli transcribe -m model.gguf --diarize-model sortformer.gguf --voices voices.pksr \\
           --speaker-model ecapa.gguf meeting.wav
+      parakeet-cli transcribe -m model.gguf --stream --scene --diarize-model sortformer.gguf \\
+          --voices voices.pksr --speaker-model ecapa.gguf --sound-model ced.gguf meeting.wav
     """
     if live and beam is not None:
         raise click.UsageError("--beam does not go with --stream")
@@ -159,11 +168,25 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.UsageError("--diarize-component goes with --diarize-model")
     if (voices or speaker_model) and not (voices and speaker_model and diarize_model):
         raise click.UsageError("--voices and --speaker-model go together, with --diarize-model")
-    if voices and live:
-        raise click.UsageError("--voices does not go with --stream")
-    if sound_model and (live or fmt not in ("text", "json")):
-        raise click.UsageError("--sound-model goes with --format text or json, without --stream")
+    if scene and not live:
+        raise click.UsageError("--scene goes with --stream")
+    if voices and live and not scene:
+        raise click.UsageError("--voices does not go with --stream (but with --stream --scene)")
+    if sound_model and (live and not scene or fmt not in ("text", "json")):
+        raise click.UsageError("--sound-model goes with --format text or json, without --stream (or with --stream "
+                               "--scene)")
     load = {"attention": attention, "isa": isa, "bf16": bf16, "component": component}  # Context's load options
+    if scene:
+        given = window_options_given(chunk, left, right, att_context, partial, language, events)
+        given += [name for name, value in (("--output-dir", output_dir), ("--decoder", decoder != "default"),
+                                           ("-c", concurrency != 1)) if value]
+        if given:
+            raise click.UsageError(f"--stream --scene transcribes the library's own windows in the model's language, "
+                                   f"to standard output: not with {', '.join(given)}")
+        threads_per_backend(1, threads)
+        scene_files(files, model, fmt, load, diarize_model, diarize_component, diarize_latency, sound_model, voices,
+                    speaker_model)
+        return
     if live:
         stream_files(files, model, decoder, fmt, output_dir, concurrency, threads, load, chunk, left, right, partial,
                      att_context, events, language, diarize_model, diarize_latency, diarize_component)
@@ -240,6 +263,16 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         raise click.exceptions.Exit(1)
 
 
+def window_options_given(chunk: Optional[float], left: Optional[float], right: Optional[float],
+                         att_context: Optional[str], partial: Optional[bool], language: Optional[str],
+                         events: bool) -> List[str]:
+    """The --stream options of the model's own stream given, which a stream of the library's own
+    windows (--diarize-model, --scene) refuses."""
+    return [name for name, value in (("--chunk", chunk), ("--left", left), ("--right", right),
+                                     ("--att-context", att_context), ("--partial", partial),
+                                     ("--language", language), ("--events", events or None)) if value is not None]
+
+
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
                  right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
@@ -259,9 +292,7 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
     if fmt not in ("text", "json") or output_dir or concurrency != 1:
         raise click.UsageError("--stream prints text or json to standard output (no --output-dir, no -c)")
     if diarize_model:
-        given = [name for name, value in (("--chunk", chunk), ("--left", left), ("--right", right),
-                                          ("--att-context", att_context), ("--partial", partial),
-                                          ("--language", language), ("--events", events or None)) if value is not None]
+        given = window_options_given(chunk, left, right, att_context, partial, language, events)
         if given:
             raise click.UsageError(f"--stream --diarize-model transcribes the library's own windows in the model's "
                                    f"language, with no partial text: not with {', '.join(given)}")

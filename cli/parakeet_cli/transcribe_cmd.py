@@ -111,8 +111,9 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
               help="--stream --diarize-model: the diarizer's latency preset: model (the checkpoint's own "
                    "streaming configuration), low (1.04 s), very_low (0.64 s), ultra_low (0.32 s) [default: model].")
 @click.option("--sound-model", type=SOUND_MODEL,
-              help="What else is heard: a CED sound-tagger GGUF file or name (docs/models.md). Its sound events (the sound stream's rules, "
-                   "docs/sound.md) follow the text, or are the json's \"sound_events\". Not with --stream, srt or vtt.")
+              help="What else is heard: a CED sound-tagger GGUF file or name (docs/models.md). Its sound events "
+                   "(the sound stream's rules, docs/sound.md) follow the text, or are the json's \"sound_events\". "
+                   "Not with srt or vtt, nor with --stream but for --stream --scene.")
 @click.option("--voices", type=click.Path(exists=True, dir_okay=False),
               help="Who said what, by name: a voice registry file (parakeet-cli speakers enroll). With "
                    "--diarize-model and --speaker-model, text prints \"Ada: ...\" for an utterance whose speaker "

@@ -117,7 +117,8 @@ def test_the_server_takes_both_by_name(env, tmp_path, monkeypatch):
 def test_a_repo_without_such_a_model_is_one_line(env, tmp_path):
     line = one_line_error(run_cli(env, "sounds", "-m", "someone/ecapa-gguf/README.md", CLIP))
     assert "someone/ecapa-gguf" in line, line
-    line = one_line_error(run_cli(env, "speakers", "enroll", tmp_path / "v.pksr", "Ada", SPEECH, "-m", "mispeech/ced-test"))
+    line = one_line_error(run_cli(env, "speakers", "enroll", tmp_path / "v.pksr", "Ada", SPEECH, "-m",
+                                  "mispeech/ced-test"))
     assert "has no embedding_model.ckpt or .gguf file" in line, line
     line = one_line_error(run_cli(env, "sounds", "-m", "mudler/ced-gguf", CLIP))
     assert "2 model files" in line and "name one" in line, line

@@ -28,9 +28,9 @@ ends a turn at the model's end-of-utterance token, or after the eagerness's sile
 the client commits. ``transcription.speakers: true`` (an extension; servers with
 ``--diarize-model``) adds speakers to each completed item: its ``words`` and ``segments``
 (realtime_speakers.py; named with ``--voices``); ``transcription.sounds: true`` (servers with
-``--sound-model``) sends sound events while the audio flows (realtime_sounds.py). Settings the engine cannot honour (noise reduction, logprobs, g711 audio)
-are refused with an ``error`` event, as is every malformed event; the session stays open after
-an error.
+``--sound-model``) sends sound events while the audio flows (realtime_sounds.py). Settings the
+engine cannot honour (noise reduction, logprobs, g711 audio) are refused with an ``error``
+event, as is every malformed event; the session stays open after an error.
 
 Each event is handled before the next is read, so a client sending faster than the model
 decodes is slowed by the socket (the WebSocket's receive queue is bounded) rather than

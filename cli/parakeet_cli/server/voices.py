@@ -17,8 +17,8 @@ from ..common import SPEAKER_MODEL
 def voice_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """The two options, for parakeet-server's command."""
     command = click.option("--speaker-model", type=SPEAKER_MODEL, default=None,
-                           help="A voicedetect speaker-encoder GGUF file or model name: LocalAI's /v1/voice/embed and /v1/voice/verify, and with --voices named "
-                                "speakers (docs/server.md).")(command)
+                           help="A voicedetect speaker-encoder GGUF file or model name: LocalAI's /v1/voice/embed "
+                                "and /v1/voice/verify, and with --voices named speakers (docs/server.md).")(command)
     command = click.option("--voice-min-seconds", type=click.FloatRange(min=0, min_open=True), default=None,
                            help="--voices on realtime turns: seconds of clean voice a session's speaker needs before "
                                 "the library names it live [default: 2].")(command)

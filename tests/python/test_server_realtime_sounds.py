@@ -1,17 +1,19 @@
 """Sound events on ``/v1/realtime`` (``transcription.sounds: true`` on a server with
 ``--sound-model``): the CED fixture's long clip, 5 s of silence and the clip again, sent as
-16 kHz PCM16 in 0.1 s appends. The events must tell the library's sound stream (SoundTagger.stream
+16 kHz PCM16 in 0.1 s appends, with manual commits and under server_vad turns (the sounds hear
+every sample, turns or not). The events must tell the library's sound stream (SoundTagger.stream
 fed the same samples): every sound it closed is a ``sound_stopped`` with its segment, after a
 ``sound_started`` with its class and start; what is open at the end was started and not
-stopped; nothing else was started; and they arrive while the audio flows (before the commit is
-answered). Also: the field is echoed; a server without a sound model refuses it, as a bad
-value; turning it off, or vanishing, frees the stream."""
+stopped; nothing else was started; and they arrive while the audio flows (the first ones before
+the rest of the audio is sent). Also: the field is echoed; a server without a sound model refuses
+it, as a bad value, and an update that fails on its speakers starts no sounds either; turning it
+off, or vanishing, frees the stream."""
 
 import numpy as np
 import pytest
 
 from ced_helpers import MODEL as CED, clip
-from server_helpers import ServerProcess
+from server_helpers import ServerProcess, wait_for
 from stream_helpers import per_test_limit
 from test_server_realtime import appends, raw_session, recv, send
 from test_server_realtime_speakers import check_streams_freed, update
@@ -25,7 +27,9 @@ _bounded = per_test_limit(180)
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    with ServerProcess(["--threads", "1", "--sound-model", str(CED)], tmp_path_factory.mktemp("rtsnd")) as srv:
+    # vad=None: the server's default VAD (the silero-vad package's model), for server_vad turns
+    with ServerProcess(["--threads", "1", "--sound-model", str(CED)], tmp_path_factory.mktemp("rtsnd"),
+                       vad=None) as srv:
         yield srv
 
 
@@ -35,22 +39,29 @@ def pcm():
     return np.round(audio * 32767).astype("<i2")
 
 
-def sounds_session(ws):
+def sounds_session(ws, turn_detection=None):
     send(ws, {"type": "session.update", "session": {"type": "transcription", "audio": {"input": {
-        "format": {"type": "audio/pcm", "rate": RATE}, "turn_detection": None, "transcription": {"sounds": True}}}}})
+        "format": {"type": "audio/pcm", "rate": RATE}, "turn_detection": turn_detection,
+        "transcription": {"sounds": True}}}}})
     updated = recv(ws)
     assert updated["type"] == "session.updated", updated
     assert updated["session"]["audio"]["input"]["transcription"]["sounds"] is True
 
 
-def test_sound_events_arrive_while_the_audio_flows(server, pcm):
+@pytest.mark.parametrize("turn_detection", [None, {"type": "server_vad"}], ids=["manual", "server_vad"])
+def test_sound_events_arrive_while_the_audio_flows(server, pcm, turn_detection):
     with raw_session(server) as ws:
-        sounds_session(ws)
-        for chunk in appends(pcm.tobytes()):
+        sounds_session(ws, turn_detection)
+        first = pcm.size - clip("long").size  # the first clip and the silence, in which its sounds close
+        for chunk in appends(pcm[:first].tobytes()):
             send(ws, {"type": "input_audio_buffer.append", "audio": chunk})
-        send(ws, {"type": "input_audio_buffer.commit"})
         events = []
-        while (event := recv(ws))["type"] != "input_audio_buffer.committed":
+        while not any(e["type"] == STOPPED for e in events):  # before the rest of the audio is sent
+            events.append(recv(ws))
+        for chunk in appends(pcm[first:].tobytes()):
+            send(ws, {"type": "input_audio_buffer.append", "audio": chunk})
+        send(ws, {"type": "input_audio_buffer.clear"})
+        while (event := recv(ws))["type"] != "input_audio_buffer.cleared":
             events.append(event)
     with SoundTagger(CED) as tagger, tagger.stream(top_k=0) as stream:
         closed = stream.feed(pcm.astype(np.float32) / 32768.0)
@@ -81,6 +92,10 @@ def test_a_server_without_a_sound_model_refuses_and_bad_values_are_errors(tmp_pa
     with raw_session(server) as ws:
         error = update(ws, {"sounds": "yes"})
         assert error["error"]["code"] == "invalid_value" and error["error"]["param"].endswith(".sounds"), error
+        error = update(ws, {"sounds": True, "speakers": True})  # this server has no diarizer
+        assert error["error"]["param"].endswith(".speakers"), error
+        wait_for(lambda: server.metric("parakeet_realtime_sound_streams") == 0, "the sounds started to be freed")
+        assert "sounds" not in update(ws, {"language": "en"})["session"]["audio"]["input"]["transcription"]
 
 
 def test_turning_sounds_off_or_vanishing_frees_the_stream(server, pcm):

@@ -39,8 +39,8 @@ class SessionSounds(SessionAudio):
     piece_samples = int(PIECE_SECONDS * MODEL_RATE)
 
     def __init__(self, tagger: Any, rate: int) -> None:
-        self._stream = tagger.stream(top_k=0)
         super().__init__(rate)
+        self._stream = tagger.stream(top_k=0)
         self._open: Dict[int, Dict[str, Any]] = {}  # class index → the sound that opened
 
     def hear(self, pcm: np.ndarray) -> List[Dict[str, Any]]:

@@ -5,14 +5,19 @@ clip with the hybrid ASR, the streaming Sortformer, the ECAPA fixture with a reg
 label]"), and json prints the library's documents: the same words, names and sounds as Python's
 SceneStream gives for the same audio (the words, not the lines: a feed hands out the utterances
 of its own words, and the CLI cuts the file into its own feeds). Without a diarizer the lines are
-the bare text. The options it does not go with are usage errors."""
+the bare text. Raw PCM on standard input gives the file's words. The options it does not go
+with are usage errors."""
 
 import json
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 from ced_helpers import MODEL as CED
+from data_helpers import ROOT
 from cli_helpers import run_cli as run
 from parakeet_py import Context, Diarizer, SoundTagger, SpeakerEncoder, load_audio
 from stream_helpers import per_test_limit
@@ -90,6 +95,20 @@ def test_without_a_diarizer_the_lines_are_the_text():
     want = [word for d in python_docs(diarized=False) for w in d["words"] for word in w["text"].split()]
     lines = [line for line in scene_cli() if not SOUND_LINE.match(line)]
     assert want and " ".join(lines).split() == want
+
+
+def test_raw_pcm_on_stdin_gives_the_files_words():
+    pcm = (load_audio(CLIP) * 32768).round().astype("<i2")  # the 16-bit clip's own samples
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(ROOT / "cli"), os.environ.get("PYTHONPATH", "")]))
+    result = subprocess.run([sys.executable, "-m", "parakeet_cli.main", "transcribe", "-m", str(ASR), "--stream",
+                             "--scene", "--diarize-model", str(DIARIZER), "-f", "json", "-"], input=pcm.tobytes(),
+                            capture_output=True, env=env, cwd=ROOT, timeout=100)
+    assert result.returncode == 0, result.stderr.decode()
+    docs = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    with Context(ASR) as ctx, Diarizer(DIARIZER) as d, ctx.scene_stream(diarizer=d, latency="model") as s:
+        want = [s.feed(load_audio(CLIP)), s.finish()]
+    words = [w for d in docs for w in d["words"]]
+    assert words and words == [w for d in want for w in d["words"]]
 
 
 @pytest.mark.parametrize("extra,message", [

@@ -5,7 +5,7 @@ every sample, turns or not). The events must tell the library's sound stream (So
 fed the same samples): every sound it closed is a ``sound_stopped`` with its segment, after a
 ``sound_started`` with its class and start; what is open at the end was started and not
 stopped; nothing else was started; and they arrive while the audio flows (the first ones before
-the rest of the audio is sent). Also: the field is echoed; a server without a sound model refuses
+the rest of the audio is sent). A sound too short to keep is stopped as "dropped". Also: the field is echoed; a server without a sound model refuses
 it, as a bad value, and an update that fails on its speakers starts no sounds either; turning it
 off, or vanishing, frees the stream."""
 
@@ -80,6 +80,28 @@ def test_sound_events_arrive_while_the_audio_flows(server, pcm, turn_detection):
         else:
             assert open_now.pop(key) == {k: e["sound"][k] for k in ("index", "label", "start")}, e
     assert sorted(open_now) == sorted(s["index"] for s in still_open)
+
+
+def test_a_sound_too_short_to_keep_is_stopped_as_dropped():
+    """SessionSounds (the session's part, in process) on the conversation clip, a second a feed,
+    against a sound stream of its own fed the same: a class that leaves the open ones without a
+    segment (closed shorter than the minimum duration) is stopped with "dropped"."""
+    from data_helpers import conversation_pcm
+    from parakeet_cli.server.realtime_sounds import SessionSounds
+
+    x = conversation_pcm()
+    with SoundTagger(CED) as tagger, tagger.stream(top_k=0) as stream:
+        sounds, want, events = SessionSounds(tagger, RATE), set(), []
+        before = {}
+        for at in range(0, x.size, RATE):
+            events += sounds.hear(x[at:at + RATE])
+            closed = {s["index"] for s in stream.feed(x[at:at + RATE])}
+            now = {s["index"]: s for s in stream.active()}
+            want |= {(i, s["start"]) for i, s in before.items() if i not in now and i not in closed}
+            before = now
+        sounds.close()
+    dropped = {(e["sound"]["index"], e["sound"]["start"]) for e in events if e.get("dropped")}
+    assert dropped and dropped == want
 
 
 def test_a_server_without_a_sound_model_refuses_and_bad_values_are_errors(tmp_path, server):

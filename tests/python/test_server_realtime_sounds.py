@@ -1,13 +1,13 @@
 """Sound events on ``/v1/realtime`` (``transcription.sounds: true`` on a server with
-``--sound-model``): the CED fixture's long clip, 5 s of silence and the clip again, sent as
-16 kHz PCM16 in 0.1 s appends, with manual commits and under server_vad turns (the sounds hear
-every sample, turns or not). The events must tell the library's sound stream (SoundTagger.stream
-fed the same samples): every sound it closed is a ``sound_stopped`` with its segment, after a
-``sound_started`` with its class and start; what is open at the end was started and not
-stopped; nothing else was started; and they arrive while the audio flows (the first ones before
-the rest of the audio is sent). A sound too short to keep is stopped as "dropped". Also: the field is echoed; a server without a sound model refuses
-it, as a bad value, and an update that fails on its speakers starts no sounds either; turning it
-off, or vanishing, frees the stream."""
+``--sound-model``): the CED fixture's long clip, 5 s of silence and the clip again, sent as 16 kHz PCM16 in
+0.1 s appends, with manual commits and under server_vad turns (the sounds hear every sample, turns
+or not). The events must tell the library's sound stream (SoundTagger.stream fed the same samples):
+every sound it closed is a ``sound_stopped`` with its segment, after a ``sound_started`` with its
+class and start; what is open at the end was started and not stopped; nothing else was started; and
+they arrive while the audio flows (the first ones before the rest of the audio is sent). A sound too
+short to keep is stopped as "dropped". Also: the field is echoed; a server without a sound model
+refuses it, as a bad value, and an update that fails on its speakers starts no sounds either;
+turning it off, or vanishing, frees the stream."""
 
 import numpy as np
 import pytest

@@ -118,7 +118,7 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
               help="Who said what, by name: a voice registry file (parakeet-cli speakers enroll). With "
                    "--diarize-model and --speaker-model, text prints \"Ada: ...\" for an utterance whose speaker "
                    "the registry names (\"[Speaker N] ...\" otherwise) and json gives words and utterances a "
-                   "\"name\" and \"name_score\". Not with --stream; no progress bars.")
+                   "\"name\" and \"name_score\". Not with --stream but for --stream --scene; no progress bars.")
 @click.option("--speaker-model", type=SPEAKER_MODEL,
               help="--voices: the voicedetect speaker-encoder GGUF file (or model name) the registry's voices were "
                    "enrolled with.")

@@ -1,0 +1,126 @@
+"""The WeSpeaker ResNet34 speaker encoder through parakeet_py and ``parakeet-cli convert``: the
+committed checkpoint (tests/data/speaker/wespeaker_tiny, tools/fixtures/
+make_resnet_speaker_fixtures.py) converts to the committed resnet34_tiny.gguf, whose embeddings
+match the PyTorch reference's (resnet34_ref.gguf) in f32 and come close in f16 / q8_0; checkpoints
+and files the engine cannot run are refused with a message that says why."""
+
+import re
+import shutil
+from pathlib import Path
+
+import gguf
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from parakeet_py import SpeakerEncoder
+from parakeet_py.convert import voicedetect_schema as vd
+from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
+from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
+from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
+CHECKPOINT = DATA / "wespeaker_tiny" / "avg_model.pt"
+COMMITTED = DATA / "resnet34_tiny.gguf"
+
+
+def _tensors(path):
+    return {t.name: np.array(t.data) for t in gguf.GGUFReader(str(path)).tensors}
+
+
+def _keys(path):
+    r = gguf.GGUFReader(str(path))
+    return {f.name: f.contents() for f in r.fields.values() if not f.name.startswith("GGUF.")}
+
+
+def _clip(clip):
+    return _tensors(DATA / f"ref_{clip}.gguf")["pcm"].astype(np.float32), \
+        _tensors(DATA / "resnet34_ref.gguf")[f"embedding.{clip}"]
+
+
+def test_converting_the_checkpoint_gives_the_committed_file(tmp_path):
+    out = tmp_path / "resnet.gguf"
+    convert_wespeaker_resnet(CHECKPOINT, out, name="wespeaker_tiny")
+    assert _keys(out) == _keys(COMMITTED)
+    got, want = _tensors(out), _tensors(COMMITTED)
+    assert list(got) == list(want)
+    assert all(np.array_equal(got[k], want[k]) for k in want)
+    keys = _keys(out)
+    assert keys[vd.ARCH] == "wespeaker_resnet34" and keys[vd.EMBEDDING_DIM] == 256
+    assert keys[vd.RESNET_STRIDE] == [1, 1, 1, 2, 1, 1, 1, 2, 1, 1, 1, 1, 1, 2, 1, 1]
+    assert keys[vd.RESNET_DOWN_WEIGHT][3] == "layer2.0.shortcut.0.weight" and keys[vd.RESNET_DOWN_WEIGHT][0] == ""
+    assert keys[vd.RESNET_MEAN_VEC] == "mean_vec"
+
+
+@pytest.mark.parametrize("clip", ["speech", "conversation"])
+def test_embedding_matches_pytorch(clip):
+    pcm, want = _clip(clip)
+    with SpeakerEncoder(COMMITTED) as enc:
+        got = enc.embed(pcm, sample_rate=16000)
+        assert enc.family == "voicedetect:wespeaker_resnet34:wespeaker_tiny:256"
+    assert got.shape == (256,) and float(got @ want) >= 0.9999 and np.abs(got - want).max() <= 1e-4
+
+
+@pytest.mark.parametrize("out_type, seg_type", [("f16", gguf.GGMLQuantizationType.F16),
+                                                ("q8_0", gguf.GGMLQuantizationType.Q8_0)])
+def test_quantised_files_embed_close_to_pytorch(tmp_path, out_type, seg_type):
+    out = tmp_path / f"resnet-{out_type}.gguf"
+    convert_wespeaker_resnet(CHECKPOINT, out, out_type)
+    types = {t.name: t.tensor_type for t in gguf.GGUFReader(str(out)).tensors}
+    assert types["seg_1.weight"] == seg_type and types["layer1.0.conv1.weight"] == gguf.GGMLQuantizationType.F32
+    pcm, want = _clip("speech")
+    with SpeakerEncoder(out) as enc:
+        assert float(enc.embed(pcm, sample_rate=16000) @ want) >= 0.999
+
+
+def test_cli_converts_a_wespeaker_checkpoint(tmp_path):
+    from parakeet_cli.main import cli
+
+    out = tmp_path / "cli.gguf"
+    r = CliRunner().invoke(cli, ["convert", str(CHECKPOINT), str(out), "--name", "wespeaker_tiny"])
+    assert r.exit_code == 0, r.output
+    assert "ResNet34 speaker encoder" in r.output
+    assert _tensors(out).keys() == _tensors(COMMITTED).keys()
+
+
+def _edited_checkpoint(tmp_path, drop=(), add=()):
+    """A copy of the fixture checkpoint's tensors with some left out or added, saved by torch."""
+    import torch
+    with open(CHECKPOINT, "rb") as f:
+        sd = {k: torch.from_numpy(t.numpy().copy()) for k, t in TorchCheckpoint(f).tensors.items() if k not in drop}
+    for name, shape in add:
+        sd[name] = torch.zeros(shape)
+    path = tmp_path / "avg_model.pt"
+    torch.save(sd, path)
+    return path
+
+
+def test_checkpoints_the_engine_cannot_run_are_refused(tmp_path):
+    with pytest.raises(UnsupportedModelError, match="two_emb_layer"):
+        convert_wespeaker_resnet(_edited_checkpoint(tmp_path, add=[("seg_2.weight", (256, 256))]), tmp_path / "o.gguf")
+    with pytest.raises(ConversionError, match="no tensor layer1.0.bn2.running_var"):
+        convert_wespeaker_resnet(_edited_checkpoint(tmp_path, drop=["layer1.0.bn2.running_var"]), tmp_path / "o.gguf")
+    np.save(tmp_path / "mean_vec.npy", np.zeros(192, np.float32))
+    with pytest.raises(ConversionError, match="holds 192 values, the embedding has 256"):
+        convert_wespeaker_resnet(_edited_checkpoint(tmp_path), tmp_path / "o.gguf")
+    assert not (tmp_path / "o.gguf").exists()
+    with pytest.raises(UnsupportedModelError, match="not a WeSpeaker ResNet checkpoint"):
+        convert_wespeaker_resnet(DATA / "spkrec_tiny" / "embedding_model.ckpt", tmp_path / "o.gguf")
+
+
+@pytest.mark.parametrize("changes, drop, message", [
+    ({vd.FBANK_N_MELS: 64}, (), "the pooled statistics of 64 mel bins have 256 values"),
+    ({vd.EMBEDDING_DIM: 192}, (), "seg_1.weight gives 256-value embeddings"),
+    ({vd.RESNET_STRIDE: [1] * 15 + [2]}, (), "block 15 changes the shape of its input and has no down convolution"),
+    ({}, (vd.RESNET_CONV2_BIAS,), "missing key voicedetect.resnet.conv2_bias"),
+    ({vd.RESNET_SEG_WEIGHT: "seg_9.weight"}, (), "missing tensor seg_9.weight"),
+    ({vd.RESNET_CONV1_WEIGHT: ["layer1.0.conv2.weight"] + ["conv1.weight"] * 15}, (),
+     "conv1.weight has shape [2, 1, 3, 3], expected [2, 2, 3, 3]"),
+])
+def test_files_the_engine_cannot_run_are_refused_at_load(tmp_path, changes, drop, message):
+    from gguf_rewrite import rewrite_gguf
+    from parakeet_py.errors import ParakeetError
+
+    bad = rewrite_gguf(COMMITTED, tmp_path / "bad.gguf", changes, drop=drop)
+    with pytest.raises(ParakeetError, match=re.escape(message)):
+        SpeakerEncoder(bad)

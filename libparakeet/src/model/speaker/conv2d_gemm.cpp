@@ -11,6 +11,9 @@ namespace {
 // The unfolded band holds at most about this many floats (4 MiB): big enough for long GEMM
 // tiles, small enough to stay in the last-level cache and to bound the scratch of long audio.
 constexpr int64_t kBandValues = int64_t{1} << 20;
+// The stem's one input channel stays on the direct product (9 inputs per row): Winograd's 16
+// products of one input each would be all overhead.
+constexpr int64_t kMinWinogradInputs = 2;
 
 void clamp_at_zero(ThreadTeam& team, float* y, int64_t n) {
     parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
@@ -32,8 +35,12 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
     if (stride < 1) t.fail(weight + ": stride " + std::to_string(stride) + " is not positive");
     const GgufTensor& checked = t.get(weight, {out, in, kernel, kernel});
     Conv2dGemm c;
-    c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data, out,
-                                                               in * kernel * kernel, t.level());
+    if (kernel == 3 && stride == 1 && in >= kMinWinogradInputs && checked.type == GgmlType::F32)
+        c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
+                                                              t.level());
+    else
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
+                                                                   out, in * kernel * kernel, t.level());
     t.release(checked);
     c.bias_ = t.f32(bias, {out});
     c.in_ = in;
@@ -50,6 +57,10 @@ int64_t Conv2dGemm::output_size(int64_t n) const {
 
 void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y,
                          bool relu) const {
+    if (winograd_ != nullptr) {
+        winograd_->forward(team, arena, x, T, F, bias_, y, relu);
+        return;
+    }
     const int64_t To = output_size(T), Fo = output_size(F);
     if (kernel_ == 1 && stride_ == 1) {  // the map is the product's input as it is
         kernels::matmul(team, arena, x, T * F, in_, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);

@@ -10,7 +10,9 @@
 // time tap j), so the stored weight [out, in, kernel, kernel] is the product's matrix as it is,
 // in any matmul type whose blocks fit in * kernel * kernel. The products take the GEMM path for
 // every band, so a row's bits depend on nothing but its input: results are bitwise identical
-// for any team size.
+// for any team size. A 3x3 stride-1 convolution of F32 weights and at least two inputs runs by
+// Winograd's F(2x2, 3x3) instead (winograd_conv3x3.h), with 16 products per 2x2 outputs where
+// the direct product takes 36.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <string>
 
 #include "kernels/matmul.h"
+#include "model/speaker/winograd_conv3x3.h"
 #include "model/tensor_loader.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
@@ -43,7 +46,8 @@ public:
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y, bool relu) const;
 
 private:
-    std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel * kernel]
+    std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel * kernel], or
+    std::shared_ptr<const WinogradConv3x3> winograd_;       // the Winograd form (weight_ null)
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kernel_ = 1, stride_ = 1;

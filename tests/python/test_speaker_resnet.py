@@ -1,8 +1,9 @@
 """The WeSpeaker ResNet34 speaker encoder through parakeet_py and ``parakeet-cli convert``: the
 committed checkpoint (tests/data/speaker/wespeaker_tiny, tools/fixtures/
 make_resnet_speaker_fixtures.py) converts to the committed resnet34_tiny.gguf, whose embeddings
-match the PyTorch reference's (resnet34_ref.gguf) in f32 and come close in f16 / q8_0; checkpoints
-and files the engine cannot run are refused with a message that says why."""
+match the PyTorch reference's (resnet34_ref.gguf) in f32 and come close in f16 / q8_0; the same
+network's ONNX export (resnet34_tiny.onnx) converts to a file that embeds the same; checkpoints,
+ONNX graphs and files the engine cannot run are refused with a message that says why."""
 
 import re
 import shutil
@@ -17,11 +18,13 @@ from parakeet_py import SpeakerEncoder
 from parakeet_py.convert import voicedetect_schema as vd
 from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
+from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx
 from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
 CHECKPOINT = DATA / "wespeaker_tiny" / "avg_model.pt"
 COMMITTED = DATA / "resnet34_tiny.gguf"
+ONNX = DATA / "resnet34_tiny.onnx"
 
 
 def _tensors(path):
@@ -81,6 +84,43 @@ def test_cli_converts_a_wespeaker_checkpoint(tmp_path):
     assert r.exit_code == 0, r.output
     assert "ResNet34 speaker encoder" in r.output
     assert _tensors(out).keys() == _tensors(COMMITTED).keys()
+
+
+def test_the_onnx_export_converts_to_a_file_that_embeds_the_same(tmp_path):
+    from parakeet_cli.main import cli
+
+    out = tmp_path / "onnx.gguf"
+    r = CliRunner().invoke(cli, ["convert", str(ONNX), str(out), "--type", "q8_0"])
+    assert r.exit_code == 0, r.output
+    keys = _keys(out)
+    assert keys["general.name"] == "resnet34_tiny" and keys[vd.RESNET_STEM_WEIGHT].startswith("onnx::Conv_")
+    assert keys[vd.RESNET_STRIDE] == _keys(COMMITTED)[vd.RESNET_STRIDE]
+    assert keys[vd.RESNET_MEAN_VEC] == "mean_vec" and keys[vd.RESNET_VAR_EPS] == pytest.approx(1e-8)
+    assert keys[vd.RESNET_SEG_WEIGHT] == "net.seg_1.weight"
+    f32 = tmp_path / "onnx-f32.gguf"
+    convert_wespeaker_onnx(ONNX, f32)
+    for clip in ("speech", "conversation"):
+        pcm, want = _clip(clip)
+        with SpeakerEncoder(f32) as enc:
+            got = enc.embed(pcm, sample_rate=16000)
+        assert float(got @ want) >= 0.9999 and np.abs(got - want).max() <= 1e-4
+    with SpeakerEncoder(out) as enc:
+        assert float(enc.embed(_clip("speech")[0], sample_rate=16000) @ _clip("speech")[1]) >= 0.999
+
+
+def test_onnx_graphs_the_engine_cannot_run_are_refused(tmp_path):
+    import onnx
+
+    model = onnx.load(str(ONNX))
+    conv = next(n for n in model.graph.node if n.op_type == "Conv" and "layer2" in n.name)
+    next(a for a in conv.attribute if a.name == "dilations").ints[:] = [2, 2]
+    onnx.save(model, str(tmp_path / "dilated.onnx"))
+    with pytest.raises(UnsupportedModelError, match="only groups 1, dilation 1"):
+        convert_wespeaker_onnx(tmp_path / "dilated.onnx", tmp_path / "o.gguf")
+    (tmp_path / "junk.onnx").write_bytes(b"not a model")
+    with pytest.raises(ConversionError, match="cannot read the ONNX model"):
+        convert_wespeaker_onnx(tmp_path / "junk.onnx", tmp_path / "o.gguf")
+    assert not (tmp_path / "o.gguf").exists()
 
 
 def _edited_checkpoint(tmp_path, drop=(), add=()):

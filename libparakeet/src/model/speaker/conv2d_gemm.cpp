@@ -42,7 +42,7 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
         c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
                                                                    out, in * kernel * kernel, t.level());
     t.release(checked);
-    c.bias_ = t.f32(bias, {out});
+    c.bias_ = bias.empty() ? nullptr : t.f32(bias, {out});
     c.in_ = in;
     c.out_ = out;
     c.kernel_ = static_cast<int>(kernel);

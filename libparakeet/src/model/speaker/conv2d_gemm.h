@@ -31,7 +31,7 @@ class Conv2dGemm {
 public:
     Conv2dGemm() = default;
     // The weight tensor `weight` ([out, in, k, k], ggml ne [k, k, in, out]; a 1x1 weight may be
-    // stored [out, in]) and the F32 bias `bias` ([out]). Throws ModelError when either is
+    // stored [out, in]) and the F32 bias `bias` ([out]; "" for none). Throws ModelError when either is
     // missing, the weight takes other than `in` channels, or its kernel is not square and odd.
     static Conv2dGemm load(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
                            const std::string& bias, int64_t in, int stride);

@@ -1,7 +1,6 @@
 #include "model/speaker/wespeaker_resnet.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "common/errors.h"
@@ -79,24 +78,13 @@ WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader
         n.blocks_.push_back(std::move(b));
     }
     if (bins < 1) t.fail(std::to_string(n_mels) + " mel bins leave no frequency bin to pool");
-    n.pooled_bins_ = bins;
 
-    const std::string seg_w = required_string(gguf, t, vd::kResnetSegWeight);
-    const GgufTensor* seg = gguf.find_tensor(seg_w);
-    if (seg == nullptr) t.fail("missing tensor " + seg_w);
-    const int64_t dim = seg->ne[1], pooled = 2 * channels * bins;
-    if (seg->n_dims != 2 || seg->ne[0] != pooled)
-        t.fail(seg_w + " has shape " + seg->shape_string() + ", the pooled statistics of " + std::to_string(n_mels) +
-               " mel bins have " + std::to_string(pooled) + " values");
-    const GgufTensor& checked = t.get(seg_w, {dim, pooled});
-    n.seg_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data, dim,
-                                                            pooled, t.level());
-    t.release(checked);
-    n.seg_bias_ = t.f32(required_string(gguf, t, vd::kResnetSegBias), {dim});
+    const float var_eps = gguf.has_key(vd::kResnetVarEps) ? gguf.get_f32(vd::kResnetVarEps) : 1e-8f;
+    n.head_ = StatsHead::load(gguf, t, required_string(gguf, t, vd::kResnetSegWeight),
+                              required_string(gguf, t, vd::kResnetSegBias), channels, bins, n_mels, var_eps);
+    const int64_t dim = n.head_.embedding_dim();
     const std::string mean_vec = gguf.has_key(vd::kResnetMeanVec) ? gguf.get_string(vd::kResnetMeanVec) : "";
     if (!mean_vec.empty()) n.mean_vec_ = t.f32(mean_vec, {dim});
-    n.var_eps_ = gguf.has_key(vd::kResnetVarEps) ? gguf.get_f32(vd::kResnetVarEps) : 1e-8f;
-    if (!(n.var_eps_ >= 0)) t.fail(std::string(vd::kResnetVarEps) + " is negative or NaN");
 
     n.min_frames_ = 1;
     while (n.pooled_steps(n.min_frames_) < 2) ++n.min_frames_;
@@ -127,7 +115,6 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     stem_.forward(team, arena, feats, T, n_mels_, x, /*relu=*/true);
     steps = stem_.output_size(T);
     bins = stem_.output_size(n_mels_);
-    int64_t channels = stem_.out();
     for (const Block& b : blocks_) {
         b.conv1.forward(team, arena, x, steps, bins, h, /*relu=*/true);
         const int64_t steps1 = b.conv1.output_size(steps), bins1 = b.conv1.output_size(bins);
@@ -141,29 +128,10 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
         std::swap(x, y);
         steps = steps1;
         bins = bins1;
-        channels = b.conv2.out();
     }
-    const int64_t pooled_size = 2 * channels * bins;
-    float* pooled = arena.alloc_array<float>(static_cast<size_t>(pooled_size));
-    pool(x, steps, bins, channels, pooled);
-    kernels::matmul(team, arena, pooled, 1, pooled_size, *seg_, seg_bias_, out);
+    head_.forward(team, arena, x, steps, out);
     if (mean_vec_ != nullptr)
         for (int64_t i = 0; i < embedding_dim(); ++i) out[i] -= mean_vec_[i];
-}
-
-void WespeakerResnet::pool(const float* x, int64_t T, int64_t F, int64_t C, float* pooled) const {
-    for (int64_t c = 0; c < C; ++c) {
-        for (int64_t f = 0; f < F; ++f) {
-            const float* v = x + f * C + c;  // element (t, f, c) is v[t * F * C]
-            double sum = 0;
-            for (int64_t t = 0; t < T; ++t) sum += v[t * F * C];
-            const double mean = sum / static_cast<double>(T);
-            double sq = 0;
-            for (int64_t t = 0; t < T; ++t) sq += (v[t * F * C] - mean) * (v[t * F * C] - mean);
-            pooled[c * F + f] = static_cast<float>(mean);
-            pooled[(C + c) * F + f] = static_cast<float>(std::sqrt(sq / static_cast<double>(T - 1) + var_eps_));
-        }
-    }
 }
 
 }  // namespace pk::speaker

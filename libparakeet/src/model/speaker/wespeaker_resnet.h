@@ -15,11 +15,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "model/speaker/conv2d_gemm.h"
+#include "model/speaker/stats_head.h"
 #include "model/tensor_loader.h"
 
 namespace pk::speaker {
@@ -31,7 +31,7 @@ public:
     static WespeakerResnet load(const GgufReader& gguf, const TensorLoader& t, int64_t n_mels);
 
     int64_t n_mels() const { return n_mels_; }
-    int64_t embedding_dim() const { return seg_->n(); }
+    int64_t embedding_dim() const { return head_.embedding_dim(); }
     // The fewest feature frames that leave two time steps to pool (the std is unbiased).
     int64_t min_frames() const { return min_frames_; }
 
@@ -47,15 +47,12 @@ private:
     };
     // The time steps left after the stem and every block from T frames.
     int64_t pooled_steps(int64_t T) const;
-    void pool(const float* x, int64_t T, int64_t F, int64_t C, float* pooled) const;
 
-    int64_t n_mels_ = 0, pooled_bins_ = 0, min_frames_ = 0;
+    int64_t n_mels_ = 0, min_frames_ = 0;
     Conv2dGemm stem_;
     std::vector<Block> blocks_;
-    std::shared_ptr<const kernels::PackedWeights> seg_;  // [embedding_dim, 2 * C * F']
-    const float* seg_bias_ = nullptr;
+    StatsHead head_;
     const float* mean_vec_ = nullptr;  // null when the file has none
-    float var_eps_ = 1e-8f;
 };
 
 }  // namespace pk::speaker

@@ -51,7 +51,8 @@ void reduce(const float* __restrict m0, const float* __restrict m1, const float*
 }
 
 void finish(float* __restrict y, const float* __restrict bias, int64_t n, bool relu) {
-    for (int64_t c = 0; c < n; ++c) y[c] += bias[c];
+    if (bias != nullptr)
+        for (int64_t c = 0; c < n; ++c) y[c] += bias[c];
     if (relu)
         for (int64_t c = 0; c < n; ++c) y[c] = std::max(y[c], 0.0f);
 }

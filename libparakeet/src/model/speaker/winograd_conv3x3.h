@@ -29,7 +29,8 @@ public:
     // along T), packed for `level`.
     WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level);
 
-    // y [T, F, out] = conv(x [T, F, in]) + bias, clamped at 0 when relu. y must not overlap x.
+    // y [T, F, out] = conv(x [T, F, in]) + bias (none when null), clamped at 0 when relu. y must
+    // not overlap x.
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
                  float* y, bool relu) const;
 

@@ -120,7 +120,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32), and so
     does a WeSpeaker ResNet34, as a checkpoint (avg_model.pt, with an optional mean_vec.npy beside
     it) or as WeSpeaker's ONNX export (voxceleb_resnet34_LM.onnx, told from Silero's by its 2-D
-    convolutions); --type f32, f16 or q8_0. A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    convolutions); --type f32, f16 or q8_0. So does 3D-Speaker's ERes2Net as its ONNX export (told
+    by the Tanh of its feature fusion). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
     A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
     .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or
@@ -140,9 +141,12 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
       parakeet-cli convert voxceleb_resnet34_LM.onnx resnet34-q8_0.gguf --type q8_0
     """
     if nemo_file.lower().endswith(".onnx"):
-        from parakeet_py.convert.wespeaker_onnx import is_wespeaker_onnx
+        from parakeet_py.convert.speaker_onnx import speaker_arch
 
-        if is_wespeaker_onnx(nemo_file):
+        arch = speaker_arch(nemo_file)
+        if arch == "eres2net":
+            _convert_eres2net(nemo_file, gguf_file, out_type, name, as_json)
+        elif arch is not None:
             _convert_wespeaker(nemo_file, gguf_file, out_type, name, as_json)
         else:
             _convert_silero(nemo_file, gguf_file, out_type, as_json)
@@ -208,6 +212,19 @@ def _convert_wespeaker(source: str, gguf_file: str, out_type: str, name: Optiona
         click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
     else:
         click.echo(f"wrote {gguf_file} (WeSpeaker ResNet34 speaker encoder, {out_type}, {_megabytes(size)})")
+
+
+def _convert_eres2net(onnx_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
+    from parakeet_py.convert.eres2net_onnx import convert_eres2net_onnx
+    from parakeet_py.convert.resnet_gguf import OUT_TYPES as ERES2NET_TYPES
+
+    if out_type not in ERES2NET_TYPES:
+        raise click.UsageError(f"an ERes2Net speaker encoder is written as {', '.join(ERES2NET_TYPES)}, not {out_type}")
+    size = convert_eres2net_onnx(onnx_file, gguf_file, out_type, name=name)
+    if as_json:
+        click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
+    else:
+        click.echo(f"wrote {gguf_file} (3D-Speaker ERes2Net speaker encoder, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

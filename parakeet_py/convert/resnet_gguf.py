@@ -26,13 +26,21 @@ N_MELS = 80  # WeSpeaker's VoxCeleb recipes' fbank, the one voice-detect.cpp com
 Conv = Tuple[str, str]  # (weight name, bias name); ("", "") for no convolution
 
 
-def _stored_type(weight: np.ndarray, out_type: str) -> str:
+def stored_type(weight: np.ndarray, out_type: str) -> str:
+    """The type a weight of a 2-D speaker encoder is stored in for --type `out_type`."""
     out, inp = weight.shape[0], int(np.prod(weight.shape[1:]))
     if out_type == "f32" or weight.ndim == 4 and weight.shape[2] != 1 or min(out, inp) < 32:
         return "f32"
     if out_type == "q8_0" and inp % quantize.QK8_0:
         return "f32"
     return out_type
+
+
+def tensor_plan(name: str, array: np.ndarray, type_name: str) -> TensorPlan:
+    if type_name != "f32":
+        array = array.reshape(array.shape[0], -1)  # a quantised 1x1 kernel is stored as its matrix
+    data = quantize.encode(array, type_name, name)
+    return TensorPlan(name, tuple(array.shape), GGML_TYPES[type_name], data.nbytes, (lambda d=data: d))
 
 
 class ResnetGguf:
@@ -46,10 +54,7 @@ class ResnetGguf:
         self.channels = 0
 
     def _add(self, name: str, array: np.ndarray, type_name: str) -> None:
-        if type_name != "f32":
-            array = array.reshape(array.shape[0], -1)  # a quantised 1x1 kernel is stored as its matrix
-        data = quantize.encode(array, type_name, name)
-        self.plans.append(TensorPlan(name, tuple(array.shape), GGML_TYPES[type_name], data.nbytes, (lambda d=data: d)))
+        self.plans.append(tensor_plan(name, array, type_name))
 
     def conv(self, weight_name: str, weight: np.ndarray, bias_name: str, bias: np.ndarray) -> Conv:
         """Adds a folded convolution ([out, in, k, k] and [out])."""
@@ -58,7 +63,7 @@ class ResnetGguf:
         if bias.shape != (weight.shape[0],):
             raise ConversionError(f"{bias_name} has shape {list(bias.shape)}, expected [{weight.shape[0]}]")
         weight = weight.astype(np.float32)
-        self._add(weight_name, weight, _stored_type(weight, self.out_type))
+        self._add(weight_name, weight, stored_type(weight, self.out_type))
         self._add(bias_name, bias.astype(np.float32), "f32")
         return weight_name, bias_name
 
@@ -88,7 +93,7 @@ class ResnetGguf:
         if means and means[0].shape != (dim,):
             raise ConversionError(f"the embedding mean holds {means[0].shape[0]} values, the embedding has {dim}")
         seg_weight = seg_weight.astype(np.float32)
-        self._add(seg[0], seg_weight, _stored_type(seg_weight, self.out_type))
+        self._add(seg[0], seg_weight, stored_type(seg_weight, self.out_type))
         self._add(seg[1], seg_bias.astype(np.float32), "f32")
         columns = list(zip(*[(c1[0], c1[1], c2[0], c2[1], d[0], d[1]) for c1, c2, d, _ in self.blocks]))
         keys = (vd.RESNET_CONV1_WEIGHT, vd.RESNET_CONV1_BIAS, vd.RESNET_CONV2_WEIGHT, vd.RESNET_CONV2_BIAS,

@@ -9,6 +9,7 @@ ARCHITECTURE = "voicedetect"  # general.architecture
 ARCH = "voicedetect.arch"
 ARCH_ECAPA = "ecapa_tdnn"
 ARCH_RESNET34 = "wespeaker_resnet34"
+ARCH_ERES2NET = "eres2net"
 EMBEDDING_DIM = "voicedetect.embedding_dim"
 L2_NORMALIZE = "voicedetect.l2_normalize"
 
@@ -46,3 +47,16 @@ RESNET_SEG_WEIGHT = "voicedetect.resnet.seg_weight"
 RESNET_SEG_BIAS = "voicedetect.resnet.seg_bias"
 RESNET_MEAN_VEC = "voicedetect.resnet.mean_vec"
 RESNET_VAR_EPS = "voicedetect.resnet.var_eps"
+
+# 3D-Speaker ERes2Net's manifest: every convolution (BatchNorm folded in) in the order the
+# forward runs them, and the fixed topology.
+ERES2NET_CONV_WEIGHT = "voicedetect.eres2net.conv_weight"
+ERES2NET_CONV_BIAS = "voicedetect.eres2net.conv_bias"
+ERES2NET_CONV_STRIDE = "voicedetect.eres2net.conv_stride"
+ERES2NET_NUM_BLOCKS = "voicedetect.eres2net.num_blocks"
+ERES2NET_M_CHANNELS = "voicedetect.eres2net.m_channels"
+ERES2NET_SCALE = "voicedetect.eres2net.scale"
+ERES2NET_SEG_WEIGHT = "voicedetect.eres2net.seg_weight"
+ERES2NET_SEG_BIAS = "voicedetect.eres2net.seg_bias"
+ERES2NET_RELU_CLAMP = "voicedetect.eres2net.relu_clamp"
+ERES2NET_VAR_EPS = "voicedetect.eres2net.var_eps"

@@ -8,49 +8,23 @@ block, whose conv1 is the Conv under the Relu that feeds conv2 and whose shortcu
 or the block's input; the ``Gemm`` is the embedding Linear, a ``Sub`` of a constant after it the
 embedding mean, and the constant added before the pooling's ``Sqrt`` its variance floor.
 
-    from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx, is_wespeaker_onnx
+    from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx
     convert_wespeaker_onnx("voxceleb_resnet34_LM.onnx", "resnet34.gguf")
 """
 
 from pathlib import Path
 from typing import Dict, Optional
 
-import numpy as np
-
-from .errors import ConversionError, UnsupportedModelError
+from .errors import UnsupportedModelError
 from .resnet_gguf import Conv, ResnetGguf
-
-
-def _load(path):
-    import onnx
-
-    try:
-        return onnx.load(str(path))
-    except Exception as e:  # onnx raises DecodeError and others for a file that is not a model
-        raise ConversionError(f"cannot read the ONNX model {path}: {e}") from e
-
-
-def is_wespeaker_onnx(path) -> bool:
-    """Whether the ONNX model at ``path`` has 2-D convolutions (a speaker ResNet, not Silero's VAD)."""
-    return any(n.op_type == "Conv" and len(_attrs(n).get("kernel_shape", [])) == 2 for n in _load(path).graph.node)
-
-
-def _attrs(node) -> Dict[str, list]:
-    import onnx
-
-    return {a.name: list(a.ints) if a.ints else onnx.helper.get_attribute_value(a) for a in node.attribute}
+from .speaker_onnx import attrs, check_conv, constants, embedding_linear, load_onnx, variance_floor
 
 
 def convert_wespeaker_onnx(onnx_path, gguf_path, out_type: str = "f32", name: Optional[str] = None) -> int:
     """Write the voicedetect GGUF of the WeSpeaker ResNet ONNX export ``onnx_path``; returns its size."""
-    from onnx import numpy_helper
-
     out = ResnetGguf(out_type)
-    graph = _load(onnx_path).graph
-    init = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
-    for n in graph.node:
-        if n.op_type == "Constant" and "value" in _attrs(n):
-            init[n.output[0]] = numpy_helper.to_array(_attrs(n)["value"])
+    graph = load_onnx(onnx_path).graph
+    init = constants(graph)
     producer = {o: n for n in graph.node for o in n.output}
     convs = [n for n in graph.node if n.op_type == "Conv"]
     if not convs:
@@ -61,25 +35,17 @@ def convert_wespeaker_onnx(onnx_path, gguf_path, out_type: str = "f32", name: Op
         """The Conv `node`'s tensors, checked and added once."""
         if node.output[0] in written:
             return written[node.output[0]]
-        a = _attrs(node)
-        k = a.get("kernel_shape", [0])[0]
-        if len(node.input) < 3 or node.input[1] not in init or node.input[2] not in init:
-            raise UnsupportedModelError(f"{onnx_path}: Conv {node.name} has no constant weight and bias "
-                                        "(is the BatchNorm folded in?)")
-        if a.get("group", 1) != 1 or any(d != 1 for d in a.get("dilations", [1])) or \
-                any(p != (k - 1) // 2 for p in a.get("pads", [0])) or len(set(a.get("strides", [1]))) != 1:
-            raise UnsupportedModelError(f"{onnx_path}: Conv {node.name} has attributes the engine does not run "
-                                        f"({a}; only groups 1, dilation 1, padding (k - 1) / 2, equal strides)")
+        check_conv(onnx_path, node, init, need_bias=True)
         written[node.output[0]] = out.conv(node.input[1], init[node.input[1]], node.input[2], init[node.input[2]])
         return written[node.output[0]]
 
     def stride(node) -> int:
-        return _attrs(node).get("strides", [1])[0]
+        return attrs(node).get("strides", [1])[0]
 
     stem = conv(convs[0])
     for add in (n for n in graph.node if n.op_type == "Add"):
         ends = [producer.get(i) for i in add.input]
-        conv2 = next((p for p in ends if p is not None and p.op_type == "Conv" and _attrs(p)["kernel_shape"][0] == 3), None)
+        conv2 = next((p for p in ends if p is not None and p.op_type == "Conv" and attrs(p)["kernel_shape"][0] == 3), None)
         if conv2 is None:
             continue  # the pooling's var + eps
         relu = producer.get(conv2.input[0])
@@ -93,17 +59,10 @@ def convert_wespeaker_onnx(onnx_path, gguf_path, out_type: str = "f32", name: Op
         c1, c2 = conv(conv1), conv(conv2)
         out.block(c1, c2, conv(shortcut) if has_down else ("", ""), stride(conv1), init[conv2.input[1]].shape[0])
 
-    gemms = [n for n in graph.node if n.op_type == "Gemm"]
-    if len(gemms) != 1 or _attrs(gemms[0]).get("transB", 0) != 1 or any(i not in init for i in gemms[0].input[1:3]):
-        raise UnsupportedModelError(f"{onnx_path}: expected one Gemm (transB, constant weight and bias) as the embedding")
-    seg = gemms[0]
+    seg = embedding_linear(onnx_path, graph, init)
     final = producer.get(graph.output[0].name)
     if final is not None and final.op_type == "Sub" and final.input[1] in init:
         out.embedding_mean(final.input[1], init[final.input[1]])
-    sqrt = next((n for n in graph.node if n.op_type == "Sqrt"), None)
-    floor = producer.get(sqrt.input[0]) if sqrt is not None else None
-    eps = [init[i] for i in floor.input if i in init] if floor is not None and floor.op_type == "Add" else []
-    if len(eps) != 1 or np.size(eps[0]) != 1:
-        raise UnsupportedModelError(f"{onnx_path}: no constant variance floor added before the pooling's Sqrt")
     return out.write(gguf_path, name if name is not None else Path(onnx_path).stem, stem,
-                     (seg.input[1], seg.input[2]), init[seg.input[1]], init[seg.input[2]], float(eps[0]))
+                     (seg.input[1], seg.input[2]), init[seg.input[1]], init[seg.input[2]],
+                     variance_floor(onnx_path, graph, init))

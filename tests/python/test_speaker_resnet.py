@@ -1,13 +1,11 @@
 """The WeSpeaker ResNet34 speaker encoder through parakeet_py and ``parakeet-cli convert``: the
 committed checkpoint (tests/data/speaker/wespeaker_tiny, tools/fixtures/
-make_resnet_speaker_fixtures.py) converts to the committed resnet34_tiny.gguf, whose embeddings
+make_2d_speaker_fixtures.py) converts to the committed resnet34_tiny.gguf, whose embeddings
 match the PyTorch reference's (resnet34_ref.gguf) in f32 and come close in f16 / q8_0; the same
 network's ONNX export (resnet34_tiny.onnx) converts to a file that embeds the same; checkpoints,
 ONNX graphs and files the engine cannot run are refused with a message that says why."""
 
 import re
-import shutil
-from pathlib import Path
 
 import gguf
 import numpy as np
@@ -20,25 +18,18 @@ from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
 from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx
 from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
+from speaker_2d_helpers import DATA, assert_embeds_like_pytorch, clip
+from speaker_2d_helpers import keys as _keys
+from speaker_2d_helpers import tensors as _tensors
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
 CHECKPOINT = DATA / "wespeaker_tiny" / "avg_model.pt"
 COMMITTED = DATA / "resnet34_tiny.gguf"
 ONNX = DATA / "resnet34_tiny.onnx"
+FAMILY = "voicedetect:wespeaker_resnet34:wespeaker_tiny:256"
 
 
-def _tensors(path):
-    return {t.name: np.array(t.data) for t in gguf.GGUFReader(str(path)).tensors}
-
-
-def _keys(path):
-    r = gguf.GGUFReader(str(path))
-    return {f.name: f.contents() for f in r.fields.values() if not f.name.startswith("GGUF.")}
-
-
-def _clip(clip):
-    return _tensors(DATA / f"ref_{clip}.gguf")["pcm"].astype(np.float32), \
-        _tensors(DATA / "resnet34_ref.gguf")[f"embedding.{clip}"]
+def _clip(name):
+    return clip("resnet34", name)
 
 
 def test_converting_the_checkpoint_gives_the_committed_file(tmp_path):
@@ -55,13 +46,9 @@ def test_converting_the_checkpoint_gives_the_committed_file(tmp_path):
     assert keys[vd.RESNET_MEAN_VEC] == "mean_vec"
 
 
-@pytest.mark.parametrize("clip", ["speech", "conversation"])
-def test_embedding_matches_pytorch(clip):
-    pcm, want = _clip(clip)
-    with SpeakerEncoder(COMMITTED) as enc:
-        got = enc.embed(pcm, sample_rate=16000)
-        assert enc.family == "voicedetect:wespeaker_resnet34:wespeaker_tiny:256"
-    assert got.shape == (256,) and float(got @ want) >= 0.9999 and np.abs(got - want).max() <= 1e-4
+@pytest.mark.parametrize("name", ["speech", "conversation"])
+def test_embedding_matches_pytorch(name):
+    assert_embeds_like_pytorch(COMMITTED, "resnet34", name, FAMILY, 256)
 
 
 @pytest.mark.parametrize("out_type, seg_type", [("f16", gguf.GGMLQuantizationType.F16),
@@ -99,11 +86,8 @@ def test_the_onnx_export_converts_to_a_file_that_embeds_the_same(tmp_path):
     assert keys[vd.RESNET_SEG_WEIGHT] == "net.seg_1.weight"
     f32 = tmp_path / "onnx-f32.gguf"
     convert_wespeaker_onnx(ONNX, f32)
-    for clip in ("speech", "conversation"):
-        pcm, want = _clip(clip)
-        with SpeakerEncoder(f32) as enc:
-            got = enc.embed(pcm, sample_rate=16000)
-        assert float(got @ want) >= 0.9999 and np.abs(got - want).max() <= 1e-4
+    for name in ("speech", "conversation"):
+        assert_embeds_like_pytorch(f32, "resnet34", name, "voicedetect:wespeaker_resnet34:resnet34_tiny:256", 256)
     with SpeakerEncoder(out) as enc:
         assert float(enc.embed(_clip("speech")[0], sample_rate=16000) @ _clip("speech")[1]) >= 0.999
 

@@ -38,6 +38,7 @@ public:
 
     int64_t in() const { return in_; }
     int64_t out() const { return out_; }
+    int stride() const { return stride_; }
     // The output length along an axis of `n` input positions (0 when none fits).
     int64_t output_size(int64_t n) const;
 

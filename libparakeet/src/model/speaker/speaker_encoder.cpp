@@ -12,6 +12,7 @@
 #include "model/model.h"
 #include "model/model_kind.h"
 #include "model/speaker/ecapa_tdnn.h"
+#include "model/speaker/eres2net.h"
 #include "model/speaker/voicedetect_schema.h"
 #include "model/speaker/wespeaker_resnet.h"
 #include "runtime/thread_budget.h"
@@ -70,18 +71,20 @@ KaldiFbankConfig read_fbank(const GgufReader& g) {
     return c;
 }
 
-// The network of `arch` (one of the two supported). ECAPA takes its mel count from its first
-// convolution (checked against the front end's by the caller); ResNet34 is built for the
-// front end's, which its pooled size then has to fit.
+// The network of `arch` (one of those supported). ECAPA takes its mel count from its first
+// convolution (checked against the front end's by the caller); the 2-D networks are built for
+// the front end's, which their pooled size then has to fit.
 std::unique_ptr<SpeakerNetwork> load_network(const std::string& arch, const GgufReader& g, const TensorLoader& t,
                                              int n_mels) {
     if (arch == vd::kArchEcapa) return std::make_unique<NetworkOf<EcapaTdnn>>(EcapaTdnn::load(g, t));
-    return std::make_unique<NetworkOf<WespeakerResnet>>(WespeakerResnet::load(g, t, n_mels));
+    if (arch == vd::kArchResnet34) return std::make_unique<NetworkOf<WespeakerResnet>>(WespeakerResnet::load(g, t, n_mels));
+    return std::make_unique<NetworkOf<ERes2Net>>(ERes2Net::load(g, t, n_mels));
 }
 
 // The tensor that makes the embedding, for messages.
 std::string output_name(const GgufReader& g, const std::string& arch) {
-    return arch == vd::kArchEcapa ? std::string("fc.conv.weight") : string_or_empty(g, vd::kResnetSegWeight);
+    if (arch == vd::kArchEcapa) return "fc.conv.weight";
+    return string_or_empty(g, arch == vd::kArchResnet34 ? vd::kResnetSegWeight : vd::kEres2netSegWeight);
 }
 
 }  // namespace
@@ -109,9 +112,9 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     const std::string arch = string_or_empty(g, vd::kArch);
     const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
     if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
-    if (arch != vd::kArchEcapa && arch != vd::kArchResnet34)
+    if (arch != vd::kArchEcapa && arch != vd::kArchResnet34 && arch != vd::kArchEres2net)
         throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " +
-                          vd::kArchEcapa + " and " + vd::kArchResnet34 + ")");
+                          vd::kArchEcapa + ", " + vd::kArchResnet34 + " and " + vd::kArchEres2net + ")");
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
 

@@ -9,6 +9,7 @@ namespace pk::schema::voicedetect {
 inline constexpr char kArch[] = "voicedetect.arch";  // "ecapa_tdnn", "wespeaker_resnet34", ...
 inline constexpr char kArchEcapa[] = "ecapa_tdnn";
 inline constexpr char kArchResnet34[] = "wespeaker_resnet34";
+inline constexpr char kArchEres2net[] = "eres2net";
 inline constexpr char kEmbeddingDim[] = "voicedetect.embedding_dim";  // u32; absent or 0: no speaker head
 inline constexpr char kL2Normalize[] = "voicedetect.l2_normalize";   // bool, default true
 
@@ -40,5 +41,18 @@ inline constexpr char kResnetSegWeight[] = "voicedetect.resnet.seg_weight";     
 inline constexpr char kResnetSegBias[] = "voicedetect.resnet.seg_bias";          // string
 inline constexpr char kResnetMeanVec[] = "voicedetect.resnet.mean_vec";          // string, "": none
 inline constexpr char kResnetVarEps[] = "voicedetect.resnet.var_eps";            // f32, 1e-8
+
+// 3D-Speaker ERes2Net's manifest: every convolution (BatchNorm folded in) in the order the
+// forward runs them (eres2net.h).
+inline constexpr char kEres2netConvWeight[] = "voicedetect.eres2net.conv_weight";  // string[]
+inline constexpr char kEres2netConvBias[] = "voicedetect.eres2net.conv_bias";      // string[], "": none
+inline constexpr char kEres2netConvStride[] = "voicedetect.eres2net.conv_stride";  // i32[]
+inline constexpr char kEres2netNumBlocks[] = "voicedetect.eres2net.num_blocks";    // i32[4], [3, 4, 6, 3]
+inline constexpr char kEres2netMChannels[] = "voicedetect.eres2net.m_channels";    // u32, the stem's width
+inline constexpr char kEres2netScale[] = "voicedetect.eres2net.scale";             // u32, 2
+inline constexpr char kEres2netSegWeight[] = "voicedetect.eres2net.seg_weight";    // string
+inline constexpr char kEres2netSegBias[] = "voicedetect.eres2net.seg_bias";        // string
+inline constexpr char kEres2netReluClamp[] = "voicedetect.eres2net.relu_clamp";    // f32, 20
+inline constexpr char kEres2netVarEps[] = "voicedetect.eres2net.var_eps";          // f32, 1e-8
 
 }  // namespace pk::schema::voicedetect

@@ -12,7 +12,9 @@ random weights, on the same noise clip. Run with the speaker fixtures' reference
 
 --arch resnet34: WeSpeaker's ResNet34 (tools/fixtures/wespeaker_resnet_torch.py: 32 base channels,
 blocks [3, 4, 6, 3], 256-d, voxceleb_resnet34_LM's layout) with seeded random weights, in PyTorch
-and in onnxruntime from its ONNX export. Both are given the features of the clip's length and
+and in onnxruntime from its ONNX export; --arch eres2net the same for 3D-Speaker's ERes2Net
+(tools/fixtures/eres2net_torch.py: 32 base channels, 512-d, the base model's layout), converted
+from that ONNX export. Both are given the features of the clip's length and
 time only the network: libparakeet's time includes its fbank, so the ratios are a lower bound.
 The cosine is checked on the speaker fixtures' speech clip (its torchaudio fbank is committed):
 
@@ -59,28 +61,34 @@ def ecapa(work: Path, pcm: np.ndarray):
     return work / "ecapa.gguf", {"PyTorch": torch_embed}, None
 
 
-def resnet34(work: Path, pcm: np.ndarray, threads: int):
-    """The converted ResNet34 file, {name: embed()} of PyTorch and onnxruntime on features of
-    the clip's length, and (fixture pcm, PyTorch's embedding of its committed fbank)."""
+def two_d(arch: str, work: Path, pcm: np.ndarray, threads: int):
+    """The converted 2-D encoder (resnet34 from its checkpoint, eres2net from its ONNX export),
+    {name: embed()} of PyTorch and onnxruntime on features of the clip's length, and (fixture
+    pcm, PyTorch's embedding of its committed fbank)."""
     import gguf
     import onnxruntime as ort
     import torch
 
     sys.path.insert(0, str(ROOT / "tools" / "fixtures"))
+    from eres2net_torch import ERes2Net
     from wespeaker_resnet_torch import ResNet, randomised
 
+    from parakeet_py.convert.eres2net_onnx import convert_eres2net_onnx
     from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
 
-    net = randomised(ResNet(), seed=0)
-    torch.save(net.state_dict(), work / "avg_model.pt")
-    convert_wespeaker_resnet(work / "avg_model.pt", work / "resnet34.gguf", name="bench")
+    net = randomised(ResNet() if arch == "resnet34" else ERes2Net(), seed=0)
     frames = 1 + (len(pcm) - 400) // 160
     feats = torch.from_numpy(np.random.default_rng(1).standard_normal((1, frames, 80)).astype(np.float32))
-    torch.onnx.export(net, (feats,), str(work / "resnet34.onnx"), input_names=["feats"], output_names=["embs"],
+    torch.onnx.export(net, (feats,), str(work / f"{arch}.onnx"), input_names=["feats"], output_names=["embs"],
                       dynamic_axes={"feats": {1: "T"}}, dynamo=False)
+    if arch == "resnet34":
+        torch.save(net.state_dict(), work / "avg_model.pt")
+        convert_wespeaker_resnet(work / "avg_model.pt", work / f"{arch}.gguf", name="bench")
+    else:
+        convert_eres2net_onnx(work / f"{arch}.onnx", work / f"{arch}.gguf", name="bench")
     so = ort.SessionOptions()
     so.intra_op_num_threads, so.inter_op_num_threads = threads, 1
-    session = ort.InferenceSession(str(work / "resnet34.onnx"), so, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(str(work / f"{arch}.onnx"), so, providers=["CPUExecutionProvider"])
 
     def torch_embed() -> np.ndarray:
         with torch.no_grad():
@@ -92,13 +100,13 @@ def resnet34(work: Path, pcm: np.ndarray, threads: int):
     ref = {t.name: np.array(t.data) for t in gguf.GGUFReader(str(ROOT / "tests/data/speaker/ref_speech.gguf")).tensors}
     with torch.no_grad():
         want = net(torch.from_numpy(ref["fbank"].astype(np.float32).reshape(1, -1, 80))).reshape(-1).numpy()
-    return work / "resnet34.gguf", {"PyTorch": torch_embed, "onnxruntime": ort_embed}, \
+    return work / f"{arch}.gguf", {"PyTorch": torch_embed, "onnxruntime": ort_embed}, \
         (ref["pcm"].astype(np.float32), want / np.linalg.norm(want))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--arch", choices=("ecapa", "resnet34"), default="ecapa")
+    ap.add_argument("--arch", choices=("ecapa", "resnet34", "eres2net"), default="ecapa")
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
@@ -117,7 +125,7 @@ def main() -> None:
     if args.arch == "ecapa":
         model, theirs, check = ecapa(work, pcm)
     else:
-        model, theirs, check = resnet34(work, pcm, args.threads)
+        model, theirs, check = two_d(args.arch, work, pcm, args.threads)
 
     with SpeakerEncoder(model) as enc:
         ours = enc.embed(pcm, sample_rate=16000)  # warm-up

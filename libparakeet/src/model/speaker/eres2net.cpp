@@ -1,10 +1,10 @@
 #include "model/speaker/eres2net.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "common/errors.h"
+#include "kernels/ops_activation.h"
 #include "model/speaker/voicedetect_schema.h"
 
 namespace pk::speaker {
@@ -115,6 +115,7 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
 ERes2Net ERes2Net::load(const GgufReader& gguf, const TensorLoader& t, int64_t n_mels) {
     ERes2Net n;
     n.n_mels_ = n_mels;
+    n.kernels_ = &t.kernels();
     if (!gguf.has_key(vd::kEres2netSegWeight) || !gguf.has_key(vd::kEres2netSegBias) ||
         !gguf.has_key(vd::kEres2netNumBlocks))
         t.fail(std::string("missing key ") + vd::kEres2netSegWeight + ", " + vd::kEres2netSegBias + " or " +
@@ -179,15 +180,15 @@ ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, co
     copy_channels(team, x.data, x.C, 0, both.data, both.C, 0, x.C, pixels);
     copy_channels(team, y.data, y.C, 0, both.data, both.C, x.C, x.C, pixels);
     const Map hidden = run_conv(team, arena, a.squeeze, both);
-    parallel_for(team, hidden.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) hidden.data[i] = hidden.data[i] / (1.0f + std::exp(-hidden.data[i]));
-    });
+    kernels::silu(*kernels_, team, hidden.data, hidden.size(), hidden.data);
     const Map z = run_conv(team, arena, a.expand, hidden);
+    // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) = 2 (y + s (x - y)).
+    parallel_for(team, z.size(), kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) z.data[i] *= 2.0f;
+    });
+    kernels::sigmoid(*kernels_, team, z.data, z.size(), z.data);
     parallel_for(team, out.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-            const float att = 1.0f + std::tanh(z.data[i]);
-            out.data[i] = x.data[i] * att + y.data[i] * (2.0f - att);
-        }
+        for (int64_t i = begin; i < end; ++i) out.data[i] = 2.0f * (y.data[i] + z.data[i] * (x.data[i] - y.data[i]));
     });
     return out;
 }

@@ -10,7 +10,8 @@
 //             act is Hardtanh(0, relu_clamp).
 //   fusion    bottom-up: a 3x3 stride-2 convolution (no bias) of the fused shallower output,
 //             AFF-merged into the outputs of stages 2, 3 and 4
-//   AFF(x, y) a = 1 + tanh(conv (1x1) of SiLU(conv (1x1) of [x, y])); x * a + y * (2 - a)
+//   AFF(x, y) a = 1 + tanh(conv (1x1) of SiLU(conv (1x1) of [x, y])); x * a + y * (2 - a), run
+//             as 2 (y + s (x - y)) with s = sigmoid(2 z) on the level's kernels
 //   head      stats_head.h: the time mean and unbiased std, then seg_1
 //
 // The convolutions come from the file's flat list (voicedetect.eres2net.conv_weight, _bias,
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/kernel_table.h"
 #include "model/speaker/conv2d_gemm.h"
 #include "model/speaker/stats_head.h"
 #include "model/tensor_loader.h"
@@ -65,6 +67,7 @@ private:
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x) const;
     int64_t pooled_steps(int64_t T) const;
 
+    const kernels::KernelTable* kernels_ = nullptr;  // the level's SiLU and sigmoid
     int64_t n_mels_ = 0, min_frames_ = 0, scale_ = 2;
     float clamp_ = 20.0f;
     Conv2dGemm stem_;

@@ -43,20 +43,28 @@ def _fold(tensors: Dict[str, np.ndarray], conv: str, bn: str) -> Tuple[np.ndarra
 
 def convert_wespeaker_resnet(ckpt_path, gguf_path, out_type: str = "f32", name: Optional[str] = None) -> int:
     """Write the voicedetect GGUF of the WeSpeaker ResNet checkpoint ``ckpt_path``; returns its size."""
-    out = ResnetGguf(out_type)
     ckpt_path = Path(ckpt_path)
     try:
         with open(ckpt_path, "rb") as stream:
             tensors = {k: t.numpy() for k, t in TorchCheckpoint(stream).tensors.items()}
     except OSError as e:
         raise ConversionError(f"cannot read {ckpt_path}: {e}") from e
+    mean_path = ckpt_path.with_name("mean_vec.npy")
+    return convert_wespeaker_tensors(tensors, gguf_path, out_type, name if name is not None else ckpt_path.parent.name,
+                                     np.load(mean_path) if mean_path.is_file() else None, str(ckpt_path))
+
+
+def convert_wespeaker_tensors(tensors: Dict[str, np.ndarray], gguf_path, out_type: str, name: str,
+                              mean_vec: Optional[np.ndarray] = None, source: str = "the checkpoint") -> int:
+    """The same from the checkpoint's state_dict as arrays (and the embedding mean, if any)."""
+    out = ResnetGguf(out_type)
     if "conv1.weight" not in tensors or "seg_1.weight" not in tensors:
-        raise UnsupportedModelError(f"{ckpt_path} is not a WeSpeaker ResNet checkpoint (no conv1.weight and seg_1.weight)")
+        raise UnsupportedModelError(f"{source} is not a WeSpeaker ResNet checkpoint (no conv1.weight and seg_1.weight)")
     if "seg_2.weight" in tensors:
-        raise UnsupportedModelError(f"{ckpt_path}: a second embedding layer (two_emb_layer) cannot run on the engine, "
+        raise UnsupportedModelError(f"{source}: a second embedding layer (two_emb_layer) cannot run on the engine, "
                                     "which takes the embedding from seg_1 as voice-detect.cpp does")
     if any(k.endswith(".conv3.weight") for k in tensors):
-        raise UnsupportedModelError(f"{ckpt_path}: bottleneck blocks (ResNet50 and up) are not supported, only BasicBlocks")
+        raise UnsupportedModelError(f"{source}: bottleneck blocks (ResNet50 and up) are not supported, only BasicBlocks")
     blocks = sorted((m.group(1) for m in map(_BLOCK.match, tensors) if m),
                     key=lambda b: tuple(int(x) for x in re.findall(r"\d+", b)))
 
@@ -70,8 +78,7 @@ def convert_wespeaker_resnet(ckpt_path, gguf_path, out_type: str = "f32", name: 
         has_down = f"{block}.shortcut.0.weight" in tensors
         down = folded(f"{block}.shortcut.0", f"{block}.shortcut.1") if has_down else ("", "")
         out.block(conv1, conv2, down, 2 if has_down else 1, tensors[f"{block}.conv2.weight"].shape[0])
-    mean_path = ckpt_path.with_name("mean_vec.npy")
-    if mean_path.is_file():
-        out.embedding_mean("mean_vec", np.load(mean_path))
-    return out.write(gguf_path, name if name is not None else ckpt_path.parent.name, stem,
+    if mean_vec is not None:
+        out.embedding_mean("mean_vec", mean_vec)
+    return out.write(gguf_path, name, stem,
                      ("seg_1.weight", "seg_1.bias"), tensors["seg_1.weight"], tensors["seg_1.bias"], VAR_EPS)

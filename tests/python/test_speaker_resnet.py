@@ -6,6 +6,7 @@ network's ONNX export (resnet34_tiny.onnx) converts to a file that embeds the sa
 ONNX graphs and files the engine cannot run are refused with a message that says why."""
 
 import re
+import shutil
 
 import gguf
 import numpy as np
@@ -17,7 +18,7 @@ from parakeet_py.convert import voicedetect_schema as vd
 from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
 from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx
-from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
+from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet, convert_wespeaker_tensors
 from speaker_2d_helpers import DATA, assert_embeds_like_pytorch, clip
 from speaker_2d_helpers import keys as _keys
 from speaker_2d_helpers import tensors as _tensors
@@ -107,29 +108,31 @@ def test_onnx_graphs_the_engine_cannot_run_are_refused(tmp_path):
     assert not (tmp_path / "o.gguf").exists()
 
 
-def _edited_checkpoint(tmp_path, drop=(), add=()):
-    """A copy of the fixture checkpoint's tensors with some left out or added, saved by torch."""
-    import torch
+def _state(drop=(), add=()):
+    """The fixture checkpoint's tensors with some left out or added."""
     with open(CHECKPOINT, "rb") as f:
-        sd = {k: torch.from_numpy(t.numpy().copy()) for k, t in TorchCheckpoint(f).tensors.items() if k not in drop}
-    for name, shape in add:
-        sd[name] = torch.zeros(shape)
-    path = tmp_path / "avg_model.pt"
-    torch.save(sd, path)
-    return path
+        sd = {k: t.numpy() for k, t in TorchCheckpoint(f).tensors.items() if k not in drop}
+    sd.update({name: np.zeros(shape, np.float32) for name, shape in add})
+    return sd
 
 
 def test_checkpoints_the_engine_cannot_run_are_refused(tmp_path):
+    out = tmp_path / "o.gguf"
     with pytest.raises(UnsupportedModelError, match="two_emb_layer"):
-        convert_wespeaker_resnet(_edited_checkpoint(tmp_path, add=[("seg_2.weight", (256, 256))]), tmp_path / "o.gguf")
+        convert_wespeaker_tensors(_state(add=[("seg_2.weight", (256, 256))]), out, "f32", "x")
+    with pytest.raises(UnsupportedModelError, match="bottleneck blocks"):
+        convert_wespeaker_tensors(_state(add=[("layer1.0.conv3.weight", (8, 2, 1, 1))]), out, "f32", "x")
     with pytest.raises(ConversionError, match="no tensor layer1.0.bn2.running_var"):
-        convert_wespeaker_resnet(_edited_checkpoint(tmp_path, drop=["layer1.0.bn2.running_var"]), tmp_path / "o.gguf")
-    np.save(tmp_path / "mean_vec.npy", np.zeros(192, np.float32))
+        convert_wespeaker_tensors(_state(drop=["layer1.0.bn2.running_var"]), out, "f32", "x")
     with pytest.raises(ConversionError, match="holds 192 values, the embedding has 256"):
-        convert_wespeaker_resnet(_edited_checkpoint(tmp_path), tmp_path / "o.gguf")
-    assert not (tmp_path / "o.gguf").exists()
+        convert_wespeaker_tensors(_state(), out, "f32", "x", mean_vec=np.zeros(192, np.float32))
+    shutil.copy(CHECKPOINT, tmp_path / "avg_model.pt")
+    np.save(tmp_path / "mean_vec.npy", np.zeros(192, np.float32))  # beside the checkpoint: read
+    with pytest.raises(ConversionError, match="holds 192 values, the embedding has 256"):
+        convert_wespeaker_resnet(tmp_path / "avg_model.pt", out)
+    assert not out.exists()
     with pytest.raises(UnsupportedModelError, match="not a WeSpeaker ResNet checkpoint"):
-        convert_wespeaker_resnet(DATA / "spkrec_tiny" / "embedding_model.ckpt", tmp_path / "o.gguf")
+        convert_wespeaker_resnet(DATA / "spkrec_tiny" / "embedding_model.ckpt", out)
 
 
 @pytest.mark.parametrize("changes, drop, message", [

@@ -1,13 +1,15 @@
 """The keys of voice-detect.cpp's ``voicedetect`` GGUF schema that the speaker converter writes.
 
 The engine reads the same names from ``libparakeet/src/model/speaker/voicedetect_schema.h``
-(``tests/python/test_speaker_convert.py`` checks the two agree). Tensor names are
-SpeechBrain's ``state_dict`` keys verbatim.
+(``tests/python/test_speaker_convert.py`` checks the two agree). ECAPA's tensor names are
+SpeechBrain's ``state_dict`` keys verbatim; ResNet34's are listed under its ``RESNET_*`` keys.
 """
 
 ARCHITECTURE = "voicedetect"  # general.architecture
 ARCH = "voicedetect.arch"
 ARCH_ECAPA = "ecapa_tdnn"
+ARCH_RESNET34 = "wespeaker_resnet34"
+ARCH_ERES2NET = "eres2net"
 EMBEDDING_DIM = "voicedetect.embedding_dim"
 L2_NORMALIZE = "voicedetect.l2_normalize"
 
@@ -29,3 +31,32 @@ ECAPA_N_BLOCKS = "voicedetect.ecapa.n_blocks"
 ECAPA_SE_CHANNELS = "voicedetect.ecapa.se_channels"
 ECAPA_RES2NET_SCALE = "voicedetect.ecapa.res2net_scale"
 ECAPA_ATTENTION_CHANNELS = "voicedetect.ecapa.attention_channels"
+
+# WeSpeaker ResNet34's manifest: the tensor names of its convolutions (BatchNorm folded in), in
+# the order they run, and the statistics pooling's variance floor.
+RESNET_STEM_WEIGHT = "voicedetect.resnet.stem_weight"
+RESNET_STEM_BIAS = "voicedetect.resnet.stem_bias"
+RESNET_CONV1_WEIGHT = "voicedetect.resnet.conv1_weight"
+RESNET_CONV1_BIAS = "voicedetect.resnet.conv1_bias"
+RESNET_CONV2_WEIGHT = "voicedetect.resnet.conv2_weight"
+RESNET_CONV2_BIAS = "voicedetect.resnet.conv2_bias"
+RESNET_DOWN_WEIGHT = "voicedetect.resnet.down_weight"
+RESNET_DOWN_BIAS = "voicedetect.resnet.down_bias"
+RESNET_STRIDE = "voicedetect.resnet.stride"
+RESNET_SEG_WEIGHT = "voicedetect.resnet.seg_weight"
+RESNET_SEG_BIAS = "voicedetect.resnet.seg_bias"
+RESNET_MEAN_VEC = "voicedetect.resnet.mean_vec"
+RESNET_VAR_EPS = "voicedetect.resnet.var_eps"
+
+# 3D-Speaker ERes2Net's manifest: every convolution (BatchNorm folded in) in the order the
+# forward runs them, and the fixed topology.
+ERES2NET_CONV_WEIGHT = "voicedetect.eres2net.conv_weight"
+ERES2NET_CONV_BIAS = "voicedetect.eres2net.conv_bias"
+ERES2NET_CONV_STRIDE = "voicedetect.eres2net.conv_stride"
+ERES2NET_NUM_BLOCKS = "voicedetect.eres2net.num_blocks"
+ERES2NET_M_CHANNELS = "voicedetect.eres2net.m_channels"
+ERES2NET_SCALE = "voicedetect.eres2net.scale"
+ERES2NET_SEG_WEIGHT = "voicedetect.eres2net.seg_weight"
+ERES2NET_SEG_BIAS = "voicedetect.eres2net.seg_bias"
+ERES2NET_RELU_CLAMP = "voicedetect.eres2net.relu_clamp"
+ERES2NET_VAR_EPS = "voicedetect.eres2net.var_eps"

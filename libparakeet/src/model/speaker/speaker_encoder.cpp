@@ -11,7 +11,10 @@
 #include "model/gguf_schema.h"
 #include "model/model.h"
 #include "model/model_kind.h"
+#include "model/speaker/ecapa_tdnn.h"
+#include "model/speaker/eres2net.h"
 #include "model/speaker/voicedetect_schema.h"
+#include "model/speaker/wespeaker_resnet.h"
 #include "runtime/thread_budget.h"
 
 namespace pk::speaker {
@@ -68,6 +71,22 @@ KaldiFbankConfig read_fbank(const GgufReader& g) {
     return c;
 }
 
+// The network of `arch` (one of those supported). ECAPA takes its mel count from its first
+// convolution (checked against the front end's by the caller); the 2-D networks are built for
+// the front end's, which their pooled size then has to fit.
+std::unique_ptr<SpeakerNetwork> load_network(const std::string& arch, const GgufReader& g, const TensorLoader& t,
+                                             int n_mels) {
+    if (arch == vd::kArchEcapa) return std::make_unique<NetworkOf<EcapaTdnn>>(EcapaTdnn::load(g, t));
+    if (arch == vd::kArchResnet34) return std::make_unique<NetworkOf<WespeakerResnet>>(WespeakerResnet::load(g, t, n_mels));
+    return std::make_unique<NetworkOf<ERes2Net>>(ERes2Net::load(g, t, n_mels));
+}
+
+// The tensor that makes the embedding, for messages.
+std::string output_name(const GgufReader& g, const std::string& arch) {
+    if (arch == vd::kArchEcapa) return "fc.conv.weight";
+    return string_or_empty(g, arch == vd::kArchResnet34 ? vd::kResnetSegWeight : vd::kEres2netSegWeight);
+}
+
 }  // namespace
 
 std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(const std::string& path, const LoadOptions& options) {
@@ -93,23 +112,23 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     const std::string arch = string_or_empty(g, vd::kArch);
     const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
     if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
-    if (arch != vd::kArchEcapa)
+    if (arch != vd::kArchEcapa && arch != vd::kArchResnet34 && arch != vd::kArchEres2net)
         throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " +
-                          vd::kArchEcapa + ")");
+                          vd::kArchEcapa + ", " + vd::kArchResnet34 + " and " + vd::kArchEres2net + ")");
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
 
     const TensorLoader t(g, isa);
     e->kernels_ = &t.kernels();
-    e->net_ = EcapaTdnn::load(g, t);
-    if (e->net_.embedding_dim() != dim)
-        t.fail("fc.conv.weight gives " + std::to_string(e->net_.embedding_dim()) + "-value embeddings, " +
+    const KaldiFbankConfig fbank = read_fbank(g);
+    e->net_ = load_network(arch, g, t, fbank.n_mels);
+    if (e->net_->embedding_dim() != dim)
+        t.fail(output_name(g, arch) + " gives " + std::to_string(e->net_->embedding_dim()) + "-value embeddings, " +
                vd::kEmbeddingDim + " says " + std::to_string(dim));
     // The front end is built once its size is known to fit the network (a file's n_mels sizes
     // the filter bank).
-    const KaldiFbankConfig fbank = read_fbank(g);
-    if (e->net_.n_mels() != fbank.n_mels)
-        t.fail("blocks.0 takes " + std::to_string(e->net_.n_mels()) + " mel bins, the front end gives " +
+    if (e->net_->n_mels() != fbank.n_mels)
+        t.fail("blocks.0 takes " + std::to_string(e->net_->n_mels()) + " mel bins, the front end gives " +
                std::to_string(fbank.n_mels));
     e->fbank_ = std::make_unique<KaldiFbank>(fbank);
     e->dim_ = static_cast<int>(dim);
@@ -140,10 +159,13 @@ std::vector<float> SpeakerEncoder::embed(const float* samples, int64_t n, int sa
         n = static_cast<int64_t>(resampled.size());
     }
     const int64_t T = fbank_->n_frames(n);
+    if (T < net_->min_frames())
+        throw InvalidAudio("too little audio for the speaker encoder: " + std::to_string(T) +
+                           " feature frames, at least " + std::to_string(net_->min_frames()) + " needed");
     std::vector<float> feats(static_cast<size_t>(T * fbank_->config().n_mels));
     fbank_->compute(team, samples, n, feats.data());
     std::vector<float> out(static_cast<size_t>(dim_));
-    net_.forward(team, arena, feats.data(), T, out.data());
+    net_->forward(team, arena, feats.data(), T, out.data());
     double norm2 = 0;
     for (float v : out) norm2 += static_cast<double>(v) * v;
     if (!std::isfinite(norm2) || norm2 == 0) throw InvalidAudio("speaker embedding is all zero or not finite");

@@ -1,0 +1,104 @@
+#include "model/speaker/conv2d_gemm.h"
+
+#include <algorithm>
+
+#include "common/errors.h"
+
+namespace pk::speaker {
+
+namespace {
+
+// The unfolded band holds at most about this many floats (4 MiB): big enough for long GEMM
+// tiles, small enough to stay in the last-level cache and to bound the scratch of long audio.
+constexpr int64_t kBandValues = int64_t{1} << 20;
+// The stem's one input channel stays on the direct product (9 inputs per row): Winograd's 16
+// products of one input each would be all overhead.
+constexpr int64_t kMinWinogradInputs = 2;
+
+void clamp_at_zero(ThreadTeam& team, float* y, int64_t n) {
+    parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) y[i] = std::max(y[i], 0.0f);
+    });
+}
+
+}  // namespace
+
+Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
+                            const std::string& bias, int64_t in, int stride) {
+    const GgufTensor* w = gguf.find_tensor(weight);
+    if (w == nullptr) t.fail("missing tensor " + weight);
+    // ne [k, k, in, out], or [in, out] for a 1x1 weight stored as a matrix.
+    const int64_t kernel = w->n_dims == 4 ? w->ne[0] : 1;
+    const int64_t out = w->n_dims == 4 ? w->ne[3] : w->ne[1];
+    if ((w->n_dims != 4 && w->n_dims != 2) || kernel % 2 == 0 || (w->n_dims == 4 && w->ne[1] != kernel))
+        t.fail(weight + " has shape " + w->shape_string() + ", expected a square odd-kernel Conv2d weight");
+    if (stride < 1) t.fail(weight + ": stride " + std::to_string(stride) + " is not positive");
+    const GgufTensor& checked = t.get(weight, {out, in, kernel, kernel});
+    Conv2dGemm c;
+    if (kernel == 3 && stride == 1 && in >= kMinWinogradInputs && checked.type == GgmlType::F32)
+        c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
+                                                              t.level());
+    else
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
+                                                                   out, in * kernel * kernel, t.level());
+    t.release(checked);
+    c.bias_ = bias.empty() ? nullptr : t.f32(bias, {out});
+    c.in_ = in;
+    c.out_ = out;
+    c.kernel_ = static_cast<int>(kernel);
+    c.stride_ = stride;
+    return c;
+}
+
+int64_t Conv2dGemm::output_size(int64_t n) const {
+    const int64_t padded = n + 2 * ((kernel_ - 1) / 2);
+    return padded < kernel_ ? 0 : (padded - kernel_) / stride_ + 1;
+}
+
+void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y,
+                         bool relu) const {
+    if (winograd_ != nullptr) {
+        winograd_->forward(team, arena, x, T, F, bias_, y, relu);
+        return;
+    }
+    const int64_t To = output_size(T), Fo = output_size(F);
+    if (kernel_ == 1 && stride_ == 1) {  // the map is the product's input as it is
+        kernels::matmul(team, arena, x, T * F, in_, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
+        if (relu) clamp_at_zero(team, y, T * F * out_);
+        return;
+    }
+    ArenaScope scope(arena);
+    const int64_t taps = static_cast<int64_t>(kernel_) * kernel_;
+    const int64_t cols = in_ * taps;
+    const int64_t pad = (kernel_ - 1) / 2;
+    const int64_t band = std::max<int64_t>(1, kBandValues / (Fo * cols));
+    float* unfolded = arena.alloc_array<float>(static_cast<size_t>(std::min(band, To) * Fo * cols));
+    for (int64_t t0 = 0; t0 < To; t0 += band) {
+        const int64_t steps = std::min(band, To - t0);
+        parallel_for(team, steps * Fo, 64, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r) {
+                const int64_t to = t0 + r / Fo, fo = r % Fo;
+                float* row = unfolded + r * cols;
+                for (int i = 0; i < kernel_; ++i) {      // frequency tap
+                    const int64_t f = fo * stride_ + i - pad;
+                    for (int j = 0; j < kernel_; ++j) {  // time tap
+                        const int64_t t = to * stride_ + j - pad;
+                        float* dst = row + i * kernel_ + j;
+                        if (f < 0 || f >= F || t < 0 || t >= T) {
+                            for (int64_t c = 0; c < in_; ++c) dst[c * taps] = 0.0f;
+                            continue;
+                        }
+                        const float* src = x + (t * F + f) * in_;
+                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = src[c];
+                    }
+                }
+            }
+        });
+        float* band_out = y + t0 * Fo * out_;
+        kernels::matmul(team, arena, unfolded, steps * Fo, cols, *weight_, bias_, band_out, out_,
+                        kernels::MatmulPath::Gemm);
+        if (relu) clamp_at_zero(team, band_out, steps * Fo * out_);
+    }
+}
+
+}  // namespace pk::speaker

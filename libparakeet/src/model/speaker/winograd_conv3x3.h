@@ -1,0 +1,42 @@
+// A 3x3, stride-1, zero-padding-1 convolution with bias by Winograd's F(2x2, 3x3) algorithm
+// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2016), on the
+// channels-last maps of conv2d_gemm.h: each 2x2 block of outputs comes from its 4x4 input tile
+// as A^T [(G g G^T) . (B^T d B)] A, 16 products where the direct convolution takes 36. The 16
+// element-wise products summed over input channels are 16 matrix products [tiles, in] x
+// [in, out] on the level's matmul kernels, the weights transformed (G g G^T, in double) and
+// packed once at load.
+//
+// The results differ from the direct convolution's by rounding only (the transforms' sums of a
+// few values); they are bitwise identical for any team size: each thread runs all three stages
+// on its own run of tiles, every product on the GEMM path, whose rows do not depend on the
+// rows beside them.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+
+#include "kernels/matmul.h"
+#include "runtime/arena.h"
+#include "runtime/thread_team.h"
+
+namespace pk::speaker {
+
+class WinogradConv3x3 {
+public:
+    WinogradConv3x3() = default;
+    // From the F32 PyTorch weight [out, in, 3, 3] (kernel rows along the map's F axis, columns
+    // along T), packed for `level`.
+    WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level);
+
+    // y [T, F, out] = conv(x [T, F, in]) + bias (none when null), clamped at 0 when relu. y must
+    // not overlap x.
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
+                 float* y, bool relu) const;
+
+private:
+    std::array<std::shared_ptr<const kernels::PackedWeights>, 16> u_;  // per tile position, [out, in]
+    int64_t in_ = 0, out_ = 0;
+};
+
+}  // namespace pk::speaker

@@ -13,10 +13,10 @@ is one batched step, as the server's group runs them at full load; then N Speech
 same 160 ms of 24 kHz PCM16 (the speech fixture with pauses, repeated); then N diarization
 streams (default: the small streaming Sortformer test fixture; give the published-size model of
 bench_diarize_stream.py with --diarizer) at the server's realtime latency preset, fed the same
-chunks at 16 kHz. One thread, one library
-thread. The VAD and diarization work is per stream (nothing is batched), so its cost per stream
-is flat in N while the ASR step's falls with the batch: the share column is what batching the
-VAD too could win at most.
+chunks at 16 kHz, round-robin on one thread. The library runs one thread throughout. The VAD
+and diarization work is per stream (nothing is batched), so its cost per stream is flat in N
+while the ASR step's falls with the batch: the share column is what batching the VAD too could
+win at most.
 """
 
 import argparse

@@ -3,9 +3,10 @@
 up with --max-batch 1 (no batching) and with batching.
 
     PARAKEET_LIBRARY=build/libparakeet/libparakeet.so .venv/bin/python bench/bench_live_batch.py \\
-        --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] [--json out.json]
+        --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] [--json out.json] \\
+        [--vad] [--py-spy PATH]
 
-A real ``parakeet-server`` on loopback (2 backends x 1 thread, no VAD: manual commits) serving
+A real ``parakeet-server`` on loopback (2 backends x 1 thread; no VAD but with --vad: manual commits) serving
 the random-weight 120M cache-aware q8_0 model of parakeet_py.synthetic_model (written to the
 synthetic model cache on first use). N clients, on one event loop, each open a realtime
 session and send 160 ms of 24 kHz PCM16 every 160 ms, paced by the wall clock, their starts
@@ -15,7 +16,15 @@ append's audio has been fed and its text (if any) sent. A chunk's latency is the
 from the moment its last sample was due to that answer: an upper bound of "chunk due -> its
 text final" (random weights emit almost no text to time directly). N streams keep up when the
 p95 is <= 100 ms. Prints a table, the CPU, its ISA level and the load average; --json writes
-them all.
+them all, with the server's CPU time per audio second per stream.
+
+--vad: the server keeps its default VAD, so every session runs server_vad turn detection (each its
+own Silero VAD stream), and the clients send speech (bench_realtime_vad.py's recording: the
+speech fixture with 1-2.5 s pauses) instead of noise; the ASR runs on the turns only. --py-spy
+PATH: the py-spy binary; it samples the server during each run, and the table gives the share of
+its busy samples in the VAD (SpeechTurns.feed) and in the ASR streams' feeds
+(bench/server_profile.py). py-spy takes a runnable thread for a running one, so on a loaded
+machine read those shares as a cross-check of the CPU times, not as CPU times.
 """
 
 import argparse
@@ -24,8 +33,10 @@ import base64
 import json
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -33,17 +44,20 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 
 from bench_cacheaware import cpu_name  # noqa: E402
+from bench_realtime_vad import pcm24, recording  # noqa: E402
 from bench_server import Server  # noqa: E402
 from parakeet_py import Context  # noqa: E402
 from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model  # noqa: E402
+from server_profile import Profile, cpu_seconds  # noqa: E402
 
 RATE = 24000
 CHUNK_SEC = 0.16
 KEEPS_UP_P95_SEC = 0.100
 
 
-async def session(url: str, seconds: float, start: float, lat: list, lags: list) -> None:
-    """One client: 160 ms appends at 1x from wall time ``start``, each followed by a ping."""
+async def session(url: str, seconds: float, start: float, lat: list, lags: list, speech: Optional[bytes]) -> None:
+    """One client: 160 ms appends at 1x from wall time ``start``, each followed by a ping; noise,
+    or ``speech`` (PCM16 bytes, as long as the run) when given."""
     from websockets.asyncio.client import connect
 
     rng = np.random.default_rng(int(start * 1e6) % 2**32)
@@ -66,7 +80,8 @@ async def session(url: str, seconds: float, start: float, lat: list, lags: list)
             due_at = start + (k + 1) * CHUNK_SEC  # the chunk's last sample is due
             await asyncio.sleep(max(0.0, due_at - time.perf_counter()))
             lags.append(time.perf_counter() - due_at)
-            pcm = (rng.normal(0, 3000, step)).astype("<i2").tobytes()
+            pcm = (rng.normal(0, 3000, step)).astype("<i2").tobytes() if speech is None else \
+                speech[2 * k * step:2 * (k + 1) * step]
             due[f"p{k}"] = due_at
             await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()}))
             await ws.send(json.dumps({"type": "bench.ping", "event_id": f"p{k}"}))
@@ -76,10 +91,10 @@ async def session(url: str, seconds: float, start: float, lat: list, lags: list)
         reader.cancel()
 
 
-async def run(url: str, n: int, seconds: float) -> dict:
+async def run(url: str, n: int, seconds: float, speech: Optional[bytes]) -> dict:
     start = time.perf_counter() + 2.0
     lat, lags = [], []
-    await asyncio.gather(*(session(url, seconds, start + CHUNK_SEC * k / n, lat, lags) for k in range(n)))
+    await asyncio.gather(*(session(url, seconds, start + CHUNK_SEC * k / n, lat, lags, speech) for k in range(n)))
     expected = n * int(seconds / CHUNK_SEC)
     row = {"streams": n, "chunks": len(lat), "chunks_expected": expected, "send_lag_max_ms": 1e3 * max(lags)}
     if lat:
@@ -103,6 +118,12 @@ def metrics_line(url: str) -> dict:
     return out
 
 
+def share(samples: dict) -> str:
+    """The VAD's and the ASR's share of py-spy's busy samples."""
+    total = sum(samples.values())
+    return f"{100 * samples['vad'] / total:.1f} % / {100 * samples['asr'] / total:.1f} %" if total else "-"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--streams", default="16,32,64,96")
@@ -111,28 +132,39 @@ def main() -> None:
     ap.add_argument("--batch-wait-ms", type=int, default=20)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--vad", action="store_true", help="server_vad sessions on speech (see the docstring)")
+    ap.add_argument("--py-spy", help="the py-spy binary: profile the server (see the docstring)")
     ap.add_argument("--json")
     args = ap.parse_args()
+    speech = pcm24(recording(args.seconds)) if args.vad else None
     model = ensure_synthetic_model(ARCHS["120m-streaming"], "q8_0",
                                    on_generate=lambda p: print(f"writing {p} ...", file=sys.stderr))
     with Context(str(model)) as ctx:
         isa = ctx.info.get("isa", "?")
     doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "concurrency": args.concurrency,
-           "threads": args.threads, "batch_wait_ms": args.batch_wait_ms, "seconds": args.seconds,
+           "threads": args.threads, "batch_wait_ms": args.batch_wait_ms, "seconds": args.seconds, "vad": args.vad,
            "load_before": os.getloadavg(), "rows": []}
     print(f"{doc['cpu']}, {isa}; {args.concurrency} backends x {args.threads} thread; load {doc['load_before'][0]:.1f}")
     print("| streams | max batch | chunks | p50 ms | p95 ms | p99 ms | mean batch | mean batch wait ms | keeps up "
-          "| load |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |")
+          "| load | server CPU ms per audio s per stream | VAD / ASR share of samples |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
     for n in (int(v) for v in args.streams.split(",")):
         for max_batch in (int(v) for v in args.batches.split(",")):
             server = Server(model, args.concurrency, args.threads, extra=(
-                "--vad-model", "none", "--client-share", "1", "--max-streams", str(n),
+                *(() if args.vad else ("--vad-model", "none")), "--client-share", "1", "--max-streams", str(n),
                 "--max-connections-per-client", str(n + 8), "--max-batch", str(max_batch),
                 "--batch-wait-ms", str(args.batch_wait_ms)))
             try:
-                row = asyncio.run(run(server.url, n, args.seconds))
-                row.update(max_batch=max_batch, load=os.getloadavg()[0], **metrics_line(server.url))
+                cpu_before = cpu_seconds(server.proc.pid)
+                profile = args.py_spy and Profile(args.py_spy, server.proc.pid,
+                                                  Path(tempfile.gettempdir()) / f"live-batch-{n}-{max_batch}.txt")
+                row = asyncio.run(run(server.url, n, args.seconds, speech))
+                samples = profile.stop() if profile else {}
+                row.update(max_batch=max_batch, load=os.getloadavg()[0], samples=samples,
+                           # per second of the audio it answered (all of it, unless it fell far behind)
+                           server_cpu_ms_per_audio_s=1e3 * (cpu_seconds(server.proc.pid) - cpu_before)
+                           / max(1, row["chunks"]) / CHUNK_SEC,
+                           **metrics_line(server.url))
             finally:
                 server.stop()
             batches = row.get("parakeet_stream_batch_size_count", 0)
@@ -141,7 +173,8 @@ def main() -> None:
             wait = f"{1e3 * row['parakeet_stream_batch_wait_seconds_sum'] / chunks:.1f}" if chunks else "-"
             print(f"| {n} | {max_batch} | {row['chunks']}/{row['chunks_expected']} | {row.get('p50_ms', 0):.0f} | "
                   f"{row.get('p95_ms', 0):.0f} | {row.get('p99_ms', 0):.0f} | {mean} | {wait} | "
-                  f"{'yes' if row['keeps_up'] else 'no'} | {row['load']:.1f} |", flush=True)
+                  f"{'yes' if row['keeps_up'] else 'no'} | {row['load']:.1f} | {row['server_cpu_ms_per_audio_s']:.1f} | "
+                  f"{share(samples)} |", flush=True)
             doc["rows"].append(row)
     doc["load_after"] = os.getloadavg()
     print(f"load average before {doc['load_before'][0]:.1f}, after {doc['load_after'][0]:.1f}")

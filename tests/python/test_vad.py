@@ -4,6 +4,7 @@ against the one-shot call, and bad input."""
 
 import json
 import os
+import platform
 from pathlib import Path
 
 import numpy as np
@@ -48,6 +49,29 @@ def test_probabilities_match_onnxruntime(vad, audio_dir, rate):
         ref = onnx_probabilities(audio, rate)
         assert len(ours) == len(ref) == -(-len(audio) // CHUNK[rate])
         assert np.max(np.abs(ours - ref)) < 1e-4, name
+
+
+def test_every_kernel_level_matches_onnxruntime_and_a_foreign_one_is_refused(vad_files, audio_dir, monkeypatch):
+    # PARAKEET_CPU picks the VAD's kernel level as it picks the other kinds': each level this
+    # CPU has gives Silero's probabilities, and a level of the other architecture is refused.
+    x86 = platform.machine().lower() in ("x86_64", "amd64")
+    own, foreign = (("scalar", "avx2", "avx512"), "neon") if x86 else (("scalar", "neon", "dotprod", "i8mm"), "avx2")
+    audio = speech_with_pauses(audio_dir, 16000)
+    ref = onnx_probabilities(audio, 16000)
+    ran = []
+    for level in own:
+        monkeypatch.setenv("PARAKEET_CPU", level)
+        try:
+            v = Vad(vad_files["f32"])
+        except Unsupported:
+            continue  # a level above this CPU's own
+        with v:
+            assert np.max(np.abs(v.probabilities(audio, 16000) - ref)) < 1e-4, level
+        ran.append(level)
+    assert ran[:1] == ["scalar"], ran
+    monkeypatch.setenv("PARAKEET_CPU", foreign)
+    with pytest.raises(Unsupported, match=foreign):
+        Vad(vad_files["f32"])
 
 
 @pytest.mark.parametrize("rate", [16000, 8000])

@@ -55,10 +55,10 @@ parakeet_ctx* load_context(const char* gguf_path, const char* options_json, cons
     auto ctx = std::make_unique<parakeet_ctx>();
     ModelSource source = model_source(GgufReader::open(gguf_path), options.component);
     GgufReader& gguf = source.gguf;
-    // The file's kind decides the loader; a VAD model takes no ASR load options.
+    // The file's kind decides the loader; a VAD model takes no ASR load options but the level.
     switch (detect_model_kind(gguf)) {
         case ModelKind::Vad:
-            ctx->vad = SileroVad::load(gguf);
+            ctx->vad = SileroVad::load(gguf, options.isa);
             ctx->kind = ModelKind::Vad;
             break;
         case ModelKind::Sound:

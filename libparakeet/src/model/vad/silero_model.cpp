@@ -6,8 +6,8 @@
 #include "common/errors.h"
 #include "kernels/f16.h"
 #include "kernels/ops_dot.h"
-#include "runtime/cpu_features.h"
 #include "model/gguf_schema.h"
+#include "model/model.h"
 #include "model/model_kind.h"
 #include "model/tensor_shape.h"
 #include "model/vad/silero_schema.h"
@@ -131,14 +131,14 @@ SileroBranch load_branch(const GgufReader& g, int rate, const char* prefix, int 
 
 }  // namespace
 
-std::unique_ptr<SileroVad> SileroVad::load(const std::string& path) {
+std::unique_ptr<SileroVad> SileroVad::load(const std::string& path, std::optional<IsaLevel> isa) {
     const GgufReader gguf = GgufReader::open(path);
-    auto m = load(gguf);
+    auto m = load(gguf, isa);
     m->path_ = path;
     return m;
 }
 
-std::unique_ptr<SileroVad> SileroVad::load(const GgufReader& g) {
+std::unique_ptr<SileroVad> SileroVad::load(const GgufReader& g, std::optional<IsaLevel> isa) {
     const ModelKind kind = detect_model_kind(g);
     if (kind != ModelKind::Vad) {
         if (kind == ModelKind::None) throw g.error("not a Silero VAD file (general.architecture is not 'silero_vad')");
@@ -154,7 +154,7 @@ std::unique_ptr<SileroVad> SileroVad::load(const GgufReader& g) {
     auto m = std::unique_ptr<SileroVad>(new SileroVad());
     m->path_ = g.name();
     m->file_bytes_ = g.file_size();
-    m->kernels_ = &kernels::kernel_table(cpu_features().detected);
+    m->kernels_ = &kernels::kernel_table(checked_isa_level(isa));
     m->b16_ = load_branch(g, 16000, s::kPrefix16k, 512, 64, 256);
     m->b8_ = load_branch(g, 8000, s::kPrefix8k, 256, 32, 128);
     return m;

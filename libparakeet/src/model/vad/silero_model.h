@@ -9,6 +9,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,11 @@ public:
     static constexpr int kKernel = 3;
 
     // Loads and checks a `silero_vad` GGUF file. Throws ModelError (a malformed or foreign
-    // file; another model kind is refused naming it) or GgufError.
-    static std::unique_ptr<SileroVad> load(const std::string& path);
-    static std::unique_ptr<SileroVad> load(const GgufReader& gguf);
+    // file; another model kind is refused naming it) or GgufError. `isa`: the kernel level
+    // (PARAKEET_CPU, the load option), as the other kinds choose it (checked_isa_level: a level
+    // the CPU lacks is refused); unset, the CPU's highest.
+    static std::unique_ptr<SileroVad> load(const std::string& path, std::optional<IsaLevel> isa = std::nullopt);
+    static std::unique_ptr<SileroVad> load(const GgufReader& gguf, std::optional<IsaLevel> isa = std::nullopt);
 
     const std::string& path() const { return path_; }
     size_t file_bytes() const { return file_bytes_; }
@@ -81,7 +84,7 @@ public:
 private:
     std::string path_;
     size_t file_bytes_ = 0;
-    const kernels::KernelTable* kernels_ = nullptr;  // the CPU's best level, chosen at load
+    const kernels::KernelTable* kernels_ = nullptr;  // the level chosen at load
     SileroBranch b16_, b8_;
 };
 

@@ -1,8 +1,8 @@
 """The server's stream group (--max-batch, --batch-wait-ms): concurrent live streams of a
-cache-aware model run in batched steps and get exactly what each gets alone; the metrics count
-the batches; a session that goes away leaves the group; a flood from one session does not hold
-the others back; bad flag values are usage errors. Real servers on 127.0.0.1, the cache-aware
-fixture model."""
+cache-aware model run in batched steps, and those of an offline model in batched buffered
+windows, and get exactly what each gets alone; the metrics count the batches; a session that
+goes away leaves the group; a flood from one session does not hold the others back; bad flag
+values are usage errors. Real servers on 127.0.0.1, the cache-aware and offline fixture models."""
 
 import base64
 import json
@@ -16,7 +16,7 @@ import pytest
 import soxr
 from websockets.sync.client import connect
 
-from data_helpers import CACHE_AWARE_MODELS, SPEECH
+from data_helpers import CACHE_AWARE_MODELS, MODELS, SPEECH
 from parakeet_py import load_audio
 from server_helpers import ONE_CLIENT, ROOT, ServerProcess, wait_for
 from stream_helpers import per_test_limit
@@ -28,6 +28,10 @@ MODEL = CACHE_AWARE_MODELS["ca_rnnt_multi"]
 # A realtime append of 0.2 s of 24 kHz pcm16: more than one 160 ms chunk per append.
 APPEND_BYTES = 9600
 BATCHED = ["--threads", "1", "--max-batch", "4", "--batch-wait-ms", "50", "--max-streams", "8", *ONE_CLIENT]
+# The models served and their flags: the cache-aware model, and an offline model whose streams
+# use short buffered windows (so that the clips make many chunks).
+WINDOWS = ["--realtime-window", "1,0.5,0.5", "--sse-window", "1,0.5,0.5"]
+SERVED = {"cache_aware": (MODEL, []), "buffered": (MODELS["tdt"], WINDOWS)}
 
 
 @pytest.fixture(scope="module")
@@ -84,13 +88,15 @@ def all_at_once(srv, pcms):
     return got
 
 
-def test_concurrent_sessions_get_what_each_gets_alone_and_run_in_batches(tmp_path, pcms):
-    with ServerProcess(["--threads", "1", "--max-batch", "1"], tmp_path, model=MODEL) as srv:
+@pytest.mark.parametrize("served", SERVED)
+def test_concurrent_sessions_get_what_each_gets_alone_and_run_in_batches(tmp_path, pcms, served):
+    model, flags = SERVED[served]
+    with ServerProcess(["--threads", "1", "--max-batch", "1", *flags], tmp_path, model=model) as srv:
         unbatched = [realtime_events(srv, pcm) for pcm in pcms] + [sse_events(srv)]
         assert srv.metric("parakeet_stream_batch_size_count") == 0, "--max-batch 1: no group"
     assert all(events[-1][2] for events in unbatched[:-1]), "every session says something"
     assert unbatched[-1][-1]["type"] == "transcript.text.done" and unbatched[-1][-1]["text"]
-    with ServerProcess(BATCHED, tmp_path, model=MODEL) as srv:
+    with ServerProcess(BATCHED + flags, tmp_path, model=model) as srv:
         alone = [realtime_events(srv, pcm) for pcm in pcms] + [sse_events(srv)]
         batches = srv.metric("parakeet_stream_batch_size_count")
         assert batches > 0 and srv.metric("parakeet_stream_batch_size_bucket", {"le": "1"}) == batches, \

@@ -89,8 +89,8 @@ def _window_text(window: Any) -> str:
               help="Live streams (stream=true transcriptions and /v1/realtime sessions) open at once; one more "
                    "is refused (503, or an error event and close code 1013).")
 @click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
-              help="Chunks of live streams on a cache-aware model run in one batched encoder step (1: no "
-                   "batching; buffered streams of offline models never batch).")
+              help="Chunks of live streams (the steps of a cache-aware model, the buffered windows of an offline "
+                   "one) that run in one batched encoder pass (1: no batching).")
 @click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
               help="Milliseconds a live stream's ready chunk may wait for other streams' to join its batch.")
 @click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,

@@ -72,7 +72,7 @@ class ServerConfig:
     # Live streams (SSE and realtime): how many at once, the (left, chunk, right) seconds of
     # each kind, how long a realtime connection may stay silent, the largest append.
     max_streams: int = DEFAULT_MAX_STREAMS
-    # The stream group of a cache-aware model's live streams (batching.py; 1: none).
+    # The stream group of the model's live streams (batching.py; 1: none).
     max_batch: int = DEFAULT_MAX_BATCH
     batch_wait_ms: int = DEFAULT_BATCH_WAIT_MS
     sse_window: Window = DEFAULT_SSE_WINDOW

@@ -3,7 +3,7 @@
 Options follow wyoming-faster-whisper's where they mean the same (``--uri``, ``--model``,
 ``--language``, ``--beam-size``, ``--zeroconf``, ``--debug``); the rest are this project's
 (``--concurrency``, ``--threads``, the kernel options, the live-text window, and parakeet-server's
-``--max-batch`` and ``--batch-wait-ms`` for the live streams of a cache-aware model).
+``--max-batch`` and ``--batch-wait-ms`` for the live streams).
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ DEFAULT_MAX_SECONDS = 300.0
               help="Live text: transcript-start, transcript-chunk as words become final, transcript-stop "
                    "(info's supports_transcript_streaming). Without it, only the transcript, and no stream runs.")
 @click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
-              help="Live streams of a cache-aware model, of all clients together, whose chunks run in one "
-                   "batched encoder step (1: each runs alone). Other models' streams never batch.")
+              help="Live streams, of all clients together, whose chunks run in one batched encoder pass (the "
+                   "steps of a cache-aware model, the buffered windows of an offline one; 1: each runs alone).")
 @click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
               help="Milliseconds a live stream's ready chunk may wait for other clients' streams to fill its batch.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,

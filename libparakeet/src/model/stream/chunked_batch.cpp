@@ -9,12 +9,12 @@
 namespace pk {
 namespace {
 
-// One stream's window in a round: the window, its mel features and its encoder output.
+// One stream's window in a round, and where its encoder output is.
 struct DueWindow {
     ChunkedStream* stream;
     ChunkWindow window;
-    MelFeatures mel;
-    EncoderOutput enc;
+    const float* enc = nullptr;  // [frames, d_model]
+    int64_t frames = 0;
 };
 
 }  // namespace
@@ -28,23 +28,32 @@ int64_t ChunkedBatch::run(Backend& b, int64_t max_rounds) const {
     const int64_t d_model = model.config().enc.d_model;
     int64_t rounds = 0;
     std::vector<DueWindow> due;
+    std::vector<EncoderUtterance> utterances;
     std::vector<StreamDecoder*> decoders, tentative;
     std::vector<const float*> encs, right_encs;
     std::vector<int64_t> frames, right_frames;
     for (; rounds < max_rounds; ++rounds) {
         b.arena().reset();
         due.clear();
+        utterances.clear();
+        int64_t rows = 0;
         for (ChunkedStream* s : streams_) {
             const std::optional<ChunkWindow> w = s->next_window();
             if (!w) continue;
-            // Each window is its own utterance to the front end: its own mel normalisation.
+            // Each window is its own utterance: its own mel normalisation, its own length and
+            // the attention the model gives that length.
             const MelFeatures mel = model.compute_mel(b, s->window_audio(*w), w->window_end - w->window_start);
-            due.push_back({s, *w, mel, {}});
+            const int64_t frames = model.encoder().output_frames(mel.valid);
+            utterances.push_back({mel.data, mel.valid, model.resolve_attention({}, frames)});
+            rows += std::max<int64_t>(0, frames);
+            due.push_back({s, *w});
         }
         if (due.empty()) break;
-        for (DueWindow& d : due) {
-            const int64_t n = model.encoder().output_frames(d.mel.valid);
-            d.enc = model.encode(b, d.mel, {}, model.resolve_attention({}, n));
+        float* out = b.arena().alloc_array<float>(static_cast<size_t>(std::max<int64_t>(1, rows) * d_model));
+        model.encoder().forward_batch(b.team(), b.arena(), utterances, out);
+        for (size_t i = 0; i < due.size(); ++i) {
+            due[i].frames = utterances[i].frames;
+            due[i].enc = out + utterances[i].row * d_model;
         }
 
         // The chunk's frames after the left context are final; the right context's are
@@ -57,13 +66,13 @@ int64_t ChunkedBatch::run(Backend& b, int64_t max_rounds) const {
         right_frames.clear();
         for (const DueWindow& d : due) {
             const ChunkWindow& w = d.window;
-            const int64_t left = std::min(w.left_frames, d.enc.frames);
-            const int64_t n_decode = w.last ? d.enc.frames - left : std::min(w.decode_frames, d.enc.frames - left);
-            const float* chunk = d.enc.frames > 0 ? d.enc.data + left * d_model : nullptr;
+            const int64_t left = std::min(w.left_frames, d.frames);
+            const int64_t n_decode = w.last ? d.frames - left : std::min(w.decode_frames, d.frames - left);
+            const float* chunk = d.frames > 0 ? d.enc + left * d_model : nullptr;
             decoders.push_back(&d.stream->decoder_);
             encs.push_back(chunk);
             frames.push_back(n_decode);
-            const int64_t n_right = d.enc.frames - left - n_decode;
+            const int64_t n_right = d.frames - left - n_decode;
             if (!w.last && n_right > 0) {
                 tentative.push_back(&d.stream->decoder_);
                 right_encs.push_back(chunk + n_decode * d_model);

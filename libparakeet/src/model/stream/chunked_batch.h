@@ -1,10 +1,11 @@
 // ChunkedBatch: the due windows of several buffered streams of one offline model run together.
 // A buffered stream (ChunkedStream, NeMo's chunked inference) encodes a whole window (10-2-2 s:
 // 14 s of audio) for every chunk it decodes; the windows that are due in several streams at
-// once go through the encoder as one batch, and the decodes of their chunks (and of the right
+// once go through the encoder as one batched pass (FastConformerEncoder::forward_batch: the
+// products on all windows' frames stacked), and the decodes of their chunks (and of the right
 // contexts, the tentative text) run as batched greedy decodes (StreamDecoder::decode_batch).
-// Each window keeps its own front end (its own mel normalisation) and its own encoder length,
-// so every stream gets bitwise what it gets alone.
+// Each window keeps its own front end (its own mel normalisation), its own encoder length and
+// attention, so every stream gets bitwise what it gets alone.
 #pragma once
 
 #include <cstdint>

@@ -17,6 +17,19 @@ struct DueWindow {
     int64_t frames = 0;
 };
 
+// A window's encoder frames: `left` of left context, then `decoded` the chunk decodes for good,
+// then `right` of right context, decoded from a copy of the state as the tentative text (none
+// for the last chunk, which decodes everything after its left context).
+struct WindowFrames {
+    int64_t left, decoded, right;
+};
+
+WindowFrames split(const ChunkWindow& w, int64_t frames) {
+    const int64_t left = std::min(w.left_frames, frames);
+    const int64_t decoded = w.last ? frames - left : std::min(w.decode_frames, frames - left);
+    return {left, decoded, w.last ? 0 : frames - left - decoded};
+}
+
 }  // namespace
 
 ChunkedBatch::ChunkedBatch(std::vector<ChunkedStream*> streams) : streams_(std::move(streams)) {
@@ -56,8 +69,6 @@ int64_t ChunkedBatch::run(Backend& b, int64_t max_rounds) const {
             due[i].enc = out + utterances[i].row * d_model;
         }
 
-        // The chunk's frames after the left context are final; the right context's are
-        // decoded from a copy of the state, as the tentative text.
         decoders.clear();
         encs.clear();
         frames.clear();
@@ -65,18 +76,15 @@ int64_t ChunkedBatch::run(Backend& b, int64_t max_rounds) const {
         right_encs.clear();
         right_frames.clear();
         for (const DueWindow& d : due) {
-            const ChunkWindow& w = d.window;
-            const int64_t left = std::min(w.left_frames, d.frames);
-            const int64_t n_decode = w.last ? d.frames - left : std::min(w.decode_frames, d.frames - left);
-            const float* chunk = d.frames > 0 ? d.enc + left * d_model : nullptr;
+            const WindowFrames f = split(d.window, d.frames);
+            const float* chunk = d.frames > 0 ? d.enc + f.left * d_model : nullptr;
             decoders.push_back(&d.stream->decoder_);
             encs.push_back(chunk);
-            frames.push_back(n_decode);
-            const int64_t n_right = d.frames - left - n_decode;
-            if (!w.last && n_right > 0) {
+            frames.push_back(f.decoded);
+            if (f.right > 0) {
                 tentative.push_back(&d.stream->decoder_);
-                right_encs.push_back(chunk + n_decode * d_model);
-                right_frames.push_back(n_right);
+                right_encs.push_back(chunk + f.decoded * d_model);
+                right_frames.push_back(f.right);
             } else {
                 d.stream->decoder_.clear_tentative();
             }

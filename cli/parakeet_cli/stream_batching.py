@@ -13,16 +13,26 @@ from typing import Any, Optional
 
 from parakeet_py import StreamGroup
 
+from .server.limits import DEFAULT_BATCH_WAIT_MS, DEFAULT_BUFFERED_BATCH_WAIT_MS
+
 
 def is_cache_aware(context: Any) -> bool:
     return context.info.get("streaming", {}).get("mode") == "cache_aware"
 
 
-def stream_group(context: Any, max_batch: int, wait_ms: int) -> Optional[StreamGroup]:
-    """The group the live streams of ``context`` join, or None where nothing batches."""
+def batch_wait_ms(context: Any, wait_ms: Optional[int]) -> int:
+    """``wait_ms``, or when None the default for the model's kind of stream."""
+    if wait_ms is not None:
+        return wait_ms
+    return DEFAULT_BATCH_WAIT_MS if is_cache_aware(context) else DEFAULT_BUFFERED_BATCH_WAIT_MS
+
+
+def stream_group(context: Any, max_batch: int, wait_ms: Optional[int]) -> Optional[StreamGroup]:
+    """The group the live streams of ``context`` join, or None where nothing batches;
+    ``wait_ms`` None: the default for the model's kind."""
     if max_batch <= 1:
         return None
-    return context.stream_group(max_batch=max_batch, max_wait_ms=wait_ms)
+    return context.stream_group(max_batch=max_batch, max_wait_ms=batch_wait_ms(context, wait_ms))
 
 
 def chunk_samples(context: Any, settings: dict, sample_rate: int) -> int:

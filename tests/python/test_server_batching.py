@@ -17,7 +17,8 @@ import soxr
 from websockets.sync.client import connect
 
 from data_helpers import CACHE_AWARE_MODELS, MODELS, SPEECH
-from parakeet_py import load_audio
+from parakeet_cli.stream_batching import stream_group
+from parakeet_py import Context, load_audio
 from server_helpers import ONE_CLIENT, ROOT, ServerProcess, wait_for
 from stream_helpers import per_test_limit
 
@@ -146,6 +147,16 @@ def test_a_flood_from_one_session_does_not_hold_back_another(tmp_path, pcms):
         chunks = len(flood) // 2 / 24000 / 0.16
         assert srv.metric("parakeet_stream_batch_size_count") >= chunks - 1
     assert order == ["short", "flood"]
+
+
+def test_the_batch_wait_defaults_to_none_for_buffered_windows():
+    # A buffered window is compute-bound alone: it waits for no other by default (a cache-aware
+    # step waits 20 ms); a wait that is given applies to both; --max-batch 1: no group.
+    with Context(MODEL) as cache_aware, Context(MODELS["tdt"]) as offline:
+        assert stream_group(cache_aware, 4, None).max_wait_ms == 20
+        assert stream_group(offline, 4, None).max_wait_ms == 0
+        assert stream_group(offline, 4, 7).max_wait_ms == 7
+        assert stream_group(offline, 1, None) is None
 
 
 @pytest.mark.parametrize("flag,value", [("--max-batch", "0"), ("--max-batch", "two"), ("--batch-wait-ms", "-1"),

@@ -17,6 +17,10 @@ DEFAULT_MAX_STREAMS = 16
 # an eighth of a 160 ms chunk, what docs/performance.md's live-batch figures were measured with.
 DEFAULT_MAX_BATCH = 32
 DEFAULT_BATCH_WAIT_MS = 20
+# An offline model's buffered windows do not wait for others: a 10-2-2 window is 175 encoder
+# frames, compute-bound alone, so batching saves no CPU and a wait only adds latency (20 ms
+# wait: p95 +25-40 %; 0 ms: as unbatched; docs/performance.md).
+DEFAULT_BUFFERED_BATCH_WAIT_MS = 0
 # (left, chunk, right) seconds of NeMo's buffered chunked inference: realtime sessions use
 # 10-2-2 (text final about 4 s after it is spoken); a streamed file uses 10-10-5, whose result
 # is close to offline and which re-encodes 2.5x the audio instead of 7x.

@@ -1,22 +1,27 @@
 #!/usr/bin/env python3
-"""Live cache-aware streams through the server's stream group: how many realtime sessions keep
-up with --max-batch 1 (no batching) and with batching.
+"""Live streams through the server's stream group: how many realtime sessions keep up with
+--max-batch 1 (no batching) and with batching.
 
     PARAKEET_LIBRARY=build/libparakeet/libparakeet.so .venv/bin/python bench/bench_live_batch.py \\
-        --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] [--json out.json] \\
-        [--vad] [--py-spy PATH]
+        --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] \\
+        [--model 120m-streaming | --model 110m --window 10,2,2] [--json out.json] [--vad] [--py-spy PATH]
 
-A real ``parakeet-server`` on loopback (2 backends x 1 thread; no VAD but with --vad: manual commits) serving
-the random-weight 120M cache-aware q8_0 model of parakeet_py.synthetic_model (written to the
-synthetic model cache on first use). N clients, on one event loop, each open a realtime
-session and send 160 ms of 24 kHz PCM16 every 160 ms, paced by the wall clock, their starts
-spread over one chunk period. After each append a client sends an event the server does not
-know: the server handles a session's events in order, so its error answer comes once the
-append's audio has been fed and its text (if any) sent. A chunk's latency is the wall time
-from the moment its last sample was due to that answer: an upper bound of "chunk due -> its
-text final" (random weights emit almost no text to time directly). N streams keep up when the
-p95 is <= 100 ms. Prints a table, the CPU, its ISA level and the load average; --json writes
-them all, with the server's CPU time per audio second per stream.
+A real ``parakeet-server`` on loopback (2 backends x 1 thread; no VAD but with --vad: manual
+commits) serving a random-weight q8_0 model of parakeet_py.synthetic_model (written to the
+synthetic model cache on first use): the 120M cache-aware one (160 ms chunks), or an offline one
+streamed with buffered windows (``--window`` left,chunk,right seconds, the server's
+--realtime-window; the 110M one by default 10-2-2). N clients, on one event loop, each open a
+realtime session and send one chunk of 24 kHz PCM16 (160 ms; a buffered window's chunk, 2 s)
+every chunk period, paced by the wall clock, their starts spread over one period. After each
+append a client sends an event the server does not know: the server handles a session's events
+in order, so its error answer comes once the append's audio has been fed and its text (if any)
+sent. A chunk's latency is the wall time from the moment its last sample was due to that answer:
+an upper bound of "chunk due -> its text final" beyond the chunk's own latency (the chunk, and a
+buffered window's right context, must have been spoken first; random weights emit almost no text
+to time directly). A buffered stream's first appends, which complete no window, are not counted.
+N streams keep up when the p95 is <= 100 ms. Prints a table (with the server's CPU time per timed
+chunk and per audio second per stream: steadier than the latencies on a shared machine), the
+CPU, its ISA level and the load average; --json writes them all.
 
 --vad: the server keeps its default VAD, so every session runs server_vad turn detection (each its
 own Silero VAD stream), and the clients send speech (bench_realtime_vad.py's recording: the
@@ -31,12 +36,14 @@ import argparse
 import asyncio
 import base64
 import json
+import math
 import os
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Tuple
 
 import numpy as np
 
@@ -51,17 +58,35 @@ from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model  # noqa: E
 from server_profile import Profile, cpu_seconds  # noqa: E402
 
 RATE = 24000
-CHUNK_SEC = 0.16
+CACHE_AWARE_CHUNK_SEC = 0.16
 KEEPS_UP_P95_SEC = 0.100
 
 
-async def session(url: str, seconds: float, start: float, lat: list, lags: list, speech: Optional[bytes]) -> None:
-    """One client: 160 ms appends at 1x from wall time ``start``, each followed by a ping; noise,
+@dataclass
+class Pacing:
+    """What a client sends: ``chunk_sec`` appends, the first ``uncounted`` of them not timed."""
+
+    chunk_sec: float
+    uncounted: int = 0
+
+    @staticmethod
+    def of(window: Optional[Tuple[float, float, float]]) -> "Pacing":
+        """A cache-aware model's chunks (window None), or a buffered window's: its first window
+        runs once more than chunk + right seconds have come."""
+        if window is None:
+            return Pacing(CACHE_AWARE_CHUNK_SEC)
+        _, chunk, right = window
+        return Pacing(chunk, math.ceil((chunk + right) / chunk - 1e-9))
+
+
+async def session(url: str, seconds: float, start: float, pacing: Pacing, lat: list, lags: list,
+                  speech: Optional[bytes]) -> None:
+    """One client: chunk appends at 1x from wall time ``start``, each followed by a ping; noise,
     or ``speech`` (PCM16 bytes, as long as the run) when given."""
     from websockets.asyncio.client import connect
 
     rng = np.random.default_rng(int(start * 1e6) % 2**32)
-    step = int(CHUNK_SEC * RATE)
+    step = int(pacing.chunk_sec * RATE)
     due = {}
     async with connect(url.replace("http://", "ws://") + "/v1/realtime?intent=transcription", open_timeout=120,
                        max_size=None) as ws:
@@ -73,11 +98,13 @@ async def session(url: str, seconds: float, start: float, lat: list, lags: list,
                 ping = event.get("error", {}).get("event_id") if event["type"] == "error" else None
                 if ping is None:
                     continue
-                lat.append(time.perf_counter() - due.pop(ping))
+                due_at = due.pop(ping)
+                if int(ping[1:]) >= pacing.uncounted:
+                    lat.append(time.perf_counter() - due_at)
 
         reader = asyncio.create_task(receive())
-        for k in range(int(seconds / CHUNK_SEC)):
-            due_at = start + (k + 1) * CHUNK_SEC  # the chunk's last sample is due
+        for k in range(int(seconds / pacing.chunk_sec)):
+            due_at = start + (k + 1) * pacing.chunk_sec  # the chunk's last sample is due
             await asyncio.sleep(max(0.0, due_at - time.perf_counter()))
             lags.append(time.perf_counter() - due_at)
             pcm = (rng.normal(0, 3000, step)).astype("<i2").tobytes() if speech is None else \
@@ -91,11 +118,12 @@ async def session(url: str, seconds: float, start: float, lat: list, lags: list,
         reader.cancel()
 
 
-async def run(url: str, n: int, seconds: float, speech: Optional[bytes]) -> dict:
+async def run(url: str, n: int, seconds: float, pacing: Pacing, speech: Optional[bytes]) -> dict:
     start = time.perf_counter() + 2.0
     lat, lags = [], []
-    await asyncio.gather(*(session(url, seconds, start + CHUNK_SEC * k / n, lat, lags, speech) for k in range(n)))
-    expected = n * int(seconds / CHUNK_SEC)
+    await asyncio.gather(*(session(url, seconds, start + pacing.chunk_sec * k / n, pacing, lat, lags, speech)
+                           for k in range(n)))
+    expected = n * max(0, int(seconds / pacing.chunk_sec) - pacing.uncounted)
     row = {"streams": n, "chunks": len(lat), "chunks_expected": expected, "send_lag_max_ms": 1e3 * max(lags)}
     if lat:
         row.update({f"p{q}_ms": float(np.percentile(lat, q)) * 1e3 for q in (50, 95, 99)})
@@ -132,38 +160,48 @@ def main() -> None:
     ap.add_argument("--batch-wait-ms", type=int, default=20)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--model", default="120m-streaming", choices=list(ARCHS))
+    ap.add_argument("--window", default="10,2,2", help="an offline model's realtime window: left,chunk,right seconds")
     ap.add_argument("--vad", action="store_true", help="server_vad sessions on speech (see the docstring)")
     ap.add_argument("--py-spy", help="the py-spy binary: profile the server (see the docstring)")
     ap.add_argument("--json")
     args = ap.parse_args()
     speech = pcm24(recording(args.seconds)) if args.vad else None
-    model = ensure_synthetic_model(ARCHS["120m-streaming"], "q8_0",
+    model = ensure_synthetic_model(ARCHS[args.model], "q8_0",
                                    on_generate=lambda p: print(f"writing {p} ...", file=sys.stderr))
     with Context(str(model)) as ctx:
         isa = ctx.info.get("isa", "?")
-    doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "concurrency": args.concurrency,
+        cache_aware = ctx.info["streaming"]["mode"] == "cache_aware"
+    window = None if cache_aware else tuple(float(v) for v in args.window.split(","))
+    pacing = Pacing.of(window)
+    doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "window": window, "concurrency": args.concurrency,
            "threads": args.threads, "batch_wait_ms": args.batch_wait_ms, "seconds": args.seconds, "vad": args.vad,
            "load_before": os.getloadavg(), "rows": []}
-    print(f"{doc['cpu']}, {isa}; {args.concurrency} backends x {args.threads} thread; load {doc['load_before'][0]:.1f}")
+    how = "cache-aware" if window is None else "buffered " + "-".join(f"{v:g}" for v in window)
+    print(f"{doc['cpu']}, {isa}; {args.model} {how}; {args.concurrency} backends x {args.threads} thread; "
+          f"load {doc['load_before'][0]:.1f}")
     print("| streams | max batch | chunks | p50 ms | p95 ms | p99 ms | mean batch | mean batch wait ms | keeps up "
-          "| load | server CPU ms per audio s per stream | VAD / ASR share of samples |")
-    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |")
+          "| server CPU ms per chunk | server CPU ms per audio s per stream | load | VAD / ASR share of samples |")
+    print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
     for n in (int(v) for v in args.streams.split(",")):
         for max_batch in (int(v) for v in args.batches.split(",")):
             server = Server(model, args.concurrency, args.threads, extra=(
                 *(() if args.vad else ("--vad-model", "none")), "--client-share", "1", "--max-streams", str(n),
                 "--max-connections-per-client", str(n + 8), "--max-batch", str(max_batch),
-                "--batch-wait-ms", str(args.batch_wait_ms)))
+                "--batch-wait-ms", str(args.batch_wait_ms),
+                *(() if window is None else ("--realtime-window", ",".join(f"{v:g}" for v in window)))))
             try:
                 cpu_before = cpu_seconds(server.proc.pid)
                 profile = args.py_spy and Profile(args.py_spy, server.proc.pid,
                                                   Path(tempfile.gettempdir()) / f"live-batch-{n}-{max_batch}.txt")
-                row = asyncio.run(run(server.url, n, args.seconds, speech))
+                row = asyncio.run(run(server.url, n, args.seconds, pacing, speech))
                 samples = profile.stop() if profile else {}
-                row.update(max_batch=max_batch, load=os.getloadavg()[0], samples=samples,
+                cpu = cpu_seconds(server.proc.pid) - cpu_before
+                answered = max(1, row["chunks"])
+                row.update(max_batch=max_batch, load=os.getloadavg()[0], samples=samples, server_cpu_s=cpu,
+                           cpu_ms_per_chunk=1e3 * cpu / answered,
                            # per second of the audio it answered (all of it, unless it fell far behind)
-                           server_cpu_ms_per_audio_s=1e3 * (cpu_seconds(server.proc.pid) - cpu_before)
-                           / max(1, row["chunks"]) / CHUNK_SEC,
+                           server_cpu_ms_per_audio_s=1e3 * cpu / answered / pacing.chunk_sec,
                            **metrics_line(server.url))
             finally:
                 server.stop()
@@ -173,8 +211,8 @@ def main() -> None:
             wait = f"{1e3 * row['parakeet_stream_batch_wait_seconds_sum'] / chunks:.1f}" if chunks else "-"
             print(f"| {n} | {max_batch} | {row['chunks']}/{row['chunks_expected']} | {row.get('p50_ms', 0):.0f} | "
                   f"{row.get('p95_ms', 0):.0f} | {row.get('p99_ms', 0):.0f} | {mean} | {wait} | "
-                  f"{'yes' if row['keeps_up'] else 'no'} | {row['load']:.1f} | {row['server_cpu_ms_per_audio_s']:.1f} | "
-                  f"{share(samples)} |", flush=True)
+                  f"{'yes' if row['keeps_up'] else 'no'} | {row['cpu_ms_per_chunk']:.1f} | "
+                  f"{row['server_cpu_ms_per_audio_s']:.1f} | {row['load']:.1f} | {share(samples)} |", flush=True)
             doc["rows"].append(row)
     doc["load_after"] = os.getloadavg()
     print(f"load average before {doc['load_before'][0]:.1f}, after {doc['load_after'][0]:.1f}")

@@ -539,12 +539,13 @@ class Context(SharedModel):
         return stream
 
     def stream_group(self, max_batch: int = 16, max_wait_ms: int = 20) -> StreamGroup:
-        """A group that batches the feeds of this context's cache-aware streams (see
+        """A group that batches the feeds of this context's live streams (see
         :mod:`.stream_group`): streams that :meth:`StreamGroup.join` it share their encoder
-        steps, at most ``max_batch`` per batch, a ready chunk waiting at most ``max_wait_ms``
-        for others. Results are bitwise those of the streams alone. Raises :class:`Unsupported`
-        for a model that is not cache-aware, :class:`ParakeetError` for max_batch < 1 or
-        max_wait_ms < 0. A context manager; closing the context closes it."""
+        passes (the steps of a cache-aware model's streams, the windows of an offline model's
+        buffered streams), at most ``max_batch`` per batch, a ready chunk waiting at most
+        ``max_wait_ms`` for others. Results are bitwise those of the streams alone. Raises
+        :class:`ParakeetError` for max_batch < 1 or max_wait_ms < 0. A context manager; closing
+        the context closes it."""
         with self._using() as ptr:
             group = new_stream_group(self, ptr, max_batch, max_wait_ms)
             self._lend(group)

@@ -1,7 +1,8 @@
 """Batched live streams: :meth:`Context.stream_group` gives a :class:`StreamGroup`.
 
-A group wraps a ``parakeet_stream_group`` (the C ABI's "Stream groups" section): the cache-aware
-streams of one context that join it share their encoder steps. A member's
+A group wraps a ``parakeet_stream_group`` (the C ABI's "Stream groups" section): the live
+streams of one context that join it share their encoder passes (the steps of a cache-aware
+model's streams; the windows of an offline model's buffered streams). A member's
 :meth:`~parakeet_py.stream.Stream.feed` takes its audio and, when a chunk is ready, waits for
 the group to run it in one batch with the ready chunks of other members: as soon as
 ``max_batch`` members wait, or every member waits (a lone member runs at once), or its chunk
@@ -41,9 +42,9 @@ class StreamGroup(OwnedHandle):
         self.max_wait_ms = max_wait_ms
 
     def join(self, stream: Any) -> None:
-        """Make ``stream`` (a cache-aware :class:`~parakeet_py.stream.Stream` of this group's
-        context) a member. Raises :class:`ParakeetError`: a stream of another context, one that
-        is not cache-aware, finalized, closed, or in a group already."""
+        """Make ``stream`` (a :class:`~parakeet_py.stream.Stream` of this group's context) a
+        member. Raises :class:`ParakeetError`: a stream of another context, finalized, closed,
+        or in a group already."""
         with self._lock, _checked(stream)._lock:
             lib = _native.load()[1]
             _native.check_status(lib.parakeet_capi_stream_group_join(self.handle(), self._stream_ptr(stream)))

@@ -1,17 +1,22 @@
-// Batched cache-aware streaming (pk::CacheAwareBatch): per-stream step cost against the batch
-// size. For each batch size B, B streams of the model are fed noise (random weights: the
-// content does not matter) one chunk of audio per round, in lockstep; each round is one
-// CacheAwareBatch run, timed (wall and process CPU time) from the streams' audio being taken
-// to their updates being made. The first and the last rounds are left out; a figure is the
-// median over rounds. B = 1 also runs the stream's own feed() (the path a lone stream takes
-// today) for reference. Prints the CPU, the ISA level (PARAKEET_CPU lowers it) and a table;
-// driven by bench/bench_stream_batch.py.
+// Batched live streams (pk::run_stream_batch): per-stream step cost against the batch size, for
+// the steps of a cache-aware model (CacheAwareBatch) or the buffered windows of an offline one
+// (ChunkedBatch, --window L,C,R seconds). For each batch size B, B streams of the model are fed
+// noise (random weights: the content does not matter) one chunk of audio per round, in
+// lockstep; each round is one run_stream_batch, timed (wall and process CPU time) from the
+// streams' audio being taken to their updates being made. The rounds before the streams reach
+// their steady state are left out (a cache-aware stream's first step; a buffered stream's
+// windows until they hold L + C + R seconds); a figure is the median over the rest. The
+// speed-up is a lone stream's step (B = 1, which is what its own feed() runs) against a
+// stream's share of a batch. Prints the CPU, the ISA level (PARAKEET_CPU lowers it) and a
+// table; driven by bench/bench_stream_batch.py.
 //
 //   bench_stream_batch MODEL.gguf [--batches 1,2,4,8,16,32] [--seconds 6] [--threads 1]
+//                      [--window 10,2,2]
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -21,8 +26,9 @@
 #include "bench_timing.h"
 #include "capi/environment.h"
 #include "model/model.h"
-#include "model/stream/cache_aware_batch.h"
 #include "model/stream/cache_aware_stream.h"
+#include "model/stream/chunked_stream.h"
+#include "model/stream/stream_batch.h"
 #include "runtime/backend.h"
 #include "runtime/cpu_features.h"
 
@@ -33,7 +39,13 @@ struct Args {
     std::vector<int> batches{1, 2, 4, 8, 16, 32};
     double seconds = 6.0;
     int threads = 1;
+    pk::StreamSettings window;  // an offline model's buffered window (default 10-2-2)
 };
+
+// "L,C,R" seconds into `w`.
+bool parse_window(const char* s, pk::StreamSettings& w) {
+    return std::sscanf(s, "%lf,%lf,%lf", &w.left_sec, &w.chunk_sec, &w.right_sec) == 3;
+}
 
 bool parse(int argc, char** argv, Args& a) {
     for (int i = 1; i < argc; ++i) {
@@ -51,6 +63,8 @@ bool parse(int argc, char** argv, Args& a) {
             a.seconds = std::atof(argv[++i]);
         } else if (!std::strcmp(argv[i], "--threads") && has_value) {
             a.threads = std::atoi(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--window") && has_value) {
+            if (!parse_window(argv[++i], a.window)) return false;
         } else if (argv[i][0] != '-' && a.model.empty()) {
             a.model = argv[i];
         } else {
@@ -79,32 +93,55 @@ struct Timing {
     double wall_ms = 0.0, cpu_ms = 0.0;  // medians per round
 };
 
-// B streams fed `chunk` samples a round for `rounds` rounds; `own_feed` runs B = 1 through feed().
-Timing run(const pk::Model& model, const pk::AttContext& context, int B, int64_t chunk, int rounds, bool own_feed) {
-    std::vector<std::unique_ptr<pk::CacheAwareStream>> streams;
-    std::vector<pk::CacheAwareStream*> all;
+// How the model streams: its chunk, the rounds before its streams' steady state, and a stream.
+struct StreamKind {
+    int64_t chunk = 0;  // samples fed per round
+    int warm_rounds = 0;
+    std::function<std::unique_ptr<pk::LiveStream>()> make;
+};
+
+StreamKind kind_of(const pk::Model& model, const pk::StreamSettings& window) {
+    const pk::ModelConfig& cfg = model.config();
+    StreamKind k;
+    if (cfg.enc.cache_aware()) {
+        const pk::AttContext context = cfg.enc.att_contexts.at(0);
+        k.chunk = pk::CacheAwareSchedule::of(context, cfg.enc.subsampling_factor).chunk * cfg.pre.hop_length;
+        k.warm_rounds = 1;  // the first step has no pre-encode cache
+        k.make = [&model, context] {
+            return std::make_unique<pk::CacheAwareStream>(model, context, pk::DecoderChoice::Transducer);
+        };
+    } else {
+        const pk::StreamContext ctx = pk::stream_context(window, cfg.pre, cfg.enc.subsampling_factor);
+        k.chunk = ctx.chunk;
+        // The first window runs once audio past chunk + right has come; the windows hold
+        // L + C + R seconds from the round after that.
+        k.warm_rounds = static_cast<int>((ctx.window() + ctx.chunk - 1) / ctx.chunk) + 1;
+        k.make = [&model, window] { return std::make_unique<pk::ChunkedStream>(model, window); };
+    }
+    return k;
+}
+
+// B streams fed a chunk a round for kind.warm_rounds + `rounds` rounds; the last `rounds` timed.
+Timing run(const pk::Model& model, const StreamKind& kind, int B, int rounds) {
+    std::vector<std::unique_ptr<pk::LiveStream>> streams;
+    std::vector<pk::LiveStream*> all;
     for (int b = 0; b < B; ++b) {
-        streams.push_back(std::make_unique<pk::CacheAwareStream>(model, context, pk::DecoderChoice::Transducer));
+        streams.push_back(kind.make());
         all.push_back(streams.back().get());
     }
-    const pk::CacheAwareBatch batch(all);
     std::vector<double> wall, cpu;
-    for (int r = 0; r < rounds; ++r) {
+    for (int r = 0; r < kind.warm_rounds + rounds; ++r) {
         std::vector<std::vector<float>> audio;
-        for (int b = 0; b < B; ++b) audio.push_back(noise(chunk, static_cast<uint32_t>(r * 1000 + b)));
+        for (int b = 0; b < B; ++b) audio.push_back(noise(kind.chunk, static_cast<uint32_t>(r * 1000 + b)));
         const double c0 = bench::cpu_seconds();
         const auto t0 = bench::Clock::now();
-        if (own_feed) {
-            streams[0]->feed(audio[0].data(), chunk);
-        } else {
-            for (int b = 0; b < B; ++b) streams[static_cast<size_t>(b)]->take_audio(audio[b].data(), chunk);
-            {
-                const pk::BackendLease lease = model.lease_backend();
-                batch.run(lease.backend());
-            }
-            for (auto& s : streams) s->take_update();
+        for (int b = 0; b < B; ++b) streams[static_cast<size_t>(b)]->take_audio(audio[b].data(), kind.chunk);
+        {
+            const pk::BackendLease lease = model.lease_backend();
+            pk::run_stream_batch(all, lease.backend());
         }
-        if (r > 0 && r + 1 < rounds) {
+        for (auto& s : streams) s->take_update();
+        if (r >= kind.warm_rounds) {
             wall.push_back(bench::ms_since(t0));
             cpu.push_back(1e3 * (bench::cpu_seconds() - c0));
         }
@@ -117,7 +154,8 @@ Timing run(const pk::Model& model, const pk::AttContext& context, int B, int64_t
 int main(int argc, char** argv) {
     Args a;
     if (!parse(argc, argv, a)) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N] [--window L,C,R]\n",
+                     argv[0]);
         return 2;
     }
     try {
@@ -128,26 +166,26 @@ int main(int argc, char** argv) {
             std::lock_guard<std::mutex> lock(b.mutex());
             b.set_threads(a.threads);
         }
-        const pk::EncoderConfig& enc = model->config().enc;
-        if (!enc.cache_aware()) throw std::runtime_error(a.model + " is not a cache-aware streaming model");
-        const pk::AttContext context = enc.att_contexts.at(0);
-        const pk::CacheAwareSchedule schedule = pk::CacheAwareSchedule::of(context, enc.subsampling_factor);
-        const int64_t hop = model->config().pre.hop_length;
-        const int64_t chunk = schedule.chunk * hop;  // samples of one chunk
-        const double chunk_ms = 1e3 * static_cast<double>(chunk) / model->config().pre.sample_rate;
+        const StreamKind kind = kind_of(*model, a.window);
+        const double chunk_ms = 1e3 * static_cast<double>(kind.chunk) / model->config().pre.sample_rate;
         const int rounds = std::max(3, static_cast<int>(a.seconds * 1e3 / chunk_ms));
-        std::printf("CPU: %s; ISA level %s; %d thread(s); context [%d, %d]: %.0f ms chunks; %d rounds\n",
+        const pk::EncoderConfig& enc = model->config().enc;
+        char how[96];
+        if (enc.cache_aware())
+            std::snprintf(how, sizeof how, "context [%d, %d]", enc.att_contexts[0].left, enc.att_contexts[0].right);
+        else
+            std::snprintf(how, sizeof how, "buffered %g-%g-%g s", a.window.left_sec, a.window.chunk_sec,
+                          a.window.right_sec);
+        std::printf("CPU: %s; ISA level %s; %d thread(s); %s: %.0f ms chunks; %d timed rounds\n",
                     cpu_model().c_str(), pk::isa_level_name(options.isa.value_or(pk::cpu_features().detected)),
-                    a.threads, context.left, context.right, chunk_ms, rounds);
-        run(*model, context, 1, chunk, 3, true);  // warm-up
-        const Timing alone = run(*model, context, 1, chunk, rounds, true);
-        std::printf("%-14s %12s %12s %16s %16s %10s\n", "batch", "wall ms", "cpu ms", "cpu ms/stream", "wall ms/stream",
+                    a.threads, how, chunk_ms, rounds);
+        run(*model, kind, 1, 1);  // warm-up
+        const Timing alone = run(*model, kind, 1, rounds);
+        std::printf("%-8s %12s %12s %16s %16s %10s\n", "batch", "wall ms", "cpu ms", "cpu ms/stream", "wall ms/stream",
                     "speed-up");
-        std::printf("%-14s %12.2f %12.2f %16.2f %16.2f %10s\n", "1 (feed)", alone.wall_ms, alone.cpu_ms, alone.cpu_ms,
-                    alone.wall_ms, "1.00");
         for (const int B : a.batches) {
-            const Timing t = run(*model, context, B, chunk, rounds, false);
-            std::printf("%-14d %12.2f %12.2f %16.2f %16.2f %10.2f\n", B, t.wall_ms, t.cpu_ms, t.cpu_ms / B,
+            const Timing t = B == 1 ? alone : run(*model, kind, B, rounds);
+            std::printf("%-8d %12.2f %12.2f %16.2f %16.2f %10.2f\n", B, t.wall_ms, t.cpu_ms, t.cpu_ms / B,
                         t.wall_ms / B, alone.cpu_ms / (t.cpu_ms / B));
             std::fflush(stdout);
         }

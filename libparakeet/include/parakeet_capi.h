@@ -378,30 +378,32 @@ PARAKEET_API void parakeet_capi_free_events(parakeet_stream_event* events);
  * has returned. A stream in a group leaves it. */
 PARAKEET_API void parakeet_capi_stream_free(parakeet_stream* s);
 
-/* ---- Stream groups: batched steps of concurrent cache-aware streams ----------------------
- * A live cache-aware stream computes little per chunk (a 160 ms chunk is two encoder frames)
- * but reads every weight of the model for it. The cache-aware streams of one context that
- * join a group share their encoder steps: a feed (or finalize) of a member takes its audio
- * and, when a chunk is ready, waits for the group to run it in a batch with the ready chunks
- * of other members, one encoder pass with the rows of all of them (each stream attends over
- * its own cache, decodes with its own state). A batch runs, on a backend of the context's
- * pool, as soon as max_batch members wait, or every member waits (so a lone member runs at
- * once), or its oldest chunk has waited max_wait_ms; batches on different backends run at the
- * same time. The library starts no thread: the feeding threads run the batches. Each member's
- * results are bitwise what it gets outside the group, whatever it is batched with.
+/* ---- Stream groups: batched steps of concurrent live streams -----------------------------
+ * A live stream computes little per chunk but reads every weight of the model for it: a 160 ms
+ * chunk of a cache-aware stream is two encoder frames; a buffered stream of an offline model
+ * encodes a whole window (left + chunk + right, e.g. 10-2-2 s) for each chunk it decodes. The
+ * streams of one context that join a group share their encoder passes. A feed (or finalize) of
+ * a member takes its audio and, when a chunk is ready, waits for the group to run it in a batch
+ * with the ready chunks of other members: one encoder pass with the rows of all of them (a
+ * cache-aware stream attends over its own cache; a buffered stream's window is its own
+ * utterance, with its own mel normalisation and length), then one batched greedy decode (each
+ * stream decodes with its own state). The model decides which kind its streams are, so a group
+ * holds one kind. A batch runs, on a backend of the context's pool, as soon as max_batch members
+ * wait, or every member waits (so a lone member runs at once), or its oldest chunk has waited
+ * max_wait_ms; batches on different backends run at the same time. The library starts no
+ * thread: the feeding threads run the batches. Each member's results are bitwise what it gets
+ * outside the group, whatever it is batched with.
  * Streams join and leave at any time between their calls; calls on members are what they are
  * for other streams (one thread at a time per stream; errors of a stream's own input, such as
  * non-finite samples, are its own). An error inside a batch (out of memory) is the error of
  * every feed in that batch. The context must outlive its groups. */
 typedef struct parakeet_stream_group parakeet_stream_group;
 /* A group for ctx's streams: max_batch >= 1 streams per batch, max_wait_ms >= 0 the longest a
- * ready chunk waits for others. NULL on error (a bad value, a model that is not cache-aware:
- * PARAKEET_ERROR_UNSUPPORTED). */
+ * ready chunk waits for others. NULL on error (a bad value, a context that is not ASR). */
 PARAKEET_API parakeet_stream_group* parakeet_capi_stream_group_new(parakeet_ctx* ctx, int max_batch,
                                                                    int max_wait_ms);
 /* Puts s into g / takes it out. 0, or 1 with the error on g's context: g or s NULL, a stream
- * of another context, one that is not cache-aware, finalized, already in a group (join) or
- * not in g (leave). */
+ * of another context, finalized, already in a group (join) or not in g (leave). */
 PARAKEET_API int parakeet_capi_stream_group_join(parakeet_stream_group* g, parakeet_stream* s);
 PARAKEET_API int parakeet_capi_stream_group_leave(parakeet_stream_group* g, parakeet_stream* s);
 /* The streams in g, or -1 (g NULL). */

@@ -1,8 +1,10 @@
 // Stream groups through the C ABI (parakeet_capi_stream_group_*): streams fed from their own
 // threads in a group get, call by call, the JSON documents they get alone; streams join and
 // leave mid-stream; a lone member runs at once and a chunk waits for others at most the
-// group's max_wait; a stream fed much audio runs one chunk per batch; one member's bad input is its own error; and every misuse is a clear
-// error. On the cache-aware fixture models (docs/fixtures.md).
+// group's max_wait; a stream fed much audio runs one chunk per batch; one member's bad input is
+// its own error; and every misuse is a clear error. On the cache-aware fixture models and on
+// offline ones streamed with buffered windows, each in its own group, both at once
+// (docs/fixtures.md).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -71,38 +73,62 @@ std::vector<std::string> feed_all(parakeet_stream* s, const Feeding& f, parakeet
     return docs;
 }
 
-// The same on a new stream of ctx (joining from the first feed on when a group is given).
+// Stream options of the buffered streams (short windows, so that the clips make many chunks);
+// cache-aware streams take the defaults.
+const char* kBufferedWindow = R"({"left_sec": 1, "chunk_sec": 0.5, "right_sec": 0.5})";
+
+bool is_offline(const std::string& model) { return model.rfind("ca_", 0) != 0; }
+
+// The same on a new stream of ctx (joining from the first feed on when a group is given),
+// begun with `options` (NULL: the defaults).
 std::vector<std::string> run_stream(parakeet_ctx* ctx, const Feeding& f, parakeet_stream_group* group = nullptr,
-                                    int join_at = 0, int leave_at = -1) {
-    Stream s(parakeet_capi_stream_begin(ctx));
+                                    int join_at = 0, int leave_at = -1, const char* options = nullptr) {
+    Stream s(options != nullptr ? parakeet_capi_stream_begin_with(ctx, options) : parakeet_capi_stream_begin(ctx));
     EXPECT_NE(s, nullptr);
     return feed_all(s.get(), f, group, group != nullptr ? join_at : -1, leave_at);
 }
 
-std::vector<std::vector<std::string>> alone_runs(parakeet_ctx* ctx) {
+std::vector<std::vector<std::string>> alone_runs(parakeet_ctx* ctx, const char* options = nullptr) {
     std::vector<std::vector<std::string>> out;
-    for (const Feeding& f : kFeedings) out.push_back(run_stream(ctx, f));
+    for (const Feeding& f : kFeedings) out.push_back(run_stream(ctx, f, nullptr, 0, -1, options));
     return out;
 }
 
+// The streams of `name` (each Feeding on its own thread) in a group of max_batch: each gets
+// what it gets alone.
+void expect_grouped_runs_alone(const std::string& name, int max_batch) {
+    SCOPED_TRACE(name + ", max_batch " + std::to_string(max_batch));
+    const char* options = is_offline(name) ? kBufferedWindow : nullptr;
+    const capi_test::Ctx ctx = capi_test::load(model_dir(name));
+    ASSERT_NE(ctx, nullptr);
+    const auto alone = alone_runs(ctx.get(), options);
+    Group g(parakeet_capi_stream_group_new(ctx.get(), max_batch, 20));
+    ASSERT_NE(g, nullptr) << parakeet_capi_thread_last_error();
+    std::vector<std::vector<std::string>> grouped(std::size(kFeedings));
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < std::size(kFeedings); ++i)
+        threads.emplace_back([&, i] { grouped[i] = run_stream(ctx.get(), kFeedings[i], g.get(), 0, -1, options); });
+    for (auto& t : threads) t.join();
+    for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(grouped[i], alone[i]) << "stream " << i;
+    EXPECT_EQ(parakeet_capi_stream_group_size(g.get()), 0) << "freed streams leave their group";
+    EXPECT_EQ(take(parakeet_capi_stream_group_stats_json(g.get())).find("\"batches\":0,"), std::string::npos);
+}
+
 TEST(CapiStreamGroup, StreamsOnThreadsGetWhatTheyGetAlone) {
-    for (const char* name : {"ca_eou", "ca_hybrid", "ca_tdt"}) {
-        SCOPED_TRACE(name);
-        const capi_test::Ctx ctx = capi_test::load(model_dir(name));
-        ASSERT_NE(ctx, nullptr);
-        const auto alone = alone_runs(ctx.get());
-        for (const int max_batch : {2, 8}) {
-            Group g(parakeet_capi_stream_group_new(ctx.get(), max_batch, 20));
-            ASSERT_NE(g, nullptr) << parakeet_capi_thread_last_error();
-            std::vector<std::vector<std::string>> grouped(std::size(kFeedings));
-            std::vector<std::thread> threads;
-            for (size_t i = 0; i < std::size(kFeedings); ++i)
-                threads.emplace_back([&, i] { grouped[i] = run_stream(ctx.get(), kFeedings[i], g.get()); });
-            for (auto& t : threads) t.join();
-            for (size_t i = 0; i < alone.size(); ++i) EXPECT_EQ(grouped[i], alone[i]) << "stream " << i;
-            EXPECT_EQ(parakeet_capi_stream_group_size(g.get()), 0) << "freed streams leave their group";
-        }
-    }
+    for (const char* name : {"ca_eou", "ca_hybrid", "ca_tdt"})
+        for (const int max_batch : {2, 8}) expect_grouped_runs_alone(name, max_batch);
+}
+
+TEST(CapiStreamGroup, BufferedStreamsOnThreadsGetWhatTheyGetAlone) {
+    for (const char* name : {"tdt", "rnnt", "ctc", "hybrid_tdt_ctc"})
+        for (const int max_batch : {2, 3, 8}) expect_grouped_runs_alone(name, max_batch);
+}
+
+// A cache-aware model's group and an offline model's group, busy at the same time.
+TEST(CapiStreamGroup, CacheAwareAndBufferedGroupsRunSideBySide) {
+    std::thread cache_aware([] { expect_grouped_runs_alone("ca_hybrid", 4); });
+    expect_grouped_runs_alone("hybrid_tdt_ctc", 4);
+    cache_aware.join();
 }
 
 // A new stream of ctx that has joined g.
@@ -253,8 +279,8 @@ TEST(CapiStreamGroup, MisuseIsAClearError) {
     EXPECT_EQ(error(), "stream group: max_batch must be at least 1");
     EXPECT_EQ(parakeet_capi_stream_group_new(ctx.get(), 4, -1), nullptr);
     EXPECT_EQ(error(), "stream group: max_wait_ms must not be negative");
-    EXPECT_EQ(parakeet_capi_stream_group_new(offline.get(), 4, 10), nullptr);
-    EXPECT_EQ(parakeet_capi_thread_last_error_code(), PARAKEET_ERROR_UNSUPPORTED);
+    Group buffered_group(parakeet_capi_stream_group_new(offline.get(), 4, 10));
+    EXPECT_NE(buffered_group, nullptr) << "offline models' buffered streams batch too";
 
     Group g(parakeet_capi_stream_group_new(ctx.get(), 4, 10)), h(parakeet_capi_stream_group_new(ctx.get(), 4, 10));
     ASSERT_TRUE(g && h);
@@ -267,7 +293,9 @@ TEST(CapiStreamGroup, MisuseIsAClearError) {
     EXPECT_EQ(parakeet_capi_stream_group_join(g.get(), foreign.get()), 1);
     EXPECT_EQ(error(), "stream group: the stream is of another context's model");
     EXPECT_EQ(parakeet_capi_stream_group_join(g.get(), buffered.get()), 1);
-    EXPECT_EQ(error(), "stream_group_join: the stream is not a cache-aware stream");
+    EXPECT_EQ(error(), "stream group: the stream is of another context's model");
+    EXPECT_EQ(parakeet_capi_stream_group_join(buffered_group.get(), s.get()), 1);
+    EXPECT_EQ(error(), "stream group: the stream is of another context's model");
     EXPECT_EQ(parakeet_capi_stream_group_leave(g.get(), s.get()), 1);
     EXPECT_EQ(error(), "stream_group_leave: the stream is not in this group");
     ASSERT_EQ(parakeet_capi_stream_group_join(g.get(), s.get()), 0);

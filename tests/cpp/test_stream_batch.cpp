@@ -1,11 +1,13 @@
-// CacheAwareBatch: cache-aware streams run together give every stream the updates and the
-// transcript it gets alone, bit for bit (token confidences included), through the batched
-// encoder step and the batched greedy decode (StreamDecoder::decode_batch). Batches of 1, 2, 3 and 7
-// streams of each cache-aware fixture model (docs/fixtures.md): RNN-T, TDT, CTC and a hybrid's
-// two heads side by side, <EOU>/<EOB> events, a prompt model's locales side by side, a model's
-// contexts side by side; streams that join at different rounds (first chunks beside later
-// ones), that are fed different amounts, and that finish while others go on (a last short
-// chunk beside full ones). At every ISA level this CPU has, at 1 and 2 threads.
+// run_stream_batch: live streams run together give every stream the updates and the transcript
+// it gets alone, bit for bit (token confidences included), through the batched encoder pass and
+// the batched greedy decode (StreamDecoder::decode_batch). Batches of 1, 2, 3 and 7 streams of
+// each cache-aware fixture model (docs/fixtures.md, CacheAwareBatch): RNN-T, TDT, CTC and a
+// hybrid's two heads side by side, <EOU>/<EOB> events, a prompt model's locales side by side, a
+// model's contexts side by side; and of each offline fixture model streamed with buffered
+// windows (ChunkedBatch): windows of different left / chunk / right sizes side by side, a
+// hybrid's two heads side by side. Streams join at different rounds (first chunks beside later
+// ones), are fed different amounts, and finish while others go on (a last short chunk beside
+// full ones). At every ISA level this CPU has, at 1 and 2 threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,15 +25,19 @@
 #include "model/model.h"
 #include "model/stream/cache_aware_batch.h"
 #include "model/stream/cache_aware_stream.h"
+#include "model/stream/chunked_stream.h"
+#include "model/stream/stream_batch.h"
 #include "nemo_fixtures.h"
 
 namespace {
 
-// How a stream is made.
+// How a stream is made: a cache-aware model's with `context` and `language`, an offline
+// model's with the buffered window `window` (left, chunk, right seconds).
 struct Head {
     pk::AttContext context;
     pk::DecoderChoice decoder = pk::DecoderChoice::Transducer;
     std::string language;
+    std::vector<double> window;
 };
 
 // What a stream is fed.
@@ -68,11 +74,28 @@ struct Case {
 
 const pk::DecoderChoice kRnnt = pk::DecoderChoice::Transducer, kCtc = pk::DecoderChoice::Ctc;
 
+// A buffered stream's head: its window (seconds) and decoder.
+Head buffered(double left, double chunk, double right, pk::DecoderChoice d = pk::DecoderChoice::Transducer) {
+    return {{}, d, {}, {left, chunk, right}};
+}
+
 // Per model, the heads of its seven streams: a model's contexts, a hybrid's two heads, a
-// prompt model's locales side by side.
+// prompt model's locales, an offline model's windows side by side.
 std::vector<Case> cases() {
     const auto same = [](Head h) { return std::vector<Head>(std::size(kFeedings), h); };
+    const auto windows = [](pk::DecoderChoice d) {
+        return std::vector<Head>{buffered(1, 0.5, 0.5, d), buffered(2, 0.5, 0.25, d), buffered(0.5, 0.25, 0, d),
+                                 buffered(1, 0.5, 0.5, d), buffered(0, 1, 0.5, d),    buffered(1, 0.25, 0.5, d),
+                                 buffered(2, 1, 1, d)};
+    };
     return {
+        {"tdt", windows(kRnnt)},
+        {"rnnt", windows(kRnnt)},
+        {"ctc", windows(kCtc)},
+        {"hybrid_tdt_ctc",
+         {buffered(1, 0.5, 0.5, kRnnt), buffered(1, 0.5, 0.5, kCtc), buffered(2, 0.5, 0.25, kCtc),
+          buffered(0.5, 0.25, 0, kRnnt), buffered(1, 0.5, 0.5, kRnnt), buffered(1, 0.25, 0.5, kCtc),
+          buffered(2, 1, 1, kRnnt)}},
         {"ca_rnnt_multi",
          {{{8, 1}}, {{8, 0}}, {{8, 3}}, {{8, 1}}, {{8, 1}}, {{8, 3}}, {{8, 0}}}},
         {"ca_hybrid",
@@ -101,8 +124,14 @@ struct StreamRun {
     pk::Transcript transcript;
 };
 
-std::unique_ptr<pk::CacheAwareStream> make_stream(const pk::Model& model, const Head& h) {
-    return std::make_unique<pk::CacheAwareStream>(model, h.context, h.decoder, h.language);
+std::unique_ptr<pk::LiveStream> make_stream(const pk::Model& model, const Head& h) {
+    if (h.window.empty()) return std::make_unique<pk::CacheAwareStream>(model, h.context, h.decoder, h.language);
+    pk::StreamSettings w;
+    w.left_sec = h.window[0];
+    w.chunk_sec = h.window[1];
+    w.right_sec = h.window[2];
+    w.decoder = h.decoder;
+    return std::make_unique<pk::ChunkedStream>(model, w);
 }
 
 // The number of feeds of a stream (its last round feeds the rest); finalize follows.
@@ -123,19 +152,19 @@ StreamRun run_alone(const pk::Model& model, const Spec& spec) {
     return r;
 }
 
-// Every stream through one CacheAwareBatch per round: a stream that has joined takes its
+// Every stream through one run_stream_batch per round: a stream that has joined takes its
 // round's audio (or, after its last feed, the end of the audio), the batch runs, each of them
 // takes its update.
 std::vector<StreamRun> run_batched(const pk::Model& model, const std::vector<Spec>& specs) {
     std::vector<std::vector<float>> audio;
-    std::vector<std::unique_ptr<pk::CacheAwareStream>> streams;
+    std::vector<std::unique_ptr<pk::LiveStream>> streams;
     for (const Spec& s : specs) {
         audio.push_back(audio_of(s.feeding));
         streams.push_back(make_stream(model, s.head));
     }
     std::vector<StreamRun> runs(specs.size());
     for (int round = 0;; ++round) {
-        std::vector<pk::CacheAwareStream*> active;
+        std::vector<pk::LiveStream*> active;
         for (size_t i = 0; i < specs.size(); ++i) {
             const Feeding& s = specs[i].feeding;
             const int64_t n = static_cast<int64_t>(audio[i].size()), k = round - s.join;
@@ -151,7 +180,7 @@ std::vector<StreamRun> run_batched(const pk::Model& model, const std::vector<Spe
         if (active.empty()) break;
         {
             const pk::BackendLease lease = model.lease_backend();
-            pk::CacheAwareBatch(active).run(lease.backend());
+            pk::run_stream_batch(active, lease.backend());
         }
         for (size_t i = 0; i < specs.size(); ++i)
             if (std::find(active.begin(), active.end(), streams[i].get()) != active.end())
@@ -234,27 +263,43 @@ TEST_P(StreamBatch, StreamsDecodeTokensAndEvents) {
     if (c.model == "ca_eou") EXPECT_GT(events, 0u);
 }
 
+const pk::Model& fixture(const char* name) {
+    return nemo_fixtures::cached_model(nemo_fixtures::data_dir() + "/nemo/" + name, isa_test::highest_level());
+}
+
 TEST(StreamBatchErrors, RefusesEmptyNullRepeatedAndMixedModels) {
-    const pk::Model& a = nemo_fixtures::cached_model(nemo_fixtures::data_dir() + "/nemo/ca_tdt", isa_test::highest_level());
-    const pk::Model& b = nemo_fixtures::cached_model(nemo_fixtures::data_dir() + "/nemo/ca_eou", isa_test::highest_level());
+    const pk::Model &a = fixture("ca_tdt"), &b = fixture("ca_eou");
     pk::CacheAwareStream s1(a, {6, 2}, kRnnt), s2(b, {8, 1}, kRnnt);
     EXPECT_THROW(pk::CacheAwareBatch({}), pk::InvalidArgument);
     EXPECT_THROW(pk::CacheAwareBatch({&s1, nullptr}), pk::InvalidArgument);
     EXPECT_THROW(pk::CacheAwareBatch({&s1, &s1}), pk::InvalidArgument);
     EXPECT_THROW(pk::CacheAwareBatch({&s1, &s2}), pk::InvalidArgument);
+    const auto b1 = make_stream(fixture("tdt"), buffered(1, 0.5, 0.5));
+    const auto b2 = make_stream(fixture("rnnt"), buffered(1, 0.5, 0.5));
+    const pk::BackendLease lease = a.lease_backend();
+    EXPECT_THROW(pk::run_stream_batch({}, lease.backend()), pk::InvalidArgument);
+    EXPECT_THROW(pk::run_stream_batch({b1.get(), nullptr}, lease.backend()), pk::InvalidArgument);
+    EXPECT_THROW(pk::run_stream_batch({b1.get(), b1.get()}, lease.backend()), pk::InvalidArgument);
+    EXPECT_THROW(pk::run_stream_batch({b1.get(), b2.get()}, lease.backend()), pk::InvalidArgument);
+    EXPECT_THROW(pk::run_stream_batch({&s1, b1.get()}, lease.backend()), pk::InvalidArgument);
+    EXPECT_THROW(pk::run_stream_batch({b1.get(), &s1}, lease.backend()), pk::InvalidArgument);
 }
 
 TEST(StreamBatchErrors, TheHalvesOfFeedCheckAsFeedDoes) {
-    const pk::Model& m = nemo_fixtures::cached_model(nemo_fixtures::data_dir() + "/nemo/ca_tdt", isa_test::highest_level());
-    pk::CacheAwareStream s(m, {6, 2}, kRnnt);
-    const float bad[2] = {0.0f, std::numeric_limits<float>::quiet_NaN()};
-    EXPECT_THROW(s.take_audio(bad, 2), pk::InvalidAudio);
-    EXPECT_THROW(s.take_audio(nullptr, 5), pk::InvalidArgument);
-    s.end_audio();
-    EXPECT_THROW(s.end_audio(), pk::InvalidArgument);
-    EXPECT_THROW(s.take_audio(bad, 1), pk::InvalidArgument);
-    EXPECT_TRUE(s.take_update().finalized);
-    EXPECT_FALSE(s.chunk_ready());
+    const pk::Model& m = fixture("ca_tdt");
+    const std::unique_ptr<pk::LiveStream> streams[] = {
+        std::make_unique<pk::CacheAwareStream>(m, pk::AttContext{6, 2}, kRnnt),
+        make_stream(fixture("tdt"), buffered(1, 0.5, 0.5))};
+    for (const auto& s : streams) {
+        const float bad[2] = {0.0f, std::numeric_limits<float>::quiet_NaN()};
+        EXPECT_THROW(s->take_audio(bad, 2), pk::InvalidAudio);
+        EXPECT_THROW(s->take_audio(nullptr, 5), pk::InvalidArgument);
+        s->end_audio();
+        EXPECT_THROW(s->end_audio(), pk::InvalidArgument);
+        EXPECT_THROW(s->take_audio(bad, 1), pk::InvalidArgument);
+        EXPECT_TRUE(s->take_update().finalized);
+        EXPECT_FALSE(s->chunk_ready());
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, StreamBatch, ::testing::ValuesIn(cases()),

@@ -7,27 +7,19 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
-#include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "batch_test_support.h"
 #include "isa_levels.h"
 #include "kernels/matmul.h"
 #include "model/model.h"
-#include "nemo_fixtures.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
 
 namespace {
 
-pk::Model& model_file(const std::string& file, pk::IsaLevel isa) {
-    static std::map<std::pair<std::string, pk::IsaLevel>, std::unique_ptr<pk::Model>> cache;
-    auto& m = cache[{file, isa}];
-    if (!m) m = pk::Model::load(nemo_fixtures::data_dir() + "/nemo/ca_rnnt_multi/" + file, isa_test::load_options_at(isa));
-    return *m;
-}
+using batch_test::random_mel;
 
 // One stream of the test: its context and, per round, the mel frames of its chunk (0: it sits
 // the round out).
@@ -59,14 +51,6 @@ struct Trace {
     std::vector<std::vector<float>> out;
     pk::EncoderStreamCache cache;
 };
-
-std::vector<float> random_mel(int64_t frames, int64_t n_mels, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, 2.0f);
-    std::vector<float> v(static_cast<size_t>(frames * n_mels));
-    for (float& f : v) f = dist(rng);
-    return v;
-}
 
 uint32_t seed_of(size_t stream, size_t round) { return static_cast<uint32_t>(1000 * stream + round); }
 
@@ -136,7 +120,7 @@ class StreamBatchEncoder : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(StreamBatchEncoder, EveryStreamGetsItsBitsAlone) {
     isa_test::for_each_level([&](pk::IsaLevel isa) {
-        const pk::Model& model = model_file(GetParam(), isa);
+        const pk::Model& model = batch_test::model_file("ca_rnnt_multi/" + GetParam(), isa);
         const pk::FastConformerEncoder& enc = model.encoder();
         const int64_t n_mels = model.config().pre.n_mels;
         for (const int threads : {1, 2}) {
@@ -155,7 +139,7 @@ TEST_P(StreamBatchEncoder, EveryStreamGetsItsBitsAlone) {
 
 // The plans reach both kinds of rows, or the test would not cover what it says.
 TEST(StreamBatchEncoderPlans, ChunksFallOnBothSidesOfTheMatrixVectorLimit) {
-    const pk::Model& model = model_file("model.gguf", isa_test::highest_level());
+    const pk::Model& model = batch_test::model_file("ca_rnnt_multi/model.gguf", isa_test::highest_level());
     bool few = false, many = false;
     for (const Plan& p : plans()) {
         size_t done = 0;
@@ -171,12 +155,6 @@ TEST(StreamBatchEncoderPlans, ChunksFallOnBothSidesOfTheMatrixVectorLimit) {
     EXPECT_TRUE(few && many);
 }
 
-INSTANTIATE_TEST_SUITE_P(Files, StreamBatchEncoder, ::testing::Values("model.gguf", "model-f16.gguf", "model-q8_0.gguf"),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                             std::string name = info.param.substr(0, info.param.find('.'));
-                             for (char& c : name)
-                                 if (c == '-') c = '_';
-                             return name;
-                         });
+INSTANTIATE_MODEL_FILES(StreamBatchEncoder);
 
 }  // namespace

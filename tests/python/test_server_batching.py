@@ -1,8 +1,8 @@
 """The server's stream group (--max-batch, --batch-wait-ms): concurrent live streams of a
-cache-aware model run in batched steps and get exactly what each gets alone; the metrics count
-the batches; a session that goes away leaves the group; a flood from one session does not hold
-the others back; bad flag values are usage errors. Real servers on 127.0.0.1, the cache-aware
-fixture model."""
+cache-aware model run in batched steps, and those of an offline model in batched buffered
+windows, and get exactly what each gets alone; the metrics count the batches; a session that
+goes away leaves the group; a flood from one session does not hold the others back; bad flag
+values are usage errors. Real servers on 127.0.0.1, the cache-aware and offline fixture models."""
 
 import base64
 import json
@@ -16,8 +16,9 @@ import pytest
 import soxr
 from websockets.sync.client import connect
 
-from data_helpers import CACHE_AWARE_MODELS, SPEECH
-from parakeet_py import load_audio
+from data_helpers import CACHE_AWARE_MODELS, MODELS, SPEECH
+from parakeet_cli.stream_batching import stream_group
+from parakeet_py import Context, load_audio
 from server_helpers import ONE_CLIENT, ROOT, ServerProcess, wait_for
 from stream_helpers import per_test_limit
 
@@ -28,6 +29,10 @@ MODEL = CACHE_AWARE_MODELS["ca_rnnt_multi"]
 # A realtime append of 0.2 s of 24 kHz pcm16: more than one 160 ms chunk per append.
 APPEND_BYTES = 9600
 BATCHED = ["--threads", "1", "--max-batch", "4", "--batch-wait-ms", "50", "--max-streams", "8", *ONE_CLIENT]
+# The models served and their flags: the cache-aware model, and an offline model whose streams
+# use short buffered windows (so that the clips make many chunks).
+WINDOWS = ["--realtime-window", "1,0.5,0.5", "--sse-window", "1,0.5,0.5"]
+SERVED = {"cache_aware": (MODEL, []), "buffered": (MODELS["tdt"], WINDOWS)}
 
 
 @pytest.fixture(scope="module")
@@ -84,13 +89,15 @@ def all_at_once(srv, pcms):
     return got
 
 
-def test_concurrent_sessions_get_what_each_gets_alone_and_run_in_batches(tmp_path, pcms):
-    with ServerProcess(["--threads", "1", "--max-batch", "1"], tmp_path, model=MODEL) as srv:
+@pytest.mark.parametrize("served", SERVED)
+def test_concurrent_sessions_get_what_each_gets_alone_and_run_in_batches(tmp_path, pcms, served):
+    model, flags = SERVED[served]
+    with ServerProcess(["--threads", "1", "--max-batch", "1", *flags], tmp_path, model=model) as srv:
         unbatched = [realtime_events(srv, pcm) for pcm in pcms] + [sse_events(srv)]
         assert srv.metric("parakeet_stream_batch_size_count") == 0, "--max-batch 1: no group"
     assert all(events[-1][2] for events in unbatched[:-1]), "every session says something"
     assert unbatched[-1][-1]["type"] == "transcript.text.done" and unbatched[-1][-1]["text"]
-    with ServerProcess(BATCHED, tmp_path, model=MODEL) as srv:
+    with ServerProcess(BATCHED + flags, tmp_path, model=model) as srv:
         alone = [realtime_events(srv, pcm) for pcm in pcms] + [sse_events(srv)]
         batches = srv.metric("parakeet_stream_batch_size_count")
         assert batches > 0 and srv.metric("parakeet_stream_batch_size_bucket", {"le": "1"}) == batches, \
@@ -140,6 +147,16 @@ def test_a_flood_from_one_session_does_not_hold_back_another(tmp_path, pcms):
         chunks = len(flood) // 2 / 24000 / 0.16
         assert srv.metric("parakeet_stream_batch_size_count") >= chunks - 1
     assert order == ["short", "flood"]
+
+
+def test_the_batch_wait_defaults_to_none_for_buffered_windows():
+    # A buffered window is compute-bound alone: it waits for no other by default (a cache-aware
+    # step waits 20 ms); a wait that is given applies to both; --max-batch 1: no group.
+    with Context(MODEL) as cache_aware, Context(MODELS["tdt"]) as offline:
+        assert stream_group(cache_aware, 4, None).max_wait_ms == 20
+        assert stream_group(offline, 4, None).max_wait_ms == 0
+        assert stream_group(offline, 4, 7).max_wait_ms == 7
+        assert stream_group(offline, 1, None) is None
 
 
 @pytest.mark.parametrize("flag,value", [("--max-batch", "0"), ("--max-batch", "two"), ("--batch-wait-ms", "-1"),

@@ -1,13 +1,14 @@
 """Stream groups through the Python binding (``Context.stream_group``): streams fed from their
 own threads in a group get the updates they get alone; members that all wait run as one
-batch; leaving, closing and misuse behave as documented. On the cache-aware fixture models."""
+batch; leaving, closing and misuse behave as documented. On the cache-aware fixture models, and
+on offline ones streamed with buffered windows."""
 
 import threading
 
 import pytest
 
 from data_helpers import CACHE_AWARE_MODELS, MODELS, SPEECH
-from parakeet_py import Context, InvalidArgument, ParakeetError, StreamGroup, Unsupported, load_audio
+from parakeet_py import Context, InvalidArgument, ParakeetError, StreamGroup, load_audio
 from stream_helpers import run_stream
 
 pytestmark = pytest.mark.skipif(not all(p.exists() for p in CACHE_AWARE_MODELS.values()),
@@ -25,17 +26,25 @@ def pieces(speech):
     return [speech[:48000], speech[20000:60000], speech[5000:29000], speech[70000:]]
 
 
+# Short buffered windows (left, chunk, right seconds), so that the clips make many chunks.
+WINDOW = (1.0, 0.5, 0.5)
+
+
 def streamed(ctx, audio, group=None):
-    """(text, updates as dicts) of one stream fed 0.1 s at a time, in `group` when given."""
-    stream = ctx.stream()
+    """(text, updates as dicts) of one stream fed 0.1 s at a time, in `group` when given; an
+    offline model's stream with the buffered WINDOW."""
+    offline = ctx.info["streaming"]["mode"] == "buffered"
+    left, chunk, right = WINDOW
+    stream = ctx.stream(chunk, left, right) if offline else ctx.stream()
     if group is not None:
         group.join(stream)
     text, _, _, updates = run_stream(stream, audio, [1600])
     return text, [u.to_dict() for u in updates]
 
 
-def test_streams_on_threads_get_what_they_get_alone(speech):
-    with Context(EOU) as ctx:
+@pytest.mark.parametrize("model", [EOU, MODELS["tdt"], MODELS["hybrid_tdt_ctc"]], ids=["ca_eou", "tdt", "hybrid"])
+def test_streams_on_threads_get_what_they_get_alone(speech, model):
+    with Context(model) as ctx:
         alone = [streamed(ctx, a) for a in pieces(speech)]
         assert sum(len(t) for t, _ in alone) > 20, "the streams say something"
         with ctx.stream_group(max_batch=3, max_wait_ms=20) as group:
@@ -50,6 +59,7 @@ def test_streams_on_threads_get_what_they_get_alone(speech):
                 t.join()
             assert got == alone
             assert len(group) == 0, "closed streams left the group"
+            assert group.stats()["batches"] > 0
 
 
 def test_members_that_all_wait_run_as_one_batch(speech):
@@ -102,7 +112,7 @@ def test_leave_and_close(speech):
 
 
 def test_misuse_is_a_clear_error():
-    with Context(EOU) as ctx, Context(HYBRID) as other:
+    with Context(EOU) as ctx, Context(HYBRID) as other, Context(MODELS["rnnt"]) as offline:
         with pytest.raises(ParakeetError, match="max_batch must be at least 1"):
             ctx.stream_group(max_batch=0)
         with pytest.raises(ParakeetError, match="max_wait_ms must not be negative"):
@@ -121,9 +131,11 @@ def test_misuse_is_a_clear_error():
             group.join(s)
         with pytest.raises(ParakeetError, match="in another group"):
             ctx.stream_group().join(s)
-    with Context(MODELS["rnnt"]) as offline:
-        with pytest.raises(Unsupported, match="cache-aware streaming models only"):
-            offline.stream_group()
+        # An offline model's group takes its buffered streams, and only those.
+        buffered = offline.stream_group()
+        buffered.join(offline.stream())
+        with pytest.raises(ParakeetError, match="another context's model"):
+            buffered.join(ctx.stream())
 
 
 def test_closing_the_context_closes_its_groups():

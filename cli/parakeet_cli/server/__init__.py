@@ -16,8 +16,9 @@ from parakeet_py import __version__
 
 from ..common import (ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL, component_option,
                       kernel_options)
-from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
-                     DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
+from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_BUFFERED_BATCH_WAIT_MS, DEFAULT_CLIENT_SHARE,
+                     DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH,
+                     DEFAULT_MAX_CONNECTIONS,
                      DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
                      DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW,
@@ -90,9 +91,10 @@ def _window_text(window: Any) -> str:
               help="Live streams (stream=true transcriptions and /v1/realtime sessions) open at once; one more "
                    "is refused (503, or an error event and close code 1013).")
 @click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
-              help="Chunks of live streams on a cache-aware model run in one batched encoder step (1: no "
-                   "batching; buffered streams of offline models never batch).")
-@click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
+              help="Chunks of live streams (the steps of a cache-aware model, the buffered windows of an offline "
+                   "one) that run in one batched encoder pass (1: no batching).")
+@click.option("--batch-wait-ms", default=None, show_default=f"{DEFAULT_BATCH_WAIT_MS}; {DEFAULT_BUFFERED_BATCH_WAIT_MS} on an "
+              "offline model", type=click.IntRange(0, 1000),
               help="Milliseconds a live stream's ready chunk may wait for other streams' to join its batch.")
 @click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,
               type=WindowType(), help="Seconds of left context, chunk and right context of /v1/realtime sessions "
@@ -159,7 +161,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
          max_queue: Optional[int], max_queue_wait: float, max_streams: int, max_batch: int,
-         batch_wait_ms: int, realtime_window: Any, sse_window: Any,
+         batch_wait_ms: Optional[int], realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],

@@ -35,7 +35,7 @@ from . import batching, formats, page, request_fields, sse, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
-from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
+from .limits import (DEFAULT_BODY_TIMEOUT, DEFAULT_CLIENT_SHARE, DEFAULT_HEADER_TIMEOUT,
                      DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH, DEFAULT_MAX_CONNECTIONS,
                      DEFAULT_MAX_CONNECTIONS_PER_CLIENT, DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS,
                      DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB, DEFAULT_REALTIME_DIARIZE_LATENCY,
@@ -72,9 +72,9 @@ class ServerConfig:
     # Live streams (SSE and realtime): how many at once, the (left, chunk, right) seconds of
     # each kind, how long a realtime connection may stay silent, the largest append.
     max_streams: int = DEFAULT_MAX_STREAMS
-    # The stream group of a cache-aware model's live streams (batching.py; 1: none).
+    # The stream group of the model's live streams (batching.py; 1: none).
     max_batch: int = DEFAULT_MAX_BATCH
-    batch_wait_ms: int = DEFAULT_BATCH_WAIT_MS
+    batch_wait_ms: Optional[int] = None  # None: the default for the model's kind (stream_batching.py)
     sse_window: Window = DEFAULT_SSE_WINDOW
     realtime_window: Window = DEFAULT_REALTIME_WINDOW
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS

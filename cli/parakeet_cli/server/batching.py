@@ -1,9 +1,10 @@
-"""The server's stream group: the live cache-aware streams of the model share their encoder steps
-(``--max-batch``, ``--batch-wait-ms``; the library's "Stream groups", docs/api.md), and what the
-group did is exported to ``/metrics``.
+"""The server's stream group: the live streams of the model share their encoder passes
+(``--max-batch``, ``--batch-wait-ms``; the library's "Stream groups", docs/api.md): the steps of
+a cache-aware model, the buffered windows of an offline one. What the group did is exported to
+``/metrics``.
 
-There is one group per server, so every SSE stream and realtime session of a cache-aware model
-batches with every other. Which models get a group, and what a member's feed takes at a time:
+There is one group per server, so every SSE stream and realtime session batches with every
+other. Which models get a group, and what a member's feed takes at a time:
 ../stream_batching.py (shared with ``parakeet-cli wyoming``).
 """
 
@@ -40,7 +41,7 @@ class GroupCollector(Collector):
         chunks = sum((i + 1) * n for i, n in enumerate(sizes))
         buckets = [(str(bound), float(sum(sizes[:bound]))) for bound in _size_buckets(len(sizes))]
         yield HistogramMetricFamily("parakeet_stream_batch_size",
-                                    "Streams in each batched encoder step of the live cache-aware streams.",
+                                    "Streams in each batched encoder pass of the live streams.",
                                     buckets=buckets + [("+Inf", float(stats["batches"]))], sum_value=float(chunks))
         yield SummaryMetricFamily("parakeet_stream_batch_wait_seconds",
                                   "How long each stream's ready chunk waited for its batch to start.",

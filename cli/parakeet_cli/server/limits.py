@@ -11,12 +11,16 @@ DEFAULT_MAX_AUDIO_SECONDS = 3600.0
 DEFAULT_MAX_QUEUE_WAIT = 120.0
 # Live streams (SSE and realtime) open at once; one more is refused (503 / an error event).
 DEFAULT_MAX_STREAMS = 16
-# The live cache-aware streams' stream group (batching.py): the most chunks in one batched
-# encoder step, and the longest a ready chunk waits for others. 32: per-stream step cost stops
-# falling there (docs/performance.md, "Batch size against per-stream step cost"); 20 ms: an
-# eighth of a 160 ms chunk, what docs/performance.md's live-batch figures were measured with.
+# The live streams' stream group (batching.py): the most chunks in one batched encoder pass,
+# and the longest a ready chunk waits for others. 32: the per-stream cost of a cache-aware step
+# stops falling there (docs/performance.md, "Batch size against per-stream step cost"); 20 ms:
+# an eighth of a 160 ms chunk, what docs/performance.md's live-batch figures were measured with.
 DEFAULT_MAX_BATCH = 32
 DEFAULT_BATCH_WAIT_MS = 20
+# An offline model's buffered windows do not wait for others: a 10-2-2 window is 175 encoder
+# frames, compute-bound alone, so batching saves no CPU and a wait only adds latency (20 ms
+# wait: p95 +25-40 %; 0 ms: as unbatched; docs/performance.md).
+DEFAULT_BUFFERED_BATCH_WAIT_MS = 0
 # (left, chunk, right) seconds of NeMo's buffered chunked inference: realtime sessions use
 # 10-2-2 (text final about 4 s after it is spoken); a streamed file uses 10-10-5, whose result
 # is close to offline and which re-encodes 2.5x the audio instead of 7x.

@@ -11,8 +11,8 @@ one client's streams cannot keep the backends from everyone else). A stream's fe
 after the other: its connection awaits each before reading more, so what a client sends
 beyond that waits in the socket (backpressure), not in a queue here.
 
-On a cache-aware model with a stream group (../stream_batching.py) the streams join it, and their feeds
-take no turn: a turn per feed would let at most K feeds reach the group, so no batch would hold
+With a stream group (../stream_batching.py; cache-aware and buffered streams alike) the streams
+join it, and their feeds take no turn: a turn per feed would let at most K feeds reach the group, so no batch would hold
 more than K chunks. The group is the fair share there: its batches take the waiting chunks
 oldest first, a chunk waits at most the batch wait, and each feed is one chunk (so a client
 sending a minute at once takes one chunk per batch, like everyone else). A batch leases a

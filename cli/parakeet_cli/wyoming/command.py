@@ -3,7 +3,7 @@
 Options follow wyoming-faster-whisper's where they mean the same (``--uri``, ``--model``,
 ``--language``, ``--beam-size``, ``--zeroconf``, ``--debug``); the rest are this project's
 (``--concurrency``, ``--threads``, the kernel options, the live-text window, and parakeet-server's
-``--max-batch`` and ``--batch-wait-ms`` for the live streams of a cache-aware model).
+``--max-batch`` and ``--batch-wait-ms`` for the live streams).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import click
 from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, component_option,
                       kernel_options, threads_per_backend)
 from ..server import WindowType
-from ..server.limits import DEFAULT_BATCH_WAIT_MS, DEFAULT_MAX_BATCH
+from ..server.limits import DEFAULT_BATCH_WAIT_MS, DEFAULT_BUFFERED_BATCH_WAIT_MS, DEFAULT_MAX_BATCH
 
 DEFAULT_URI = "tcp://127.0.0.1:10300"
 DEFAULT_WINDOW = "10,2,2"
@@ -52,9 +52,10 @@ DEFAULT_MAX_SECONDS = 300.0
               help="Live text: transcript-start, transcript-chunk as words become final, transcript-stop "
                    "(info's supports_transcript_streaming). Without it, only the transcript, and no stream runs.")
 @click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
-              help="Live streams of a cache-aware model, of all clients together, whose chunks run in one "
-                   "batched encoder step (1: each runs alone). Other models' streams never batch.")
-@click.option("--batch-wait-ms", default=DEFAULT_BATCH_WAIT_MS, show_default=True, type=click.IntRange(0, 1000),
+              help="Live streams, of all clients together, whose chunks run in one batched encoder pass (the "
+                   "steps of a cache-aware model, the buffered windows of an offline one; 1: each runs alone).")
+@click.option("--batch-wait-ms", default=None, show_default=f"{DEFAULT_BATCH_WAIT_MS}; {DEFAULT_BUFFERED_BATCH_WAIT_MS} on an "
+              "offline model", type=click.IntRange(0, 1000),
               help="Milliseconds a live stream's ready chunk may wait for other clients' streams to fill its batch.")
 @click.option("--max-seconds", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_MAX_SECONDS,
               show_default=True, help="Longest utterance; a longer one gets an error event and is dropped.")
@@ -69,7 +70,7 @@ DEFAULT_MAX_SECONDS = 300.0
 @component_option()
 def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], decoder: str, beam_size: Optional[int],
             language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_batch: int,
-            batch_wait_ms: int, max_seconds: float,
+            batch_wait_ms: Optional[int], max_seconds: float,
             model_name: Optional[str], zeroconf: Optional[str], attention: Any, isa: Optional[str],
             bf16: Optional[bool], debug: bool, component: Optional[str]) -> None:
     """Serve a model to Home Assistant (and other clients) over the Wyoming protocol.

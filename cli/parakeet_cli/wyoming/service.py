@@ -5,7 +5,7 @@ Each connection gets a :class:`~.handler.SttHandler`. The library calls of every
 model's pool has backends, in the order they come: no call waits inside the library for a
 backend, and what a client sends while its call waits stays in its socket (backpressure).
 
-On a cache-aware model with ``--max-batch`` > 1 the live streams of all clients join one stream
+With ``--max-batch`` > 1 the live streams of all clients join one stream
 group (../stream_batching.py, as parakeet-server's do): a member's feed waits in the library for
 a batch, so the feeds run on threads of their own, as many as a batch holds, and fill batches
 while the workers run the final transcriptions. A stream leaves the group when it is freed.

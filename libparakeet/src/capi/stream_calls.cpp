@@ -52,7 +52,6 @@ parakeet_stream* begin(parakeet_ctx* ctx, const pk::capi::StreamOptions& options
     auto s = std::make_unique<parakeet_stream>();
     s->ctx = ctx;
     s->stream = make_stream(model, options);
-    s->cache_aware = dynamic_cast<pk::CacheAwareStream*>(s->stream.get());
     return s.release();
 }
 
@@ -76,18 +75,18 @@ int event_bits(const pk::StreamUpdate& u) {
 pk::StreamUpdate feed(parakeet_stream* s, const float* pcm, int n) {
     return step(s, [&](pk::LiveStream& c) {
         if (s->group == nullptr) return c.feed(pcm, n);
-        s->cache_aware->take_audio(pcm, n);
-        pk::capi::group_batcher(s->group).run(*s->cache_aware);
-        return s->cache_aware->take_update();
+        c.take_audio(pcm, n);
+        pk::capi::group_batcher(s->group).run(c);
+        return c.take_update();
     });
 }
 
 pk::StreamUpdate finalize(parakeet_stream* s) {
     return step(s, [&](pk::LiveStream& c) {
         if (s->group == nullptr) return c.finalize();
-        s->cache_aware->end_audio();
-        pk::capi::group_batcher(s->group).run(*s->cache_aware);
-        return s->cache_aware->take_update();
+        c.end_audio();
+        pk::capi::group_batcher(s->group).run(c);
+        return c.take_update();
     });
 }
 

@@ -49,9 +49,6 @@ extern "C" {
 parakeet_stream_group* parakeet_capi_stream_group_new(parakeet_ctx* ctx, int max_batch, int max_wait_ms) {
     return guarded<parakeet_stream_group*>(ctx, nullptr, [&] {
         const pk::Model& model = pk::capi::asr_model(ctx);
-        if (!model.config().enc.cache_aware())
-            throw pk::Unsupported("stream groups batch cache-aware streaming models only; this model streams with "
-                                  "buffered windows");
         auto g = std::make_unique<parakeet_stream_group>();
         g->ctx = ctx;
         g->batcher = std::make_unique<pk::StreamBatcher>(model, max_batch, max_wait_ms);
@@ -66,11 +63,9 @@ int parakeet_capi_stream_group_join(parakeet_stream_group* g, parakeet_stream* s
         std::lock_guard<std::mutex> stream_lock(s->mu);
         if (s->group == g) throw pk::InvalidArgument("stream_group_join: the stream is in this group already");
         if (s->group != nullptr) throw pk::InvalidArgument("stream_group_join: the stream is in another group");
-        if (s->cache_aware == nullptr)
-            throw pk::InvalidArgument("stream_group_join: the stream is not a cache-aware stream");
         if (s->stream->finalized()) throw pk::InvalidArgument("stream_group_join: the stream is finalized");
         std::lock_guard<std::mutex> lock(g->mu);
-        g->batcher->join(*s->cache_aware);
+        g->batcher->join(*s->stream);
         g->members.insert(s);
         s->group = g;
         return 0;

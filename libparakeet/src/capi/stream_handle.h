@@ -9,7 +9,6 @@
 #include <memory>
 #include <mutex>
 
-#include "model/stream/cache_aware_stream.h"
 #include "model/stream/live_stream.h"
 #include "parakeet_capi.h"
 
@@ -17,8 +16,7 @@ struct parakeet_stream {
     parakeet_ctx* ctx = nullptr;
     std::mutex mu;  // one call at a time on a stream
     std::unique_ptr<pk::LiveStream> stream;
-    pk::CacheAwareStream* cache_aware = nullptr;  // `stream`, when it is one (groups batch only these)
-    parakeet_stream_group* group = nullptr;       // the group it is in (under mu), or none
+    parakeet_stream_group* group = nullptr;  // the group it is in (under mu), or none
     std::deque<parakeet_stream_event> events;  // decoded, not yet drained
     // Calls that have entered and not yet returned (counted before they wait for `mu`).
     std::atomic<int> calls_in_flight{0};

@@ -15,7 +15,6 @@
 namespace pk {
 namespace {
 
-constexpr float kLayerNormEps = 1e-5f;
 constexpr float kBatchNormEps = 1e-5f;
 
 }  // namespace
@@ -256,21 +255,6 @@ void ConformerLayer::cached_convolution(ThreadTeam& team, Arena& arena, float* x
     });
 }
 
-namespace {
-
-// Key windows of NeMo's chunked_limited mask for rows [0, T) of one sequence: chunks of
-// right + 1 frames, each frame seeing its own chunk and the left / (right + 1) chunks before it.
-void chunked_windows(int64_t T, int left, int right, int64_t* begin, int64_t* end) {
-    const int64_t chunk = right + 1, before = left / chunk;
-    for (int64_t i = 0; i < T; ++i) {
-        const int64_t c = i / chunk;
-        begin[i] = std::max<int64_t>(0, (c - before) * chunk);
-        end[i] = std::min(T, (c + 1) * chunk);
-    }
-}
-
-}  // namespace
-
 void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                                        const float* pos) const {
     ArenaScope scope(arena);
@@ -280,18 +264,12 @@ void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x,
     float* k = arena.alloc_array<float>(static_cast<size_t>(T * d));
     float* v = arena.alloc_array<float>(static_cast<size_t>(T * d));
     float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
-    int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
-    int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
     kernels::layer_norm(*kernels_, team, x, T, d, norm_att_.weight, norm_att_.bias, kLayerNormEps, h);
     q_.forward(team, arena, h, T, q);
     k_.forward(team, arena, h, T, k);
     v_.forward(team, arena, h, T, v);
     pos_.forward(team, arena, pos, P, p);
-    chunked_windows(T, left, right, begin, end);
-    float* pT = arena.alloc_array<float>(static_cast<size_t>(d * kernels::positions_stride(P)));
-    kernels::transpose_positions(p, P, n_heads_, d / n_heads_, pT);
-    kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, pT, P, left + right, pos_bias_u_,
-                                        pos_bias_v_, n_heads_, d / n_heads_, 0, begin, end, h);
+    attend(team, arena, q, k, v, p, T, AttentionSetting::chunked(left, right), h);
     out_.forward(team, arena, h, T, q);
     kernels::add(team, x, q, T * d, x);
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "model/encoder/attention_setting.h"
+#include "model/encoder/batch_rows.h"
 #include "model/encoder/stream_cache.h"
 #include "model/layers/linear.h"
 #include "model/model_config.h"
@@ -70,6 +71,13 @@ public:
     void forward_steps(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
                        const RowPaths& paths) const;
 
+    // Several independent utterances at once (an offline batch): x holds their frames stacked
+    // as `batch` says, updated in place; each utterance's rows get the bits forward() gives it
+    // alone with its attention and positions. Every product runs on the stacked rows, each row
+    // by the kernels it takes alone (BatchRows' segments); the attention and the depthwise
+    // conv, which read other frames, run utterance by utterance on its own rows only.
+    void forward_batch(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
+
     // Rows per chunk of the row-wise stages.
     static constexpr int64_t kRowChunk = 512;
 
@@ -85,6 +93,13 @@ private:
     // Chunked-limited attention on the whole sequence (offline): pos as StepRows::pos.
     void chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                            const float* pos) const;
+    // The attention of one sequence of T frames on its projected queries, keys, values and
+    // positions p (`attention` resolved: p as forward() takes pos, projected) into out [T, d].
+    void attend(ThreadTeam& team, Arena& arena, const float* q, const float* k, const float* v, const float* p,
+                int64_t T, const AttentionSetting& attention, float* out) const;
+    // forward_batch's attention and convolution modules.
+    void batch_attention(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
+    void batch_convolution(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
     // The streaming step's attention of every stream over its cache + its rows (forward_steps).
     void cached_attention(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
                           int64_t total, const RowPaths& paths) const;
@@ -99,6 +114,8 @@ private:
     // output dw [n, d] (overwritten), added to x.
     void conv_in(ThreadTeam& team, Arena& arena, const float* x, int64_t n, float* g, const RowPaths& paths) const;
     void conv_out(ThreadTeam& team, Arena& arena, float* dw, int64_t n, float* x, const RowPaths& paths) const;
+
+    static constexpr float kLayerNormEps = 1e-5f;
 
     int64_t d_model_, n_heads_, ff_dim_, kernel_;
     bool conv_layer_norm_;

@@ -36,15 +36,9 @@ void FastConformerEncoder::run_layers(ThreadTeam& team, Arena& arena, float* x, 
     // NeMo multiplies by the Python float sqrt(d_model), applied in float32.
     if (cfg_.xscaling) kernels::scale(team, x, static_cast<float>(std::sqrt(static_cast<double>(d))), T * d, x);
     const AttentionSetting att = attention.resolve(T);
-    const bool local = att.mode == AttentionSetting::Mode::Local;
-    const bool chunked = att.mode == AttentionSetting::Mode::Chunked;
-    // Full attention uses positions T-1 .. -(T-1), local [L, R] positions L .. -R, chunked
-    // [L, R] positions L+R .. -R: all consecutive rows of the shared table (row r of a table
-    // for length P is position P-1-r).
-    const int64_t top = chunked ? att.left + att.right : att.left;  // the largest position
-    const int64_t reach = local || chunked ? std::max<int64_t>(top, att.right) + 1 : T;
-    const auto table = positions_.get(reach);
-    const float* pos = local || chunked ? table->for_length(reach, d) + (reach - 1 - top) * d : table->for_length(T, d);
+    const PositionRows rows = PositionRows::of(att, T);
+    const auto table = positions_.get(rows.reach());
+    const float* pos = table->at(rows, d);
     const double n = static_cast<double>(layers_.size());
     for (size_t i = 0; i < layers_.size(); ++i) {
         layers_[i].forward(team, arena, x, T, att, pos, progress.sub(i / n, (i + 1) / n));

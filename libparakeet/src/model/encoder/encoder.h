@@ -16,6 +16,15 @@
 
 namespace pk {
 
+// One utterance of a batched offline pass (FastConformerEncoder::forward_batch).
+struct EncoderUtterance {
+    const float* mel = nullptr;  // [mel_frames, n_mels], valid frames only
+    int64_t mel_frames = 0;
+    AttentionSetting attention;  // may be Auto (resolved by its length, as forward() does)
+    int64_t frames = 0;          // set by the pass: output_frames(mel_frames),
+    int64_t row = 0;             //   its rows of the output from this one on
+};
+
 class FastConformerEncoder {
 public:
     FastConformerEncoder(const TensorLoader& t, const EncoderConfig& cfg);
@@ -35,6 +44,17 @@ public:
     void forward(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out,
                  const AttentionSetting& attention, const ProgressSpan& progress = {},
                  const StageObserver& observe = {}) const;
+
+    // forward() of several independent utterances at once: the products of the subsampling's
+    // projection and of every layer run once on all utterances' frames stacked, each frame by
+    // the kernels its utterance's pass alone gives it (model/encoder/batch_rows.h); the
+    // subsampling's convolutions, the attention (each utterance its own relative positions and
+    // length, nothing padded) and the depthwise conv run utterance by utterance. Each
+    // utterance gets the bits forward() gives it alone. Sets every utterance's `frames` and
+    // `row`; out holds the sum of their output_frames(mel_frames) rows. The utterances with at
+    // most kernels::kMatvecMaxRows frames come first (RowPaths). No progress is reported.
+    void forward_batch(ThreadTeam& team, Arena& arena, std::vector<EncoderUtterance>& utterances,
+                       float* out) const;
 
     // The subsampling stage alone: out as for forward(). The mel may be given back afterwards.
     void subsample(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out) const;

@@ -10,6 +10,18 @@ constexpr int64_t kGrowthStep = 256;
 
 }  // namespace
 
+PositionRows PositionRows::of(const AttentionSetting& resolved, int64_t T) {
+    const int L = resolved.left, R = resolved.right;
+    switch (resolved.mode) {
+    case AttentionSetting::Mode::Local:
+        return {L, L + R + 1};
+    case AttentionSetting::Mode::Chunked:
+        return {L + R, L + 2 * R + 1};
+    default:
+        return {T - 1, 2 * T - 1};
+    }
+}
+
 std::shared_ptr<const RelPositionTable::Table> RelPositionTable::get(int64_t T) const {
     std::lock_guard<std::mutex> lock(mu_);
     if (table_ && table_->max_len >= T) return table_;

@@ -8,12 +8,27 @@
 // pe[pos][2k] = sin(pos · div_k), pe[pos][2k+1] = cos(pos · div_k).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
 
+#include "model/encoder/attention_setting.h"
+
 namespace pk {
+
+// The rows of relative positions that a sequence of T frames reads with a resolved attention
+// (ConformerLayer::forward's pos): full, T-1 .. -(T-1); local [L, R], L .. -R; chunked [L, R],
+// L+R .. -R. Consecutive rows of any table that reaches them.
+struct PositionRows {
+    int64_t top = 0;   // the largest position
+    int64_t rows = 0;  // positions top down to top - rows + 1
+
+    static PositionRows of(const AttentionSetting& resolved, int64_t T);
+    // The table length (RelPositionTable::get) that holds them.
+    int64_t reach() const { return std::max(top, rows - 1 - top) + 1; }
+};
 
 class RelPositionTable {
 public:
@@ -26,6 +41,10 @@ public:
         // The 2T-1 rows for a request of T <= P frames (positions T-1 .. -(T-1)).
         const float* for_length(int64_t T, int64_t d_model) const {
             return rows.data() + (max_len - T) * d_model;
+        }
+        // The first of `p`'s rows (position p.top); max_len >= p.reach().
+        const float* at(const PositionRows& p, int64_t d_model) const {
+            return rows.data() + (max_len - 1 - p.top) * d_model;
         }
     };
 

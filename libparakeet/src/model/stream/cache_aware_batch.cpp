@@ -3,20 +3,12 @@
 #include <algorithm>
 #include <utility>
 
-#include "common/errors.h"
+#include "model/stream/stream_batch.h"
 
 namespace pk {
 
 CacheAwareBatch::CacheAwareBatch(std::vector<CacheAwareStream*> streams) : streams_(std::move(streams)) {
-    if (streams_.empty()) throw InvalidArgument("a stream batch needs at least one stream");
-    for (size_t i = 0; i < streams_.size(); ++i) {
-        if (streams_[i] == nullptr) throw InvalidArgument("a stream batch was given a null stream");
-        if (&streams_[i]->model() != &streams_[0]->model())
-            throw InvalidArgument("the streams of a batch must all be of one model");
-        if (std::find(streams_.begin(), streams_.begin() + static_cast<std::ptrdiff_t>(i), streams_[i]) !=
-            streams_.begin() + static_cast<std::ptrdiff_t>(i))
-            throw InvalidArgument("a stream batch was given the same stream twice");
-    }
+    check_batch_members({streams_.begin(), streams_.end()});
 }
 
 int64_t CacheAwareBatch::run(Backend& b, int64_t max_rounds) const {

@@ -5,7 +5,6 @@
 #include <string>
 
 #include "common/errors.h"
-#include "model/stream/cache_aware_batch.h"
 
 namespace pk {
 
@@ -48,18 +47,6 @@ CacheAwareStream::CacheAwareStream(const Model& model, const AttContext& context
       cache_(model.encoder().stream_cache(context)),
       decoder_(model, decoder) {}
 
-StreamUpdate CacheAwareStream::feed(const float* samples, int64_t n) {
-    take_audio(samples, n);
-    run_alone();
-    return take_update();
-}
-
-StreamUpdate CacheAwareStream::finalize() {
-    end_audio();
-    run_alone();
-    return take_update();
-}
-
 void CacheAwareStream::take_audio(const float* samples, int64_t n) {
     check_feed(samples, n, received_, ended_);
     audio_.insert(audio_.end(), samples, samples + n);
@@ -69,12 +56,6 @@ void CacheAwareStream::take_audio(const float* samples, int64_t n) {
 void CacheAwareStream::end_audio() {
     if (ended_) throw InvalidArgument("the stream is already finalized");
     ended_ = true;
-}
-
-void CacheAwareStream::run_alone() {
-    if (!chunk_ready()) return;
-    const BackendLease lease = model_.lease_backend();
-    CacheAwareBatch({this}).run(lease.backend());
 }
 
 int64_t CacheAwareStream::next_start() const {

@@ -18,11 +18,8 @@
 //     conformer_stream_step continues from the previous hypotheses / pred_out.
 //
 // Like ChunkedStream, a stream holds no backend between calls (each call that computes leases
-// one), one thread at a time per stream, and the model must outlive it.
-//
-// feed() and finalize() run the stream's chunks alone. A CacheAwareBatch runs the chunks of
-// several streams as batched steps instead, between the halves of those calls: take_audio() /
-// end_audio(), then the batch, then take_update(). Either way a stream gets the same bits.
+// one), one thread at a time per stream, and the model must outlive it. A CacheAwareBatch runs
+// the chunks of several streams as batched steps (LiveStream's halves of feed and finalize).
 #pragma once
 
 #include <cstdint>
@@ -58,25 +55,12 @@ public:
     CacheAwareStream(const Model& model, const AttContext& context, DecoderChoice decoder,
                      const std::string& language = {});
 
-    // Appends n samples at the model's sample rate and runs every chunk now complete.
-    // Throws InvalidArgument (bad buffer, non-finite samples, after finalize).
-    StreamUpdate feed(const float* samples, int64_t n) override;
-    // Runs the rest as NeMo's last chunks; the stream then takes no more audio.
-    StreamUpdate finalize() override;
+    void take_audio(const float* samples, int64_t n) override;
+    void end_audio() override;
+    bool chunk_ready() const override;
+    StreamUpdate take_update() override;
 
-    // feed() and finalize() without running any chunk (a CacheAwareBatch runs them):
-    // take_audio appends n samples (checks as feed); end_audio marks the end of the audio, so
-    // that the rest becomes NeMo's last chunks and the next update is the final one (throws
-    // InvalidArgument when the audio had ended already).
-    void take_audio(const float* samples, int64_t n);
-    void end_audio();
-    // Whether a chunk can run now.
-    bool chunk_ready() const;
-    // What the chunks run since the last update made final (the final update once the audio
-    // has ended: the stream is then finalized).
-    StreamUpdate take_update();
-
-    const Model& model() const { return model_; }
+    const Model& model() const override { return model_; }
     const std::vector<TranscriptToken>& tokens() const override { return decoder_.tokens(); }
     Transcript transcript() const override;
     const AttContext& context() const { return cache_.context; }
@@ -87,8 +71,6 @@ public:
 
 private:
     friend class CacheAwareBatch;
-    // Runs the ready chunks on a leased backend, alone (feed, finalize).
-    void run_alone();
     // The next chunk [start, start + size) in mel frames, if it can run now.
     bool next_chunk(int64_t& start, int64_t& size) const;
     // The encoder input of the next chunk, in b's arena, when one is ready (CacheAwareBatch).

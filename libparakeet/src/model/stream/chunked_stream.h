@@ -9,11 +9,13 @@
 // A stream holds no backend between calls: each chunk leases one from the model's pool (or
 // the process-wide backend) only while it computes. Everything a stream carries lives in the
 // stream (its audio tail, the decoder state, the words not yet complete). One thread at a
-// time per stream; the model must outlive it.
+// time per stream; the model must outlive it. A ChunkedBatch runs the windows of several
+// streams together (LiveStream's halves of feed and finalize).
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,12 +35,12 @@ public:
     ChunkedStream(const ChunkedStream&) = delete;
     ChunkedStream& operator=(const ChunkedStream&) = delete;
 
-    // Appends n samples at the model's sample rate and decodes every chunk now complete.
-    // Throws InvalidArgument (bad buffer, non-finite samples, after finalize).
-    StreamUpdate feed(const float* samples, int64_t n) override;
-    // Decodes the remaining audio as the last chunk; the stream then takes no more audio.
-    StreamUpdate finalize() override;
+    void take_audio(const float* samples, int64_t n) override;
+    void end_audio() override;
+    bool chunk_ready() const override;
+    StreamUpdate take_update() override;
 
+    const Model& model() const override { return model_; }
     // Every final token so far and the transcript they make (word times, text).
     const std::vector<TranscriptToken>& tokens() const override { return decoder_.tokens(); }
     Transcript transcript() const override;
@@ -48,8 +50,13 @@ public:
     bool finalized() const override { return finalized_; }
 
 private:
-    StreamUpdate run_ready(bool final);
-    void run_chunk(const ChunkWindow& w);
+    friend class ChunkedBatch;
+    // The window of the next chunk, if it can run now.
+    std::optional<ChunkWindow> next_window() const;
+    // The window's audio: [window_start, window_end) of the stream.
+    const float* window_audio(const ChunkWindow& w) const { return audio_.data() + (w.window_start - audio_start_); }
+    // Marks the window as run (its frames were decoded).
+    void finish_window(const ChunkWindow& w) { schedule_.advance(w); }
 
     const Model& model_;
     StreamContext ctx_;
@@ -59,7 +66,9 @@ private:
     std::vector<float> audio_;  // samples [audio_start_, received_)
     int64_t audio_start_ = 0;
     int64_t received_ = 0;
-    bool finalized_ = false;
+    bool ended_ = false;      // end_audio() was called
+    bool finalized_ = false;  // the final update was taken
+    int64_t chunks_reported_ = 0;  // chunks run as of the last update
 
     StreamDecoder decoder_;  // the decoder state, the final tokens, the words returned
 };

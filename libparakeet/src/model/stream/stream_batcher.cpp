@@ -5,12 +5,12 @@
 #include <vector>
 
 #include "common/errors.h"
-#include "model/stream/cache_aware_batch.h"
+#include "model/stream/stream_batch.h"
 
 namespace pk {
 
 struct StreamBatcher::Waiter {
-    CacheAwareStream* stream;
+    LiveStream* stream;
     Clock::time_point since;   // when its chunks began to wait (the max_wait rule)
     Clock::time_point queued;  // when it last entered the queue (the waiting time reported)
     bool taken = false;  // in a batch that runs now
@@ -30,7 +30,7 @@ StreamBatcher::Stats StreamBatcher::stats() const {
     return stats_;
 }
 
-void StreamBatcher::join(const CacheAwareStream& s) {
+void StreamBatcher::join(const LiveStream& s) {
     if (&s.model() != &model_) throw InvalidArgument("stream group: the stream is of another context's model");
     std::lock_guard<std::mutex> lock(mu_);
     ++members_;
@@ -52,7 +52,7 @@ bool StreamBatcher::batch_due(Clock::time_point now) const {
     return n >= max_batch_ || n >= members_ || now >= queue_.front()->since + max_wait_;
 }
 
-void StreamBatcher::run(CacheAwareStream& s) {
+void StreamBatcher::run(LiveStream& s) {
     if (!s.chunk_ready()) return;
     const Clock::time_point now = Clock::now();
     Waiter me{&s, now, now, false, false, nullptr};
@@ -96,10 +96,10 @@ void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     std::exception_ptr error;
     try {
-        std::vector<CacheAwareStream*> streams;
+        std::vector<LiveStream*> streams;
         for (Waiter* w : batch) streams.push_back(w->stream);
         const BackendLease lease = model_.lease_backend();
-        CacheAwareBatch(streams).run(lease.backend(), 1);
+        run_stream_batch(streams, lease.backend(), 1);
     } catch (...) {
         error = std::current_exception();
     }

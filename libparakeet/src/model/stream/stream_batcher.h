@@ -1,7 +1,8 @@
-// StreamBatcher: the scheduler that lets concurrent feeds of cache-aware streams share their
-// encoder steps. It starts no thread: a feed whose stream has a chunk ready queues the stream
-// and waits; the oldest waiting feed runs a CacheAwareBatch for the queue (the first max_batch
-// streams, oldest first) on a backend of the model's pool when
+// StreamBatcher: the scheduler that lets concurrent feeds of the live streams of one model share
+// their encoder passes: the steps of cache-aware streams, the windows of buffered streams (the
+// model decides which: run_stream_batch). It starts no thread: a feed whose stream has a chunk
+// ready queues the stream and waits; the oldest waiting feed runs a batch for the queue (the
+// first max_batch streams, oldest first) on a backend of the model's pool when
 //   * the queue holds max_batch streams, or every member stream (nothing else could join), or
 //   * it has waited max_wait;
 // A batch runs one round: the next chunk of each of its streams. A stream with more chunks
@@ -12,7 +13,7 @@
 // backends run at the same time.
 //
 // An error inside a batch is every one of its feeds' error (they shared the step); errors of
-// a stream's own input are found before it queues (CacheAwareStream::take_audio) and stay its
+// a stream's own input are found before it queues (LiveStream::take_audio) and stay its
 // own. Thread-safe; one feed at a time per stream (the caller's lock).
 #pragma once
 
@@ -23,7 +24,8 @@
 #include <mutex>
 #include <vector>
 
-#include "model/stream/cache_aware_stream.h"
+#include "model/model.h"
+#include "model/stream/live_stream.h"
 
 namespace pk {
 
@@ -34,14 +36,14 @@ public:
 
     // Membership: the streams that may queue (counted for the "every member waits" rule).
     // join throws InvalidArgument for a stream of another model.
-    void join(const CacheAwareStream& s);
+    void join(const LiveStream& s);
     void leave();
     int members() const;
 
     // Runs the chunks `s` has ready (none: returns at once) in some batch; returns once they
     // ran. `s` is one of the members, used by no other thread until this returns. Rethrows the
     // batch's error.
-    void run(CacheAwareStream& s);
+    void run(LiveStream& s);
 
     // What the batcher did: how many batches (rounds) ran of each size (batch_sizes[i]: of
     // i + 1 streams), and how long their streams waited in the queue each time.

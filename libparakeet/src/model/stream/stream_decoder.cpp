@@ -37,21 +37,46 @@ void StreamDecoder::decode_tentative(Backend& b, const float* enc, int64_t n) {
 
 void StreamDecoder::decode_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
                                  const std::vector<const float*>& encs, const std::vector<int64_t>& ns) {
+    run_batch(b, decoders, encs, ns, false);
+}
+
+void StreamDecoder::decode_tentative_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                                           const std::vector<const float*>& encs, const std::vector<int64_t>& ns) {
+    run_batch(b, decoders, encs, ns, true);
+}
+
+void StreamDecoder::run_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                              const std::vector<const float*>& encs, const std::vector<int64_t>& ns, bool tentative) {
     std::vector<ChunkDecode> chunks;
     std::vector<StreamDecoder*> batched;
+    // The tentative decodes continue from copies of the states (sized up front: chunks point
+    // into it).
+    std::vector<TransducerCarry> copies(tentative ? decoders.size() : 0);
     for (size_t i = 0; i < decoders.size(); ++i) {
         StreamDecoder& d = *decoders[i];
         if (d.use_ctc_) {
-            d.decode(b, encs[i], ns[i]);
+            if (tentative) d.decode_tentative(b, encs[i], ns[i]);
+            else d.decode(b, encs[i], ns[i]);
             continue;
         }
-        chunks.push_back({encs[i], ns[i], &d.carry_.transducer, {}});
+        TransducerCarry* carry = &d.carry_.transducer;
+        if (tentative) {
+            copies[i] = *carry;
+            carry = &copies[i];
+        }
+        chunks.push_back({encs[i], ns[i], carry, {}});
         batched.push_back(&d);
     }
     if (batched.empty()) return;
     batched[0]->model_.transducer()->decode_chunks(b.team(), b.arena(), chunks);
     for (size_t i = 0; i < batched.size(); ++i) {
         StreamDecoder& d = *batched[i];
+        if (tentative) {
+            d.tentative_.clear();
+            append_chunk(chunks[i].tokens, d.decoded_frames_, d.tentative_);
+            d.take_events(0, d.tentative_, nullptr);
+            continue;
+        }
         const size_t before = d.tokens_.size();
         append_chunk(chunks[i].tokens, d.decoded_frames_, d.tokens_);
         d.take_events(before, d.tokens_, &d.pending_events_);

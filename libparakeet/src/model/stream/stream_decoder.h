@@ -52,6 +52,9 @@ public:
     // Decodes n frames after those from a copy of the state: the tentative tokens (replacing the
     // previous ones). clear_tentative() drops them.
     void decode_tentative(Backend& b, const float* enc, int64_t n);
+    // decode_tentative() for several streams of one model at once, batched as decode_batch.
+    static void decode_tentative_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                                       const std::vector<const float*>& encs, const std::vector<int64_t>& ns);
     void clear_tentative() { tentative_.clear(); }
 
     // Fills u's text, words, tokens, partial and events. `changed`: frames were decoded since the
@@ -66,6 +69,9 @@ public:
     TimestampRule rule() const;
 
 private:
+    // decode_batch (tentative false) or decode_tentative_batch (true).
+    static void run_batch(Backend& b, const std::vector<StreamDecoder*>& decoders,
+                          const std::vector<const float*>& encs, const std::vector<int64_t>& ns, bool tentative);
     void decode_into(Backend& b, const float* enc, int64_t n, int64_t first_frame, StreamCarry& carry,
                      std::vector<TranscriptToken>& out, std::vector<StreamEvent>* events) const;
     // Appends a transducer chunk's tokens (frames local to a chunk starting at first_frame).

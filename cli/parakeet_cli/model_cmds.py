@@ -117,7 +117,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
-    hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    hyperparams.yaml beside it) or a 3D-Speaker CAM++ state_dict (campplus_*.bin) becomes
+    voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
     A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
     .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or
@@ -133,15 +134,19 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
       parakeet-cli convert silero_vad.onnx silero-vad-f16.gguf --type f16
       parakeet-cli convert ced-tiny/ ced-tiny-q8_0.gguf --type q8_0
       parakeet-cli convert spkrec-ecapa-voxceleb/embedding_model.ckpt ecapa.gguf
+      parakeet-cli convert campplus_cn_common.bin campplus.gguf
     """
     if nemo_file.lower().endswith(".onnx"):
         _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        return
+    if nemo_file.lower().endswith(".bin") and _is_campplus(nemo_file):
+        _convert_speaker("campplus", nemo_file, gguf_file, out_type, name, as_json)
         return
     if os.path.isdir(nemo_file) or nemo_file.lower().endswith(".bin"):
         _convert_ced(nemo_file, gguf_file, out_type, name, as_json)
         return
     if nemo_file.lower().endswith(".ckpt"):
-        _convert_speechbrain(nemo_file, gguf_file, out_type, name, as_json)
+        _convert_speaker("ecapa", nemo_file, gguf_file, out_type, name, as_json)
         return
     from parakeet_py.convert import convert_nemo
 
@@ -172,14 +177,25 @@ def _convert_ced(checkpoint: str, gguf_file: str, out_type: str, name: Optional[
         click.echo(f"wrote {gguf_file} (CED sound tagger, {out_type}, {_megabytes(size)})")
 
 
-def _convert_speechbrain(ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
-    from parakeet_py.convert.speechbrain_ecapa import convert_speechbrain_ecapa
+def _is_campplus(path: str) -> bool:
+    from parakeet_py.convert.campplus_checkpoint import is_campplus_checkpoint
 
-    size = convert_speechbrain_ecapa(ckpt_file, gguf_file, out_type, name=name)
+    return is_campplus_checkpoint(path)
+
+
+def _convert_speaker(arch: str, ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str],
+                     as_json: bool) -> None:
+    if arch == "campplus":
+        from parakeet_py.convert.campplus_checkpoint import convert_campplus as convert_speaker
+        what = "CAM++"
+    else:
+        from parakeet_py.convert.speechbrain_ecapa import convert_speechbrain_ecapa as convert_speaker
+        what = "ECAPA-TDNN"
+    size = convert_speaker(ckpt_file, gguf_file, out_type, name=name)
     if as_json:
         click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
     else:
-        click.echo(f"wrote {gguf_file} (ECAPA-TDNN speaker encoder, {out_type}, {_megabytes(size)})")
+        click.echo(f"wrote {gguf_file} ({what} speaker encoder, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

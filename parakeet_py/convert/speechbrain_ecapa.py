@@ -113,22 +113,7 @@ def _expect(tensors, name: str, shape: tuple) -> None:
 
 def _metadata(cfg: Dict[str, Any], name: str) -> List[MetaValue]:
     ch = cfg["channels"]
-    return [
-        MetaValue("general.name", "str", name),
-        MetaValue(vd.ARCH, "str", vd.ARCH_ECAPA),
-        MetaValue(vd.EMBEDDING_DIM, "u32", int(cfg["lin_neurons"])),
-        MetaValue(vd.L2_NORMALIZE, "bool", True),
-        MetaValue(vd.FBANK_SAMPLE_RATE, "u32", 16000),
-        MetaValue(vd.FBANK_N_MELS, "u32", int(cfg["input_size"])),
-        MetaValue(vd.FBANK_N_FFT, "u32", 512),
-        MetaValue(vd.FBANK_WIN_LENGTH, "u32", 400),
-        MetaValue(vd.FBANK_HOP_LENGTH, "u32", 160),
-        MetaValue(vd.FBANK_PREEMPH, "f32", 0.97),
-        MetaValue(vd.FBANK_LOW_FREQ, "f32", 20.0),
-        MetaValue(vd.FBANK_HIGH_FREQ, "f32", 0.0),
-        MetaValue(vd.FBANK_USE_ENERGY, "bool", False),
-        MetaValue(vd.FBANK_CMN, "bool", True),
-        MetaValue(vd.FBANK_WINDOW, "str", "povey"),
+    return vd.encoder_metadata(name, vd.ARCH_ECAPA, cfg["lin_neurons"], cfg["input_size"]) + [
         MetaValue(vd.ECAPA_CHANNELS, "u32", int(ch[0])),
         MetaValue(vd.ECAPA_N_BLOCKS, "u32", len(ch) - 1),
         MetaValue(vd.ECAPA_SE_CHANNELS, "u32", int(cfg["se_channels"])),

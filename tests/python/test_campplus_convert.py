@@ -1,0 +1,93 @@
+"""``parakeet-cli convert`` of a 3D-Speaker CAM++ state_dict (``torch.save``, as
+``campplus_cn_common.bin``) to voice-detect.cpp's ``voicedetect`` GGUF.
+
+The committed fixture ``tests/data/speaker/campplus_tiny.bin`` (tools/fixtures/
+make_campplus_fixtures.py) was converted into ``campplus_tiny.gguf``, on which the engine's parity
+tests run; converting it again must give the same file.
+"""
+
+import re
+from pathlib import Path
+
+import gguf
+import pytest
+
+from parakeet_py.convert import voicedetect_schema as vd
+from parakeet_py.convert.campplus_checkpoint import campplus_manifest, convert_campplus, is_campplus_checkpoint
+from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
+from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
+CHECKPOINT = DATA / "campplus_tiny.bin"
+COMMITTED = DATA / "campplus_tiny.gguf"
+
+
+@pytest.fixture(scope="module")
+def tensors():
+    with open(CHECKPOINT, "rb") as stream:
+        t = TorchCheckpoint(stream).tensors
+        yield dict(t)
+
+
+def test_converting_the_fixture_checkpoint_gives_the_committed_file(tmp_path):
+    out = tmp_path / "campplus.gguf"
+    convert_campplus(CHECKPOINT, out, name="campplus_tiny")
+    assert out.read_bytes() == COMMITTED.read_bytes()
+
+
+def test_the_manifest_lists_every_convolution_and_batchnorm_in_forward_order():
+    r = gguf.GGUFReader(str(COMMITTED))
+    field = lambda key: r.get_field(key).contents()  # noqa: E731
+    weights, biases, norms = field(vd.CAMPPLUS_CONV_WEIGHT), field(vd.CAMPPLUS_CONV_BIAS), field(vd.CAMPPLUS_BN_PREFIX)
+    # The fixture's CAM++ has 3 + 4 + 3 CAM layers: 12 head convs, the tdnn, 4 per layer, 3 transits, the dense.
+    assert len(weights) == len(biases) == 12 + 1 + 4 * 10 + 3 + 1
+    assert len(norms) == 10 + 3
+    assert field(vd.ARCH) == "campplus" and field(vd.EMBEDDING_DIM) == 192 and field(vd.FBANK_N_MELS) == 80
+    assert weights[:4] == ["head.conv1.weight", "head.layer1.0.conv1.weight", "head.layer1.0.conv2.weight",
+                           "head.layer1.0.shortcut.0.weight"]
+    assert weights[13:17] == [f"xvector.block1.tdnnd1.{m}.weight" for m in
+                              ("linear1", "cam_layer.linear_local", "cam_layer.linear1", "cam_layer.linear2")]
+    # The folded BatchNorms give their convolution a bias; the others keep none.
+    assert biases[0] == "head.conv1.bias" and biases[12] == "xvector.tdnn.linear.bias"
+    assert biases[13:17] == ["xvector.block1.tdnnd1.linear1.bias", "", "xvector.block1.tdnnd1.cam_layer.linear1.bias",
+                             "xvector.block1.tdnnd1.cam_layer.linear2.bias"]
+    assert [b for w, b in zip(weights, biases) if ".transit" in w] == ["", "", "xvector.transit3.linear.bias"]
+    assert biases[-1] == "" and weights[-1] == "xvector.dense.linear.weight"
+    assert norms[0] == "xvector.block1.tdnnd1.nonlinear1.batchnorm" and norms[-1] == "xvector.transit3.nonlinear.batchnorm"
+    names = {t.name for t in r.tensors}
+    assert "xvector.block1.tdnnd1.nonlinear2.batchnorm.running_mean" not in names  # folded away
+    assert {field(vd.CAMPPLUS_EMB_BN_MEAN), field(vd.CAMPPLUS_EMB_BN_VAR)} <= names
+
+
+@pytest.mark.parametrize("drop, error, message", [
+    ("xvector.block3.", UnsupportedModelError, "this CAM++ has 2 dense blocks, the engine runs 3"),
+    ("head.layer2.1.", UnsupportedModelError, "this CAM++ head has 1 blocks in head.layer2, the engine runs 2"),
+    ("xvector.block1.tdnnd2.nonlinear2.batchnorm.running_var", ConversionError,
+     "the CAM++ checkpoint has no tensor xvector.block1.tdnnd2.nonlinear2.batchnorm.running_var"),
+])
+def test_checkpoints_the_engine_cannot_run_are_refused(tensors, drop, error, message):
+    kept = {name: t for name, t in tensors.items() if not name.startswith(drop)}
+    with pytest.raises(error, match=re.escape(message)):
+        campplus_manifest(kept)
+
+
+def test_only_campplus_checkpoints_are_taken_for_one(tmp_path):
+    assert is_campplus_checkpoint(CHECKPOINT)
+    assert not is_campplus_checkpoint(DATA / "spkrec_tiny" / "embedding_model.ckpt")
+    (tmp_path / "junk.bin").write_bytes(b"not a checkpoint")
+    assert not is_campplus_checkpoint(tmp_path / "junk.bin")
+
+
+def test_cli_convert_takes_the_checkpoint(tmp_path):
+    from parakeet_cli.main import cli
+    from test_cli import runner
+
+    out = tmp_path / "campplus.gguf"
+    r = runner().invoke(cli, ["convert", str(CHECKPOINT), str(out), "--name", "campplus_tiny", "--json"],
+                        catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert '"kind": "voicedetect"' in r.output
+    assert out.read_bytes() == COMMITTED.read_bytes()
+    r = runner().invoke(cli, ["convert", str(CHECKPOINT), str(tmp_path / "q.gguf"), "--type", "q8_0"])
+    assert r.exit_code != 0
+    assert "written as f32, not q8_0" in r.output

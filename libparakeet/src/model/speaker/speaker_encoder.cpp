@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <mutex>
 #include <utility>
+#include <variant>
 
 #include "common/errors.h"
 #include "common/sha256.h"
@@ -93,23 +94,26 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     const std::string arch = string_or_empty(g, vd::kArch);
     const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
     if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
-    if (arch != vd::kArchEcapa)
+    if (arch != vd::kArchEcapa && arch != vd::kArchCampplus)
         throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " +
-                          vd::kArchEcapa + ")");
+                          vd::kArchEcapa + " and " + vd::kArchCampplus + ")");
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
 
     const TensorLoader t(g, isa);
     e->kernels_ = &t.kernels();
-    e->net_ = EcapaTdnn::load(g, t);
-    if (e->net_.embedding_dim() != dim)
-        t.fail("fc.conv.weight gives " + std::to_string(e->net_.embedding_dim()) + "-value embeddings, " +
-               vd::kEmbeddingDim + " says " + std::to_string(dim));
+    const KaldiFbankConfig fbank = read_fbank(g);
+    if (arch == vd::kArchEcapa) e->net_ = EcapaTdnn::load(g, t);
+    else e->net_ = CamPPlus::load(g, t, fbank.n_mels);
+    const int64_t net_dim = std::visit([](const auto& net) { return net.embedding_dim(); }, e->net_);
+    if (net_dim != dim)
+        t.fail("the network gives " + std::to_string(net_dim) + "-value embeddings, " + vd::kEmbeddingDim + " says " +
+               std::to_string(dim));
     // The front end is built once its size is known to fit the network (a file's n_mels sizes
     // the filter bank).
-    const KaldiFbankConfig fbank = read_fbank(g);
-    if (e->net_.n_mels() != fbank.n_mels)
-        t.fail("blocks.0 takes " + std::to_string(e->net_.n_mels()) + " mel bins, the front end gives " +
+    const int64_t net_mels = std::visit([](const auto& net) { return net.n_mels(); }, e->net_);
+    if (net_mels != fbank.n_mels)
+        t.fail("the network takes " + std::to_string(net_mels) + " mel bins, the front end gives " +
                std::to_string(fbank.n_mels));
     e->fbank_ = std::make_unique<KaldiFbank>(fbank);
     e->dim_ = static_cast<int>(dim);
@@ -143,7 +147,7 @@ std::vector<float> SpeakerEncoder::embed(const float* samples, int64_t n, int sa
     std::vector<float> feats(static_cast<size_t>(T * fbank_->config().n_mels));
     fbank_->compute(team, samples, n, feats.data());
     std::vector<float> out(static_cast<size_t>(dim_));
-    net_.forward(team, arena, feats.data(), T, out.data());
+    std::visit([&](const auto& net) { net.forward(team, arena, feats.data(), T, out.data()); }, net_);
     double norm2 = 0;
     for (float v : out) norm2 += static_cast<double>(v) * v;
     if (!std::isfinite(norm2) || norm2 == 0) throw InvalidAudio("speaker embedding is all zero or not finite");

@@ -1,8 +1,7 @@
 // A speaker encoder: voice-detect.cpp's `voicedetect` GGUF (general.architecture
 // "voicedetect"), audio in, one L2-normalised embedding out. The front end is the Kaldi fbank
 // of voicedetect.fbank.* with per-utterance mean removal (kaldi_fbank.h); the network is
-// ECAPA-TDNN (voicedetect.arch "ecapa_tdnn", ecapa_tdnn.h), the one architecture loaded so
-// far.
+// ECAPA-TDNN (voicedetect.arch "ecapa_tdnn", ecapa_tdnn.h) or CAM++ ("campplus", campplus.h).
 //
 // Fingerprints (parakeet.cpp's, so that stored embeddings are not compared across encoders):
 // family() is "voicedetect:<voicedetect.arch>:<general.name>:<voicedetect.embedding_dim>" (a
@@ -14,10 +13,12 @@
 
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "model/load_options.h"
+#include "model/speaker/campplus.h"
 #include "model/speaker/ecapa_tdnn.h"
 #include "model/speaker/kaldi_fbank.h"
 #include "runtime/backend.h"
@@ -60,7 +61,7 @@ private:
     const kernels::KernelTable* kernels_ = nullptr;
     std::unique_ptr<GgufReader> gguf_;  // the mapped weights the network reads
     std::unique_ptr<KaldiFbank> fbank_;
-    EcapaTdnn net_;
+    std::variant<EcapaTdnn, CamPPlus> net_;
     std::unique_ptr<Backend> backend_;
 };
 

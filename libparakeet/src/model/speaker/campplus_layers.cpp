@@ -1,0 +1,148 @@
+#include "model/speaker/campplus_layers.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/errors.h"
+
+namespace pk::speaker {
+
+namespace {
+
+// Output positions unfolded (and multiplied) at a time: a few MB of scratch at most.
+constexpr int64_t kBlockRows = 512;
+// Below this many positions per thread the unfolding is not worth waking the team.
+constexpr int64_t kMinRowsPerThread = 32;
+
+void relu_rows(float* y, int64_t rows, int64_t cols, int64_t ld) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) y[r * ld + c] = std::max(y[r * ld + c], 0.0f);
+}
+
+}  // namespace
+
+KernelShape kernel_shape(const GgufReader& gguf, const TensorLoader& t, const std::string& name) {
+    const GgufTensor* w = gguf.find_tensor(name);
+    if (w == nullptr) t.fail("missing tensor " + name);
+    switch (w->n_dims) {
+    case 2: return {w->ne[1], w->ne[0], 1, 1};
+    case 3: return {w->ne[2], w->ne[1], 1, static_cast<int>(w->ne[0])};
+    case 4: return {w->ne[3], w->ne[2], static_cast<int>(w->ne[1]), static_cast<int>(w->ne[0])};
+    default: t.fail(name + " has shape " + w->shape_string() + ", expected a convolution weight");
+    }
+}
+
+ConvGemm ConvGemm::load(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
+                        const std::string& bias, int64_t in, ConvGeometry geometry) {
+    const KernelShape s = kernel_shape(gguf, t, weight);
+    if (s.in != in)
+        t.fail(weight + " takes " + std::to_string(s.in) + " channels, the network gives it " + std::to_string(in));
+    if (s.kh < 1 || s.kw < 1 || s.out < 1) t.fail(weight + " has an empty kernel");
+    ConvGemm c;
+    c.in_ = in;
+    c.out_ = s.out;
+    c.kh_ = s.kh;
+    c.kw_ = s.kw;
+    c.g_ = geometry;
+    const int64_t taps = static_cast<int64_t>(s.kh) * s.kw;
+    if (taps == 1) {
+        const GgufTensor& w = t.get(weight, {s.out, in});
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(w), w.data, s.out, in,
+                                                                   t.level());
+        t.release(w);
+    } else {
+        // [out, in, kh, kw] -> [out, kh, kw, in]: each tap reads one contiguous channel run.
+        const float* w = t.f32(weight, {s.out, in, s.kh, s.kw});
+        std::vector<float> reordered(static_cast<size_t>(s.out * taps * in));
+        for (int64_t o = 0; o < s.out; ++o)
+            for (int64_t ci = 0; ci < in; ++ci)
+                for (int64_t k = 0; k < taps; ++k)
+                    reordered[(o * taps + k) * in + ci] = w[(o * in + ci) * taps + k];
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::F32, reordered.data(), s.out,
+                                                                   taps * in, t.level());
+    }
+    if (!bias.empty()) c.bias_ = t.f32(bias, {s.out});
+    return c;
+}
+
+void ConvGemm::unfold(ThreadTeam& team, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first,
+                      int64_t rows, float* cols) const {
+    const int64_t OW = out_w(W), K = static_cast<int64_t>(kh_) * kw_ * in_;
+    team.run([&](int ith, int nth) {
+        const int64_t parts = std::min<int64_t>(nth, std::max<int64_t>(1, rows / kMinRowsPerThread));
+        if (ith >= parts) return;
+        for (int64_t r = rows * ith / parts; r < rows * (ith + 1) / parts; ++r) {
+            const int64_t oh = (first + r) / OW, ow = (first + r) % OW;
+            float* row = cols + r * K;
+            for (int i = 0; i < kh_; ++i) {
+                const int64_t ih = oh * g_.stride_h + i - g_.pad_h;
+                for (int j = 0; j < kw_; ++j, row += in_) {
+                    const int64_t iw = ow * g_.stride_w + static_cast<int64_t>(j) * g_.dilation_w - g_.pad_w;
+                    if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::fill(row, row + in_, 0.0f);
+                    else std::memcpy(row, x + (ih * W + iw) * ldx, static_cast<size_t>(in_) * sizeof(float));
+                }
+            }
+        }
+    });
+}
+
+void ConvGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t H, int64_t W, int64_t ldx, float* y,
+                       int64_t ldy, bool relu) const {
+    const int64_t positions = out_h(H) * out_w(W);
+    const bool direct = kh_ == 1 && kw_ == 1 && g_.stride_h == 1 && g_.stride_w == 1 && g_.pad_h == 0 &&
+                        g_.pad_w == 0 && ldx == in_;
+    if (direct) {
+        kernels::matmul(team, arena, x, positions, in_, *weight_, bias_, y, ldy);
+    } else {
+        ArenaScope scope(arena);
+        const int64_t K = static_cast<int64_t>(kh_) * kw_ * in_;
+        float* cols = arena.alloc_array<float>(static_cast<size_t>(std::min(positions, kBlockRows) * K));
+        for (int64_t first = 0; first < positions; first += kBlockRows) {
+            const int64_t rows = std::min(kBlockRows, positions - first);
+            unfold(team, x, H, W, ldx, first, rows, cols);
+            kernels::matmul(team, arena, cols, rows, K, *weight_, bias_, y + first * ldy, ldy);
+        }
+    }
+    if (relu) relu_rows(y, positions, out_, ldy);
+}
+
+ChannelAffine ChannelAffine::fold(const TensorLoader& t, const std::string& what, const float* weight,
+                                  const float* bias, const float* mean, const float* var, int64_t channels,
+                                  float eps) {
+    ChannelAffine a;
+    a.scale_.resize(static_cast<size_t>(channels));
+    a.shift_.resize(static_cast<size_t>(channels));
+    for (int64_t c = 0; c < channels; ++c) {
+        if (!(var[c] >= 0)) t.fail(what + " running variance has a negative or NaN value");
+        const float scale = (weight ? weight[c] : 1.0f) / std::sqrt(var[c] + eps);
+        a.scale_[c] = scale;
+        a.shift_[c] = (bias ? bias[c] : 0.0f) - mean[c] * scale;
+    }
+    return a;
+}
+
+ChannelAffine ChannelAffine::load(const TensorLoader& t, const std::string& prefix, int64_t channels, float eps) {
+    return fold(t, prefix, t.f32(prefix + ".weight", {channels}), t.f32(prefix + ".bias", {channels}),
+                t.f32(prefix + ".running_mean", {channels}), t.f32(prefix + ".running_var", {channels}), channels,
+                eps);
+}
+
+ChannelAffine ChannelAffine::load_statistics(const TensorLoader& t, const std::string& mean, const std::string& var,
+                                             int64_t channels, float eps) {
+    return fold(t, var, nullptr, nullptr, t.f32(mean, {channels}), t.f32(var, {channels}), channels, eps);
+}
+
+void ChannelAffine::apply(const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy, bool relu) const {
+    const int64_t C = channels();
+    for (int64_t t = 0; t < T; ++t) {
+        const float* src = x + t * ldx;
+        float* dst = y + t * ldy;
+        for (int64_t c = 0; c < C; ++c) {
+            const float v = src[c] * scale_[c] + shift_[c];
+            dst[c] = relu ? std::max(v, 0.0f) : v;
+        }
+    }
+}
+
+}  // namespace pk::speaker

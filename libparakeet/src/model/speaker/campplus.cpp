@@ -17,6 +17,10 @@ constexpr int kSegmentFrames = 100;       // CAMLayer.seg_pooling's seg_len
 constexpr int kBlockDilation[] = {1, 2, 2};  // CAMPPlus's three dense blocks
 constexpr int kHeadStrides[] = {2, 1, 2, 1};  // FCM: two stages of two BasicResBlocks
 
+// Below this many rows (frames, or positions of a map) per thread an elementwise pass is not
+// worth waking the team.
+constexpr int64_t kMinRows = 64;
+
 int64_t halved(int64_t bins) { return (bins - 1) / 2 + 1; }  // a 3x3, stride-2, pad-1 conv
 
 // A 3x3 conv with padding 1 and the given frequency stride, over (frequency, time).
@@ -160,8 +164,10 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
     int64_t F = n_mels_;
     // [F][T] maps, channel innermost.
     float* x = arena.alloc_array<float>(static_cast<size_t>(F * T));
-    for (int64_t f = 0; f < F; ++f)
-        for (int64_t t = 0; t < T; ++t) x[f * T + t] = feats[t * F + f];
+    for_rows(team, F, 1, [&](int64_t f0, int64_t f1) {
+        for (int64_t f = f0; f < f1; ++f)
+            for (int64_t t = 0; t < T; ++t) x[f * T + t] = feats[t * F + f];
+    });
     float* a = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
     head_conv1_.forward(team, arena, x, F, T, 1, a, C, /*relu=*/true);
     float* b = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
@@ -175,15 +181,19 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
             blk.shortcut.forward(team, arena, a, F, T, C, b, C, /*relu=*/false);
             residual = b;
         }
-        for (int64_t i = 0; i < Fo * T * C; ++i) a[i] = std::max(c[i] + residual[i], 0.0f);
+        for_rows(team, Fo * T, kMinRows, [&](int64_t p0, int64_t p1) {
+            for (int64_t i = p0 * C; i < p1 * C; ++i) a[i] = std::max(c[i] + residual[i], 0.0f);
+        });
         F = Fo;
     }
     const int64_t Fo = head_conv2_.out_h(F);
     head_conv2_.forward(team, arena, a, F, T, C, b, C, /*relu=*/true);
     // Frame t's features: channel-major, y[t][c * Fo + f].
-    for (int64_t t = 0; t < T; ++t)
-        for (int64_t ch = 0; ch < C; ++ch)
-            for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(f * T + t) * C + ch];
+    for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t ch = 0; ch < C; ++ch)
+                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(f * T + t) * C + ch];
+    });
 }
 
 void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
@@ -191,7 +201,7 @@ void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, co
     ArenaScope scope(arena);
     const int64_t in = l.linear1.in(), bn = l.linear1.out(), G = l.local.out();
     float* a = arena.alloc_array<float>(static_cast<size_t>(T * in));
-    l.norm.apply(x, T, ldy, a, in, /*relu=*/true);
+    l.norm.apply(team, x, T, ldy, a, in, /*relu=*/true);
     float* h = arena.alloc_array<float>(static_cast<size_t>(T * bn));
     l.linear1.forward(team, arena, a, 1, T, in, h, bn, /*relu=*/true);
     float* local = arena.alloc_array<float>(static_cast<size_t>(T * G));
@@ -212,15 +222,18 @@ void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, co
         const float mean = static_cast<float>(total / static_cast<double>(T));
         for (int64_t s = 0; s < segments; ++s) context[s * bn + c] += mean;
     }
+    ThreadTeam solo(1);  // a few rows: sharing them would cost more than it saves
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(segments * l.mask1.out()));
-    l.mask1.forward(team, arena, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
+    l.mask1.forward(solo, arena, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
     float* mask = arena.alloc_array<float>(static_cast<size_t>(segments * G));
-    l.mask2.forward(team, arena, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
+    l.mask2.forward(solo, arena, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
     for (int64_t i = 0; i < segments * G; ++i) mask[i] = 1.0f / (1.0f + std::exp(-mask[i]));
-    for (int64_t t = 0; t < T; ++t) {
-        const float* m = mask + (t / kSegmentFrames) * G;
-        for (int64_t g = 0; g < G; ++g) y[t * ldy + g] = local[t * G + g] * m[g];
-    }
+    for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const float* m = mask + (t / kSegmentFrames) * G;
+            for (int64_t g = 0; g < G; ++g) y[t * ldy + g] = local[t * G + g] * m[g];
+        }
+    });
 }
 
 void CamPPlus::block_forward(ThreadTeam& team, Arena& arena, const DenseBlock& b, float* cat, int64_t T) const {
@@ -245,7 +258,7 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const DenseBlock& b = blocks_[i];
         block_forward(team, arena, b, cat, Tp);
-        b.transit_norm.apply(cat, Tp, b.width, cat, b.width, /*relu=*/true);
+        b.transit_norm.apply(team, cat, Tp, b.width, cat, b.width, /*relu=*/true);
         const bool last = i + 1 == blocks_.size();
         const int64_t ld = last ? b.transit.out() : blocks_[i + 1].width;
         x = arena.alloc_array<float>(static_cast<size_t>(Tp * ld));
@@ -266,7 +279,7 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         stats[C + c] = static_cast<float>(std::sqrt(square / static_cast<double>(Tp - 1)));
     }
     dense_.forward(team, arena, stats, 1, 1, 2 * C, out, dense_.out(), /*relu=*/false);
-    embedding_norm_.apply(out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);
+    embedding_norm_.apply(team, out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);
 }
 
 }  // namespace pk::speaker

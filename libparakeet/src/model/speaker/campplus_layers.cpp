@@ -10,15 +10,12 @@ namespace pk::speaker {
 
 namespace {
 
-// Output positions unfolded (and multiplied) at a time: a few MB of scratch at most.
-constexpr int64_t kBlockRows = 512;
-// Below this many positions per thread the unfolding is not worth waking the team.
+// Unfolded values per block of output positions (2 MB), and the fewest positions in a block:
+// the blocks depend on the kernel's size only, never on the team's.
+constexpr int64_t kBlockValues = int64_t{1} << 19;
+constexpr int64_t kMinBlockRows = 256;
+// Below this many rows per thread an elementwise pass is not worth waking the team.
 constexpr int64_t kMinRowsPerThread = 32;
-
-void relu_rows(float* y, int64_t rows, int64_t cols, int64_t ld) {
-    for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c) y[r * ld + c] = std::max(y[r * ld + c], 0.0f);
-}
 
 }  // namespace
 
@@ -69,10 +66,8 @@ ConvGemm ConvGemm::load(const GgufReader& gguf, const TensorLoader& t, const std
 void ConvGemm::unfold(ThreadTeam& team, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first,
                       int64_t rows, float* cols) const {
     const int64_t OW = out_w(W), K = static_cast<int64_t>(kh_) * kw_ * in_;
-    team.run([&](int ith, int nth) {
-        const int64_t parts = std::min<int64_t>(nth, std::max<int64_t>(1, rows / kMinRowsPerThread));
-        if (ith >= parts) return;
-        for (int64_t r = rows * ith / parts; r < rows * (ith + 1) / parts; ++r) {
+    for_rows(team, rows, kMinRowsPerThread, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r) {
             const int64_t oh = (first + r) / OW, ow = (first + r) % OW;
             float* row = cols + r * K;
             for (int i = 0; i < kh_; ++i) {
@@ -97,14 +92,19 @@ void ConvGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t H
     } else {
         ArenaScope scope(arena);
         const int64_t K = static_cast<int64_t>(kh_) * kw_ * in_;
-        float* cols = arena.alloc_array<float>(static_cast<size_t>(std::min(positions, kBlockRows) * K));
-        for (int64_t first = 0; first < positions; first += kBlockRows) {
-            const int64_t rows = std::min(kBlockRows, positions - first);
+        const int64_t block = std::max(kMinBlockRows, kBlockValues / K);
+        float* cols = arena.alloc_array<float>(static_cast<size_t>(std::min(positions, block) * K));
+        for (int64_t first = 0; first < positions; first += block) {
+            const int64_t rows = std::min(block, positions - first);
             unfold(team, x, H, W, ldx, first, rows, cols);
             kernels::matmul(team, arena, cols, rows, K, *weight_, bias_, y + first * ldy, ldy);
         }
     }
-    if (relu) relu_rows(y, positions, out_, ldy);
+    if (!relu) return;
+    for_rows(team, positions, kMinRowsPerThread, [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1; ++r)
+            for (int64_t c = 0; c < out_; ++c) y[r * ldy + c] = std::max(y[r * ldy + c], 0.0f);
+    });
 }
 
 ChannelAffine ChannelAffine::fold(const TensorLoader& t, const std::string& what, const float* weight,
@@ -133,16 +133,19 @@ ChannelAffine ChannelAffine::load_statistics(const TensorLoader& t, const std::s
     return fold(t, var, nullptr, nullptr, t.f32(mean, {channels}), t.f32(var, {channels}), channels, eps);
 }
 
-void ChannelAffine::apply(const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy, bool relu) const {
+void ChannelAffine::apply(ThreadTeam& team, const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy,
+                          bool relu) const {
     const int64_t C = channels();
-    for (int64_t t = 0; t < T; ++t) {
-        const float* src = x + t * ldx;
-        float* dst = y + t * ldy;
-        for (int64_t c = 0; c < C; ++c) {
-            const float v = src[c] * scale_[c] + shift_[c];
-            dst[c] = relu ? std::max(v, 0.0f) : v;
+    for_rows(team, T, kMinRowsPerThread, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const float* src = x + t * ldx;
+            float* dst = y + t * ldy;
+            for (int64_t c = 0; c < C; ++c) {
+                const float v = src[c] * scale_[c] + shift_[c];
+                dst[c] = relu ? std::max(v, 0.0f) : v;
+            }
         }
-    }
+    });
 }
 
 }  // namespace pk::speaker

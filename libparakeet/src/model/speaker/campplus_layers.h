@@ -15,6 +15,7 @@
 // identical for any team size at a given ISA level.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +28,21 @@
 #include "runtime/thread_team.h"
 
 namespace pk::speaker {
+
+// Runs fn(first, last) over [0, rows) split into one contiguous range per thread (fewer when a
+// range would have under `min_rows` rows). Each row is processed by one thread with the same
+// code, whatever the split.
+template <class Fn>
+void for_rows(ThreadTeam& team, int64_t rows, int64_t min_rows, Fn&& fn) {
+    const int64_t parts = std::min<int64_t>(team.size(), std::max<int64_t>(1, rows / min_rows));
+    if (parts == 1) {
+        fn(int64_t{0}, rows);
+        return;
+    }
+    team.run([&](int ith, int) {
+        if (ith < parts) fn(rows * ith / parts, rows * (ith + 1) / parts);
+    });
+}
 
 // Where a convolution's kernel moves over an H x W map: stride and padding per axis, and the
 // dilation along W (CAM++ dilates only its time convolutions).
@@ -91,8 +107,8 @@ public:
 
     int64_t channels() const { return static_cast<int64_t>(scale_.size()); }
     // y[t * ldy + c] = x[t * ldx + c] * scale[c] + shift[c] (then max(., 0) when `relu`), for
-    // t < T, c < channels; y may be x.
-    void apply(const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy, bool relu) const;
+    // t < T, c < channels, split over the team by frames; y may be x.
+    void apply(ThreadTeam& team, const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy, bool relu) const;
 
 private:
     static ChannelAffine fold(const TensorLoader& t, const std::string& what, const float* weight, const float* bias,

@@ -158,7 +158,9 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     return n;
 }
 
-void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* y) const {
+void CamPPlus::head_forward(const TeamScratch& scratch, const float* feats, int64_t T, float* y) const {
+    ThreadTeam& team = scratch.team();
+    Arena& arena = scratch.arena(0);
     ArenaScope scope(arena);
     const int64_t C = head_conv1_.out();
     int64_t F = n_mels_;
@@ -169,16 +171,16 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
             for (int64_t t = 0; t < T; ++t) x[f * T + t] = feats[t * F + f];
     });
     float* a = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
-    head_conv1_.forward(team, arena, x, F, T, 1, a, C, /*relu=*/true);
+    head_conv1_.forward(scratch, x, F, T, 1, a, C, /*relu=*/true);
     float* b = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
     float* c = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
     for (const ResBlock& blk : head_blocks_) {
         const int64_t Fo = blk.conv1.out_h(F);
-        blk.conv1.forward(team, arena, a, F, T, C, b, C, /*relu=*/true);
-        blk.conv2.forward(team, arena, b, Fo, T, C, c, C, /*relu=*/false);
+        blk.conv1.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
+        blk.conv2.forward(scratch, b, Fo, T, C, c, C, /*relu=*/false);
         const float* residual = a;
         if (blk.has_shortcut) {
-            blk.shortcut.forward(team, arena, a, F, T, C, b, C, /*relu=*/false);
+            blk.shortcut.forward(scratch, a, F, T, C, b, C, /*relu=*/false);
             residual = b;
         }
         for_rows(team, Fo * T, kMinRows, [&](int64_t p0, int64_t p1) {
@@ -187,7 +189,7 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
         F = Fo;
     }
     const int64_t Fo = head_conv2_.out_h(F);
-    head_conv2_.forward(team, arena, a, F, T, C, b, C, /*relu=*/true);
+    head_conv2_.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
     // Frame t's features: channel-major, y[t][c * Fo + f].
     for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t)
@@ -196,16 +198,18 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
     });
 }
 
-void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
+void CamPPlus::cam_forward(const TeamScratch& scratch, const CamLayer& l, const float* x, int64_t T, float* y,
                            int64_t ldy) const {
+    ThreadTeam& team = scratch.team();
+    Arena& arena = scratch.arena(0);
     ArenaScope scope(arena);
     const int64_t in = l.linear1.in(), bn = l.linear1.out(), G = l.local.out();
     float* a = arena.alloc_array<float>(static_cast<size_t>(T * in));
     l.norm.apply(team, x, T, ldy, a, in, /*relu=*/true);
     float* h = arena.alloc_array<float>(static_cast<size_t>(T * bn));
-    l.linear1.forward(team, arena, a, 1, T, in, h, bn, /*relu=*/true);
+    l.linear1.forward(scratch, a, 1, T, in, h, bn, /*relu=*/true);
     float* local = arena.alloc_array<float>(static_cast<size_t>(T * G));
-    l.local.forward(team, arena, h, 1, T, bn, local, G, /*relu=*/false);
+    l.local.forward(scratch, h, 1, T, bn, local, G, /*relu=*/false);
 
     // The context is constant over each 100-frame segment: the mask runs once per segment.
     const int64_t segments = (T + kSegmentFrames - 1) / kSegmentFrames;
@@ -222,11 +226,10 @@ void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, co
         const float mean = static_cast<float>(total / static_cast<double>(T));
         for (int64_t s = 0; s < segments; ++s) context[s * bn + c] += mean;
     }
-    ThreadTeam solo(1);  // a few rows: sharing them would cost more than it saves
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(segments * l.mask1.out()));
-    l.mask1.forward(solo, arena, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
+    l.mask1.forward(scratch, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
     float* mask = arena.alloc_array<float>(static_cast<size_t>(segments * G));
-    l.mask2.forward(solo, arena, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
+    l.mask2.forward(scratch, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
     for (int64_t i = 0; i < segments * G; ++i) mask[i] = 1.0f / (1.0f + std::exp(-mask[i]));
     for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
@@ -236,10 +239,10 @@ void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, co
     });
 }
 
-void CamPPlus::block_forward(ThreadTeam& team, Arena& arena, const DenseBlock& b, float* cat, int64_t T) const {
+void CamPPlus::block_forward(const TeamScratch& scratch, const DenseBlock& b, float* cat, int64_t T) const {
     int64_t filled = b.in;
     for (const CamLayer& l : b.layers) {
-        cam_forward(team, arena, l, cat, T, cat + filled, b.width);
+        cam_forward(scratch, l, cat, T, cat + filled, b.width);
         filled += l.local.out();
     }
 }
@@ -249,20 +252,21 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         throw InvalidAudio("too little audio for the speaker encoder: " + std::to_string(T) +
                            " feature frames, at least " + std::to_string(min_frames()) + " needed");
     ArenaScope scope(arena);
+    const TeamScratch scratch(team, arena);
     float* head = arena.alloc_array<float>(static_cast<size_t>(T * tdnn_.in()));
-    head_forward(team, arena, feats, T, head);
+    head_forward(scratch, feats, T, head);
     const int64_t Tp = tdnn_.out_w(T);
     float* cat = arena.alloc_array<float>(static_cast<size_t>(Tp * blocks_.front().width));
-    tdnn_.forward(team, arena, head, 1, T, tdnn_.in(), cat, blocks_.front().width, /*relu=*/true);
+    tdnn_.forward(scratch, head, 1, T, tdnn_.in(), cat, blocks_.front().width, /*relu=*/true);
     float* x = nullptr;
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const DenseBlock& b = blocks_[i];
-        block_forward(team, arena, b, cat, Tp);
+        block_forward(scratch, b, cat, Tp);
         b.transit_norm.apply(team, cat, Tp, b.width, cat, b.width, /*relu=*/true);
         const bool last = i + 1 == blocks_.size();
         const int64_t ld = last ? b.transit.out() : blocks_[i + 1].width;
         x = arena.alloc_array<float>(static_cast<size_t>(Tp * ld));
-        b.transit.forward(team, arena, cat, 1, Tp, b.width, x, ld, /*relu=*/last);
+        b.transit.forward(scratch, cat, 1, Tp, b.width, x, ld, /*relu=*/last);
         cat = x;
     }
 
@@ -278,7 +282,7 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         stats[c] = static_cast<float>(mean);
         stats[C + c] = static_cast<float>(std::sqrt(square / static_cast<double>(Tp - 1)));
     }
-    dense_.forward(team, arena, stats, 1, 1, 2 * C, out, dense_.out(), /*relu=*/false);
+    dense_.forward(scratch, stats, 1, 1, 2 * C, out, dense_.out(), /*relu=*/false);
     embedding_norm_.apply(team, out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);
 }
 

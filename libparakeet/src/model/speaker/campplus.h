@@ -71,10 +71,10 @@ private:
     class Manifest;
 
     // head -> time-major [T, head width] features.
-    void head_forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* y) const;
+    void head_forward(const TeamScratch& scratch, const float* feats, int64_t T, float* y) const;
     // The block over cat[T', width] (ld width), whose first `in` columns hold its input.
-    void block_forward(ThreadTeam& team, Arena& arena, const DenseBlock& b, float* cat, int64_t T) const;
-    void cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
+    void block_forward(const TeamScratch& scratch, const DenseBlock& b, float* cat, int64_t T) const;
+    void cam_forward(const TeamScratch& scratch, const CamLayer& l, const float* x, int64_t T, float* y,
                      int64_t ldy) const;
 
     int64_t n_mels_ = 0;

@@ -10,11 +10,10 @@ namespace pk::speaker {
 
 namespace {
 
-// Unfolded values per block of output positions (2 MB), and the fewest positions in a block:
-// the blocks depend on the kernel's size only, never on the team's.
+// Unfolded values per block of output positions (2 MB), and the fewest positions in a block.
 constexpr int64_t kBlockValues = int64_t{1} << 19;
 constexpr int64_t kMinBlockRows = 256;
-// Below this many rows per thread an elementwise pass is not worth waking the team.
+// Below this many rows per thread a pass is not worth waking the team.
 constexpr int64_t kMinRowsPerThread = 32;
 
 }  // namespace
@@ -63,48 +62,65 @@ ConvGemm ConvGemm::load(const GgufReader& gguf, const TensorLoader& t, const std
     return c;
 }
 
-void ConvGemm::unfold(ThreadTeam& team, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first,
-                      int64_t rows, float* cols) const {
+void ConvGemm::unfold(const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first, int64_t rows,
+                      float* cols) const {
     const int64_t OW = out_w(W), K = static_cast<int64_t>(kh_) * kw_ * in_;
-    for_rows(team, rows, kMinRowsPerThread, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r) {
-            const int64_t oh = (first + r) / OW, ow = (first + r) % OW;
-            float* row = cols + r * K;
-            for (int i = 0; i < kh_; ++i) {
-                const int64_t ih = oh * g_.stride_h + i - g_.pad_h;
-                for (int j = 0; j < kw_; ++j, row += in_) {
-                    const int64_t iw = ow * g_.stride_w + static_cast<int64_t>(j) * g_.dilation_w - g_.pad_w;
-                    if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::fill(row, row + in_, 0.0f);
-                    else std::memcpy(row, x + (ih * W + iw) * ldx, static_cast<size_t>(in_) * sizeof(float));
-                }
+    for (int64_t r = 0; r < rows; ++r) {
+        const int64_t oh = (first + r) / OW, ow = (first + r) % OW;
+        float* row = cols + r * K;
+        for (int i = 0; i < kh_; ++i) {
+            const int64_t ih = oh * g_.stride_h + i - g_.pad_h;
+            for (int j = 0; j < kw_; ++j, row += in_) {
+                const int64_t iw = ow * g_.stride_w + static_cast<int64_t>(j) * g_.dilation_w - g_.pad_w;
+                if (ih < 0 || ih >= H || iw < 0 || iw >= W) std::fill(row, row + in_, 0.0f);
+                else std::memcpy(row, x + (ih * W + iw) * ldx, static_cast<size_t>(in_) * sizeof(float));
             }
         }
+    }
+}
+
+void ConvGemm::forward_rows(Arena& arena, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first,
+                            int64_t last, float* y, int64_t ldy, bool relu) const {
+    const bool direct = kh_ == 1 && kw_ == 1 && g_.stride_h == 1 && g_.stride_w == 1 && g_.pad_h == 0 &&
+                        g_.pad_w == 0 && ldx == in_;
+    const int64_t K = static_cast<int64_t>(kh_) * kw_ * in_;
+    const int64_t block = direct ? last - first : std::max(kMinBlockRows, kBlockValues / K);
+    ThreadTeam alone(1);
+    for (int64_t r0 = first; r0 < last; r0 += block) {
+        const int64_t rows = std::min(block, last - r0);
+        ArenaScope scope(arena);
+        const float* src = x + r0 * ldx;
+        if (!direct) {
+            float* cols = arena.alloc_array<float>(static_cast<size_t>(rows * K));
+            unfold(x, H, W, ldx, r0, rows, cols);
+            src = cols;
+        }
+        float* dst = y + r0 * ldy;
+        kernels::matmul(alone, arena, src, rows, K, *weight_, bias_, dst, ldy, kernels::MatmulPath::Gemm);
+        if (relu)
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < out_; ++c) dst[r * ldy + c] = std::max(dst[r * ldy + c], 0.0f);
+    }
+}
+
+void ConvGemm::forward(const TeamScratch& scratch, const float* x, int64_t H, int64_t W, int64_t ldx, float* y,
+                       int64_t ldy, bool relu) const {
+    const int64_t positions = out_h(H) * out_w(W);
+    ThreadTeam& team = scratch.team();
+    const int64_t parts = std::min<int64_t>(team.size(), std::max<int64_t>(1, positions / kMinRowsPerThread));
+    if (parts == 1) {
+        forward_rows(scratch.arena(0), x, H, W, ldx, 0, positions, y, ldy, relu);
+        return;
+    }
+    team.run([&](int ith, int) {
+        if (ith < parts)
+            forward_rows(scratch.arena(ith), x, H, W, ldx, positions * ith / parts, positions * (ith + 1) / parts, y,
+                         ldy, relu);
     });
 }
 
-void ConvGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t H, int64_t W, int64_t ldx, float* y,
-                       int64_t ldy, bool relu) const {
-    const int64_t positions = out_h(H) * out_w(W);
-    const bool direct = kh_ == 1 && kw_ == 1 && g_.stride_h == 1 && g_.stride_w == 1 && g_.pad_h == 0 &&
-                        g_.pad_w == 0 && ldx == in_;
-    if (direct) {
-        kernels::matmul(team, arena, x, positions, in_, *weight_, bias_, y, ldy);
-    } else {
-        ArenaScope scope(arena);
-        const int64_t K = static_cast<int64_t>(kh_) * kw_ * in_;
-        const int64_t block = std::max(kMinBlockRows, kBlockValues / K);
-        float* cols = arena.alloc_array<float>(static_cast<size_t>(std::min(positions, block) * K));
-        for (int64_t first = 0; first < positions; first += block) {
-            const int64_t rows = std::min(block, positions - first);
-            unfold(team, x, H, W, ldx, first, rows, cols);
-            kernels::matmul(team, arena, cols, rows, K, *weight_, bias_, y + first * ldy, ldy);
-        }
-    }
-    if (!relu) return;
-    for_rows(team, positions, kMinRowsPerThread, [&](int64_t r0, int64_t r1) {
-        for (int64_t r = r0; r < r1; ++r)
-            for (int64_t c = 0; c < out_; ++c) y[r * ldy + c] = std::max(y[r * ldy + c], 0.0f);
-    });
+TeamScratch::TeamScratch(ThreadTeam& team, Arena& caller) : team_(team), caller_(caller) {
+    for (int i = 1; i < team.size(); ++i) own_.push_back(std::make_unique<Arena>());
 }
 
 ChannelAffine ChannelAffine::fold(const TensorLoader& t, const std::string& what, const float* weight,

@@ -44,6 +44,20 @@ void for_rows(ThreadTeam& team, int64_t rows, int64_t min_rows, Fn&& fn) {
     });
 }
 
+// The team and one scratch arena per thread of it: thread 0 uses the caller's, the others their
+// own, kept for a whole forward pass so that each settles at its largest size once.
+class TeamScratch {
+public:
+    TeamScratch(ThreadTeam& team, Arena& caller);
+    ThreadTeam& team() const { return team_; }
+    Arena& arena(int ith) const { return ith == 0 ? caller_ : *own_[static_cast<size_t>(ith - 1)]; }
+
+private:
+    ThreadTeam& team_;
+    Arena& caller_;
+    std::vector<std::unique_ptr<Arena>> own_;
+};
+
 // Where a convolution's kernel moves over an H x W map: stride and padding per axis, and the
 // dilation along W (CAM++ dilates only its time convolutions).
 struct ConvGeometry {
@@ -81,13 +95,16 @@ public:
     }
 
     // y[(oh * out_w + ow) * ldy + o] over the out_h(H) x out_w(W) positions (max(., 0) when
-    // `relu`), from x[(h * W + w) * ldx + c] for c < in().
-    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t H, int64_t W, int64_t ldx, float* y,
+    // `relu`), from x[(h * W + w) * ldx + c] for c < in(). Each thread takes a range of
+    // positions and runs it alone (unfolding, products on the GEMM path, ReLU): one team
+    // wake-up per convolution, and a position's bits do not depend on the ranges.
+    void forward(const TeamScratch& scratch, const float* x, int64_t H, int64_t W, int64_t ldx, float* y,
                  int64_t ldy, bool relu) const;
 
 private:
-    void unfold(ThreadTeam& team, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first, int64_t rows,
-                float* cols) const;
+    void unfold(const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first, int64_t rows, float* cols) const;
+    void forward_rows(Arena& arena, const float* x, int64_t H, int64_t W, int64_t ldx, int64_t first, int64_t last,
+                      float* y, int64_t ldy, bool relu) const;
 
     std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, kh * kw * in]
     const float* bias_ = nullptr;

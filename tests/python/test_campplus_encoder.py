@@ -1,6 +1,7 @@
 """parakeet_py.SpeakerEncoder on the committed CAM++ fixture (tests/data/speaker/campplus_tiny.gguf,
-docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch, the fingerprint, and
-files whose campplus manifest the engine cannot follow refused at load with a clear message."""
+docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch, the fingerprint, files
+whose campplus manifest the engine cannot follow refused at load with a clear message, and the
+model as a bundle's component."""
 
 import re
 from pathlib import Path
@@ -64,3 +65,15 @@ def test_files_the_encoder_cannot_run_are_refused_at_load(tmp_path, case):
     bad = rewrite_gguf(MODEL, tmp_path / "bad.gguf", changes, drop=drop)
     with pytest.raises(ParakeetError, match=re.escape(message)):
         SpeakerEncoder(bad)
+
+
+def test_a_bundled_campplus_embeds_as_its_source_file(tmp_path):
+    from bundle_helpers import licence_info
+    from parakeet_py.convert.bundle_write import ComponentSource, write_bundle
+
+    out = tmp_path / "voice.gguf"
+    write_bundle(out, [ComponentSource("voice", MODEL, None, licence_info("voice"))])
+    pcm, _ = reference("campplus_speech")
+    with SpeakerEncoder(out) as bundled, SpeakerEncoder(MODEL) as plain:
+        assert np.array_equal(bundled.embed(pcm, sample_rate=16000), plain.embed(pcm, sample_rate=16000))
+        assert bundled.family == plain.family and bundled.identity == plain.identity

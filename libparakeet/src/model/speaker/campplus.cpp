@@ -172,8 +172,10 @@ void CamPPlus::head_forward(const TeamScratch& scratch, const float* feats, int6
     });
     float* a = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
     head_conv1_.forward(scratch, x, F, T, 1, a, C, /*relu=*/true);
-    float* b = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
-    float* c = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
+    // The blocks' maps are at most as tall as the first block's output (the bins only shrink).
+    const int64_t tallest = head_blocks_.front().conv1.out_h(F);
+    float* b = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
+    float* c = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
     for (const ResBlock& blk : head_blocks_) {
         const int64_t Fo = blk.conv1.out_h(F);
         blk.conv1.forward(scratch, a, F, T, C, b, C, /*relu=*/true);

@@ -117,8 +117,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
-    hyperparams.yaml beside it) or a 3D-Speaker CAM++ state_dict (campplus_*.bin) becomes
-    voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    hyperparams.yaml beside it) or a 3D-Speaker CAM++ (its state_dict, campplus_*.bin, or an ONNX
+    export of it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
     A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
     .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or
@@ -137,7 +137,10 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
       parakeet-cli convert campplus_cn_common.bin campplus.gguf
     """
     if nemo_file.lower().endswith(".onnx"):
-        _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        if _is_campplus(nemo_file):
+            _convert_speaker("campplus_onnx", nemo_file, gguf_file, out_type, name, as_json)
+        else:
+            _convert_silero(nemo_file, gguf_file, out_type, as_json)
         return
     if nemo_file.lower().endswith(".bin") and _is_campplus(nemo_file):
         _convert_speaker("campplus", nemo_file, gguf_file, out_type, name, as_json)
@@ -178,19 +181,30 @@ def _convert_ced(checkpoint: str, gguf_file: str, out_type: str, name: Optional[
 
 
 def _is_campplus(path: str) -> bool:
+    """Whether `path` (.bin or .onnx) holds a CAM++ rather than a CED checkpoint or Silero's VAD."""
+    if path.lower().endswith(".onnx"):
+        from parakeet_py.convert.campplus_onnx import is_campplus_onnx
+
+        return is_campplus_onnx(path)
     from parakeet_py.convert.campplus_checkpoint import is_campplus_checkpoint
 
     return is_campplus_checkpoint(path)
 
 
-def _convert_speaker(arch: str, ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str],
+# The speaker converters by source: module, function, and the network's name for the message.
+_SPEAKER_CONVERTERS = {
+    "ecapa": ("speechbrain_ecapa", "convert_speechbrain_ecapa", "ECAPA-TDNN"),
+    "campplus": ("campplus_checkpoint", "convert_campplus", "CAM++"),
+    "campplus_onnx": ("campplus_onnx", "convert_campplus_onnx", "CAM++"),
+}
+
+
+def _convert_speaker(source: str, ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str],
                      as_json: bool) -> None:
-    if arch == "campplus":
-        from parakeet_py.convert.campplus_checkpoint import convert_campplus as convert_speaker
-        what = "CAM++"
-    else:
-        from parakeet_py.convert.speechbrain_ecapa import convert_speechbrain_ecapa as convert_speaker
-        what = "ECAPA-TDNN"
+    import importlib
+
+    module, function, what = _SPEAKER_CONVERTERS[source]
+    convert_speaker = getattr(importlib.import_module(f"parakeet_py.convert.{module}"), function)
     size = convert_speaker(ckpt_file, gguf_file, out_type, name=name)
     if as_json:
         click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))

@@ -144,27 +144,39 @@ def campplus_manifest(tensors) -> _Manifest:
     return m
 
 
+def write_campplus(gguf_path, name: str, conv_weight: List[str], conv_bias: List[str], bn_prefix: List[str],
+                   emb_bn_mean: str, emb_bn_var: str, bn_eps: float, arrays: Dict[str, np.ndarray]) -> int:
+    """Write a CAM++ voicedetect GGUF: the manifest (forward order) and the arrays it names;
+    returns the file size. The sizes come from the head's first convolution (its channels) and
+    the tdnn (the 13th convolution: the head has 12)."""
+    channels = arrays[conv_weight[0]].shape[0]
+    tdnn_in = arrays[conv_weight[12]].shape[1]
+    if tdnn_in % channels:
+        raise ConversionError(f"the tdnn takes {tdnn_in} features, not a multiple of the head's {channels} channels")
+    n_mels = 8 * tdnn_in // channels  # the head halves the frequency axis three times
+    embedding_dim = arrays[conv_weight[-1]].shape[0]
+    metadata = vd.encoder_metadata(name, vd.ARCH_CAMPPLUS, embedding_dim, n_mels) + [
+        MetaValue(vd.CAMPPLUS_CONV_WEIGHT, "str[]", conv_weight),
+        MetaValue(vd.CAMPPLUS_CONV_BIAS, "str[]", conv_bias),
+        MetaValue(vd.CAMPPLUS_BN_PREFIX, "str[]", bn_prefix),
+        MetaValue(vd.CAMPPLUS_EMB_BN_MEAN, "str", emb_bn_mean),
+        MetaValue(vd.CAMPPLUS_EMB_BN_VAR, "str", emb_bn_var),
+        MetaValue(vd.CAMPPLUS_BN_EPS, "f32", float(bn_eps)),
+    ]
+    plans = [TensorPlan(key, a.shape, GGML_TYPES["f32"], a.nbytes, lambda a=a: a) for key, a in arrays.items()]
+    return write_gguf(gguf_path, metadata, plans, architecture=vd.ARCHITECTURE)
+
+
 def convert_campplus(ckpt_path, gguf_path, out_type: str = "f32", name: Optional[str] = None) -> int:
     """Write the voicedetect GGUF of the CAM++ state_dict at ``ckpt_path``; returns its size."""
-    if out_type not in OUT_TYPES:
-        raise ConversionError(f"a speaker encoder is written as {' or '.join(OUT_TYPES)}, not {out_type}")
+    check_out_type(out_type)
     ckpt_path = Path(ckpt_path)
     with open(ckpt_path, "rb") as stream:
         m = campplus_manifest(TorchCheckpoint(stream).tensors)
-    channels = m.arrays["head.conv1.weight"].shape[0]
-    tdnn_in = m.arrays["xvector.tdnn.linear.weight"].shape[1]
-    if tdnn_in % channels:
-        raise ConversionError(f"xvector.tdnn takes {tdnn_in} features, not a multiple of the head's {channels} channels")
-    n_mels = 8 * tdnn_in // channels  # the head halves the frequency axis three times
-    embedding_dim = m.arrays["xvector.dense.linear.weight"].shape[0]
-    metadata = vd.encoder_metadata(name if name is not None else ckpt_path.stem, vd.ARCH_CAMPPLUS, embedding_dim,
-                                   n_mels) + [
-        MetaValue(vd.CAMPPLUS_CONV_WEIGHT, "str[]", m.conv_weight),
-        MetaValue(vd.CAMPPLUS_CONV_BIAS, "str[]", m.conv_bias),
-        MetaValue(vd.CAMPPLUS_BN_PREFIX, "str[]", m.bn_prefix),
-        MetaValue(vd.CAMPPLUS_EMB_BN_MEAN, "str", EMB_BN_MEAN),
-        MetaValue(vd.CAMPPLUS_EMB_BN_VAR, "str", EMB_BN_VAR),
-        MetaValue(vd.CAMPPLUS_BN_EPS, "f32", BN_EPS),
-    ]
-    plans = [TensorPlan(key, a.shape, GGML_TYPES["f32"], a.nbytes, lambda a=a: a) for key, a in m.arrays.items()]
-    return write_gguf(gguf_path, metadata, plans, architecture=vd.ARCHITECTURE)
+    return write_campplus(gguf_path, name if name is not None else ckpt_path.stem, m.conv_weight, m.conv_bias,
+                          m.bn_prefix, EMB_BN_MEAN, EMB_BN_VAR, BN_EPS, m.arrays)
+
+
+def check_out_type(out_type: str) -> None:
+    if out_type not in OUT_TYPES:
+        raise ConversionError(f"a speaker encoder is written as {' or '.join(OUT_TYPES)}, not {out_type}")

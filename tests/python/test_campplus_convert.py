@@ -1,9 +1,10 @@
 """``parakeet-cli convert`` of a 3D-Speaker CAM++ state_dict (``torch.save``, as
-``campplus_cn_common.bin``) to voice-detect.cpp's ``voicedetect`` GGUF.
+``campplus_cn_common.bin``) or ONNX export to voice-detect.cpp's ``voicedetect`` GGUF.
 
 The committed fixture ``tests/data/speaker/campplus_tiny.bin`` (tools/fixtures/
 make_campplus_fixtures.py) was converted into ``campplus_tiny.gguf``, on which the engine's parity
-tests run; converting it again must give the same file.
+tests run; converting it again must give the same file. ``campplus_tiny.onnx`` is the same model
+through torch.onnx.export.
 """
 
 import re
@@ -14,12 +15,20 @@ import pytest
 
 from parakeet_py.convert import voicedetect_schema as vd
 from parakeet_py.convert.campplus_checkpoint import campplus_manifest, convert_campplus, is_campplus_checkpoint
+from parakeet_py.convert.campplus_onnx import convert_campplus_onnx, is_campplus_onnx
 from parakeet_py.convert.errors import ConversionError, UnsupportedModelError
 from parakeet_py.convert.torch_checkpoint import TorchCheckpoint
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
 CHECKPOINT = DATA / "campplus_tiny.bin"
 COMMITTED = DATA / "campplus_tiny.gguf"
+ONNX = DATA / "campplus_tiny.onnx"
+
+
+def _manifest(path):
+    r = gguf.GGUFReader(str(path))
+    return {key: r.get_field(key).contents() for key in (vd.CAMPPLUS_CONV_WEIGHT, vd.CAMPPLUS_CONV_BIAS,
+                                                         vd.CAMPPLUS_BN_PREFIX, vd.CAMPPLUS_EMB_BN_MEAN)}
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +80,25 @@ def test_checkpoints_the_engine_cannot_run_are_refused(tensors, drop, error, mes
         campplus_manifest(kept)
 
 
-def test_only_campplus_checkpoints_are_taken_for_one(tmp_path):
-    assert is_campplus_checkpoint(CHECKPOINT)
+def test_the_onnx_export_gives_the_manifest_of_its_graph(tmp_path):
+    out = tmp_path / "campplus.gguf"
+    convert_campplus_onnx(ONNX, out, name="campplus_tiny")
+    got, want = _manifest(out), _manifest(COMMITTED)
+    # The exporter folded the same BatchNorms: the same affine ones remain, the same convolutions
+    # have biases, under its own names for the folded ones.
+    assert got[vd.CAMPPLUS_BN_PREFIX] == want[vd.CAMPPLUS_BN_PREFIX]
+    assert got[vd.CAMPPLUS_EMB_BN_MEAN] == want[vd.CAMPPLUS_EMB_BN_MEAN]
+    assert [b == "" for b in got[vd.CAMPPLUS_CONV_BIAS]] == [b == "" for b in want[vd.CAMPPLUS_CONV_BIAS]]
+    assert got[vd.CAMPPLUS_CONV_WEIGHT][0].startswith("onnx::Conv_")
+    assert got[vd.CAMPPLUS_CONV_WEIGHT][14] == "xvector.block1.tdnnd1.cam_layer.linear_local.weight"
+    assert gguf.GGUFReader(str(out)).get_field("general.name").contents() == "campplus_tiny"
+
+
+def test_only_campplus_files_are_taken_for_one(tmp_path):
+    assert is_campplus_checkpoint(CHECKPOINT) and is_campplus_onnx(ONNX)
     assert not is_campplus_checkpoint(DATA / "spkrec_tiny" / "embedding_model.ckpt")
     (tmp_path / "junk.bin").write_bytes(b"not a checkpoint")
-    assert not is_campplus_checkpoint(tmp_path / "junk.bin")
+    assert not is_campplus_checkpoint(tmp_path / "junk.bin") and not is_campplus_onnx(tmp_path / "junk.bin")
 
 
 def test_cli_convert_takes_the_checkpoint(tmp_path):
@@ -91,3 +114,7 @@ def test_cli_convert_takes_the_checkpoint(tmp_path):
     r = runner().invoke(cli, ["convert", str(CHECKPOINT), str(tmp_path / "q.gguf"), "--type", "q8_0"])
     assert r.exit_code != 0
     assert "written as f32, not q8_0" in r.output
+    r = runner().invoke(cli, ["convert", str(ONNX), str(tmp_path / "onnx.gguf")], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    assert "CAM++ speaker encoder" in r.output
+    assert _manifest(tmp_path / "onnx.gguf")[vd.CAMPPLUS_BN_PREFIX] == _manifest(COMMITTED)[vd.CAMPPLUS_BN_PREFIX]

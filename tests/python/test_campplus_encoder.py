@@ -27,9 +27,18 @@ def manifest(key):
 
 
 @pytest.mark.parametrize("clip", ["campplus_speech", "campplus_conversation"])
-def test_embedding_matches_pytorch(clip):
+@pytest.mark.parametrize("source", ["state_dict", "onnx"])
+def test_embedding_matches_pytorch(tmp_path, clip, source):
+    """The committed conversion of the state_dict, and our conversion of the ONNX export (the
+    layout voice-detect.cpp's files have: the exporter's BatchNorm folding and names)."""
+    from parakeet_py.convert.campplus_onnx import convert_campplus_onnx
+
+    model = MODEL
+    if source == "onnx":
+        model = tmp_path / "onnx.gguf"
+        convert_campplus_onnx(DATA / "campplus_tiny.onnx", model)
     pcm, want = reference(clip)
-    with SpeakerEncoder(MODEL) as enc:
+    with SpeakerEncoder(model) as enc:
         got = enc.embed(pcm, sample_rate=16000)
         assert enc.family == "voicedetect:campplus:campplus_tiny:192"
     assert got.shape == (192,)

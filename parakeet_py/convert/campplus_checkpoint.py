@@ -35,6 +35,7 @@ BN_EPS = 1e-5  # torch.nn.BatchNorm's default, which CAM++ keeps (a state_dict d
 HEAD_STAGES = ("head.layer1", "head.layer2")
 # The engine runs CAM++'s fixed head (two stages of two blocks) and its three dense blocks.
 HEAD_BLOCKS_PER_STAGE = 2
+HEAD_CONVS = 12  # its 3x3 stem and last conv, 4 blocks of two 3x3 convs, and the 2 stride-2 shortcuts
 DENSE_BLOCKS = 3
 _BN_PARTS = ("weight", "bias", "running_mean", "running_var")
 # The final, affine-free BatchNorm of the embedding (DenseLayer's "batchnorm_").
@@ -149,8 +150,10 @@ def write_campplus(gguf_path, name: str, conv_weight: List[str], conv_bias: List
     """Write a CAM++ voicedetect GGUF: the manifest (forward order) and the arrays it names;
     returns the file size. The sizes come from the head's first convolution (its channels) and
     the tdnn (the 13th convolution: the head has 12)."""
+    if len(conv_weight) < HEAD_CONVS + 6:  # the tdnn, a CAM layer's four, a transit and the dense at least
+        raise UnsupportedModelError(f"{len(conv_weight)} convolutions are too few for a CAM++")
     channels = arrays[conv_weight[0]].shape[0]
-    tdnn_in = arrays[conv_weight[12]].shape[1]
+    tdnn_in = arrays[conv_weight[HEAD_CONVS]].shape[1]
     if tdnn_in % channels:
         raise ConversionError(f"the tdnn takes {tdnn_in} features, not a multiple of the head's {channels} channels")
     n_mels = 8 * tdnn_in // channels  # the head halves the frequency axis three times

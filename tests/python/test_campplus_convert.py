@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import gguf
+import numpy as np
 import pytest
 
 from parakeet_py.convert import voicedetect_schema as vd
@@ -92,6 +93,35 @@ def test_the_onnx_export_gives_the_manifest_of_its_graph(tmp_path):
     assert got[vd.CAMPPLUS_CONV_WEIGHT][0].startswith("onnx::Conv_")
     assert got[vd.CAMPPLUS_CONV_WEIGHT][14] == "xvector.block1.tdnnd1.cam_layer.linear_local.weight"
     assert gguf.GGUFReader(str(out)).get_field("general.name").contents() == "campplus_tiny"
+
+
+def test_an_onnx_graph_that_is_not_campplus_is_refused(tmp_path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    def write(nodes, initialisers):
+        graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+                                  [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
+                                  [numpy_helper.from_array(a, name) for name, a in initialisers.items()])
+        path = tmp_path / "small.onnx"
+        onnx.save(helper.make_model(graph), str(path))
+        return path
+
+    conv = helper.make_node("Conv", ["x", "xvector.conv.weight"], ["y"])
+    weights = {"xvector.conv.weight": np.ones((4, 1, 3, 3), np.float32)}
+    path = write([conv], weights)
+    assert is_campplus_onnx(path)
+    with pytest.raises(UnsupportedModelError, match=re.escape("no CAM++ convolutions or no embedding BatchNorm")):
+        convert_campplus_onnx(path, tmp_path / "out.gguf")
+    # An affine-free BatchNorm (its scale and bias constants) after the one convolution.
+    constants = [helper.make_node("Constant", [], [n], value=numpy_helper.from_array(np.full(4, v, np.float32)))
+                 for n, v in (("ones", 1.0), ("zeros", 0.0))]
+    norm = helper.make_node("BatchNormalization", ["y", "ones", "zeros", "mean", "var"], ["z"])
+    statistics = {"mean": np.zeros(4, np.float32), "var": np.ones(4, np.float32)}
+    path = write([conv] + constants + [norm], {**weights, **statistics})
+    with pytest.raises(UnsupportedModelError, match="1 convolutions are too few for a CAM"):
+        convert_campplus_onnx(path, tmp_path / "out.gguf")
+    assert not (tmp_path / "out.gguf").exists()
 
 
 def test_only_campplus_files_are_taken_for_one(tmp_path):

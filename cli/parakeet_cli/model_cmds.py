@@ -118,11 +118,13 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
     hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32), and so
-    does a WeSpeaker ResNet34, as a checkpoint (avg_model.pt, with an optional mean_vec.npy beside
-    it) or as WeSpeaker's ONNX export (voxceleb_resnet34_LM.onnx, told from Silero's by its 2-D
-    convolutions); --type f32, f16 or q8_0. So does 3D-Speaker's ERes2Net as its ONNX export (told
-    by the Tanh of its feature fusion). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
-    (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
+    does a 3D-Speaker CAM++, as its state_dict (campplus_*.bin) or its ONNX export (--type f32).
+    So does a WeSpeaker ResNet34, as a checkpoint (avg_model.pt, with an optional mean_vec.npy
+    beside it) or as WeSpeaker's ONNX export (voxceleb_resnet34_LM.onnx), and 3D-Speaker's
+    ERes2Net as its ONNX export (--type f32, f16 or q8_0). Which network an .onnx or .bin file
+    holds is read from inside it. A Sortformer diarizer (SortformerEncLabelModel) becomes a
+    diarization file (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys;
+    docs/diarization.md).
     A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
     .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or
     q8_0; docs/sound.md).
@@ -139,26 +141,17 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
       parakeet-cli convert spkrec-ecapa-voxceleb/embedding_model.ckpt ecapa.gguf
       parakeet-cli convert voxceleb_resnet34_LM/avg_model.pt resnet34.gguf
       parakeet-cli convert voxceleb_resnet34_LM.onnx resnet34-q8_0.gguf --type q8_0
+      parakeet-cli convert campplus_cn_common.bin campplus.gguf
     """
+    speaker = _speaker_source(nemo_file)
+    if speaker is not None:
+        _convert_speaker(speaker, nemo_file, gguf_file, out_type, name, as_json)
+        return
     if nemo_file.lower().endswith(".onnx"):
-        from parakeet_py.convert.speaker_onnx import speaker_arch
-
-        arch = speaker_arch(nemo_file)
-        if arch == "eres2net":
-            _convert_eres2net(nemo_file, gguf_file, out_type, name, as_json)
-        elif arch is not None:
-            _convert_wespeaker(nemo_file, gguf_file, out_type, name, as_json)
-        else:
-            _convert_silero(nemo_file, gguf_file, out_type, as_json)
+        _convert_silero(nemo_file, gguf_file, out_type, as_json)
         return
     if os.path.isdir(nemo_file) or nemo_file.lower().endswith(".bin"):
         _convert_ced(nemo_file, gguf_file, out_type, name, as_json)
-        return
-    if nemo_file.lower().endswith(".ckpt"):
-        _convert_speechbrain(nemo_file, gguf_file, out_type, name, as_json)
-        return
-    if nemo_file.lower().endswith(".pt"):
-        _convert_wespeaker(nemo_file, gguf_file, out_type, name, as_json)
         return
     from parakeet_py.convert import convert_nemo
 
@@ -189,42 +182,44 @@ def _convert_ced(checkpoint: str, gguf_file: str, out_type: str, name: Optional[
         click.echo(f"wrote {gguf_file} (CED sound tagger, {out_type}, {_megabytes(size)})")
 
 
-def _convert_speechbrain(ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
-    from parakeet_py.convert.speechbrain_ecapa import convert_speechbrain_ecapa
+def _speaker_source(path: str) -> Optional[str]:
+    """The _SPEAKER_CONVERTERS key for `path`, told by its suffix and, for .onnx and .bin, by what
+    is inside (an .onnx may be Silero's VAD, a .bin a CED tagger); None: not a speaker encoder."""
+    lower = path.lower()
+    if lower.endswith(".onnx"):
+        from parakeet_py.convert.speaker_onnx import speaker_arch
 
-    size = convert_speechbrain_ecapa(ckpt_file, gguf_file, out_type, name=name)
+        arch = speaker_arch(path)
+        return None if arch is None else arch + "_onnx"
+    if lower.endswith(".bin"):
+        from parakeet_py.convert.campplus_checkpoint import is_campplus_checkpoint
+
+        return "campplus" if is_campplus_checkpoint(path) else None
+    return {".ckpt": "ecapa", ".pt": "wespeaker_resnet34"}.get(os.path.splitext(lower)[1])
+
+
+# The speaker converters by source: module, function, and the network's name for the message.
+_SPEAKER_CONVERTERS = {
+    "ecapa": ("speechbrain_ecapa", "convert_speechbrain_ecapa", "ECAPA-TDNN"),
+    "campplus": ("campplus_checkpoint", "convert_campplus", "CAM++"),
+    "campplus_onnx": ("campplus_onnx", "convert_campplus_onnx", "CAM++"),
+    "wespeaker_resnet34": ("wespeaker_resnet", "convert_wespeaker_resnet", "WeSpeaker ResNet34"),
+    "wespeaker_resnet34_onnx": ("wespeaker_onnx", "convert_wespeaker_onnx", "WeSpeaker ResNet34"),
+    "eres2net_onnx": ("eres2net_onnx", "convert_eres2net_onnx", "3D-Speaker ERes2Net"),
+}
+
+
+def _convert_speaker(source: str, ckpt_file: str, gguf_file: str, out_type: str, name: Optional[str],
+                     as_json: bool) -> None:
+    import importlib
+
+    module, function, what = _SPEAKER_CONVERTERS[source]
+    convert_speaker = getattr(importlib.import_module(f"parakeet_py.convert.{module}"), function)
+    size = convert_speaker(ckpt_file, gguf_file, out_type, name=name)
     if as_json:
         click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
     else:
-        click.echo(f"wrote {gguf_file} (ECAPA-TDNN speaker encoder, {out_type}, {_megabytes(size)})")
-
-
-def _convert_wespeaker(source: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
-    from parakeet_py.convert.resnet_gguf import OUT_TYPES as RESNET_TYPES
-    from parakeet_py.convert.wespeaker_onnx import convert_wespeaker_onnx
-    from parakeet_py.convert.wespeaker_resnet import convert_wespeaker_resnet
-
-    if out_type not in RESNET_TYPES:
-        raise click.UsageError(f"a ResNet34 speaker encoder is written as {', '.join(RESNET_TYPES)}, not {out_type}")
-    convert = convert_wespeaker_onnx if source.lower().endswith(".onnx") else convert_wespeaker_resnet
-    size = convert(source, gguf_file, out_type, name=name)
-    if as_json:
-        click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
-    else:
-        click.echo(f"wrote {gguf_file} (WeSpeaker ResNet34 speaker encoder, {out_type}, {_megabytes(size)})")
-
-
-def _convert_eres2net(onnx_file: str, gguf_file: str, out_type: str, name: Optional[str], as_json: bool) -> None:
-    from parakeet_py.convert.eres2net_onnx import convert_eres2net_onnx
-    from parakeet_py.convert.resnet_gguf import OUT_TYPES as ERES2NET_TYPES
-
-    if out_type not in ERES2NET_TYPES:
-        raise click.UsageError(f"an ERes2Net speaker encoder is written as {', '.join(ERES2NET_TYPES)}, not {out_type}")
-    size = convert_eres2net_onnx(onnx_file, gguf_file, out_type, name=name)
-    if as_json:
-        click.echo(json.dumps({"output": gguf_file, "kind": "voicedetect", "type": out_type, "bytes": size}))
-    else:
-        click.echo(f"wrote {gguf_file} (3D-Speaker ERes2Net speaker encoder, {out_type}, {_megabytes(size)})")
+        click.echo(f"wrote {gguf_file} ({what} speaker encoder, {out_type}, {_megabytes(size)})")
 
 
 @click.command("quantize")

@@ -1,6 +1,6 @@
-"""Reading the ONNX exports of the 2-D speaker encoders (WeSpeaker's ResNet34, 3D-Speaker's
-ERes2Net) with the onnx package: which one a file holds, its constants, node attributes and the
-statistics pooling's variance floor."""
+"""Reading the ONNX exports of the speaker encoders with the onnx package: which network a file
+holds (WeSpeaker's ResNet34, 3D-Speaker's ERes2Net or CAM++), and, for the 2-D ResNets, its
+constants, node attributes and the statistics pooling's variance floor."""
 
 from typing import Dict, Optional
 
@@ -25,9 +25,13 @@ def attrs(node) -> Dict[str, object]:
 
 
 def speaker_arch(path) -> Optional[str]:
-    """``eres2net`` (2-D convs and AFF's Tanh), ``wespeaker_resnet34`` (2-D convs), or None
-    (no 2-D convolution: Silero's VAD, say)."""
-    nodes = load_onnx(path).graph.node
+    """The voicedetect.arch of the speaker encoder in ``path``: ``campplus`` (CAM++'s weights are
+    stored under its ``xvector.*`` module names), ``eres2net`` (2-D convs and AFF's Tanh),
+    ``wespeaker_resnet34`` (2-D convs), or None (no 2-D convolution: Silero's VAD, say)."""
+    graph = load_onnx(path).graph
+    if any(i.name.startswith("xvector.") for i in graph.initializer):
+        return "campplus"
+    nodes = graph.node
     if not any(n.op_type == "Conv" and len(attrs(n).get("kernel_shape", [])) == 2 for n in nodes):
         return None
     return "eres2net" if any(n.op_type == "Tanh" for n in nodes) else "wespeaker_resnet34"

@@ -2,7 +2,9 @@
 
 The engine reads the same names from ``libparakeet/src/model/speaker/voicedetect_schema.h``
 (``tests/python/test_speaker_convert.py`` checks the two agree). ECAPA's tensor names are
-SpeechBrain's ``state_dict`` keys verbatim; ResNet34's are listed under its ``RESNET_*`` keys.
+SpeechBrain's ``state_dict`` keys verbatim; ResNet34, ERes2Net and CAM++ list theirs under their
+``RESNET_*``, ``ERES2NET_*`` and ``CAMPPLUS_*`` keys. ``voicedetect_meta.py`` writes the keys every
+encoder shares.
 """
 
 ARCHITECTURE = "voicedetect"  # general.architecture
@@ -10,6 +12,7 @@ ARCH = "voicedetect.arch"
 ARCH_ECAPA = "ecapa_tdnn"
 ARCH_RESNET34 = "wespeaker_resnet34"
 ARCH_ERES2NET = "eres2net"
+ARCH_CAMPPLUS = "campplus"
 EMBEDDING_DIM = "voicedetect.embedding_dim"
 L2_NORMALIZE = "voicedetect.l2_normalize"
 
@@ -60,3 +63,12 @@ ERES2NET_SEG_WEIGHT = "voicedetect.eres2net.seg_weight"
 ERES2NET_SEG_BIAS = "voicedetect.eres2net.seg_bias"
 ERES2NET_RELU_CLAMP = "voicedetect.eres2net.relu_clamp"
 ERES2NET_VAR_EPS = "voicedetect.eres2net.var_eps"
+
+# CAM++: its convolutions (weight and bias names, "" for none) and affine BatchNorm prefixes in
+# forward order, and the final affine-free BatchNorm's statistics.
+CAMPPLUS_CONV_WEIGHT = "voicedetect.campplus.conv_weight"
+CAMPPLUS_CONV_BIAS = "voicedetect.campplus.conv_bias"
+CAMPPLUS_BN_PREFIX = "voicedetect.campplus.bn_prefix"
+CAMPPLUS_EMB_BN_MEAN = "voicedetect.campplus.emb_bn_mean"
+CAMPPLUS_EMB_BN_VAR = "voicedetect.campplus.emb_bn_var"
+CAMPPLUS_BN_EPS = "voicedetect.campplus.bn_eps"

@@ -7,13 +7,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/errors.h"
 #include "isa_levels.h"
 #include "model/speaker/speaker_encoder.h"
+#include "speaker_checks.h"
 #include "speaker_fixtures.h"
 
 namespace {
@@ -25,10 +25,10 @@ const std::vector<std::string>& models() {
     return m;
 }
 
+std::string model_path(const std::string& model) { return speaker_fixtures::dir() + "/" + model + "_tiny.gguf"; }
+
 std::unique_ptr<SpeakerEncoder> load_at(const std::string& model, pk::IsaLevel level, int threads) {
-    pk::LoadOptions o = isa_test::load_options_at(level);
-    o.threads = threads;
-    return SpeakerEncoder::load(speaker_fixtures::dir() + "/" + model + "_tiny.gguf", o);
+    return speaker_checks::load_at(model_path(model), level, threads);
 }
 
 std::vector<float> reference_embedding(const std::string& model, const std::string& clip) {
@@ -47,29 +47,16 @@ TEST_P(Speaker2dParity, EmbeddingsMatchPyTorch) {
             const std::vector<float> want = reference_embedding(model, clip);
             const std::vector<float> got = enc->embed(ref.pcm.data(), static_cast<int64_t>(ref.pcm.size()), 16000);
             ASSERT_EQ(got.size(), want.size());
-            double ab = 0, aa = 0, bb = 0, worst = 0;
-            for (size_t i = 0; i < got.size(); ++i) {
-                ab += double(got[i]) * want[i];
-                aa += double(got[i]) * got[i];
-                bb += double(want[i]) * want[i];
-                worst = std::max(worst, std::fabs(double(got[i]) - want[i]));
-            }
-            EXPECT_GE(ab / std::sqrt(aa * bb), 0.9999);
-            EXPECT_LE(worst, 1e-4);
+            EXPECT_GE(speaker_checks::cosine(got, want), 0.9999);
+            EXPECT_LE(speaker_checks::max_abs_diff(got, want), 1e-4);
         }
     }
 }
 
 TEST_P(Speaker2dParity, ThreadCountChangesNoBit) {
-    const auto ref = speaker_fixtures::load("conversation");
-    const int64_t n = static_cast<int64_t>(ref.pcm.size());
     for (const std::string& model : models()) {
-        const std::vector<float> one = load_at(model, level(), 1)->embed(ref.pcm.data(), n, 16000);
-        for (int threads : {2, 3}) {
-            const std::vector<float> more = load_at(model, level(), threads)->embed(ref.pcm.data(), n, 16000);
-            EXPECT_EQ(0, std::memcmp(one.data(), more.data(), one.size() * sizeof(float)))
-                << model << ", " << threads << " threads";
-        }
+        SCOPED_TRACE(model);
+        speaker_checks::expect_thread_count_changes_no_bit(model_path(model), level(), "conversation");
     }
 }
 

@@ -4,8 +4,6 @@
 // level; the fingerprints; and clear errors for unusable audio and files.
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -14,6 +12,7 @@
 #include "gguf/mapped_file.h"
 #include "isa_levels.h"
 #include "model/speaker/speaker_encoder.h"
+#include "speaker_checks.h"
 #include "speaker_fixtures.h"
 
 namespace {
@@ -21,48 +20,17 @@ namespace {
 using pk::speaker::SpeakerEncoder;
 
 std::unique_ptr<SpeakerEncoder> load_at(pk::IsaLevel level, int threads) {
-    pk::LoadOptions o = isa_test::load_options_at(level);
-    o.threads = threads;
-    return SpeakerEncoder::load(speaker_fixtures::model_path(), o);
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    double m = 0;
-    for (size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
-    return m;
-}
-
-double cosine(const std::vector<float>& a, const std::vector<float>& b) {
-    double ab = 0, aa = 0, bb = 0;
-    for (size_t i = 0; i < a.size(); ++i) ab += double(a[i]) * b[i], aa += double(a[i]) * a[i], bb += double(b[i]) * b[i];
-    return ab / std::sqrt(aa * bb);
+    return speaker_checks::load_at(speaker_fixtures::model_path(), level, threads);
 }
 
 class SpeakerEncoderParity : public isa_test::LevelTest {};
 
 TEST_P(SpeakerEncoderParity, FeaturesAndEmbeddingsMatchSpeechBrain) {
-    const auto enc = load_at(level(), 2);
-    for (const std::string& clip : speaker_fixtures::clips()) {
-        SCOPED_TRACE(clip);
-        const auto ref = speaker_fixtures::load(clip);
-        const std::vector<float> feats = enc->features(ref.pcm.data(), static_cast<int64_t>(ref.pcm.size()));
-        ASSERT_EQ(feats.size(), ref.fbank.size());
-        EXPECT_LE(max_abs_diff(feats, ref.fbank), 1e-4);
-        const std::vector<float> emb = enc->embed(ref.pcm.data(), static_cast<int64_t>(ref.pcm.size()), 16000);
-        ASSERT_EQ(emb.size(), ref.embedding.size());
-        EXPECT_GE(cosine(emb, ref.embedding), 0.9999);
-        EXPECT_LE(max_abs_diff(emb, ref.embedding), 1e-4);
-    }
+    speaker_checks::expect_matches_references(*load_at(level(), 2), speaker_fixtures::clips());
 }
 
 TEST_P(SpeakerEncoderParity, ThreadCountChangesNoBit) {
-    const auto ref = speaker_fixtures::load("speech");
-    const int64_t n = static_cast<int64_t>(ref.pcm.size());
-    const std::vector<float> one = load_at(level(), 1)->embed(ref.pcm.data(), n, 16000);
-    for (int threads : {2, 3}) {
-        const std::vector<float> more = load_at(level(), threads)->embed(ref.pcm.data(), n, 16000);
-        EXPECT_EQ(0, std::memcmp(one.data(), more.data(), one.size() * sizeof(float))) << threads << " threads";
-    }
+    speaker_checks::expect_thread_count_changes_no_bit(speaker_fixtures::model_path(), level(), "speech");
 }
 
 INSTANTIATE_ISA_LEVELS(SpeakerEncoderParity);
@@ -84,7 +52,7 @@ TEST(SpeakerEncoder, OtherRatesAreResampled) {
     for (size_t i = 0; i < up.size(); ++i) up[i] = ref.pcm[i / 3];
     const auto a = enc->embed(ref.pcm.data(), static_cast<int64_t>(ref.pcm.size()), 16000);
     const auto b = enc->embed(up.data(), static_cast<int64_t>(up.size()), 48000);
-    EXPECT_GT(cosine(a, b), 0.95);
+    EXPECT_GT(speaker_checks::cosine(a, b), 0.95);
 }
 
 TEST(SpeakerEncoder, UnusableAudioIsRefusedClearly) {

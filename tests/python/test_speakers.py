@@ -129,9 +129,10 @@ def test_diarize_named_adds_a_name_entry_per_slot(encoder):
 
 @pytest.mark.parametrize("changes, drop, message", [
     ({"voicedetect.fbank.win_length": 3_000_000_000}, (), "voicedetect.fbank sizes out of range"),
-    ({"voicedetect.fbank.n_mels": 64}, (), "blocks.0 takes 80 mel bins, the front end gives 64"),
+    ({"voicedetect.fbank.n_mels": 64}, (), "the network takes 80 mel bins, the front end gives 64"),
     ({"voicedetect.fbank.window": "hann"}, (), "fbank window 'hann' is not supported"),
-    ({"voicedetect.arch": "campplus"}, (), "architecture 'campplus' is not supported"),
+    ({"voicedetect.arch": "xvector_tdnn"}, (),
+     "architecture 'xvector_tdnn' is not supported (only ecapa_tdnn, wespeaker_resnet34, eres2net, campplus)"),
     ({"voicedetect.embedding_dim": 256}, (), "fc.conv.weight gives 192-value embeddings"),
     ({}, ("voicedetect.embedding_dim",), "has no speaker embedding (an analysis model?)"),
 ])

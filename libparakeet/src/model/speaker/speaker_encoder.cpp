@@ -11,6 +11,7 @@
 #include "model/gguf_schema.h"
 #include "model/model.h"
 #include "model/model_kind.h"
+#include "model/speaker/campplus.h"
 #include "model/speaker/ecapa_tdnn.h"
 #include "model/speaker/eres2net.h"
 #include "model/speaker/voicedetect_schema.h"
@@ -71,20 +72,46 @@ KaldiFbankConfig read_fbank(const GgufReader& g) {
     return c;
 }
 
-// The network of `arch` (one of those supported). ECAPA takes its mel count from its first
-// convolution (checked against the front end's by the caller); the 2-D networks are built for
-// the front end's, which their pooled size then has to fit.
-std::unique_ptr<SpeakerNetwork> load_network(const std::string& arch, const GgufReader& g, const TensorLoader& t,
-                                             int n_mels) {
-    if (arch == vd::kArchEcapa) return std::make_unique<NetworkOf<EcapaTdnn>>(EcapaTdnn::load(g, t));
-    if (arch == vd::kArchResnet34) return std::make_unique<NetworkOf<WespeakerResnet>>(WespeakerResnet::load(g, t, n_mels));
-    return std::make_unique<NetworkOf<ERes2Net>>(ERes2Net::load(g, t, n_mels));
+template <class Net>
+std::unique_ptr<SpeakerNetwork> adapt(Net net) {
+    return std::make_unique<NetworkOf<Net>>(std::move(net));
 }
 
-// The tensor that makes the embedding, for messages.
-std::string output_name(const GgufReader& g, const std::string& arch) {
-    if (arch == vd::kArchEcapa) return "fc.conv.weight";
-    return string_or_empty(g, arch == vd::kArchResnet34 ? vd::kResnetSegWeight : vd::kEres2netSegWeight);
+// The networks by voicedetect.arch: how each loads for the front end's `n_mels` (ECAPA takes its
+// mel count from its first convolution, which the caller checks against the front end's; the
+// others are built for the front end's), and the tensor that makes its embedding, for messages.
+struct Arch {
+    const char* name;
+    std::unique_ptr<SpeakerNetwork> (*load)(const GgufReader& g, const TensorLoader& t, int n_mels);
+    std::string (*output_name)(const GgufReader& g);
+};
+
+const Arch kArchs[] = {
+    {vd::kArchEcapa, [](const GgufReader& g, const TensorLoader& t, int) { return adapt(EcapaTdnn::load(g, t)); },
+     [](const GgufReader&) { return std::string("fc.conv.weight"); }},
+    {vd::kArchResnet34,
+     [](const GgufReader& g, const TensorLoader& t, int n_mels) { return adapt(WespeakerResnet::load(g, t, n_mels)); },
+     [](const GgufReader& g) { return string_or_empty(g, vd::kResnetSegWeight); }},
+    {vd::kArchEres2net,
+     [](const GgufReader& g, const TensorLoader& t, int n_mels) { return adapt(ERes2Net::load(g, t, n_mels)); },
+     [](const GgufReader& g) { return string_or_empty(g, vd::kEres2netSegWeight); }},
+    {vd::kArchCampplus,
+     [](const GgufReader& g, const TensorLoader& t, int n_mels) { return adapt(CamPPlus::load(g, t, n_mels)); },
+     [](const GgufReader& g) {  // the dense layer: the manifest's last convolution
+         const std::vector<std::string> convs = g.get_string_array(vd::kCampplusConvWeight);
+         return convs.back();
+     }},
+};
+
+// The entry of `arch`; throws Unsupported naming those there are.
+const Arch& find_arch(const GgufReader& g, const std::string& arch) {
+    std::string known;
+    for (const Arch& a : kArchs) {
+        if (a.name == arch) return a;
+        known += (known.empty() ? "" : ", ") + std::string(a.name);
+    }
+    throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " + known +
+                      ")");
 }
 
 }  // namespace
@@ -112,23 +139,21 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     const std::string arch = string_or_empty(g, vd::kArch);
     const uint32_t dim = u32_or(g, vd::kEmbeddingDim, 0);
     if (dim == 0) throw ModelError("the speaker model has no speaker embedding (an analysis model?)");
-    if (arch != vd::kArchEcapa && arch != vd::kArchResnet34 && arch != vd::kArchEres2net)
-        throw Unsupported(g.name() + ": speaker encoder architecture '" + arch + "' is not supported (only " +
-                          vd::kArchEcapa + ", " + vd::kArchResnet34 + " and " + vd::kArchEres2net + ")");
+    const Arch& network = find_arch(g, arch);
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
 
     const TensorLoader t(g, isa);
     e->kernels_ = &t.kernels();
     const KaldiFbankConfig fbank = read_fbank(g);
-    e->net_ = load_network(arch, g, t, fbank.n_mels);
+    e->net_ = network.load(g, t, fbank.n_mels);
     if (e->net_->embedding_dim() != dim)
-        t.fail(output_name(g, arch) + " gives " + std::to_string(e->net_->embedding_dim()) + "-value embeddings, " +
+        t.fail(network.output_name(g) + " gives " + std::to_string(e->net_->embedding_dim()) + "-value embeddings, " +
                vd::kEmbeddingDim + " says " + std::to_string(dim));
     // The front end is built once its size is known to fit the network (a file's n_mels sizes
     // the filter bank).
     if (e->net_->n_mels() != fbank.n_mels)
-        t.fail("blocks.0 takes " + std::to_string(e->net_->n_mels()) + " mel bins, the front end gives " +
+        t.fail("the network takes " + std::to_string(e->net_->n_mels()) + " mel bins, the front end gives " +
                std::to_string(fbank.n_mels));
     e->fbank_ = std::make_unique<KaldiFbank>(fbank);
     e->dim_ = static_cast<int>(dim);

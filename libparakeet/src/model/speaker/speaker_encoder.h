@@ -1,8 +1,8 @@
 // A speaker encoder: voice-detect.cpp's `voicedetect` GGUF (general.architecture
 // "voicedetect"), audio in, one L2-normalised embedding out. The front end is the Kaldi fbank
 // of voicedetect.fbank.* with per-utterance mean removal (kaldi_fbank.h); the network is that
-// of voicedetect.arch: "ecapa_tdnn" (ecapa_tdnn.h), "wespeaker_resnet34" (wespeaker_resnet.h) or
-// "eres2net" (eres2net.h).
+// of voicedetect.arch: "ecapa_tdnn" (ecapa_tdnn.h), "wespeaker_resnet34" (wespeaker_resnet.h),
+// "eres2net" (eres2net.h) or "campplus" (campplus.h), behind speaker_network.h.
 //
 // Fingerprints (parakeet.cpp's, so that stored embeddings are not compared across encoders):
 // family() is "voicedetect:<voicedetect.arch>:<general.name>:<voicedetect.embedding_dim>" (a

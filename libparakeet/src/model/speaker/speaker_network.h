@@ -1,6 +1,6 @@
-// What the speaker encoder needs of a network (ecapa_tdnn.h, wespeaker_resnet.h): fbank
-// features in, one embedding out. NetworkOf adapts a network class to it, so the networks
-// themselves stay plain values.
+// What the speaker encoder needs of a network (ecapa_tdnn.h, wespeaker_resnet.h, eres2net.h,
+// campplus.h): fbank features in, one embedding out. NetworkOf adapts a network class to it, so
+// the networks themselves stay plain values and speaker_encoder.h includes none of them.
 #pragma once
 
 #include <cstdint>

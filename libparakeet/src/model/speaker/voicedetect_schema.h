@@ -1,6 +1,7 @@
 // The `voicedetect` GGUF schema (voice-detect.cpp's convert_voicedetect_to_gguf.py): the keys
 // the speaker encoder reads. ECAPA's tensor names are SpeechBrain's state-dict names verbatim
-// (ecapa_tdnn.h); ResNet34's are listed in its manifest keys (wespeaker_resnet.h).
+// (ecapa_tdnn.h); ResNet34, ERes2Net and CAM++ list theirs in their manifest keys
+// (wespeaker_resnet.h, eres2net.h, campplus.h).
 // parakeet_py/convert/voicedetect_schema.py writes the same keys.
 #pragma once
 
@@ -10,6 +11,7 @@ inline constexpr char kArch[] = "voicedetect.arch";  // "ecapa_tdnn", "wespeaker
 inline constexpr char kArchEcapa[] = "ecapa_tdnn";
 inline constexpr char kArchResnet34[] = "wespeaker_resnet34";
 inline constexpr char kArchEres2net[] = "eres2net";
+inline constexpr char kArchCampplus[] = "campplus";
 inline constexpr char kEmbeddingDim[] = "voicedetect.embedding_dim";  // u32; absent or 0: no speaker head
 inline constexpr char kL2Normalize[] = "voicedetect.l2_normalize";   // bool, default true
 
@@ -54,5 +56,13 @@ inline constexpr char kEres2netSegWeight[] = "voicedetect.eres2net.seg_weight"; 
 inline constexpr char kEres2netSegBias[] = "voicedetect.eres2net.seg_bias";        // string
 inline constexpr char kEres2netReluClamp[] = "voicedetect.eres2net.relu_clamp";    // f32, 20
 inline constexpr char kEres2netVarEps[] = "voicedetect.eres2net.var_eps";          // f32, 1e-8
+
+// CAM++: its convolutions and BatchNorms in forward order (campplus.h).
+inline constexpr char kCampplusConvWeight[] = "voicedetect.campplus.conv_weight";  // string[]
+inline constexpr char kCampplusConvBias[] = "voicedetect.campplus.conv_bias";      // string[], "": none
+inline constexpr char kCampplusBnPrefix[] = "voicedetect.campplus.bn_prefix";      // string[]
+inline constexpr char kCampplusEmbBnMean[] = "voicedetect.campplus.emb_bn_mean";   // string
+inline constexpr char kCampplusEmbBnVar[] = "voicedetect.campplus.emb_bn_var";     // string
+inline constexpr char kCampplusBnEps[] = "voicedetect.campplus.bn_eps";            // f32, 1e-5
 
 }  // namespace pk::schema::voicedetect

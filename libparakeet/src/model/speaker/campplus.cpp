@@ -1,0 +1,291 @@
+#include "model/speaker/campplus.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/errors.h"
+#include "model/speaker/voicedetect_schema.h"
+
+namespace pk::speaker {
+
+namespace {
+
+namespace vd = schema::voicedetect;
+
+constexpr int kSegmentFrames = 100;       // CAMLayer.seg_pooling's seg_len
+constexpr int kBlockDilation[] = {1, 2, 2};  // CAMPPlus's three dense blocks
+constexpr int kHeadStrides[] = {2, 1, 2, 1};  // FCM: two stages of two BasicResBlocks
+
+// Below this many rows (frames, or positions of a map) per thread an elementwise pass is not
+// worth waking the team.
+constexpr int64_t kMinRows = 64;
+
+int64_t halved(int64_t bins) { return (bins - 1) / 2 + 1; }  // a 3x3, stride-2, pad-1 conv
+
+// A 3x3 conv with padding 1 and the given frequency stride, over (frequency, time).
+ConvGeometry head_3x3(int stride) { return {stride, 1, 1, 1, 1}; }
+
+}  // namespace
+
+// The manifest's convolutions and BatchNorms, handed out in forward order.
+class CamPPlus::Manifest {
+public:
+    Manifest(const GgufReader& gguf, const TensorLoader& t) : gguf_(gguf), t_(t) {
+        weights_ = strings(vd::kCampplusConvWeight);
+        biases_ = strings(vd::kCampplusConvBias);
+        norms_ = strings(vd::kCampplusBnPrefix);
+        if (weights_.size() != biases_.size())
+            t.fail(std::string(vd::kCampplusConvBias) + " lists " + std::to_string(biases_.size()) +
+                   " biases for " + std::to_string(weights_.size()) + " convolutions");
+        eps_ = gguf.has_key(vd::kCampplusBnEps) ? gguf.get_f32(vd::kCampplusBnEps) : 1e-5f;
+        if (!(eps_ > 0)) t.fail(std::string(vd::kCampplusBnEps) + " must be positive");
+    }
+
+    float eps() const { return eps_; }
+    std::string string(const char* key) const {
+        if (!gguf_.has_key(key)) t_.fail(std::string("missing key ") + key);
+        return gguf_.get_string(key);
+    }
+
+    ConvGemm conv(int64_t in, ConvGeometry geometry, const char* what) {
+        if (next_conv_ >= weights_.size())
+            t_.fail(std::string(vd::kCampplusConvWeight) + " ends before the " + what + " convolution");
+        const size_t i = next_conv_++;
+        return ConvGemm::load(gguf_, t_, weights_[i], biases_[i], in, geometry);
+    }
+    // A conv whose kernel must be kh x kw (the head's fixed shapes).
+    ConvGemm conv(int64_t in, ConvGeometry geometry, const char* what, int kh, int kw) {
+        ConvGemm c = conv(in, geometry, what);
+        if (c.kernel_h() != kh || c.kernel_w() != kw)
+            t_.fail(weights_[next_conv_ - 1] + " (the " + what + " convolution) has a " + std::to_string(c.kernel_h()) +
+                    "x" + std::to_string(c.kernel_w()) + " kernel, CAM++ has " + std::to_string(kh) + "x" +
+                    std::to_string(kw));
+        return c;
+    }
+    ChannelAffine norm(int64_t channels, const char* what) {
+        if (next_norm_ >= norms_.size())
+            t_.fail(std::string(vd::kCampplusBnPrefix) + " ends before the " + what + " BatchNorm");
+        return ChannelAffine::load(t_, norms_[next_norm_++], channels, eps_);
+    }
+    // (kernel - 1) / 2 of the next convolution, a 1-D one with an odd kernel ("same" padding).
+    int next_half_kernel(const char* what) const {
+        if (next_conv_ >= weights_.size())
+            t_.fail(std::string(vd::kCampplusConvWeight) + " ends before the " + what + " convolution");
+        const KernelShape k = kernel_shape(gguf_, t_, weights_[next_conv_]);
+        if (k.kh != 1 || k.kw % 2 == 0)
+            t_.fail(weights_[next_conv_] + " (the " + what + " convolution) must have an odd 1-D kernel");
+        return (k.kw - 1) / 2;
+    }
+    // Whether a CAM layer comes next: its second convolution (the local one) has a kernel wider
+    // than 1, where a transit's conv is followed by a 1x1 (the next layer's first, or the dense).
+    bool cam_layer_next() const {
+        return next_conv_ + 1 < weights_.size() && kernel_shape(gguf_, t_, weights_[next_conv_ + 1]).kw > 1;
+    }
+    void expect_all_used() const {
+        if (next_conv_ != weights_.size() || next_norm_ != norms_.size())
+            t_.fail("the campplus manifest lists " + std::to_string(weights_.size()) + " convolutions and " +
+                    std::to_string(norms_.size()) + " BatchNorms, CAM++ used " + std::to_string(next_conv_) +
+                    " and " + std::to_string(next_norm_));
+    }
+
+private:
+    std::vector<std::string> strings(const char* key) const {
+        if (!gguf_.has_key(key)) t_.fail(std::string("missing key ") + key);
+        return gguf_.get_string_array(key);
+    }
+
+    const GgufReader& gguf_;
+    const TensorLoader& t_;
+    std::vector<std::string> weights_, biases_, norms_;
+    size_t next_conv_ = 0, next_norm_ = 0;
+    float eps_ = 1e-5f;
+};
+
+CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n_mels) {
+    if (n_mels < 8) t.fail("CAM++ needs at least 8 mel bins, the front end gives " + std::to_string(n_mels));
+    Manifest m(gguf, t);
+    CamPPlus n;
+    n.n_mels_ = n_mels;
+    n.head_conv1_ = m.conv(1, head_3x3(1), "head conv1", 3, 3);
+    const int64_t C = n.head_conv1_.out();
+    int64_t bins = n_mels;
+    for (int stride : kHeadStrides) {
+        ResBlock b;
+        b.conv1 = m.conv(C, head_3x3(stride), "head block conv1", 3, 3);
+        b.conv2 = m.conv(C, head_3x3(1), "head block conv2", 3, 3);
+        b.has_shortcut = stride != 1;
+        if (b.has_shortcut) b.shortcut = m.conv(C, {stride, 1, 0, 0, 1}, "head shortcut", 1, 1);
+        if (b.conv2.out() != C || (b.has_shortcut && b.shortcut.out() != C))
+            t.fail("the CAM++ head's blocks must keep its " + std::to_string(C) + " channels");
+        if (stride != 1) bins = halved(bins);
+        n.head_blocks_.push_back(std::move(b));
+    }
+    n.head_conv2_ = m.conv(C, head_3x3(2), "head conv2", 3, 3);
+    bins = halved(bins);
+
+    n.tdnn_ = m.conv(C * bins, {1, 2, 0, m.next_half_kernel("tdnn"), 1}, "tdnn");
+    int64_t width = n.tdnn_.out();
+    for (int dilation : kBlockDilation) {
+        DenseBlock b;
+        b.in = width;
+        while (m.cam_layer_next()) {
+            CamLayer l;
+            l.norm = m.norm(width, "CAM layer nonlinear1");
+            l.linear1 = m.conv(width, {}, "CAM layer linear1");
+            const int64_t bn = l.linear1.out();
+            const int half = m.next_half_kernel("CAM layer linear_local");
+            l.local = m.conv(bn, {1, 1, 0, half * dilation, dilation}, "CAM layer linear_local");
+            l.mask1 = m.conv(bn, {}, "CAM layer mask linear1", 1, 1);
+            l.mask2 = m.conv(l.mask1.out(), {}, "CAM layer mask linear2", 1, 1);
+            if (l.mask2.out() != l.local.out())
+                t.fail("a CAM layer's mask has " + std::to_string(l.mask2.out()) + " channels for " +
+                       std::to_string(l.local.out()) + " outputs");
+            width += l.local.out();
+            b.layers.push_back(std::move(l));
+        }
+        if (b.layers.empty()) t.fail("a CAM++ dense block has no CAM layer");
+        b.width = width;
+        b.transit_norm = m.norm(width, "transit");
+        b.transit = m.conv(width, {}, "transit", 1, 1);
+        width = b.transit.out();
+        n.blocks_.push_back(std::move(b));
+    }
+    n.dense_ = m.conv(2 * width, {}, "dense", 1, 1);
+    n.embedding_norm_ = ChannelAffine::load_statistics(t, m.string(vd::kCampplusEmbBnMean),
+                                                       m.string(vd::kCampplusEmbBnVar), n.dense_.out(), m.eps());
+    m.expect_all_used();
+    return n;
+}
+
+void CamPPlus::head_forward(const TeamScratch& scratch, const float* feats, int64_t T, float* y) const {
+    ThreadTeam& team = scratch.team();
+    Arena& arena = scratch.arena(0);
+    ArenaScope scope(arena);
+    const int64_t C = head_conv1_.out();
+    int64_t F = n_mels_;
+    // [F][T] maps, channel innermost.
+    float* x = arena.alloc_array<float>(static_cast<size_t>(F * T));
+    for_rows(team, F, 1, [&](int64_t f0, int64_t f1) {
+        for (int64_t f = f0; f < f1; ++f)
+            for (int64_t t = 0; t < T; ++t) x[f * T + t] = feats[t * F + f];
+    });
+    float* a = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
+    head_conv1_.forward(scratch, x, F, T, 1, a, C, /*relu=*/true);
+    // The blocks' maps are at most as tall as the first block's output (the bins only shrink).
+    const int64_t tallest = head_blocks_.front().conv1.out_h(F);
+    float* b = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
+    float* c = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
+    for (const ResBlock& blk : head_blocks_) {
+        const int64_t Fo = blk.conv1.out_h(F);
+        blk.conv1.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
+        blk.conv2.forward(scratch, b, Fo, T, C, c, C, /*relu=*/false);
+        const float* residual = a;
+        if (blk.has_shortcut) {
+            blk.shortcut.forward(scratch, a, F, T, C, b, C, /*relu=*/false);
+            residual = b;
+        }
+        for_rows(team, Fo * T, kMinRows, [&](int64_t p0, int64_t p1) {
+            for (int64_t i = p0 * C; i < p1 * C; ++i) a[i] = std::max(c[i] + residual[i], 0.0f);
+        });
+        F = Fo;
+    }
+    const int64_t Fo = head_conv2_.out_h(F);
+    head_conv2_.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
+    // Frame t's features: channel-major, y[t][c * Fo + f].
+    for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t ch = 0; ch < C; ++ch)
+                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(f * T + t) * C + ch];
+    });
+}
+
+void CamPPlus::cam_forward(const TeamScratch& scratch, const CamLayer& l, const float* x, int64_t T, float* y,
+                           int64_t ldy) const {
+    ThreadTeam& team = scratch.team();
+    Arena& arena = scratch.arena(0);
+    ArenaScope scope(arena);
+    const int64_t in = l.linear1.in(), bn = l.linear1.out(), G = l.local.out();
+    float* a = arena.alloc_array<float>(static_cast<size_t>(T * in));
+    l.norm.apply(team, x, T, ldy, a, in, /*relu=*/true);
+    float* h = arena.alloc_array<float>(static_cast<size_t>(T * bn));
+    l.linear1.forward(scratch, a, 1, T, in, h, bn, /*relu=*/true);
+    float* local = arena.alloc_array<float>(static_cast<size_t>(T * G));
+    l.local.forward(scratch, h, 1, T, bn, local, G, /*relu=*/false);
+
+    // The context is constant over each 100-frame segment: the mask runs once per segment.
+    const int64_t segments = (T + kSegmentFrames - 1) / kSegmentFrames;
+    float* context = arena.alloc_array<float>(static_cast<size_t>(segments * bn));
+    for (int64_t c = 0; c < bn; ++c) {
+        double total = 0;
+        for (int64_t s = 0; s < segments; ++s) {
+            const int64_t t0 = s * kSegmentFrames, t1 = std::min(T, t0 + kSegmentFrames);
+            double part = 0;
+            for (int64_t t = t0; t < t1; ++t) part += h[t * bn + c];
+            context[s * bn + c] = static_cast<float>(part / static_cast<double>(t1 - t0));
+            total += part;
+        }
+        const float mean = static_cast<float>(total / static_cast<double>(T));
+        for (int64_t s = 0; s < segments; ++s) context[s * bn + c] += mean;
+    }
+    float* hidden = arena.alloc_array<float>(static_cast<size_t>(segments * l.mask1.out()));
+    l.mask1.forward(scratch, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
+    float* mask = arena.alloc_array<float>(static_cast<size_t>(segments * G));
+    l.mask2.forward(scratch, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
+    for (int64_t i = 0; i < segments * G; ++i) mask[i] = 1.0f / (1.0f + std::exp(-mask[i]));
+    for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            const float* m = mask + (t / kSegmentFrames) * G;
+            for (int64_t g = 0; g < G; ++g) y[t * ldy + g] = local[t * G + g] * m[g];
+        }
+    });
+}
+
+void CamPPlus::block_forward(const TeamScratch& scratch, const DenseBlock& b, float* cat, int64_t T) const {
+    int64_t filled = b.in;
+    for (const CamLayer& l : b.layers) {
+        cam_forward(scratch, l, cat, T, cat + filled, b.width);
+        filled += l.local.out();
+    }
+}
+
+void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* out) const {
+    if (T < min_frames())
+        throw InvalidAudio("too little audio for the speaker encoder: " + std::to_string(T) +
+                           " feature frames, at least " + std::to_string(min_frames()) + " needed");
+    ArenaScope scope(arena);
+    const TeamScratch scratch(team, arena);
+    float* head = arena.alloc_array<float>(static_cast<size_t>(T * tdnn_.in()));
+    head_forward(scratch, feats, T, head);
+    const int64_t Tp = tdnn_.out_w(T);
+    float* cat = arena.alloc_array<float>(static_cast<size_t>(Tp * blocks_.front().width));
+    tdnn_.forward(scratch, head, 1, T, tdnn_.in(), cat, blocks_.front().width, /*relu=*/true);
+    float* x = nullptr;
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        const DenseBlock& b = blocks_[i];
+        block_forward(scratch, b, cat, Tp);
+        b.transit_norm.apply(team, cat, Tp, b.width, cat, b.width, /*relu=*/true);
+        const bool last = i + 1 == blocks_.size();
+        const int64_t ld = last ? b.transit.out() : blocks_[i + 1].width;
+        x = arena.alloc_array<float>(static_cast<size_t>(Tp * ld));
+        b.transit.forward(scratch, cat, 1, Tp, b.width, x, ld, /*relu=*/last);
+        cat = x;
+    }
+
+    // Statistics pooling: the time mean and unbiased standard deviation of each channel.
+    const int64_t C = blocks_.back().transit.out();
+    float* stats = arena.alloc_array<float>(static_cast<size_t>(2 * C));
+    for (int64_t c = 0; c < C; ++c) {
+        double sum = 0;
+        for (int64_t t = 0; t < Tp; ++t) sum += x[t * C + c];
+        const double mean = sum / static_cast<double>(Tp);
+        double square = 0;
+        for (int64_t t = 0; t < Tp; ++t) square += (x[t * C + c] - mean) * (x[t * C + c] - mean);
+        stats[c] = static_cast<float>(mean);
+        stats[C + c] = static_cast<float>(std::sqrt(square / static_cast<double>(Tp - 1)));
+    }
+    dense_.forward(scratch, stats, 1, 1, 2 * C, out, dense_.out(), /*relu=*/false);
+    embedding_norm_.apply(team, out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);
+}
+
+}  // namespace pk::speaker

@@ -59,7 +59,8 @@ std::vector<Waiter*> take_batch(std::deque<Waiter*>& queue, int max_batch, Batch
 // The wait of one caller, `me`, queued in `queue` (lock held; `cv` is notified whenever the
 // queue or what `due` reads changes). Until me.done: when `me` is the oldest waiter and not in
 // a running batch (me.taken), it runs run_batch(lock) if due(now), else sleeps until
-// `deadline` (its max wait) or a notification; the others sleep until a notification. Waiter
+// `deadline` (its max wait; once past it, until a notification) or a notification; the others
+// sleep until a notification. Waiter
 // has `bool taken, done`. If run_batch throws (its bookkeeping, out of memory) before it took
 // `me`, `me` leaves the queue before the error goes on.
 template <class Waiter, class Due, class RunBatch>
@@ -68,11 +69,13 @@ void wait_for_batch(std::unique_lock<std::mutex>& lock, std::condition_variable&
     try {
         while (!me.done) {
             if (!me.taken && queue.front() == &me) {
-                if (due(BatchClock::now())) {
+                const BatchClock::time_point now = BatchClock::now();
+                if (due(now)) {
                     run_batch(lock);
                     continue;
                 }
-                cv.wait_until(lock, deadline);
+                if (now < deadline) cv.wait_until(lock, deadline);
+                else cv.wait(lock);  // past its max wait and still not due: what it waits for notifies
             } else {
                 cv.wait(lock);
             }

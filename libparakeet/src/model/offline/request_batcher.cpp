@@ -24,8 +24,9 @@ RequestBatcher::Stats RequestBatcher::stats() const {
 }
 
 bool RequestBatcher::batch_due(BatchClock::time_point now) const {
-    return static_cast<int64_t>(queue_.size()) >= limits_.max_batch || running_ < model_.backends() ||
-           now >= queue_.front()->queued + limits_.max_wait;
+    if (static_cast<int64_t>(queue_.size()) >= limits_.max_batch) return true;
+    if (running_ >= model_.backends()) return false;  // gather until a backend is free
+    return in_flight_ == 1 || now >= queue_.front()->queued + limits_.max_wait;
 }
 
 Transcript RequestBatcher::transcribe(const float* samples, int64_t n, int sample_rate,
@@ -45,10 +46,18 @@ Transcript RequestBatcher::transcribe(const float* samples, int64_t n, int sampl
     Waiter me{&request, BatchClock::now()};
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
+    ++in_flight_;
     cv_.notify_all();  // the oldest waiter may now have a full batch
     const auto due = [this](BatchClock::time_point t) { return batch_due(t); };
-    wait_for_batch(lock, cv_, queue_, me, me.queued + limits_.max_wait, due,
-                   [this](std::unique_lock<std::mutex>& l) { run_batch(l); });
+    try {
+        wait_for_batch(lock, cv_, queue_, me, me.queued + limits_.max_wait, due,
+                       [this](std::unique_lock<std::mutex>& l) { run_batch(l); });
+    } catch (...) {
+        --in_flight_;
+        throw;
+    }
+    --in_flight_;
+    cv_.notify_all();  // the oldest waiter may now be alone
     lock.unlock();
     if (request.error) std::rethrow_exception(request.error);
     progress.report(1.0);

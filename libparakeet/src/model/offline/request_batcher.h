@@ -4,11 +4,12 @@
 // runs an OfflineBatch of the queue (the first max_batch requests, oldest first) on a backend
 // of the model's pool when
 //   * the queue holds max_batch requests, or
-//   * fewer batches run than the model has backends (a backend is free: waiting would only
-//     add latency), or
-//   * it has waited max_wait.
-// So a lone request runs at once, at its latency alone, and requests that arrive while the
-// backends are busy gather into the next batch. Batches on different backends run at once.
+//   * fewer batches run than the model has backends (a backend is free) and either the
+//     request is the only one in the batcher or the oldest has waited max_wait.
+// So a lone request runs at once, at its latency alone; with a backend free, requests wait at
+// most max_wait for batch-mates; and those that arrive while every backend is busy gather into
+// the next batch (the backends' work, not a timer, paces them). Batches on different backends
+// run at once.
 //
 // Requests that OfflineBatch does not take (beam search, hotwords) and long ones (over
 // kMaxBatchedSeconds of audio, where a batch no longer pays: docs/performance.md) run alone at
@@ -69,6 +70,7 @@ private:
     std::condition_variable cv_;
     std::deque<Waiter*> queue_;  // waiting, oldest first
     int running_ = 0;            // batches running now
+    int in_flight_ = 0;          // batched requests queued or running
     Stats stats_;
 };
 

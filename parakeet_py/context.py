@@ -229,8 +229,9 @@ class Context(SharedModel):
     def set_request_batching(self, max_batch: int, max_wait_ms: int = 10) -> None:
         """Batch this context's concurrent :meth:`transcribe` calls (parakeet_capi_set_request_batching):
         calls that run at the same time, from several threads, gather into batches of up to
-        ``max_batch`` requests that share one encoder pass and one greedy decode; a request
-        waits at most ``max_wait_ms`` for others, and a lone one runs at once. Transcripts are
+        ``max_batch`` requests that share one encoder pass and one greedy decode; with a backend
+        free a request waits at most ``max_wait_ms`` for others (a lone one runs at once), and
+        those that come while the backends are busy gather for the next batch. Transcripts are
         bitwise those of the requests alone. Beam search, hotwords and audio over 30 s run alone.
         ``max_batch`` 0 or 1 turns batching off. A negative value raises :class:`ParakeetError`."""
         for value, what in ((max_batch, "max_batch"), (max_wait_ms, "max_wait_ms")):

@@ -290,8 +290,9 @@ PARAKEET_API long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
  * parakeet_capi_transcribe_* calls of ctx that run at the same time gather into batches: a
  * call queues its request and waits; the oldest waiting call runs a batch of up to max_batch
  * queued requests, oldest first, on a backend of ctx's pool, as soon as max_batch requests
- * wait, or fewer batches run than ctx has backends (so a lone request runs at once), or it
- * has waited max_wait_ms. A batch runs each request's front end, one encoder pass over the
+ * wait, or, while fewer batches run than ctx has backends, as soon as it is the only request
+ * (a lone request runs at once) or has waited max_wait_ms; while every backend is busy the
+ * queue gathers for the next batch. A batch runs each request's front end, one encoder pass over the
  * frames of all of them and one lockstep greedy decode (TDT/RNN-T; CTC per request); every
  * transcript is bitwise what the request gets alone. Beam search, hotwords and requests over
  * 30 s of audio run alone at once. A request's progress callback is called with 0 before it

@@ -4,7 +4,7 @@ clients each sending uploads back to back, with --upload-batch 1 (no batching) a
 
     PARAKEET_LIBRARY=build/libparakeet/libparakeet.so .venv/bin/python bench/bench_upload_batch.py \\
         [--clients 32] [--seconds 3] [--requests 3] [--batches 1,16] [--batch-wait-ms 20] [--isa avx2] \\
-        [--json out.json]
+        [--direct] [--json out.json]
 
 A real ``parakeet-server`` on loopback (one backend of --threads threads) serving the
 random-weight 110M q8_0 model of parakeet_py.synthetic_model (written to the synthetic model
@@ -15,6 +15,11 @@ audio seconds per wall second (RTFx), p50 and p95 latency (upload sent -> respon
 batch sizes the server's /metrics counted, the CPU, its ISA level and the load average. The
 transcripts of every mode are checked to be identical. Random weights emit almost no tokens, so
 this times the front end and the encoder (what batching changes), not the decoder.
+
+--direct measures the library alone instead (client threads calling Context.transcribe on the
+decoded audio, request batching set as the server sets it): what the batching itself gains,
+without the server's pipeline (with batching, the server's K x N workers also overlap decoding
+uploads with the compute).
 """
 
 import argparse
@@ -66,6 +71,37 @@ def batch_metrics(url: str) -> dict:
     return out
 
 
+def run_direct(model: Path, upload_batch: int, args, wavs: list) -> dict:
+    """The library alone: N threads calling Context.transcribe on decoded audio (no HTTP, no
+    upload decoding), request batching set as the server sets it."""
+    audio = [soundfile.read(io.BytesIO(w), dtype="float32")[0] for w in wavs]
+    with Context(model, threads=args.threads, isa=args.isa) as ctx:
+        if upload_batch > 1:
+            ctx.set_request_batching(upload_batch, args.batch_wait_ms)
+
+        def request(client: int, job: int) -> str:
+            return ctx.transcribe(audio[job % len(audio)], sample_rate=RATE, timestamps=False).text
+
+        with ThreadPoolExecutor(max_workers=args.clients, thread_name_prefix="client") as pool:
+            run_clients(pool, 1, [0], request)  # warm-up
+            load = os.getloadavg()[0]
+            wall, latencies, texts = run_clients(pool, args.clients, list(range(args.clients * args.requests)),
+                                                 request)
+        stats = ctx.request_batching_stats()
+    batches = stats["batches"]
+    return summary(upload_batch, args, wall, latencies, texts, load,
+                   sum((i + 1) * n for i, n in enumerate(stats["batch_sizes"])) / batches if batches else 1.0)
+
+
+def summary(upload_batch: int, args, wall: float, latencies: list, texts: dict, load: float,
+            mean_batch: float) -> dict:
+    n = len(latencies)
+    return {"upload_batch": upload_batch, "requests": n, "wall_s": wall, "req_per_s": n / wall,
+            "rtfx": n * args.seconds / wall, "p50_ms": 1000 * percentile(latencies, 50),
+            "p95_ms": 1000 * percentile(latencies, 95), "load": load, "mean_batch": mean_batch,
+            "texts": [texts[j] for j in sorted(texts)]}
+
+
 def run_mode(model: Path, upload_batch: int, args, wavs: list) -> dict:
     extra = ("--upload-batch", str(upload_batch), "--batch-wait-ms", str(args.batch_wait_ms), "--client-share", "1",
              *(("--isa", args.isa) if args.isa else ()))
@@ -90,12 +126,8 @@ def run_mode(model: Path, upload_batch: int, args, wavs: list) -> dict:
         metrics = batch_metrics(server.url)
     finally:
         server.stop()
-    n = len(latencies)
-    return {"upload_batch": upload_batch, "requests": n, "wall_s": wall, "req_per_s": n / wall,
-            "rtfx": n * args.seconds / wall, "p50_ms": 1000 * percentile(latencies, 50),
-            "p95_ms": 1000 * percentile(latencies, 95), "load": load,
-            "mean_batch": metrics["uploads"] / metrics["batches"] if metrics["batches"] else 1.0,
-            "texts": [texts[j] for j in sorted(texts)]}
+    return summary(upload_batch, args, wall, latencies, texts, load,
+                   metrics["uploads"] / metrics["batches"] if metrics["batches"] else 1.0)
 
 
 def main() -> int:
@@ -107,6 +139,8 @@ def main() -> int:
     ap.add_argument("--batch-wait-ms", type=int, default=20)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="threads of the one backend")
     ap.add_argument("--isa", help="the server's kernel level (default: the CPU's highest)")
+    ap.add_argument("--direct", action="store_true",
+                    help="the library alone (threads calling Context.transcribe), no server")
     ap.add_argument("--json")
     args = ap.parse_args()
     model = ensure_synthetic_model(ARCH_110M, "q8_0")
@@ -116,9 +150,11 @@ def main() -> int:
     doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "clients": args.clients, "seconds": args.seconds,
            "threads": args.threads, "date": time.strftime("%Y-%m-%d"), "load_before": os.getloadavg(), "rows": []}
     print(f"{doc['cpu']}, {isa}; 1 backend x {args.threads} threads; {args.clients} clients x {args.requests} "
-          f"uploads of {args.seconds:g} s; load {doc['load_before'][0]:.1f}", flush=True)
+          f"{'requests (in process)' if args.direct else 'uploads'} of {args.seconds:g} s; "
+          f"load {doc['load_before'][0]:.1f}", flush=True)
+    doc["direct"] = args.direct
     for b in (int(v) for v in args.batches.split(",")):
-        doc["rows"].append(run_mode(model, b, args, wavs))
+        doc["rows"].append((run_direct if args.direct else run_mode)(model, b, args, wavs))
         print(f"  --upload-batch {b}: {doc['rows'][-1]['req_per_s']:.2f} req/s", flush=True)
     if any(r["texts"] != doc["rows"][0]["texts"] for r in doc["rows"]):
         raise SystemExit("the transcripts differ between modes")

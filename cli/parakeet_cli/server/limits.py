@@ -18,8 +18,9 @@ DEFAULT_MAX_STREAMS = 16
 DEFAULT_MAX_BATCH = 32
 DEFAULT_BATCH_WAIT_MS = 20
 # Uploads of one backend transcribed as one batch (request batching, upload_batching.py): 16
-# doubles 3 s uploads' throughput on 2 cores and improves their p95 (docs/performance.md,
-# "Batched uploads"). They wait at most the batch wait (DEFAULT_BATCH_WAIT_MS) for each other.
+# doubled 3 s uploads' throughput on 2 cores and lowered their p95, where 8 and 32 gained less
+# (docs/performance.md, "Batched uploads"). With a backend free an upload waits at most the
+# batch wait (DEFAULT_BATCH_WAIT_MS) for others.
 DEFAULT_UPLOAD_BATCH = 16
 # (left, chunk, right) seconds of NeMo's buffered chunked inference: realtime sessions use
 # 10-2-2 (text final about 4 s after it is spoken); a streamed file uses 10-10-5, whose result

@@ -12,8 +12,8 @@
 // run at once.
 //
 // Requests that OfflineBatch does not take (beam search, hotwords) and long ones (over
-// kMaxBatchedSeconds of audio, where a batch no longer pays: docs/performance.md) run alone at
-// once through Model::transcribe. A request's progress callback is told 0 before it queues and
+// kMaxBatchedSeconds of audio: a cap on a batch's memory, docs/performance.md "Batched
+// uploads") run alone at once through Model::transcribe. A request's progress callback is told 0 before it queues and
 // 1 when its transcript is ready (it may cancel then); the batch itself is not cancelled.
 //
 // Every transcript is bitwise what Model::transcribe gives the request alone. A request's own

@@ -242,6 +242,28 @@ TEST(RequestBatcher, BeamSearchRunsAlone) {
     EXPECT_EQ(stats.batch_sizes[0], 0);
 }
 
+// A batched request's progress callback hears 0 before it queues and 1 when its transcript is
+// ready; a callback that says stop at 0 cancels the request before it joins a batch.
+TEST(RequestBatcher, ProgressIsToldTheStartAndTheEnd) {
+    const pk::Model& model = model_file("rnnt/model-q8_0.gguf");
+    const Audio a = audio_of(clips()[0]);
+    pk::RequestBatcher batcher(model, 8, 0);
+    std::vector<double> heard;
+    pk::RequestOptions told;
+    told.progress = [&](double f) {
+        heard.push_back(f);
+        return true;
+    };
+    const pk::Transcript t = batcher.transcribe(a.samples.data(), static_cast<int64_t>(a.samples.size()), a.rate, told);
+    EXPECT_EQ(heard, (std::vector<double>{0.0, 1.0}));
+    expect_same(model.transcribe(a.samples.data(), static_cast<int64_t>(a.samples.size()), a.rate, {}), t, "told");
+    pk::RequestOptions stop;
+    stop.progress = [](double) { return false; };
+    EXPECT_THROW(batcher.transcribe(a.samples.data(), static_cast<int64_t>(a.samples.size()), a.rate, stop),
+                 pk::Cancelled);
+    EXPECT_EQ(batcher.stats().batch_sizes[0], 1) << "the cancelled request ran in no batch";
+}
+
 // A request's options and audio rate are checked before it queues: a head the model lacks
 // and a sample rate of 0 are its errors.
 TEST(RequestBatcher, ErrorsAreClear) {

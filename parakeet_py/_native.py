@@ -101,6 +101,8 @@ int parakeet_capi_set_attention_context(parakeet_ctx* ctx, int left, int right);
 
 int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, int threads_each);
 long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
+int parakeet_capi_set_request_batching(parakeet_ctx* ctx, int max_batch, int max_wait_ms);
+char* parakeet_capi_request_batching_stats_json(parakeet_ctx* ctx);
 int parakeet_capi_set_threads(int n_threads);
 
 typedef struct parakeet_stream parakeet_stream;

@@ -145,7 +145,8 @@ class Context(SharedModel):
     def __init__(self, model_path: Union[str, "os.PathLike[str]"], *, concurrency: int = 1,
                  threads: Optional[int] = None, attention: Optional[Attention] = None, isa: Optional[str] = None,
                  bf16: Optional[bool] = None, q8_all: Optional[bool] = None,
-                 q8_subsampling: Optional[bool] = None, component: Optional[str] = None) -> None:
+                 q8_subsampling: Optional[bool] = None, component: Optional[str] = None,
+                 request_batching: Optional[Tuple[int, int]] = None) -> None:
         super().__init__()
         self._concurrency = 1
         concurrency = _positive_int(concurrency, "concurrency")
@@ -177,6 +178,11 @@ class Context(SharedModel):
                 self.set_concurrency(concurrency, threads)
             elif threads is not None:
                 _native.set_threads(threads)
+            if request_batching is not None:
+                if not isinstance(request_batching, tuple) or len(request_batching) != 2:
+                    raise InvalidArgument(
+                        f"request_batching must be (max_batch, max_wait_ms), not {request_batching!r}")
+                self.set_request_batching(*request_batching)
         except BaseException:
             self.close()
             raise
@@ -218,6 +224,30 @@ class Context(SharedModel):
             _native.set_threads(threads_each)
         self._concurrency = int(n)
         return self._concurrency
+
+    # ---- request batching ------------------------------------------------------------------
+    def set_request_batching(self, max_batch: int, max_wait_ms: int = 10) -> None:
+        """Batch this context's concurrent :meth:`transcribe` calls (parakeet_capi_set_request_batching):
+        calls that run at the same time, from several threads, gather into batches of up to
+        ``max_batch`` requests that share one encoder pass and one greedy decode; with a backend
+        free a request waits at most ``max_wait_ms`` for others (a lone one runs at once), and
+        those that come while the backends are busy gather for the next batch. Transcripts are
+        bitwise those of the requests alone. Beam search, hotwords and audio over 30 s run alone.
+        ``max_batch`` 0 or 1 turns batching off. A negative value raises :class:`ParakeetError`."""
+        for value, what in ((max_batch, "max_batch"), (max_wait_ms, "max_wait_ms")):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise InvalidArgument(f"{what} must be an integer, not {value!r}")
+        with self._using() as ptr:
+            _native.check_count(_native.load()[1].parakeet_capi_set_request_batching(ptr, int(max_batch),
+                                                                                     int(max_wait_ms)))
+
+    def request_batching_stats(self) -> Dict[str, Any]:
+        """What request batching did since it was last set (parakeet_capi_request_batching_stats_json):
+        ``max_batch`` and ``max_wait_ms`` (0 when off), ``batches``, ``batch_sizes`` (batches of
+        1 request, of 2, ...), ``waited_ms_max`` / ``waited_ms_mean`` (how long requests waited
+        for their batch) and ``unbatched`` (requests that ran alone)."""
+        with self._using() as ptr:
+            return json.loads(_native.string_result(_native.load()[1].parakeet_capi_request_batching_stats_json(ptr)))
 
     # ---- attention -------------------------------------------------------------------------
     @property

@@ -285,6 +285,33 @@ PARAKEET_API int parakeet_capi_set_concurrency(parakeet_ctx* ctx, int backends, 
  * a pool costs on top of the shared weights. Thread-safe. Returns -1 when ctx is NULL. */
 PARAKEET_API long long parakeet_capi_pool_working_set_bytes(parakeet_ctx* ctx);
 
+/* Dynamic batching of ctx's offline requests. A short upload is a few dozen encoder frames, so
+ * a request alone reads every weight of the model for few rows. With batching on, the
+ * parakeet_capi_transcribe_* calls of ctx that run at the same time gather into batches: a
+ * call queues its request and waits; the oldest waiting call runs a batch of up to max_batch
+ * queued requests, oldest first, on a backend of ctx's pool, as soon as max_batch requests
+ * wait, or, while fewer batches run than ctx has backends, as soon as it is the only request
+ * (a lone request runs at once) or has waited max_wait_ms; while every backend is busy the
+ * queue gathers for the next batch. A batch runs each request's front end, one encoder pass over the
+ * frames of all of them and one lockstep greedy decode (TDT/RNN-T; CTC per request); every
+ * transcript is bitwise what the request gets alone. Beam search, hotwords and requests over
+ * 30 s of audio run alone at once. A request's progress callback is called with 0 before it
+ * queues and 1 when its transcript is ready (returning 0 cancels it then); a batch is not
+ * interrupted. A request's own errors (its audio, its options) are its own; an error of a
+ * batch's shared work (out of memory) is every one of its requests'. The library starts no
+ * thread: the calling threads run the batches.
+ * max_batch >= 2 turns batching on (or changes it; requests already queued finish in their
+ * batcher), 0 or 1 turns it off; max_wait_ms >= 0. Returns 0, or -1 on error (ctx NULL, not an
+ * ASR context, a negative value). Thread-safe. */
+PARAKEET_API int parakeet_capi_set_request_batching(parakeet_ctx* ctx, int max_batch, int max_wait_ms);
+/* What ctx's request batching did since it was last set, as JSON (free with
+ * parakeet_capi_free_string; NULL on error):
+ *   {"max_batch", "max_wait_ms" (0 and 0 when off), "batches": batches run,
+ *    "batch_sizes": [batches of 1 request, of 2, ... of max_batch],
+ *    "waited_ms_max", "waited_ms_mean": how long requests waited for their batch,
+ *    "unbatched": requests that ran alone (beam search, hotwords, long audio)} */
+PARAKEET_API char* parakeet_capi_request_batching_stats_json(parakeet_ctx* ctx);
+
 /* Sets the number of compute threads of the process-wide backend (used by every context
  * without a pool); n <= 0 restores the default (physical cores, or PARAKEET_THREADS). Waits
  * for a request running on that backend to finish. Returns the new thread count. */

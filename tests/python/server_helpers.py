@@ -12,9 +12,10 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Any, Callable, List, Optional
 
 import httpx
 import numpy as np
@@ -28,6 +29,9 @@ PORT_TRIES = 3
 # Every test client is 127.0.0.1: a test in which one client fills the whole server (all the
 # queue's places, all the stream slots) lifts the per-client share.
 ONE_CLIENT = ["--client-share", "1"]
+# Tests of the transcription queue's own rules (one upload per backend at a time, as many
+# workers as backends) turn off the batching of uploads, which gives a backend several.
+UNBATCHED = ["--upload-batch", "1"]
 STOP_TIMEOUT_SEC = 15
 
 # The transcription requests a disconnect or a stop cancels at their next progress report, as
@@ -41,6 +45,20 @@ CANCELLABLE = {
     "diarized_json": ({"response_format": "diarized_json"}, "none",
                       ["--diarize-model", str(NEMO_DIR / "sortformer_offline" / "model.gguf")]),
 }
+
+
+def on_threads(n: int, fn: Callable[[int], Any]) -> List[Any]:
+    """fn(0) .. fn(n - 1), each on a thread of its own, all at once; their results in order."""
+    got: List[Any] = [None] * n
+
+    def run(i: int) -> None:
+        got[i] = fn(i)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return got
 
 
 def free_port() -> int:

@@ -19,7 +19,7 @@ from websockets.sync.client import connect
 from data_helpers import CACHE_AWARE_MODELS, MODELS, SPEECH
 from parakeet_cli.stream_batching import stream_group
 from parakeet_py import Context, load_audio
-from server_helpers import ONE_CLIENT, ROOT, ServerProcess, wait_for
+from server_helpers import ONE_CLIENT, ROOT, ServerProcess, on_threads, wait_for
 from stream_helpers import per_test_limit
 
 pytestmark = pytest.mark.skipif(not CACHE_AWARE_MODELS["ca_rnnt_multi"].exists(),
@@ -77,16 +77,8 @@ def sse_events(srv):
 def all_at_once(srv, pcms):
     """Every pcm's realtime session and one SSE transcription, all at once."""
     start = threading.Barrier(len(pcms))
-    got = [None] * (len(pcms) + 1)
-
-    def run(i):
-        got[i] = realtime_events(srv, pcms[i], start) if i < len(pcms) else sse_events(srv)
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(got))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return got
+    return on_threads(len(pcms) + 1,
+                      lambda i: realtime_events(srv, pcms[i], start) if i < len(pcms) else sse_events(srv))
 
 
 @pytest.mark.parametrize("served", SERVED)

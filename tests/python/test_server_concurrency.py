@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from server_helpers import CLIPS, ONE_CLIENT, ServerProcess, long_wav_bytes, wait_for
+from server_helpers import CLIPS, ONE_CLIENT, UNBATCHED, ServerProcess, long_wav_bytes, wait_for
 
 URL_PATH = "/v1/audio/transcriptions"
 POLL_SEC = 0.01
@@ -50,7 +50,7 @@ def test_k_backends_run_at_once(tmp_path, very_long_wav):
     # Seconds of compute per request, so that the 10 ms sampler cannot miss the overlap (with
     # the 120 s clip a request took ~70 ms, and the check failed on a loaded machine).
     long_wav = very_long_wav
-    with ServerProcess(["--concurrency", "2", "--threads", "1", "--max-queue", "2", "--attention", "full", *ONE_CLIENT],
+    with ServerProcess([*UNBATCHED, "--concurrency", "2", "--threads", "1", "--max-queue", "2", "--attention", "full", *ONE_CLIENT],
                        tmp_path) as srv:
         peak = {"in_use": 0.0, "depth": 0.0}
         done = threading.Event()
@@ -98,7 +98,7 @@ def full_queue_try(log_dir, long_wav):
     """One try of the full-queue scenario; False when the running request ended before the
     scenario was established (inconclusive), else True with every check made."""
     log_dir.mkdir()
-    with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "1", "--attention", "full", *ONE_CLIENT],
+    with ServerProcess([*UNBATCHED, "--concurrency", "1", "--threads", "1", "--max-queue", "1", "--attention", "full", *ONE_CLIENT],
                        log_dir) as srv:
         with ThreadPoolExecutor(max_workers=2) as pool:
             running = pool.submit(transcribe, srv, "a.wav", long_wav)
@@ -135,7 +135,7 @@ def full_queue_try(log_dir, long_wav):
 
 def test_burst_on_a_tiny_queue_gets_some_503s_and_no_failures(tmp_path, very_long_wav):
     long_wav = very_long_wav  # the first request must still run when the others arrive
-    with ServerProcess(["--concurrency", "1", "--max-queue", "0", "--attention", "full"], tmp_path) as srv:
+    with ServerProcess([*UNBATCHED, "--concurrency", "1", "--max-queue", "0", "--attention", "full"], tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=6) as pool:
             results = list(pool.map(lambda i: transcribe(srv, f"{i}.wav", long_wav), range(6)))
         codes = sorted(r.status_code for r in results)

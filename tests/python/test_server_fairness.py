@@ -18,7 +18,7 @@ from parakeet_cli.server.live import LiveStreams
 from parakeet_cli.server.metrics import Metrics
 from parakeet_cli.server.queue import Overloaded, TranscriptionQueue
 from parakeet_cli.server.turns import FairTurns
-from server_helpers import CLIPS, ServerProcess, long_wav_bytes, wait_for
+from server_helpers import CLIPS, UNBATCHED, ServerProcess, long_wav_bytes, wait_for
 
 HANG_GUARD_SEC = 180  # the tests wait for events; this only stops a hang
 
@@ -158,7 +158,7 @@ def test_server_admits_a_newcomer_ahead_of_a_flooding_clients_queued_requests(tm
     long_wav = long_wav_bytes(300)  # seconds of compute each: the flood's requests overlap
     # The flood comes from 127.0.0.2 (all of 127.0.0.0/8 is loopback on Linux), the newcomer
     # from 127.0.0.1: two clients to the server, which listens on 127.0.0.1 only.
-    with ServerProcess(["--concurrency", "1", "--threads", "1", "--max-queue", "2", "--attention", "full",
+    with ServerProcess([*UNBATCHED, "--concurrency", "1", "--threads", "1", "--max-queue", "2", "--attention", "full",
                         "--client-share", "1"], tmp_path) as srv:
         with ThreadPoolExecutor(max_workers=3) as pool:
             flood = [pool.submit(_post, srv, long_wav, "127.0.0.2")]

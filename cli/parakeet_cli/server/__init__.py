@@ -22,8 +22,8 @@ from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_BUFFER
                      DEFAULT_MAX_CONNECTIONS_PER_CLIENT,
                      DEFAULT_MAX_QUEUE_WAIT, DEFAULT_MAX_SESSION_SECONDS, DEFAULT_MAX_STREAMS, DEFAULT_MAX_UPLOAD_MB,
                      DEFAULT_REALTIME_DIARIZE_LATENCY, DEFAULT_REALTIME_WINDOW,
-                     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, LOOPBACK_HOSTS,
-                     LOOPBACK_ORIGINS, REALTIME_DIARIZE_LATENCIES)
+                     DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_SSE_WINDOW, DEFAULT_STREAM_IDLE_SECONDS, DEFAULT_UPLOAD_BATCH,
+                     LOOPBACK_HOSTS, LOOPBACK_ORIGINS, REALTIME_DIARIZE_LATENCIES)
 from .voices import load_voices, voice_options
 
 # --host values that mean every address: no name of their own to trust.
@@ -93,9 +93,13 @@ def _window_text(window: Any) -> str:
 @click.option("--max-batch", default=DEFAULT_MAX_BATCH, show_default=True, type=click.IntRange(1, 1024),
               help="Chunks of live streams (the steps of a cache-aware model, the buffered windows of an offline "
                    "one) that run in one batched encoder pass (1: no batching).")
-@click.option("--batch-wait-ms", default=None, show_default=f"{DEFAULT_BATCH_WAIT_MS}; {DEFAULT_BUFFERED_BATCH_WAIT_MS} on an "
-              "offline model", type=click.IntRange(0, 1000),
-              help="Milliseconds a live stream's ready chunk may wait for other streams' to join its batch.")
+@click.option("--batch-wait-ms", default=None, show_default=f"{DEFAULT_BATCH_WAIT_MS}; {DEFAULT_BUFFERED_BATCH_WAIT_MS} for an offline "
+              "model's live streams", type=click.IntRange(0, 1000),
+              help="Milliseconds a live stream's ready chunk, or an upload, may wait for others to join its "
+                   "batch.")
+@click.option("--upload-batch", default=DEFAULT_UPLOAD_BATCH, show_default=True, type=click.IntRange(1, 256),
+              help="Uploads per backend transcribed as one batch (one encoder pass and greedy decode for all; "
+                   "1: no batching). Beam search, hotwords, VAD-cut, diarized and over-30 s uploads run alone.")
 @click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,
               type=WindowType(), help="Seconds of left context, chunk and right context of /v1/realtime sessions "
                                       "(text is final chunk + right seconds after it is spoken).")
@@ -161,7 +165,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
          max_queue: Optional[int], max_queue_wait: float, max_streams: int, max_batch: int,
-         batch_wait_ms: Optional[int], realtime_window: Any, sse_window: Any,
+         batch_wait_ms: Optional[int], upload_batch: int, realtime_window: Any, sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
@@ -190,6 +194,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         max_streams=max_streams,
         max_batch=max_batch,
         batch_wait_ms=batch_wait_ms,
+        upload_batch=upload_batch,
         sse_window=sse_window,
         realtime_window=realtime_window,
         stream_idle_seconds=stream_idle_timeout,

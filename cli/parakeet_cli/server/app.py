@@ -31,7 +31,7 @@ from parakeet_py.audio.formats import UPLOAD_CONTAINERS
 from parakeet_py.speakers.encoder import AUDIO_RATE as VOICE_RATE
 
 from ..stream_batching import stream_group
-from . import batching, formats, page, request_fields, sse, voice_api
+from . import batching, formats, page, request_fields, sse, upload_batching, voice_api
 from .errors import SERVER_ERROR, APIError, AudioTooLong, BadAudio, error_response, transcription_error
 from .clients import client_key
 from .connections import ConnectionLimits, guarded_protocol
@@ -75,6 +75,9 @@ class ServerConfig:
     # The stream group of the model's live streams (batching.py; 1: none).
     max_batch: int = DEFAULT_MAX_BATCH
     batch_wait_ms: Optional[int] = None  # None: the default for the model's kind (stream_batching.py)
+    # Uploads per backend transcribed as one batch (upload_batching.py; 1: none). The command
+    # line's default is DEFAULT_UPLOAD_BATCH.
+    upload_batch: int = 1
     sse_window: Window = DEFAULT_SSE_WINDOW
     realtime_window: Window = DEFAULT_REALTIME_WINDOW
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
@@ -140,9 +143,12 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
     backends = int(context.concurrency)
     sample_rate = int(context.info.get("sample_rate", 16000))
     metrics = Metrics(backends=backends, queue_limit=config.max_queue)
-    # The backends' turns, shared by queued transcriptions and live streams' feeds (turns.py).
-    turns = FairTurns(backends)
-    queue = TranscriptionQueue(workers=backends, max_waiting=config.max_queue, metrics=metrics,
+    # The backends' turns, shared by queued transcriptions and live streams' feeds (turns.py):
+    # with upload batching, one per upload a backend serves at once.
+    workers = backends * upload_batching.enable(context, config.upload_batch, config.batch_wait_ms)
+    upload_batching.register(context, config.upload_batch, metrics.registry)
+    turns = FairTurns(workers)
+    queue = TranscriptionQueue(workers=workers, max_waiting=config.max_queue, metrics=metrics,
                                client_share=config.client_share, turns=turns, max_wait=config.max_queue_wait)
     group = stream_group(context, config.max_batch, config.batch_wait_ms)
     batching.register(group, metrics.registry)

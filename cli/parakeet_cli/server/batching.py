@@ -1,7 +1,7 @@
-"""The server's stream group: the live streams of the model share their encoder passes
-(``--max-batch``, ``--batch-wait-ms``; the library's "Stream groups", docs/api.md): the steps of
-a cache-aware model, the buffered windows of an offline one. What the group did is exported to
-``/metrics``.
+"""What the library's batchers did, exported to ``/metrics``: the server's stream group (the live
+streams of the model share their encoder passes: the steps of a cache-aware model, the buffered
+windows of an offline one; ``--max-batch``, ``--batch-wait-ms``; the library's "Stream groups",
+docs/api.md) and the request batching of uploads (``--upload-batch``: upload_batching.py).
 
 There is one group per server, so every SSE stream and realtime session batches with every
 other. Which models get a group, and what a member's feed takes at a time:
@@ -10,7 +10,7 @@ other. Which models get a group, and what a member's feed takes at a time:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Tuple
 
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, SummaryMetricFamily
 from prometheus_client.registry import Collector, CollectorRegistry
@@ -27,6 +27,21 @@ def _size_buckets(max_batch: int) -> list:
     return bounds + [max_batch]
 
 
+def batch_families(stats: dict, name: str, helps: Tuple[str, str, str]) -> Iterator[Any]:
+    """The batch-size histogram ``parakeet_<name>_batch_size``, the queue-wait summary
+    ``parakeet_<name>_batch_wait_seconds`` and its maximum ``parakeet_<name>_batch_wait_max_seconds``
+    (their help texts: ``helps``), from a batcher's stats (the library's JSON: batch_sizes,
+    batches, waited_ms_mean, waited_ms_max)."""
+    sizes = stats["batch_sizes"]  # sizes[i]: batches of i + 1 members
+    members = sum((i + 1) * n for i, n in enumerate(sizes))
+    buckets = [(str(bound), float(sum(sizes[:bound]))) for bound in _size_buckets(len(sizes))]
+    yield HistogramMetricFamily(f"parakeet_{name}_batch_size", helps[0],
+                                buckets=buckets + [("+Inf", float(stats["batches"]))], sum_value=float(members))
+    yield SummaryMetricFamily(f"parakeet_{name}_batch_wait_seconds", helps[1],
+                              count_value=members, sum_value=stats["waited_ms_mean"] * members / 1e3)
+    yield GaugeMetricFamily(f"parakeet_{name}_batch_wait_max_seconds", helps[2], value=stats["waited_ms_max"] / 1e3)
+
+
 class GroupCollector(Collector):
     """Reads the group's counters (``StreamGroup.stats``) at every scrape."""
 
@@ -37,17 +52,10 @@ class GroupCollector(Collector):
         if self._group.closed:
             return
         stats = self._group.stats()
-        sizes = stats["batch_sizes"]  # sizes[i]: batches of i + 1 streams
-        chunks = sum((i + 1) * n for i, n in enumerate(sizes))
-        buckets = [(str(bound), float(sum(sizes[:bound]))) for bound in _size_buckets(len(sizes))]
-        yield HistogramMetricFamily("parakeet_stream_batch_size",
-                                    "Streams in each batched encoder pass of the live streams.",
-                                    buckets=buckets + [("+Inf", float(stats["batches"]))], sum_value=float(chunks))
-        yield SummaryMetricFamily("parakeet_stream_batch_wait_seconds",
-                                  "How long each stream's ready chunk waited for its batch to start.",
-                                  count_value=chunks, sum_value=stats["waited_ms_mean"] * chunks / 1e3)
-        yield GaugeMetricFamily("parakeet_stream_batch_wait_max_seconds",
-                                "The longest a ready chunk waited for its batch.", value=stats["waited_ms_max"] / 1e3)
+        yield from batch_families(stats, "stream", (
+            "Streams in each batched encoder pass of the live streams.",
+            "How long each stream's ready chunk waited for its batch to start.",
+            "The longest a ready chunk waited for its batch."))
         yield GaugeMetricFamily("parakeet_stream_group_members", "Live streams in the stream group now.",
                                 value=stats["members"])
 

@@ -21,6 +21,11 @@ DEFAULT_BATCH_WAIT_MS = 20
 # frames, compute-bound alone, so batching saves no CPU and a wait only adds latency (20 ms
 # wait: p95 +25-40 %; 0 ms: as unbatched; docs/performance.md).
 DEFAULT_BUFFERED_BATCH_WAIT_MS = 0
+# Uploads of one backend transcribed as one batch (request batching, upload_batching.py): 16
+# doubled 3 s uploads' throughput on 2 cores and lowered their p95, where 8 and 32 gained less
+# (docs/performance.md, "Batched uploads"). With a backend free an upload waits at most the
+# batch wait (DEFAULT_BATCH_WAIT_MS) for others.
+DEFAULT_UPLOAD_BATCH = 16
 # (left, chunk, right) seconds of NeMo's buffered chunked inference: realtime sessions use
 # 10-2-2 (text final about 4 s after it is spoken); a streamed file uses 10-10-5, whose result
 # is close to offline and which re-encodes 2.5x the audio instead of 7x.

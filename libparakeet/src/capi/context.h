@@ -9,6 +9,7 @@
 #include "model/diar/diar_model.h"
 #include "model/model.h"
 #include "model/model_kind.h"
+#include "model/offline/request_batcher.h"
 #include "model/sound/ced_model.h"
 #include "model/speaker/speaker_encoder.h"
 #include "model/vad/silero_model.h"
@@ -22,6 +23,12 @@ struct parakeet_ctx {
     std::unique_ptr<pk::CedModel> sound;  // kind Sound (shared read-only by its calls and streams)
     std::unique_ptr<pk::speaker::SpeakerEncoder> speaker;  // kind Speaker
 
+    // Kind Asr: the batcher of its offline requests (parakeet_capi_set_request_batching), null
+    // when off. A request holds its own reference, so turning batching off or changing it never
+    // pulls it from under a running request.
+    std::mutex batching_mu;
+    std::shared_ptr<pk::RequestBatcher> request_batcher;
+
     // The message and code of the most recently finished call on this context ("" and None
     // after a success).
     std::mutex error_mu;
@@ -33,6 +40,9 @@ struct parakeet_ctx {
 };
 
 namespace pk::capi {
+
+// The request batcher of an ASR context (null: batching is off), as the context holds it now.
+std::shared_ptr<RequestBatcher> request_batcher(parakeet_ctx* ctx);
 
 // Records the outcome of a call: on the calling thread (exact, read by
 // parakeet_capi_thread_last_error[_code]) and, when ctx is not NULL, on the context.

@@ -2,6 +2,7 @@
 #include <mutex>
 #include <string>
 
+#include "capi/batch_stats_json.h"
 #include "capi/context.h"
 #include "capi/stream_group.h"
 #include "capi/stream_handle.h"
@@ -95,22 +96,12 @@ char* parakeet_capi_stream_group_stats_json(parakeet_stream_group* g) {
     return guarded<char*>(ctx_of(g), nullptr, [&] {
         check_group(g);
         const pk::StreamBatcher::Stats st = g->batcher->stats();
-        int64_t batches = 0, streams = 0;
-        for (size_t i = 0; i < st.batch_sizes.size(); ++i) {
-            batches += st.batch_sizes[i];
-            streams += st.batch_sizes[i] * static_cast<int64_t>(i + 1);
-        }
         pk::JsonWriter j;
         j.begin_object();
         j.key("max_batch").value(g->batcher->max_batch());
         j.key("max_wait_ms").value(g->batcher->max_wait_ms());
         j.key("members").value(g->batcher->members());
-        j.key("batches").value(batches);
-        j.key("batch_sizes").begin_array();
-        for (const int64_t n : st.batch_sizes) j.value(n);
-        j.end_array();
-        j.key("waited_ms_max").value(st.waited_ms_max, 3);
-        j.key("waited_ms_mean").value(streams > 0 ? st.waited_ms_total / static_cast<double>(streams) : 0.0, 3);
+        pk::capi::write_batch_stats(j, st.batch_sizes, st.waited_ms_max, st.waited_ms_total);
         j.end_object();
         return pk::capi::to_c_string(j.str());
     });

@@ -1,4 +1,5 @@
 // The transcription entry points of the C ABI.
+#include <memory>
 #include <utility>
 
 #include "audio/wav_reader.h"
@@ -27,12 +28,21 @@ pk::RequestOptions options_for(int decoder, parakeet_progress_fn fn, void* user_
     return options;
 }
 
+// The context's request batcher when batching is on (parakeet_capi_set_request_batching), else
+// the model alone.
+pk::Transcript transcribe(parakeet_ctx* ctx, const pk::Model& model, const float* samples, int64_t n,
+                          int sample_rate, const pk::RequestOptions& options) {
+    if (const std::shared_ptr<pk::RequestBatcher> batcher = pk::capi::request_batcher(ctx))
+        return batcher->transcribe(samples, n, sample_rate, options);
+    return model.transcribe(samples, n, sample_rate, options);
+}
+
 Result run_pcm(parakeet_ctx* ctx, const float* samples, int n_samples, int sample_rate, int decoder,
                parakeet_progress_fn fn = nullptr, void* user_data = nullptr, const char* lang = nullptr) {
     pk::Model& model = pk::capi::asr_model(ctx);
     const pk::RequestOptions options = options_for(decoder, fn, user_data, lang);
     Result r;
-    r.transcript = model.transcribe(samples, n_samples, sample_rate, options);
+    r.transcript = transcribe(ctx, model, samples, n_samples, sample_rate, options);
     r.seconds = sample_rate > 0 ? static_cast<double>(n_samples) / sample_rate : 0.0;
     return r;
 }
@@ -45,8 +55,13 @@ Result run_path(parakeet_ctx* ctx, const char* path, int decoder, parakeet_progr
     pk::WavAudio wav = pk::read_wav_file(path, 0);
     Result r;
     r.seconds = static_cast<double>(wav.samples.size()) / wav.sample_rate;
-    // The model frees the samples once resampled: a long file is never held at two rates.
-    r.transcript = model.transcribe(std::move(wav.samples), wav.sample_rate, options);
+    if (pk::capi::request_batcher(ctx)) {
+        r.transcript = transcribe(ctx, model, wav.samples.data(), static_cast<int64_t>(wav.samples.size()),
+                                  wav.sample_rate, options);
+    } else {
+        // The model frees the samples once resampled: a long file is never held at two rates.
+        r.transcript = model.transcribe(std::move(wav.samples), wav.sample_rate, options);
+    }
     return r;
 }
 

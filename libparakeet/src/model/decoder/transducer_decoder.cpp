@@ -67,8 +67,16 @@ std::vector<TranscriptToken> TransducerDecoder::decode_chunk(ThreadTeam& team, A
 }
 
 void TransducerDecoder::decode_chunks(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks) const {
+    decode_lockstep(team, arena, chunks, streaming_options());
+}
+
+void TransducerDecoder::decode_batch(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& utterances) const {
+    decode_lockstep(team, arena, utterances, options_);
+}
+
+void TransducerDecoder::decode_lockstep(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks,
+                                        const GreedyOptions& o) const {
     ArenaScope scope(arena);
-    const GreedyOptions o = streaming_options();
     std::vector<ChunkDecode*> todo;
     std::vector<const float*> enc;
     std::vector<int64_t> frames_of;

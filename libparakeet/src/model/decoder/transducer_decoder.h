@@ -63,6 +63,11 @@ public:
     // run in lockstep, and at each step the joints of all of them, and the prediction-net steps
     // of those that emitted a token, run as one product each (transducer_lane.h).
     void decode_chunks(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks) const;
+    // decode() of several whole encoder outputs at once (the requests of an offline batch):
+    // each one's n_frames frames from a fresh carry (TransducerCarry{}, left as a next chunk
+    // would continue from it), with the model's search rules. Searched in lockstep as
+    // decode_chunks does; each one's tokens come out bitwise as decode() gives them alone.
+    void decode_batch(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& utterances) const;
     // The search rules NeMo's streaming script decodes with: its RNNTDecodingConfig defaults,
     // label-looping greedy_batch (TdtLoop::GreedyBatch) with max_symbols 10, whatever the
     // model's own decoding config says.
@@ -78,6 +83,9 @@ public:
     size_t packed_bytes() const { return prediction_.packed_bytes() + joint_.packed_bytes(); }
 
 private:
+    // decode_chunks and decode_batch: the searches of `chunks` in lockstep with the rules `o`.
+    void decode_lockstep(ThreadTeam& team, Arena& arena, std::vector<ChunkDecode>& chunks,
+                         const GreedyOptions& o) const;
     // decode() (graph null) and decode_biased().
     std::vector<TranscriptToken> decode_greedy(ThreadTeam& team, Arena& arena, const float* enc, int64_t T,
                                                int64_t enc_len, const ContextGraph* graph, int top_m,

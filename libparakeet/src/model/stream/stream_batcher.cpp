@@ -19,11 +19,7 @@ struct StreamBatcher::Waiter {
 };
 
 StreamBatcher::StreamBatcher(const Model& model, int max_batch, int max_wait_ms)
-    : model_(model), max_batch_(max_batch), max_wait_(max_wait_ms) {
-    if (max_batch < 1) throw InvalidArgument("stream group: max_batch must be at least 1");
-    if (max_wait_ms < 0) throw InvalidArgument("stream group: max_wait_ms must not be negative");
-    stats_.batch_sizes.assign(static_cast<size_t>(max_batch), 0);
-}
+    : model_(model), limits_("stream group", max_batch, max_wait_ms), stats_(max_batch) {}
 
 StreamBatcher::Stats StreamBatcher::stats() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -49,7 +45,7 @@ int StreamBatcher::members() const {
 
 bool StreamBatcher::batch_due(Clock::time_point now) const {
     const auto n = static_cast<int64_t>(queue_.size());
-    return n >= max_batch_ || n >= members_ || now >= queue_.front()->since + max_wait_;
+    return n >= limits_.max_batch || n >= members_ || now >= queue_.front()->since + limits_.max_wait;
 }
 
 void StreamBatcher::run(LiveStream& s) {
@@ -59,39 +55,14 @@ void StreamBatcher::run(LiveStream& s) {
     std::unique_lock<std::mutex> lock(mu_);
     queue_.push_back(&me);
     cv_.notify_all();  // the oldest waiter may now have a full batch
-    try {
-        while (!me.done) {
-            if (!me.taken && queue_.front() == &me) {
-                if (batch_due(Clock::now())) {
-                    run_batch(lock);
-                    continue;
-                }
-                cv_.wait_until(lock, me.since + max_wait_);
-            } else {
-                cv_.wait(lock);
-            }
-        }
-    } catch (...) {
-        // Only run_batch's bookkeeping can throw (out of memory), before it took anyone: `me`
-        // must not stay queued once this frame is gone.
-        if (!me.taken) queue_.erase(std::find(queue_.begin(), queue_.end(), &me));
-        throw;
-    }
+    wait_for_batch(
+        lock, cv_, queue_, me, me.since + limits_.max_wait, [this](Clock::time_point t) { return batch_due(t); },
+        [this](std::unique_lock<std::mutex>& l) { run_batch(l); });
     if (me.error) std::rethrow_exception(me.error);
 }
 
 void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
-    const size_t n = std::min(queue_.size(), static_cast<size_t>(max_batch_));
-    std::vector<Waiter*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
-    queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
-    const Clock::time_point now = Clock::now();
-    for (Waiter* w : batch) {
-        w->taken = true;
-        const double waited = std::chrono::duration<double, std::milli>(now - w->queued).count();
-        stats_.waited_ms_total += waited;
-        stats_.waited_ms_max = std::max(stats_.waited_ms_max, waited);
-    }
-    ++stats_.batch_sizes[n - 1];
+    const std::vector<Waiter*> batch = take_batch(queue_, limits_.max_batch, stats_);
     cv_.notify_all();  // the next oldest leads the next batch
     lock.unlock();
     std::exception_ptr error;

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <vector>
 
+#include "model/batch_queue.h"
 #include "model/model.h"
 #include "model/stream/live_stream.h"
 
@@ -45,17 +46,14 @@ public:
     // batch's error.
     void run(LiveStream& s);
 
-    // What the batcher did: how many batches (rounds) ran of each size (batch_sizes[i]: of
-    // i + 1 streams), and how long their streams waited in the queue each time.
-    struct Stats {
-        std::vector<int64_t> batch_sizes;
-        double waited_ms_max = 0.0, waited_ms_total = 0.0;
-    };
+    // What the batcher did: how many batches (rounds) ran of each size, and how long their
+    // streams waited in the queue each time.
+    using Stats = BatchStats;
     Stats stats() const;
 
     const Model& model() const { return model_; }
-    int max_batch() const { return max_batch_; }
-    int max_wait_ms() const { return static_cast<int>(max_wait_.count()); }
+    int max_batch() const { return limits_.max_batch; }
+    int max_wait_ms() const { return static_cast<int>(limits_.max_wait.count()); }
 
 private:
     struct Waiter;
@@ -65,8 +63,7 @@ private:
     void run_batch(std::unique_lock<std::mutex>& lock);
 
     const Model& model_;
-    const int max_batch_;
-    const std::chrono::milliseconds max_wait_;
+    const BatchLimits limits_;
     mutable std::mutex mu_;
     std::condition_variable cv_;
     std::deque<Waiter*> queue_;  // waiting, oldest first

@@ -30,18 +30,50 @@ ConvShape conv_shape(const GgufReader& gguf, const TensorLoader& t, const std::s
 
 std::string block_name(int i) { return "blocks." + std::to_string(i); }
 
-// mean and std of column c of x [T, ld] under the weights w[t * w_stride] (summing to 1).
-void weighted_stats(const float* x, int64_t T, int64_t ld, int64_t c, const float* w, int64_t w_stride, float* mean,
-                    float* std) {
-    double m = 0;
-    for (int64_t t = 0; t < T; ++t) m += static_cast<double>(w[t * w_stride]) * x[t * ld + c];
-    double v = 0;
-    for (int64_t t = 0; t < T; ++t) {
-        const double d = x[t * ld + c] - m;
-        v += static_cast<double>(w[t * w_stride]) * d * d;
-    }
-    *mean = static_cast<float>(m);
-    *std = std::sqrt(std::max(static_cast<float>(v), kPoolingVarianceFloor));
+// Channels per task in the per-channel passes over time: each task walks its block of columns
+// row by row (whole cache lines), never a column at a stride of C floats.
+constexpr int64_t kChannelGrain = 64;
+
+// mean[c] and, when std is not null, std[c] of column c of x [T, C] under the weights
+// w[t * C + c] (each column summing to 1), or 1/T each when w is null; variances floored at
+// kPoolingVarianceFloor. The channels are split over the team and each one is summed over time
+// in order, in double, by one thread: the result does not depend on the split.
+void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std) {
+    const double uniform = 1.0 / static_cast<double>(T);
+    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        std::vector<double> m(static_cast<size_t>(c1 - c0), 0.0), v(static_cast<size_t>(c1 - c0), 0.0);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c)
+                m[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * x[t * C + c];
+        for (int64_t c = c0; c < c1; ++c) mean[c] = static_cast<float>(m[c - c0]);
+        if (std == nullptr) return;
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) {
+                const double d = x[t * C + c] - m[c - c0];
+                v[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * d * d;
+            }
+        for (int64_t c = c0; c < c1; ++c)
+            std[c] = std::sqrt(std::max(static_cast<float>(v[c - c0]), kPoolingVarianceFloor));
+    });
+}
+
+// Softmax over time of each column of a [T, C], in place, split over the team as column_stats.
+void softmax_over_time(ThreadTeam& team, float* a, int64_t T, int64_t C) {
+    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        std::vector<float> peak(a + c0, a + c1);
+        std::vector<double> total(static_cast<size_t>(c1 - c0), 0.0);
+        for (int64_t t = 1; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) peak[c - c0] = std::max(peak[c - c0], a[t * C + c]);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) {
+                a[t * C + c] = std::exp(a[t * C + c] - peak[c - c0]);
+                total[c - c0] += a[t * C + c];
+            }
+        std::vector<float> inv(static_cast<size_t>(c1 - c0));
+        for (int64_t c = c0; c < c1; ++c) inv[c - c0] = static_cast<float>(1.0 / total[c - c0]);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) a[t * C + c] *= inv[c - c0];
+    });
 }
 
 }  // namespace
@@ -154,11 +186,7 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
 
     // Squeeze-excitation: one gain per channel from the time mean.
     float* mean = arena.alloc_array<float>(static_cast<size_t>(C));
-    for (int64_t c = 0; c < C; ++c) {
-        double s = 0;
-        for (int64_t t = 0; t < T; ++t) s += h1[t * C + c];
-        mean[c] = static_cast<float>(s / static_cast<double>(T));
-    }
+    column_stats(team, h1, T, C, nullptr, mean, nullptr);
     float* squeezed = arena.alloc_array<float>(static_cast<size_t>(b.se_conv1.out()));
     b.se_conv1.forward(team, arena, mean, 1, C, squeezed, b.se_conv1.out());
     for (int64_t k = 0; k < b.se_conv1.out(); ++k) squeezed[k] = std::max(squeezed[k], 0.0f);
@@ -182,9 +210,8 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     const int64_t C = mfa_.out();
     // Global context: x beside its per-channel time mean and std, repeated over time.
     float* context = arena.alloc_array<float>(static_cast<size_t>(T * 3 * C));
-    std::vector<float> uniform(static_cast<size_t>(T), 1.0f / static_cast<float>(T));
     std::vector<float> gmean(C), gstd(C);
-    for (int64_t c = 0; c < C; ++c) weighted_stats(x, T, C, c, uniform.data(), 1, &gmean[c], &gstd[c]);
+    column_stats(team, x, T, C, nullptr, gmean.data(), gstd.data());
     for (int64_t t = 0; t < T; ++t) {
         float* row = context + t * 3 * C;
         std::copy(x + t * C, x + (t + 1) * C, row);
@@ -198,19 +225,8 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);
 
-    // Softmax over time, per channel, then the attention-weighted statistics.
-    for (int64_t c = 0; c < C; ++c) {
-        float peak = attn[c];
-        for (int64_t t = 1; t < T; ++t) peak = std::max(peak, attn[t * C + c]);
-        double total = 0;
-        for (int64_t t = 0; t < T; ++t) {
-            attn[t * C + c] = std::exp(attn[t * C + c] - peak);
-            total += attn[t * C + c];
-        }
-        const float inv = static_cast<float>(1.0 / total);
-        for (int64_t t = 0; t < T; ++t) attn[t * C + c] *= inv;
-        weighted_stats(x, T, C, c, attn + c, C, &pooled[c], &pooled[C + c]);
-    }
+    softmax_over_time(team, attn, T, C);
+    column_stats(team, x, T, C, attn, pooled, pooled + C);
 }
 
 }  // namespace pk::speaker

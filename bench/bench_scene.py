@@ -50,9 +50,9 @@ def models(ced_size: str) -> dict:
     ced = CACHE / f"ced-{ced_size}-f32.gguf"
     if not ced.exists():
         bench_ced.write_ced(ced_size, CACHE, ("f32",))
-    ecapa = CACHE / "ecapa.gguf"
+    ecapa = CACHE / "ecapa-f32.gguf"
     if not ecapa.exists():
-        bench_speaker.write_ecapa(CACHE)
+        bench_speaker.write_ecapa(CACHE, ("f32",))
     return {"asr": ensure_synthetic_model(ARCH_110M, "q8_0", directory=CACHE), "ced": ced, "ecapa": ecapa,
             "diarizer": sortformer_bench_model.build(CACHE / "sortformer")}
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Speaker-embedding cost per second of audio: libparakeet against SpeechBrain's ECAPA_TDNN in
+"""Speaker-embedding cost per second of audio: libparakeet (f32 and q8_0) against SpeechBrain's ECAPA_TDNN in
 PyTorch and in onnxruntime, the published layout (channels [1024] * 4 + [3072], attention 128,
 192-d) with seeded random weights, on the same noise clip, interleaved, medians, every engine on
 --threads threads. PyTorch runs torchaudio's Kaldi fbank + mean removal + the network;
@@ -11,7 +11,7 @@ with onnxruntime and onnx added:
         --seconds 10 --rounds 7 --threads 2
 
 The model is converted once (through our converter) into --work. Prints the medians, the ratios
-and the cosine of our embedding with each reference's.
+and the cosine of each of our embeddings with each reference's.
 """
 
 import argparse
@@ -27,9 +27,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from engine_race import onnx_session, race, report  # noqa: E402
 
 
-def write_ecapa(work: Path):
+def write_ecapa(work: Path, out_types=("f32", "q8_0")):
     """SpeechBrain's ECAPA_TDNN at the published size with seeded random weights, and its GGUF
-    (written by our converter into `work`): (network, GGUF path)."""
+    files (written by our converter into `work`): (network, {out_type: GGUF path})."""
     import torch
     from speechbrain.lobes.models.ECAPA_TDNN import ECAPA_TDNN
 
@@ -41,8 +41,10 @@ def write_ecapa(work: Path):
     (work / "hyperparams.yaml").write_text("embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN\n"
                                            "  input_size: 80\n  channels: [1024, 1024, 1024, 1024, 3072]\n")
     torch.save(net.state_dict(), work / "embedding_model.ckpt")
-    convert_speechbrain_ecapa(work / "embedding_model.ckpt", work / "ecapa.gguf", name="bench")
-    return net, work / "ecapa.gguf"
+    paths = {t: work / f"ecapa-{t}.gguf" for t in out_types}
+    for out_type, path in paths.items():
+        convert_speechbrain_ecapa(work / "embedding_model.ckpt", path, out_type, name="bench")
+    return net, paths
 
 
 def main() -> None:
@@ -61,7 +63,7 @@ def main() -> None:
     from parakeet_py import SpeakerEncoder
 
     torch.set_num_threads(args.threads)
-    net, gguf = write_ecapa(Path(args.work))
+    net, paths = write_ecapa(Path(args.work))
     pcm = (0.1 * np.random.default_rng(0).standard_normal(int(16000 * args.seconds))).astype(np.float32)
 
     def features() -> torch.Tensor:
@@ -82,14 +84,17 @@ def main() -> None:
         with torch.no_grad():
             return unit(ort_net(features().numpy()))
 
-    with SpeakerEncoder(gguf) as enc:
+    encoders = {t: SpeakerEncoder(path) for t, path in paths.items()}
+    extra = {"threads": args.threads}
+    for out_type, enc in encoders.items():
         ours = enc.embed(pcm, sample_rate=16000)
-        extra = {"threads": args.threads, "cosine_pytorch": round(float(ours @ torch_embed()), 6),
-                 "cosine_onnxruntime": round(float(ours @ ort_embed()), 6)}
-        times, others = race({"ours_f32": lambda: enc.embed(pcm, sample_rate=16000), "pytorch": torch_embed,
-                      "onnxruntime": ort_embed}, args.rounds)
-    report(times, others, args.seconds, ["ours_f32"], ["pytorch", "onnxruntime"], extra, args.json)
-
+        extra[f"cosine_{out_type}_pytorch"] = round(float(ours @ torch_embed()), 6)
+        extra[f"cosine_{out_type}_onnxruntime"] = round(float(ours @ ort_embed()), 6)
+    engines = {f"ours_{t}": (lambda enc=enc: enc.embed(pcm, sample_rate=16000)) for t, enc in encoders.items()}
+    times, others = race(dict(engines, pytorch=torch_embed, onnxruntime=ort_embed), args.rounds)
+    for enc in encoders.values():
+        enc.close()
+    report(times, others, args.seconds, list(engines), ["pytorch", "onnxruntime"], extra, args.json)
 
 if __name__ == "__main__":
     main()

@@ -117,7 +117,7 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     A Silero VAD v6 ONNX file (silero_vad.onnx, as the silero-vad package ships it) becomes a
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
-    hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
+    hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32 or q8_0). A Sortformer diarizer (SortformerEncLabelModel) becomes a diarization file
     (parakeet.arch "diarization", parakeet.cpp's parakeet.diar.* keys; docs/diarization.md).
     A CED sound tagger (a mispeech/ced-* folder with config.json and pytorch_model.bin, or the
     .bin with config.json beside it) becomes ced.cpp's `ced` GGUF file (--type f32, f16 or

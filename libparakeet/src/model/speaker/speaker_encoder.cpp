@@ -104,9 +104,8 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     // quantises its other F32 convolutions whose rows are whole Q8_0 blocks at load, as a
     // quantised ASR model does (LoadOptions::q8_all).
     WeightConversions conversions;
-    conversions.q8_at_load = options.q8_all && std::any_of(g.tensors().begin(), g.tensors().end(), [](const GgufTensor& w) {
-                                 return ggml_type_is_quantised(w.type);
-                             });
+    const auto quantised = [](const GgufTensor& w) { return ggml_type_is_quantised(w.type); };
+    conversions.q8_at_load = options.q8_all && std::any_of(g.tensors().begin(), g.tensors().end(), quantised);
     const TensorLoader t(g, isa, conversions);
     e->kernels_ = &t.kernels();
     e->net_ = EcapaTdnn::load(g, t);

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "common/errors.h"
+#include "kernels/quantize_q8_0.h"
+#include "model/layers/q8_at_load.h"
 
 namespace pk::speaker {
 
@@ -122,11 +125,41 @@ EcapaTdnn EcapaTdnn::load(const GgufReader& gguf, const TensorLoader& t) {
     n.min_frames_ = std::max(n.min_frames_, n.mfa_.min_frames());
     const int64_t C = mfa.out;
     const int64_t attention = conv_shape(gguf, t, "asp.tdnn.conv").out;
-    n.asp_tdnn_ = TdnnBlock::load(t, "asp.tdnn", 3 * C, attention, 1, 1);
+    n.asp_tdnn_ = load_asp_tdnn(t, C, attention);
     n.asp_conv_ = Conv1dSame::load(t, "asp.conv", attention, C, 1, 1);
     n.asp_bn_ = BatchNormEval::load(t, "asp_bn.norm", 2 * C);
     n.fc_ = Conv1dSame::load(t, "fc", 2 * C, conv_shape(gguf, t, "fc").out, 1, 1);
     return n;
+}
+
+EcapaTdnn::AspTdnn EcapaTdnn::load_asp_tdnn(const TensorLoader& t, int64_t C, int64_t A) {
+    const std::string name = "asp.tdnn.conv.conv.weight";
+    const GgufTensor& w = t.get(name, {A, 3 * C, 1});
+    const kernels::WeightType type = TensorLoader::weight_type(w);
+    // Each row's first C columns (x) and last 2C (the mean and std), as Conv1dSame::load would
+    // pack the whole row: quantised to Q8_0 at load under the same rule. A row of 3C values in
+    // whole blocks splits into whole blocks at C: every block size is a power of two.
+    const bool quantise = w.type == GgmlType::F32 && t.q8_at_load() && C % kernels::kQ8_0BlockValues == 0;
+    const size_t row = kernels::weight_row_bytes(type, 3 * C), head = kernels::weight_row_bytes(type, C);
+    std::vector<uint8_t> x_part(head * A), stats_part((row - head) * A);
+    const auto* src = static_cast<const uint8_t*>(w.data);
+    for (int64_t a = 0; a < A; ++a) {
+        std::memcpy(x_part.data() + a * head, src + a * row, head);
+        std::memcpy(stats_part.data() + a * (row - head), src + a * row + head, row - head);
+    }
+    t.release(w);
+    auto pack = [&](const std::vector<uint8_t>& part, int64_t cols) {
+        return std::make_shared<const kernels::PackedWeights>(
+            quantise ? q8_0_at_load(reinterpret_cast<const float*>(part.data()), A, cols, t.level())
+                     : kernels::PackedWeights(type, part.data(), A, cols, t.level()));
+    };
+    AspTdnn asp;
+    asp.over_x = pack(x_part, C);
+    asp.over_stats = pack(stats_part, 2 * C);
+    asp.bias = t.f32("asp.tdnn.conv.conv.bias", {A});
+    asp.norm = BatchNormEval::load(t, "asp.tdnn.norm.norm", A);
+    asp.out = A;
+    return asp;
 }
 
 void EcapaTdnn::forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* out) const {
@@ -208,19 +241,16 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
 void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, float* pooled) const {
     ArenaScope scope(arena);
     const int64_t C = mfa_.out();
-    // Global context: x beside its per-channel time mean and std, repeated over time.
-    float* context = arena.alloc_array<float>(static_cast<size_t>(T * 3 * C));
-    std::vector<float> gmean(C), gstd(C);
-    column_stats(team, x, T, C, nullptr, gmean.data(), gstd.data());
-    for (int64_t t = 0; t < T; ++t) {
-        float* row = context + t * 3 * C;
-        std::copy(x + t * C, x + (t + 1) * C, row);
-        std::copy(gmean.begin(), gmean.end(), row + C);
-        std::copy(gstd.begin(), gstd.end(), row + 2 * C);
-    }
-    const int64_t A = asp_tdnn_.out();
+    // Global context: x beside its per-channel time mean and std, the same at every frame, so
+    // their share of asp.tdnn's product is computed once and becomes the bias of the one over x.
+    std::vector<float> stats(static_cast<size_t>(2 * C));
+    column_stats(team, x, T, C, nullptr, stats.data(), stats.data() + C);
+    const int64_t A = asp_tdnn_.out;
+    std::vector<float> shared(static_cast<size_t>(A));
+    kernels::matmul(team, arena, stats.data(), 1, 2 * C, *asp_tdnn_.over_stats, asp_tdnn_.bias, shared.data());
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(T * A));
-    asp_tdnn_.forward(team, arena, context, T, 3 * C, hidden, A);
+    kernels::matmul(team, arena, x, T, C, *asp_tdnn_.over_x, shared.data(), hidden, A);
+    asp_tdnn_.norm.apply(hidden, T, A, /*relu=*/true);
     for (int64_t i = 0; i < T * A; ++i) hidden[i] = std::tanh(hidden[i]);
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);

@@ -4,7 +4,11 @@ A SpeechBrain speaker model folder (``speechbrain/spkrec-ecapa-voxceleb``) holds
 ``hyperparams.yaml`` (the ``embedding_model: !new:speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN``
 arguments) and ``embedding_model.ckpt`` (a plain ``torch.save`` of that module's state_dict).
 The checkpoint is read with the converter's tensor-only unpickler (no PyTorch); every tensor is
-written under its state-dict name, in F32, as voice-detect.cpp's converter does. The engine
+written under its state-dict name, in F32, as voice-detect.cpp's converter does; with ``q8_0``
+the kernel-1 convolutions with both widths at least 32 (and the input width a multiple of 32)
+are stored as Q8_0 matrices [out, in] instead, as voice-detect.cpp quantises them: the bulk of
+the work (tdnn1/tdnn2 of every block, mfa, the pooling's attention, fc); the kernel-3/5
+convolutions and everything else stay F32. The engine
 derives every width and kernel from the tensor shapes and runs block i with dilation i + 1, so a
 configuration with other dilations, grouped convolutions or no global context is refused.
 
@@ -18,6 +22,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import yaml
 
+from . import quantize
 from . import voicedetect_schema as vd
 from .errors import ConversionError, UnsupportedModelError
 from .gguf_writer import GGML_TYPES, TensorPlan, write_gguf
@@ -25,7 +30,7 @@ from .meta_value import MetaValue
 from .torch_checkpoint import TorchCheckpoint
 from .voicedetect_meta import speaker_metadata
 
-OUT_TYPES = ("f32",)
+OUT_TYPES = ("f32", "q8_0")
 ECAPA_CLASS = "speechbrain.lobes.models.ECAPA_TDNN.ECAPA_TDNN"
 # ECAPA_TDNN's defaults (speechbrain 1.x), for arguments hyperparams.yaml leaves out.
 _DEFAULTS = dict(channels=[512, 512, 512, 512, 1536], kernel_sizes=[5, 3, 3, 3, 1], dilations=[1, 2, 3, 4, 1],
@@ -123,6 +128,17 @@ def _metadata(cfg: Dict[str, Any], name: str) -> List[MetaValue]:
     ]
 
 
+def _plan(key: str, ref: Any, out_type: str) -> TensorPlan:
+    shape = tuple(ref.shape) or (1,)  # num_batches_tracked is a 0-d tensor
+    kernel_one = key.endswith("conv.weight") and len(shape) == 3 and shape[2] == 1
+    if out_type == "q8_0" and kernel_one and min(shape[:2]) >= 32 and shape[1] % quantize.QK8_0 == 0:
+        matrix = shape[:2]
+        data = lambda: quantize.encode(ref.numpy().astype(np.float32).reshape(matrix), "q8_0", key)  # noqa: E731
+        return TensorPlan(key, matrix, GGML_TYPES["q8_0"], quantize.encoded_nbytes(matrix, "q8_0"), data)
+    return TensorPlan(key, shape, GGML_TYPES["f32"], 4 * int(np.prod(shape)),
+                      lambda: ref.numpy().astype(np.float32).reshape(shape))
+
+
 def convert_speechbrain_ecapa(ckpt_path, gguf_path, out_type: str = "f32", name: Optional[str] = None) -> int:
     """Write the voicedetect GGUF of ``ckpt_path`` (hyperparams.yaml beside it); returns its size."""
     if out_type not in OUT_TYPES:
@@ -137,10 +153,6 @@ def convert_speechbrain_ecapa(ckpt_path, gguf_path, out_type: str = "f32", name:
         ch = cfg["channels"]
         _expect(tensors, "blocks.0.conv.conv.weight", (ch[0], cfg["input_size"], cfg["kernel_sizes"][0]))
         _expect(tensors, "fc.conv.weight", (cfg["lin_neurons"], 2 * ch[-1], 1))
-        plans = []
-        for key, ref in tensors.items():
-            shape = tuple(ref.shape) or (1,)  # num_batches_tracked is a 0-d tensor
-            plans.append(TensorPlan(key, shape, GGML_TYPES["f32"], 4 * int(np.prod(shape)),
-                                    lambda ref=ref, shape=shape: ref.numpy().astype(np.float32).reshape(shape)))
+        plans = [_plan(key, ref, out_type) for key, ref in tensors.items()]
         metadata = _metadata(cfg, name if name is not None else ckpt_path.parent.name)
         return write_gguf(gguf_path, metadata, plans, architecture=vd.ARCHITECTURE)

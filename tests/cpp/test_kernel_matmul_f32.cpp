@@ -1,8 +1,12 @@
 // matmul with F32 weights: odd shapes against a double reference, bias, output stride,
-// identical bits for any team size, argument checks; at every ISA level.
+// identical bits for any team size, argument checks; at every ISA level; and the AVX-512
+// tile's bits against the AVX2 one's.
 #include "test_kernel_matmul_common.h"
 
+#include <cstring>
 #include <stdexcept>
+
+#include "kernels/f16.h"
 
 namespace {
 
@@ -118,5 +122,38 @@ TEST_P(MatmulF32, PackedSizeAndChecks) {
 }
 
 INSTANTIATE_ISA_LEVELS(MatmulF32);
+
+}  // namespace
+
+namespace {
+
+// The x86 levels give each output the same chain of FMAs over k, whatever the tile's vector
+// width: the AVX-512 level's zmm tile must give the AVX2 level's bits (F16 goes through it too).
+TEST(MatmulF32Levels, Avx512TileGivesTheAvx2Bits) {
+    const pk::IsaLevel cpu = pk::cpu_features().detected;
+    if (!pk::isa_includes(cpu, pk::IsaLevel::Avx512))
+        GTEST_SKIP() << "this CPU has no AVX-512 level";
+    struct Shape {
+        int64_t M, N, K;
+    };
+    for (const Shape s : {Shape{127, 300, 256}, Shape{7, 33, 700}, Shape{5, 17, 3}, Shape{13, 1030, 640}}) {
+        const std::vector<float> w = random_floats(s.N * s.K, 61), x = random_floats(s.M * s.K, 62);
+        const std::vector<float> bias = random_floats(s.N, 63);
+        for (const WeightType type : {WeightType::F32, WeightType::F16}) {
+            std::vector<uint16_t> halves;
+            const void* data = w.data();
+            if (type == WeightType::F16) {
+                for (float v : w) halves.push_back(pk::kernels::f32_to_f16(v));
+                data = halves.data();
+            }
+            const PackedWeights avx2(type, data, s.N, s.K, pk::IsaLevel::Avx2);
+            const PackedWeights avx512(type, data, s.N, s.K, pk::IsaLevel::Avx512);
+            const std::vector<float> want = run(avx2, x, s.M, bias.data(), 2);
+            const std::vector<float> got = run(avx512, x, s.M, bias.data(), 2);
+            EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                << s.M << "x" << s.N << "x" << s.K << (type == WeightType::F16 ? " f16" : " f32");
+        }
+    }
+}
 
 }  // namespace

@@ -1,4 +1,4 @@
-// SiLU, sigmoid, ReLU and GLU match double-precision references (SiLU over a range that reaches the
+// SiLU, sigmoid, GELU, ReLU and GLU match double-precision references (SiLU over a range that reaches the
 // vector exp's clamps), work in place where allowed, and give the same bits for any team size,
 // at every ISA level (ReLU has one portable version).
 #include <cmath>
@@ -45,6 +45,30 @@ TEST_P(KernelActivation, SigmoidIsWithinAFewUlpsAndTheSameForAnyTeam) {
             if (first.empty()) first = y;
             EXPECT_EQ(y, first) << "sigmoid, " << threads << " threads, n=" << n;
         }
+    }
+}
+
+TEST_P(KernelActivation, GeluIsWithinAFewUlpsOfTheExactOneAndTheSameForAnyTeam) {
+    for (int64_t n : {1, 5, 80, 513, 17 * 513}) {
+        auto x = kt::random_vector(n, 59 + n, -12.0f, 12.0f);
+        x[0] = 0.0f;
+        if (n > 4) x[1] = -50.0f, x[2] = 50.0f, x[3] = -1e-6f;
+        std::vector<double> want(n);
+        for (int64_t i = 0; i < n; ++i) want[i] = 0.5 * x[i] * std::erfc(-x[i] / std::sqrt(2.0));
+        std::vector<float> first;
+        for (int threads : {1, 3}) {
+            pk::ThreadTeam team(threads);
+            auto y = kt::poisoned(n);
+            pk::kernels::gelu_erf(kernels(), team, x.data(), n, y.data());
+            // PyTorch's float 1 + erf loses up to 6e-8 absolute to cancellation, so the
+            // absolute bound is the one that matters below zero.
+            kt::expect_near_all(y, want, 4e-7, 1e-6, "gelu n=" + std::to_string(n));
+            if (first.empty()) first = y;
+            EXPECT_EQ(y, first) << "gelu, " << threads << " threads, n=" << n;
+        }
+        pk::ThreadTeam team(2);
+        pk::kernels::gelu_erf(kernels(), team, x.data(), n, x.data());
+        EXPECT_EQ(x, first) << "gelu in place, n=" << n;
     }
 }
 

@@ -95,7 +95,36 @@ def test_cli_convert_takes_the_checkpoint(tmp_path):
     assert r.exit_code == 0, r.output
     assert '"kind": "voicedetect"' in r.output
     assert _fields(out)[0] == _fields(COMMITTED)[0]
-    r = runner().invoke(cli, ["convert", str(FOLDER / "embedding_model.ckpt"), str(tmp_path / "q.gguf"),
-                              "--type", "q8_0"])
+    r = runner().invoke(cli, ["convert", str(FOLDER / "embedding_model.ckpt"), str(tmp_path / "h.gguf"),
+                              "--type", "f16"])
     assert r.exit_code != 0
-    assert "written as f32, not q8_0" in r.output
+    assert "written as f32 or q8_0, not f16" in r.output
+
+
+def test_q8_0_quantises_the_wide_kernel_one_convolutions_and_embeds_close_to_f32(tmp_path, monkeypatch):
+    from parakeet_py import SpeakerEncoder
+    from test_speakers import reference
+
+    out = tmp_path / "ecapa-q8_0.gguf"
+    convert_speechbrain_ecapa(FOLDER / "embedding_model.ckpt", out, out_type="q8_0", name="spkrec_tiny")
+    types = {t.name: (t.tensor_type.name, tuple(int(d) for d in t.shape)) for t in gguf.GGUFReader(str(out)).tensors}
+    # The fixture: channels 32 (mfa 96), attention 16, SE 16, 192-d.
+    assert types["blocks.1.tdnn1.conv.conv.weight"] == ("Q8_0", (32, 32))  # GGUF's ne: [in, out]
+    assert types["mfa.conv.conv.weight"] == ("Q8_0", (96, 96))
+    assert types["fc.conv.weight"] == ("Q8_0", (192, 192))
+    assert types["asp.conv.conv.weight"][0] == "F32"  # 16 inputs
+    assert types["blocks.1.se_block.conv1.conv.weight"][0] == "F32"  # 16 outputs
+    assert types["blocks.1.res2net_block.blocks.0.conv.conv.weight"] == ("F32", (3, 8, 8))  # kernel 3
+    assert types["blocks.0.conv.conv.weight"][0] == "F32"
+    pcm, want = reference("speech")
+    with SpeakerEncoder(out) as enc:
+        got = enc.embed(pcm, sample_rate=16000)
+    assert float(got @ want) >= 0.9995
+    # The F32 convolutions left in the file whose rows are whole Q8_0 blocks (the kernel-3
+    # ones: 8 x 3 = 24 per row here, so none; blocks.1.se_block.conv1: 32) are quantised at
+    # load unless PARAKEET_Q8_ALL=0, which keeps the file's own types.
+    monkeypatch.setenv("PARAKEET_Q8_ALL", "0")
+    with SpeakerEncoder(out) as enc:
+        as_stored = enc.embed(pcm, sample_rate=16000)
+    assert float(as_stored @ want) >= 0.9995
+    assert not np.array_equal(got, as_stored)

@@ -46,6 +46,7 @@ struct OpsKernels {
                             const float* bias, float eps, float* y);
     void (*silu)(const float* x, int64_t n, float* y);
     void (*sigmoid)(const float* x, int64_t n, float* y);
+    void (*gelu_erf)(const float* x, int64_t n, float* y);
     // x is [rows, 2 * channels], y is [rows, channels].
     void (*glu_rows)(const float* x, int64_t rows, int64_t channels, float* y);
 };

@@ -71,6 +71,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/matmul.h"
 #include "runtime/cpu_features.h"
@@ -114,6 +115,16 @@ struct Q8Scale {
 };
 static inline Q8Scale q8_scale(float amax) {
     return Q8Scale{amax / 127.0f, amax > 0.0f ? 127.0f / amax : 0.0f};
+}
+
+// f(std::integral_constant<int, rows>{}) for 1 <= rows <= R (rows < R only for a partial last
+// row panel): a tile's one instantiation per row count. `static` as q8_scale.
+template <int R, class F>
+static inline void with_row_count(int64_t rows, F&& f) {
+    if constexpr (R > 1) {
+        if (rows < R) return with_row_count<R - 1>(rows, f);
+    }
+    f(std::integral_constant<int, R>{});
 }
 
 // MatmulKernels::quantize_q8_vnni around a level's quantiser of one block of 32,

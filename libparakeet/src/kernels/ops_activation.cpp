@@ -16,6 +16,10 @@ void sigmoid_scalar(const float* x, int64_t n, float* y) {
     for (int64_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
 }
 
+void gelu_erf_scalar(const float* x, int64_t n, float* y) {
+    for (int64_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
+}
+
 void glu_rows_scalar(const float* x, int64_t rows, int64_t channels, float* y) {
     for (int64_t r = 0; r < rows; ++r) {
         const float* a = x + r * 2 * channels;
@@ -25,14 +29,16 @@ void glu_rows_scalar(const float* x, int64_t rows, int64_t channels, float* y) {
     }
 }
 
-// An exp and a division cost about fifteen multiply-adds.
+// An exp and a division cost about fifteen multiply-adds; GELU's erfc adds ten more.
 constexpr int64_t kSigmoidWork = 16;
+constexpr int64_t kGeluWork = 26;
 
 }  // namespace
 
 void add_ops_activation_scalar(KernelTable& t) {
     t.ops.silu = silu_scalar;
     t.ops.sigmoid = sigmoid_scalar;
+    t.ops.gelu_erf = gelu_erf_scalar;
     t.ops.glu_rows = glu_rows_scalar;
 }
 
@@ -48,6 +54,11 @@ void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, 
     auto* fn = k.ops.sigmoid;
     parallel_for(team, n, grain_for(kSigmoidWork),
                  [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
+}
+
+void gelu_erf(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y) {
+    auto* fn = k.ops.gelu_erf;
+    parallel_for(team, n, grain_for(kGeluWork), [&](int64_t begin, int64_t end) { fn(x + begin, end - begin, y + begin); });
 }
 
 void relu(ThreadTeam& team, const float* x, int64_t n, float* y) {

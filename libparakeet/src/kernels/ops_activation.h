@@ -1,4 +1,4 @@
-// Activations: SiLU (Swish), sigmoid, ReLU and GLU.
+// Activations: SiLU (Swish), sigmoid, GELU, ReLU and GLU.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,12 @@ void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, flo
 // y[i] = 1 / (1 + exp(-x[i])) for i in [0, n): the speaker heads' output. y may be x;
 // otherwise they must not overlap. Runs k's kernels (one portable version so far).
 void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
+
+// y[i] = x[i] * Φ(x[i]) = x[i] / 2 * (1 + erf(x[i] / √2)), PyTorch's exact GELU (nn.GELU()'s
+// default; CED's MLP). y may be x; otherwise they must not overlap. The portable version calls
+// std::erf; the x86 ones take Φ's tail from a Chebyshev fit of erfc (erfc_poly.h), within 3e-7
+// of the exact GELU and free of 1 + erf's cancellation for x < 0.
+void gelu_erf(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = max(x[i], 0) for i in [0, n). y may be x; otherwise they must not overlap.
 void relu(ThreadTeam& team, const float* x, int64_t n, float* y);

@@ -1,4 +1,4 @@
-// AVX2/FMA SiLU and GLU: the vector exp of ops_vec_avx2.h and a true division. Tails use
+// AVX2/FMA SiLU, GLU and GELU: the vector exp of ops_vec_avx2.h and a true division. Tails use
 // masked loads and stores, so every element goes through identical code.
 #include <immintrin.h>
 
@@ -8,18 +8,22 @@
 namespace pk::kernels {
 namespace {
 
-void silu(const float* x, int64_t n, float* y) {
+// y[i] = f(x[i]) for i < n, f on 8 lanes at a time, the tail masked.
+template <typename F>
+void map(const float* x, int64_t n, float* y, F f) {
     int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        const __m256 v = _mm256_loadu_ps(x + i);
-        _mm256_storeu_ps(y + i, vec::times_sigmoid(v, v));
-    }
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));
     if (i < n) {
         const __m256i mask = vec::tail_mask(n - i);
-        const __m256 v = _mm256_maskload_ps(x + i, mask);
-        _mm256_maskstore_ps(y + i, mask, vec::times_sigmoid(v, v));
+        _mm256_maskstore_ps(y + i, mask, f(_mm256_maskload_ps(x + i, mask)));
     }
 }
+
+void silu(const float* x, int64_t n, float* y) {
+    map(x, n, y, [](__m256 v) { return vec::times_sigmoid(v, v); });
+}
+
+void gelu_erf(const float* x, int64_t n, float* y) { map(x, n, y, vec::gelu_erf); }
 
 void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
     const int64_t tail = channels % 8;
@@ -43,6 +47,7 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
 
 void add_ops_activation_avx2(KernelTable& t) {
     t.ops.silu = silu;
+    t.ops.gelu_erf = gelu_erf;
     t.ops.glu_rows = glu_rows;
 }
 

@@ -1,4 +1,4 @@
-// AVX-512 SiLU and GLU: the exp of ops_vec_avx512.h and a true division; the tail is one
+// AVX-512 SiLU, GLU and GELU: the exp of ops_vec_avx512.h and a true division; the tail is one
 // masked step of the same loop, so every element goes through identical code.
 #include <immintrin.h>
 
@@ -8,13 +8,20 @@
 namespace pk::kernels {
 namespace {
 
-void silu(const float* x, int64_t n, float* y) {
+// y[i] = f(x[i]) for i < n, f on 16 lanes at a time, the tail masked.
+template <typename F>
+void map(const float* x, int64_t n, float* y, F f) {
     for (int64_t i = 0; i < n; i += 16) {
         const __mmask16 k = vec512::first_lanes(n - i);
-        const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
-        _mm512_mask_storeu_ps(y + i, k, vec512::times_sigmoid(v, v));
+        _mm512_mask_storeu_ps(y + i, k, f(_mm512_maskz_loadu_ps(k, x + i)));
     }
 }
+
+void silu(const float* x, int64_t n, float* y) {
+    map(x, n, y, [](__m512 v) { return vec512::times_sigmoid(v, v); });
+}
+
+void gelu_erf(const float* x, int64_t n, float* y) { map(x, n, y, vec512::gelu_erf); }
 
 void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
     for (int64_t r = 0; r < rows; ++r) {
@@ -34,6 +41,7 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
 
 void add_ops_activation_avx512(KernelTable& t) {
     t.ops.silu = silu;
+    t.ops.gelu_erf = gelu_erf;
     t.ops.glu_rows = glu_rows;
 }
 

@@ -6,6 +6,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/erfc_poly.h"
 #include "kernels/exp_poly.h"
 
 #include <cstdint>
@@ -69,6 +70,20 @@ static inline __m256 exp(__m256 x) {
 static inline __m256 times_sigmoid(__m256 x, __m256 g) {
     const __m256 e = exp(_mm256_sub_ps(_mm256_setzero_ps(), g));
     return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+// x · Φ(x) = x/2 · (1 + erf(x/√2)), PyTorch's exact GELU: Φ(-|x|) from erfc_poly.h, and
+// Φ(x) = 1 - Φ(-x) for x >= 0 (no cancellation in the negative tail, unlike 1 + erf).
+static inline __m256 gelu_erf(__m256 x) {
+    using namespace erfc_poly;
+    const __m256 z = _mm256_mul_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), x), _mm256_set1_ps(kInvSqrt2));
+    const __m256 t = _mm256_div_ps(_mm256_set1_ps(1.0f), _mm256_fmadd_ps(z, _mm256_set1_ps(0.5f), _mm256_set1_ps(1.0f)));
+    __m256 p = _mm256_set1_ps(kC9);
+    for (const float c : {kC8, kC7, kC6, kC5, kC4, kC3, kC2, kC1, kC0}) p = _mm256_fmadd_ps(p, t, _mm256_set1_ps(c));
+    const __m256 tail = _mm256_mul_ps(_mm256_mul_ps(t, _mm256_set1_ps(0.5f)), exp(_mm256_fnmadd_ps(z, z, p)));
+    const __m256 cdf = _mm256_blendv_ps(_mm256_sub_ps(_mm256_set1_ps(1.0f), tail), tail,
+                                        _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_LT_OQ));
+    return _mm256_mul_ps(x, cdf);
 }
 
 }  // namespace pk::kernels::vec

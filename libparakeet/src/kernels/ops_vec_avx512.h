@@ -5,6 +5,7 @@
 
 #include <immintrin.h>
 
+#include "kernels/erfc_poly.h"
 #include "kernels/exp_poly.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
@@ -49,6 +50,18 @@ static inline __m512 exp(__m512 x) {
 static inline __m512 times_sigmoid(__m512 x, __m512 g) {
     const __m512 e = exp(_mm512_sub_ps(_mm512_setzero_ps(), g));
     return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+// x · Φ(x), PyTorch's exact GELU, as vec::gelu_erf (ops_vec_avx2.h) computes it.
+static inline __m512 gelu_erf(__m512 x) {
+    using namespace erfc_poly;
+    const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(kInvSqrt2));
+    const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
+    __m512 p = _mm512_set1_ps(kC9);
+    for (const float c : {kC8, kC7, kC6, kC5, kC4, kC3, kC2, kC1, kC0}) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c));
+    const __m512 tail = _mm512_mul_ps(_mm512_mul_ps(t, _mm512_set1_ps(0.5f)), exp(_mm512_fnmadd_ps(z, z, p)));
+    const __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
+    return _mm512_mul_ps(x, _mm512_mask_blend_ps(negative, _mm512_sub_ps(_mm512_set1_ps(1.0f), tail), tail));
 }
 
 }  // namespace pk::kernels::vec512

@@ -19,10 +19,8 @@ Linear Linear::load(const TensorLoader& t, const std::string& prefix, int64_t ou
     // encoder's other F32/F16 weights become bfloat16 (bf16_at_load.h).
     if (w.type == GgmlType::F32 && t.q8_at_load() && quantised_at_load(w.name, t.q8_subsampling()) &&
         in % kernels::kQ8_0BlockValues == 0) {
-        std::vector<uint8_t> q(kernels::weight_row_bytes(kernels::WeightType::Q8_0, in) * static_cast<size_t>(out));
-        kernels::quantize_q8_0(reinterpret_cast<const float*>(w.data), out * in, q.data());
-        l.weights_ = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::Q8_0, q.data(), out, in,
-                                                                    t.level());
+        l.weights_ = std::make_shared<const kernels::PackedWeights>(
+            q8_0_at_load(reinterpret_cast<const float*>(w.data), out, in, t.level()));
     } else if (t.bf16() && !ggml_type_is_quantised(w.type) && bf16_at_load(w.name)) {
         l.weights_ = std::make_shared<const kernels::PackedWeights>(
             kernels::PackedWeights::to_bf16(t.weight_type(w), w.data, out, in, t.level()));

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/matmul.h"
 
 namespace pk {
 
@@ -33,5 +34,9 @@ bool is_quantised_model(const GgufReader& gguf);
 // (0.983 -> 0.919) to save < 1 ms per 10 s of audio (66 M MACs at 110M size). So do the LSTM,
 // the embeddings and the joint's output layer (step-wise decoder work, same argmax concern).
 bool quantised_at_load(const std::string& name, bool subsampling);
+
+// An F32 matrix [rows, cols] (cols a whole number of Q8_0 blocks) quantised to Q8_0, as our
+// converter would have stored it, and packed for `level`.
+kernels::PackedWeights q8_0_at_load(const float* w, int64_t rows, int64_t cols, IsaLevel level);
 
 }  // namespace pk

@@ -29,13 +29,6 @@ void expect(const GgufReader& g, bool ok, const std::string& what) {
     if (!ok) throw g.error(what + " (not a CED file this engine can run)");
 }
 
-// PyTorch's exact-erf GELU (nn.GELU() default), in place. Plain C++: the same at every level.
-void gelu_erf(ThreadTeam& team, float* x, int64_t n) {
-    parallel_for(team, n, 4096, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) x[i] = 0.5f * x[i] * (1.f + std::erf(x[i] * 0.70710678118654752f));
-    });
-}
-
 void add_in_place(ThreadTeam& team, float* x, const float* y, int64_t n) {
     parallel_for(team, n, 4096, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) x[i] += y[i];
@@ -198,7 +191,7 @@ std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena,
         add_in_place(team, x, h, n * D);
         kernels::layer_norm(*kernels_, team, x, n, D, b.norm2.weight, b.norm2.bias, cfg_.ln_eps_encoder, h);
         b.fc1.forward(team, arena, h, n, mlp);
-        gelu_erf(team, mlp, n * cfg_.mlp_hidden);
+        kernels::gelu_erf(*kernels_, team, mlp, n * cfg_.mlp_hidden, mlp);
         b.fc2.forward(team, arena, mlp, n, h);
         add_in_place(team, x, h, n * D);
     }

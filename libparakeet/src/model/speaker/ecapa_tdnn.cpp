@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "common/errors.h"
+#include "kernels/quantize_q8_0.h"
+#include "model/layers/q8_at_load.h"
 
 namespace pk::speaker {
 
@@ -30,18 +33,50 @@ ConvShape conv_shape(const GgufReader& gguf, const TensorLoader& t, const std::s
 
 std::string block_name(int i) { return "blocks." + std::to_string(i); }
 
-// mean and std of column c of x [T, ld] under the weights w[t * w_stride] (summing to 1).
-void weighted_stats(const float* x, int64_t T, int64_t ld, int64_t c, const float* w, int64_t w_stride, float* mean,
-                    float* std) {
-    double m = 0;
-    for (int64_t t = 0; t < T; ++t) m += static_cast<double>(w[t * w_stride]) * x[t * ld + c];
-    double v = 0;
-    for (int64_t t = 0; t < T; ++t) {
-        const double d = x[t * ld + c] - m;
-        v += static_cast<double>(w[t * w_stride]) * d * d;
-    }
-    *mean = static_cast<float>(m);
-    *std = std::sqrt(std::max(static_cast<float>(v), kPoolingVarianceFloor));
+// Channels per task in the per-channel passes over time: each task walks its block of columns
+// row by row (whole cache lines), never a column at a stride of C floats.
+constexpr int64_t kChannelGrain = 64;
+
+// mean[c] and, when std is not null, std[c] of column c of x [T, C] under the weights
+// w[t * C + c] (each column summing to 1), or 1/T each when w is null; variances floored at
+// kPoolingVarianceFloor. The channels are split over the team and each one is summed over time
+// in order, in double, by one thread: the result does not depend on the split.
+void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std) {
+    const double uniform = 1.0 / static_cast<double>(T);
+    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        std::vector<double> m(static_cast<size_t>(c1 - c0), 0.0), v(static_cast<size_t>(c1 - c0), 0.0);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c)
+                m[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * x[t * C + c];
+        for (int64_t c = c0; c < c1; ++c) mean[c] = static_cast<float>(m[c - c0]);
+        if (std == nullptr) return;
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) {
+                const double d = x[t * C + c] - m[c - c0];
+                v[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * d * d;
+            }
+        for (int64_t c = c0; c < c1; ++c)
+            std[c] = std::sqrt(std::max(static_cast<float>(v[c - c0]), kPoolingVarianceFloor));
+    });
+}
+
+// Softmax over time of each column of a [T, C], in place, split over the team as column_stats.
+void softmax_over_time(ThreadTeam& team, float* a, int64_t T, int64_t C) {
+    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        std::vector<float> peak(a + c0, a + c1);
+        std::vector<double> total(static_cast<size_t>(c1 - c0), 0.0);
+        for (int64_t t = 1; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) peak[c - c0] = std::max(peak[c - c0], a[t * C + c]);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) {
+                a[t * C + c] = std::exp(a[t * C + c] - peak[c - c0]);
+                total[c - c0] += a[t * C + c];
+            }
+        std::vector<float> inv(static_cast<size_t>(c1 - c0));
+        for (int64_t c = c0; c < c1; ++c) inv[c - c0] = static_cast<float>(1.0 / total[c - c0]);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) a[t * C + c] *= inv[c - c0];
+    });
 }
 
 }  // namespace
@@ -90,11 +125,41 @@ EcapaTdnn EcapaTdnn::load(const GgufReader& gguf, const TensorLoader& t) {
     n.min_frames_ = std::max(n.min_frames_, n.mfa_.min_frames());
     const int64_t C = mfa.out;
     const int64_t attention = conv_shape(gguf, t, "asp.tdnn.conv").out;
-    n.asp_tdnn_ = TdnnBlock::load(t, "asp.tdnn", 3 * C, attention, 1, 1);
+    n.asp_tdnn_ = load_asp_tdnn(t, C, attention);
     n.asp_conv_ = Conv1dSame::load(t, "asp.conv", attention, C, 1, 1);
     n.asp_bn_ = BatchNormEval::load(t, "asp_bn.norm", 2 * C);
     n.fc_ = Conv1dSame::load(t, "fc", 2 * C, conv_shape(gguf, t, "fc").out, 1, 1);
     return n;
+}
+
+EcapaTdnn::AspTdnn EcapaTdnn::load_asp_tdnn(const TensorLoader& t, int64_t C, int64_t A) {
+    const std::string name = "asp.tdnn.conv.conv.weight";
+    const GgufTensor& w = t.get(name, {A, 3 * C, 1});
+    const kernels::WeightType type = TensorLoader::weight_type(w);
+    // Each row's first C columns (x) and last 2C (the mean and std), as Conv1dSame::load would
+    // pack the whole row: quantised to Q8_0 at load under the same rule. A row of 3C values in
+    // whole blocks splits into whole blocks at C: every block size is a power of two.
+    const bool quantise = w.type == GgmlType::F32 && t.q8_at_load() && C % kernels::kQ8_0BlockValues == 0;
+    const size_t row = kernels::weight_row_bytes(type, 3 * C), head = kernels::weight_row_bytes(type, C);
+    std::vector<uint8_t> x_part(head * A), stats_part((row - head) * A);
+    const auto* src = static_cast<const uint8_t*>(w.data);
+    for (int64_t a = 0; a < A; ++a) {
+        std::memcpy(x_part.data() + a * head, src + a * row, head);
+        std::memcpy(stats_part.data() + a * (row - head), src + a * row + head, row - head);
+    }
+    t.release(w);
+    auto pack = [&](const std::vector<uint8_t>& part, int64_t cols) {
+        return std::make_shared<const kernels::PackedWeights>(
+            quantise ? q8_0_at_load(reinterpret_cast<const float*>(part.data()), A, cols, t.level())
+                     : kernels::PackedWeights(type, part.data(), A, cols, t.level()));
+    };
+    AspTdnn asp;
+    asp.over_x = pack(x_part, C);
+    asp.over_stats = pack(stats_part, 2 * C);
+    asp.bias = t.f32("asp.tdnn.conv.conv.bias", {A});
+    asp.norm = BatchNormEval::load(t, "asp.tdnn.norm.norm", A);
+    asp.out = A;
+    return asp;
 }
 
 void EcapaTdnn::forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* out) const {
@@ -154,11 +219,7 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
 
     // Squeeze-excitation: one gain per channel from the time mean.
     float* mean = arena.alloc_array<float>(static_cast<size_t>(C));
-    for (int64_t c = 0; c < C; ++c) {
-        double s = 0;
-        for (int64_t t = 0; t < T; ++t) s += h1[t * C + c];
-        mean[c] = static_cast<float>(s / static_cast<double>(T));
-    }
+    column_stats(team, h1, T, C, nullptr, mean, nullptr);
     float* squeezed = arena.alloc_array<float>(static_cast<size_t>(b.se_conv1.out()));
     b.se_conv1.forward(team, arena, mean, 1, C, squeezed, b.se_conv1.out());
     for (int64_t k = 0; k < b.se_conv1.out(); ++k) squeezed[k] = std::max(squeezed[k], 0.0f);
@@ -180,37 +241,22 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
 void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, float* pooled) const {
     ArenaScope scope(arena);
     const int64_t C = mfa_.out();
-    // Global context: x beside its per-channel time mean and std, repeated over time.
-    float* context = arena.alloc_array<float>(static_cast<size_t>(T * 3 * C));
-    std::vector<float> uniform(static_cast<size_t>(T), 1.0f / static_cast<float>(T));
-    std::vector<float> gmean(C), gstd(C);
-    for (int64_t c = 0; c < C; ++c) weighted_stats(x, T, C, c, uniform.data(), 1, &gmean[c], &gstd[c]);
-    for (int64_t t = 0; t < T; ++t) {
-        float* row = context + t * 3 * C;
-        std::copy(x + t * C, x + (t + 1) * C, row);
-        std::copy(gmean.begin(), gmean.end(), row + C);
-        std::copy(gstd.begin(), gstd.end(), row + 2 * C);
-    }
-    const int64_t A = asp_tdnn_.out();
+    // Global context: x beside its per-channel time mean and std, the same at every frame, so
+    // their share of asp.tdnn's product is computed once and becomes the bias of the one over x.
+    std::vector<float> stats(static_cast<size_t>(2 * C));
+    column_stats(team, x, T, C, nullptr, stats.data(), stats.data() + C);
+    const int64_t A = asp_tdnn_.out;
+    std::vector<float> shared(static_cast<size_t>(A));
+    kernels::matmul(team, arena, stats.data(), 1, 2 * C, *asp_tdnn_.over_stats, asp_tdnn_.bias, shared.data());
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(T * A));
-    asp_tdnn_.forward(team, arena, context, T, 3 * C, hidden, A);
+    kernels::matmul(team, arena, x, T, C, *asp_tdnn_.over_x, shared.data(), hidden, A);
+    asp_tdnn_.norm.apply(hidden, T, A, /*relu=*/true);
     for (int64_t i = 0; i < T * A; ++i) hidden[i] = std::tanh(hidden[i]);
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);
 
-    // Softmax over time, per channel, then the attention-weighted statistics.
-    for (int64_t c = 0; c < C; ++c) {
-        float peak = attn[c];
-        for (int64_t t = 1; t < T; ++t) peak = std::max(peak, attn[t * C + c]);
-        double total = 0;
-        for (int64_t t = 0; t < T; ++t) {
-            attn[t * C + c] = std::exp(attn[t * C + c] - peak);
-            total += attn[t * C + c];
-        }
-        const float inv = static_cast<float>(1.0 / total);
-        for (int64_t t = 0; t < T; ++t) attn[t * C + c] *= inv;
-        weighted_stats(x, T, C, c, attn + c, C, &pooled[c], &pooled[C + c]);
-    }
+    softmax_over_time(team, attn, T, C);
+    column_stats(team, x, T, C, attn, pooled, pooled + C);
 }
 
 }  // namespace pk::speaker

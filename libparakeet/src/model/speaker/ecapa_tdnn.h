@@ -11,7 +11,9 @@
 //   mfa           TdnnBlock over the blocks 1..N outputs side by side
 //   asp           attentive statistics pooling with global context: per channel, the time
 //                   mean and std of x beside x -> TdnnBlock -> tanh -> 1x1 conv -> softmax
-//                   over time -> weighted mean and std (variances floored at 1e-12)
+//                   over time -> weighted mean and std (variances floored at 1e-12); the
+//                   TdnnBlock's product over the mean and std, the same at every frame, is
+//                   computed once (AspTdnn)
 //   asp_bn, fc    BatchNorm of the pooled [mean, std], then a 1x1 conv to the embedding
 //
 // Every width, kernel and count is read from the tensors' shapes (SpeechBrain's state-dict
@@ -21,6 +23,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -57,11 +60,22 @@ private:
                        int64_t ldx, float* y, int64_t ldy) const;
     void pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, float* pooled) const;
 
+    // asp.tdnn, the TdnnBlock over [x, mean, std] of every frame, split by its input columns:
+    // the mean and std are the same at every frame, so their share of the convolution is one
+    // matrix-vector product per call, added as the bias of the product over x.
+    struct AspTdnn {
+        std::shared_ptr<const kernels::PackedWeights> over_x, over_stats;  // [A, C], [A, 2C]
+        const float* bias = nullptr;
+        BatchNormEval norm;
+        int64_t out = 0;
+    };
+    static AspTdnn load_asp_tdnn(const TensorLoader& t, int64_t C, int64_t A);
+
     int64_t n_mels_ = 0;
     TdnnBlock block0_;
     std::vector<SeRes2NetBlock> blocks_;
     TdnnBlock mfa_;
-    TdnnBlock asp_tdnn_;
+    AspTdnn asp_tdnn_;
     Conv1dSame asp_conv_;
     BatchNormEval asp_bn_;
     Conv1dSame fc_;

@@ -1,5 +1,6 @@
 #include "model/speaker/speaker_encoder.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
@@ -143,7 +144,13 @@ std::unique_ptr<SpeakerEncoder> SpeakerEncoder::load(GgufReader gguf, std::strin
     e->family_ = "voicedetect:" + arch + ":" + string_or_empty(g, schema::kGeneralName) + ":" + std::to_string(dim);
     e->l2_normalize_ = bool_or(g, vd::kL2Normalize, true);
 
-    const TensorLoader t(g, isa);
+    // A quantised file (voice-detect.cpp's q8_0 keeps the kernel-3/5 convolutions F32) also
+    // quantises its other F32 convolutions whose rows are whole Q8_0 blocks at load, as a
+    // quantised ASR model does (LoadOptions::q8_all).
+    WeightConversions conversions;
+    const auto quantised = [](const GgufTensor& w) { return ggml_type_is_quantised(w.type); };
+    conversions.q8_at_load = options.q8_all && std::any_of(g.tensors().begin(), g.tensors().end(), quantised);
+    const TensorLoader t(g, isa, conversions);
     e->kernels_ = &t.kernels();
     const KaldiFbankConfig fbank = read_fbank(g);
     e->net_ = network.load(g, t, fbank.n_mels);

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "common/errors.h"
+#include "kernels/quantize_q8_0.h"
 #include "model/gguf_schema.h"
+#include "model/layers/q8_at_load.h"
 
 namespace pk::speaker {
 
@@ -33,8 +35,12 @@ Conv1dSame Conv1dSame::load(const TensorLoader& t, const std::string& prefix, in
                                               " is not odd");
     const GgufTensor& w = t.get(schema::weight(module), {out, in, kernel});
     Conv1dSame c;
-    c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(w), w.data, out,
-                                                               in * kernel, t.level());
+    if (w.type == GgmlType::F32 && t.q8_at_load() && (in * kernel) % kernels::kQ8_0BlockValues == 0)
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(
+            q8_0_at_load(reinterpret_cast<const float*>(w.data), out, in * kernel, t.level()));
+    else
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(w), w.data, out,
+                                                                   in * kernel, t.level());
     t.release(w);
     c.bias_ = t.f32(schema::bias(module), {out});
     c.in_ = in;

@@ -31,6 +31,8 @@ public:
     Conv1dSame() = default;
     // `<prefix>.conv.weight` ([out, in, kernel]; [out, in] when kernel is 1) and
     // `<prefix>.conv.bias` ([out], F32). kernel must be odd. Throws ModelError on other shapes.
+    // With the loader's q8_at_load (a quantised speaker model, LoadOptions::q8_all), an F32
+    // weight whose rows of in * kernel are whole Q8_0 blocks is quantised to Q8_0 at load.
     static Conv1dSame load(const TensorLoader& t, const std::string& prefix, int64_t in, int64_t out,
                            int kernel, int dilation);
 

@@ -1,0 +1,81 @@
+"""Shared pieces of the benches that race libparakeet against the same network in PyTorch and
+onnxruntime (bench_ced.py, bench_speaker.py): the onnxruntime session of a PyTorch module,
+interleaved timing, and the side-by-side table of medians and ratios.
+
+Each engine is timed by wall clock and by this process's CPU time: on a shared machine the CPU
+time is the steadier measure of what a call costs (a preempted call's wall time grows, its CPU
+time does not).
+"""
+import io
+import json
+import statistics
+import time
+import warnings
+
+from benchlib import OthersCpu
+
+
+def onnx_session(module, example_inputs, input_names, threads):
+    """An onnxruntime CPU session (intra-op `threads`, one inter-op thread) of `module` traced on
+    `example_inputs` (a tuple of tensors) with torch.onnx's TorchScript exporter, as a function
+    that runs it on numpy inputs and returns its first output."""
+    import onnxruntime as ort
+    import torch
+
+    buf = io.BytesIO()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the exporter's deprecation and tracer warnings
+        torch.onnx.export(module, example_inputs, buf, dynamo=False, input_names=list(input_names))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Its workers would otherwise spin between runs, stealing the CPU from the engines timed
+    # after it in the same process.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(buf.getvalue(), options, providers=["CPUExecutionProvider"])
+    return lambda *arrays: session.run(None, dict(zip(input_names, arrays)))[0]
+
+
+def race(engines, rounds):
+    """Runs every engine (name -> no-argument function) once to warm up, then `rounds` times,
+    interleaved (A B C A B C ...) so that load changes hit every engine alike. Returns
+    (name -> [(wall seconds, CPU seconds), ...], the share of the machine other processes used
+    meanwhile: above ~0.1 the figures, PyTorch's most, are inflated by the contention)."""
+    for fn in engines.values():
+        fn()
+    times = {name: [] for name in engines}
+    others = OthersCpu()
+    others.start()
+    for _ in range(rounds):
+        for name, fn in engines.items():
+            wall, cpu = time.perf_counter(), time.process_time()
+            fn()
+            times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+    return times, others.stop()
+
+
+def report(times, others_cpu, audio_seconds, ours, theirs, extra, as_json):
+    """Prints the medians (ms per call and per audio second, wall and CPU) and the ratio of each
+    of `theirs` to each of `ours` (> 1: ours is faster), as a table or one JSON object that also
+    holds `extra`."""
+    med = {name: (statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
+           for name, ts in times.items()}
+    results = dict(extra, audio_seconds=audio_seconds, rounds=len(next(iter(times.values()))),
+                   others_cpu=round(others_cpu, 2))
+    for name, (wall, cpu) in med.items():
+        results[f"{name}_wall_ms"] = round(1000 * wall, 1)
+        results[f"{name}_cpu_ms"] = round(1000 * cpu, 1)
+    for mine in ours:
+        for other in theirs:
+            results[f"{mine}_vs_{other}_wall"] = round(med[other][0] / med[mine][0], 2)
+            results[f"{mine}_vs_{other}_cpu"] = round(med[other][1] / med[mine][1], 2)
+    if as_json:
+        print(json.dumps(results))
+        return
+    print(", ".join(f"{k} {v}" for k, v in extra.items()) + f"; other processes used {others_cpu:.0%} of the CPUs")
+    print(f"{'engine':>14} {'wall ms':>9} {'CPU ms':>9} {'CPU ms per audio s':>19}")
+    for name, (wall, cpu) in med.items():
+        print(f"{name:>14} {1000 * wall:9.1f} {1000 * cpu:9.1f} {1000 * cpu / audio_seconds:19.2f}")
+    for mine in ours:
+        print(f"{mine}: " + ", ".join(f"{results[f'{mine}_vs_{other}_cpu']}x {other} (wall "
+                                      f"{results[f'{mine}_vs_{other}_wall']}x)" for other in theirs))

@@ -18,7 +18,7 @@ using namespace local_attention;
 // the 16 ymm registers; each column vector loaded is used by four rows.
 constexpr int64_t kTileColumns = 24;
 static_assert(kColumnPad % kTileColumns == 0, "tiles must not pass the operands' padding");
-static_assert(kRowPad == 4, "tile4x24 handles four rows");
+static_assert(kRowPad == 2, "tile4x24 and tile2x24 cover the rows");
 
 // out[r][0..24) = sum_c x[r][c] * m[c][0..24) for r < 4 (rows dk apart in x, ldo in out).
 static inline void tile4x24(const float* x, int64_t dk, const float* m, int64_t ldm, float* out, int64_t ldo) {
@@ -42,6 +42,21 @@ static inline void tile4x24(const float* x, int64_t dk, const float* m, int64_t 
     _mm256_storeu_ps(out, a20), _mm256_storeu_ps(out + 8, a21), _mm256_storeu_ps(out + 16, a22);
     out += ldo;
     _mm256_storeu_ps(out, a30), _mm256_storeu_ps(out + 8, a31), _mm256_storeu_ps(out + 16, a32);
+}
+
+// The same for r < 2, each value the same chain of multiply-adds.
+static inline void tile2x24(const float* x, int64_t dk, const float* m, int64_t ldm, float* out, int64_t ldo) {
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00;
+    for (int64_t c = 0; c < dk; ++c, m += ldm) {
+        const __m256 m0 = _mm256_loadu_ps(m), m1 = _mm256_loadu_ps(m + 8), m2 = _mm256_loadu_ps(m + 16);
+        __m256 b = _mm256_broadcast_ss(x + c);
+        a00 = _mm256_fmadd_ps(b, m0, a00), a01 = _mm256_fmadd_ps(b, m1, a01), a02 = _mm256_fmadd_ps(b, m2, a02);
+        b = _mm256_broadcast_ss(x + dk + c);
+        a10 = _mm256_fmadd_ps(b, m0, a10), a11 = _mm256_fmadd_ps(b, m1, a11), a12 = _mm256_fmadd_ps(b, m2, a12);
+    }
+    _mm256_storeu_ps(out, a00), _mm256_storeu_ps(out + 8, a01), _mm256_storeu_ps(out + 16, a02);
+    out += ldo;
+    _mm256_storeu_ps(out, a10), _mm256_storeu_ps(out + 8, a11), _mm256_storeu_ps(out + 16, a12);
 }
 
 // o[0..64) += sum over t in [t0, t1) of prob[t] * v[t * ld + 0..64), in order of t.
@@ -83,8 +98,11 @@ constexpr int64_t kValueChunk = 64;
 void block_products(const float* x, int64_t rows, int64_t dk, const float* m, int64_t ldm, int64_t col0,
                     int64_t col1, float* out, int64_t ldo) {
     // Columns outside, rows inside: a tile's dk x 24 columns of m stay in L1 for all rows.
-    for (int64_t col = col0; col < col1; col += kTileColumns)
-        for (int64_t r = 0; r < rows; r += kRowPad) tile4x24(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
+    for (int64_t col = col0; col < col1; col += kTileColumns) {
+        int64_t r = 0;
+        for (; r + 4 <= rows; r += 4) tile4x24(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
+        if (r < rows) tile2x24(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
+    }
 }
 
 void block_weighted_sums(const BlockRows& rows, const float* prob, int64_t ldp, const float* v, int64_t ld,

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 
+#include "kernels/attention_local_rel_pos_loops.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx512.h"
 
@@ -23,7 +24,6 @@ using namespace local_attention;
 
 constexpr int64_t kTileColumns = 48;
 static_assert(kColumnPad % kTileColumns == 0, "tiles must not pass the operands' padding");
-static_assert(kRowPad == 2, "tiles of four and two rows cover the rows");
 
 // out[r][0..48) = sum_c x[r][c] * m[c][0..48) for r < R (rows dk apart in x, ldo in out).
 template <int R>
@@ -51,12 +51,10 @@ inline void tile(const float* x, int64_t dk, const float* m, int64_t ldm, float*
 
 void block_products(const float* x, int64_t rows, int64_t dk, const float* m, int64_t ldm, int64_t col0,
                     int64_t col1, float* out, int64_t ldo) {
-    // Columns outside, rows inside: a tile's dk x 48 columns of m stay in L1 for all rows.
-    for (int64_t col = col0; col < col1; col += kTileColumns) {
-        int64_t r = 0;
-        for (; r + 4 <= rows; r += 4) tile<4>(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
-        if (r < rows) tile<2>(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
-    }
+    products_by_tiles(
+        kTileColumns, x, rows, dk, m, col0, col1, out, ldo,
+        [&](const float* xr, const float* mc, float* o) { tile<4>(xr, dk, mc, ldm, o, ldo); },
+        [&](const float* xr, const float* mc, float* o) { tile<2>(xr, dk, mc, ldm, o, ldo); });
 }
 
 // o[lanes of the masks] += sum over t in [t0, t1) of prob[t] * v[t * ld + ...], in order of t,
@@ -77,30 +75,15 @@ inline void accumulate(const float* prob, const float* v, int64_t ld, int64_t t0
     _mm512_mask_storeu_ps(o + 32, mask[2], a2), _mm512_mask_storeu_ps(o + 48, mask[3], a3);
 }
 
-// Keys per chunk of the weighted sum, as in the AVX2 kernel.
-constexpr int64_t kValueChunk = 64;
-
 void block_weighted_sums(const BlockRows& rows, const float* prob, int64_t ldp, const float* v, int64_t ld,
                          int64_t dk, float* out, int64_t ldo) {
-    int64_t span_begin = rows.begin[0], span_end = rows.end[0];
-    for (int64_t r = 0; r < rows.n; ++r) {
-        for (int64_t c = 0; c < dk; ++c) out[r * ldo + c] = 0.0f;
-        span_begin = rows.begin[r] < span_begin ? rows.begin[r] : span_begin;
-        span_end = rows.end[r] > span_end ? rows.end[r] : span_end;
-    }
-    for (int64_t tc = span_begin; tc < span_end; tc += kValueChunk) {
-        const int64_t tc_end = tc + kValueChunk < span_end ? tc + kValueChunk : span_end;
-        for (int64_t r = 0; r < rows.n; ++r) {
-            const int64_t t0 = tc > rows.begin[r] ? tc : rows.begin[r];
-            const int64_t t1 = tc_end < rows.end[r] ? tc_end : rows.end[r];
-            if (t0 >= t1) continue;
-            for (int64_t c = 0; c < dk; c += 64) {
-                const __mmask16 mask[4] = {vec512::first_lanes(dk - c), vec512::first_lanes(dk - c - 16),
-                                           vec512::first_lanes(dk - c - 32), vec512::first_lanes(dk - c - 48)};
-                accumulate(prob + r * ldp, v + c, ld, t0, t1, mask, out + r * ldo + c);
-            }
+    weighted_sums_by_chunks(rows, prob, ldp, dk, out, ldo, [&](const float* pr, int64_t t0, int64_t t1, float* o) {
+        for (int64_t c = 0; c < dk; c += 64) {
+            const __mmask16 mask[4] = {vec512::first_lanes(dk - c), vec512::first_lanes(dk - c - 16),
+                                       vec512::first_lanes(dk - c - 32), vec512::first_lanes(dk - c - 48)};
+            accumulate(pr, v + c, ld, t0, t1, mask, o + c);
         }
-    }
+    });
 }
 
 }  // namespace

@@ -56,24 +56,12 @@ void tile(const float* x, int64_t cin, const float* panel, const Epilogue* e, bo
         }
 }
 
-template <int NP>
+// tile<rows, NP> for rows in 1 .. M.
+template <int M, int NP>
 void rows_tile(int64_t rows, const float* x, int64_t cin, const float* panel, const Epilogue* e, bool relu, float* y,
                int64_t ldy) {
-    switch (rows) {
-        case 1: tile<1, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 2: tile<2, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 3: tile<3, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 4: tile<4, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 5: tile<5, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 6: tile<6, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 7: tile<7, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 8: tile<8, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 9: tile<9, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 10: tile<10, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 11: tile<11, NP>(x, cin, panel, e, relu, y, ldy); break;
-        case 12: tile<12, NP>(x, cin, panel, e, relu, y, ldy); break;
-        default: break;
-    }
+    if (rows == M) tile<M, NP>(x, cin, panel, e, relu, y, ldy);
+    else if constexpr (M > 1) rows_tile<M - 1, NP>(rows, x, cin, panel, e, relu, y, ldy);
 }
 
 void pointwise_conv_rows(const float* x, int64_t cin, const float* packed, int64_t cout, const float* bias, bool relu,
@@ -86,8 +74,8 @@ void pointwise_conv_rows(const float* x, int64_t cin, const float* packed, int64
             const float* panel = packed + o0 * cin;
             for (int64_t r = r0; r < r1; r += kTileRows) {
                 const int64_t n = r1 - r < kTileRows ? r1 - r : kTileRows;
-                if (pair) rows_tile<2>(n, x + r * cin, cin, panel, e, relu, y + r * cout + o0, cout);
-                else rows_tile<1>(n, x + r * cin, cin, panel, e, relu, y + r * cout + o0, cout);
+                if (pair) rows_tile<kTileRows, 2>(n, x + r * cin, cin, panel, e, relu, y + r * cout + o0, cout);
+                else rows_tile<kTileRows, 1>(n, x + r * cin, cin, panel, e, relu, y + r * cout + o0, cout);
             }
         }
     }

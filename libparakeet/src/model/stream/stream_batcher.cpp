@@ -47,6 +47,11 @@ int StreamBatcher::members() const {
     return members_;
 }
 
+int StreamBatcher::waiting() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(queue_.size());
+}
+
 bool StreamBatcher::batch_due(Clock::time_point now) const {
     const auto n = static_cast<int64_t>(queue_.size());
     return n >= max_batch_ || n >= members_ || now >= queue_.front()->since + max_wait_;
@@ -81,6 +86,12 @@ void StreamBatcher::run(CacheAwareStream& s) {
 }
 
 void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
+    // A backend first, then the batch: the chunks that queue while every backend is busy join
+    // this batch (the leader stays at the front meanwhile, so no other batch forms) instead of
+    // waiting in small batches of their own for the backends to free.
+    lock.unlock();
+    const BackendLease lease = model_.lease_backend();
+    lock.lock();
     const size_t n = std::min(queue_.size(), static_cast<size_t>(max_batch_));
     std::vector<Waiter*> batch(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
     queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -98,7 +109,6 @@ void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     try {
         std::vector<CacheAwareStream*> streams;
         for (Waiter* w : batch) streams.push_back(w->stream);
-        const BackendLease lease = model_.lease_backend();
         CacheAwareBatch(streams).run(lease.backend(), 1);
     } catch (...) {
         error = std::current_exception();

@@ -8,6 +8,7 @@
 // driven by bench/bench_stream_batch.py.
 //
 //   bench_stream_batch MODEL.gguf [--batches 1,2,4,8,16,32] [--seconds 6] [--threads 1]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,7 @@ struct Args {
     std::vector<int> batches{1, 2, 4, 8, 16, 32};
     double seconds = 6.0;
     int threads = 1;
+    int left = -1, right = -1;  // --context L,R (one of the model's); unset: its first
 };
 
 bool parse(int argc, char** argv, Args& a) {
@@ -49,6 +51,8 @@ bool parse(int argc, char** argv, Args& a) {
             }
         } else if (!std::strcmp(argv[i], "--seconds") && has_value) {
             a.seconds = std::atof(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--context") && has_value) {
+            if (std::sscanf(argv[++i], "%d,%d", &a.left, &a.right) != 2 || a.left < 0 || a.right < 0) return false;
         } else if (!std::strcmp(argv[i], "--threads") && has_value) {
             a.threads = std::atoi(argv[++i]);
         } else if (argv[i][0] != '-' && a.model.empty()) {
@@ -117,7 +121,7 @@ Timing run(const pk::Model& model, const pk::AttContext& context, int B, int64_t
 int main(int argc, char** argv) {
     Args a;
     if (!parse(argc, argv, a)) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N] [--context L,R]\n", argv[0]);
         return 2;
     }
     try {
@@ -130,7 +134,13 @@ int main(int argc, char** argv) {
         }
         const pk::EncoderConfig& enc = model->config().enc;
         if (!enc.cache_aware()) throw std::runtime_error(a.model + " is not a cache-aware streaming model");
-        const pk::AttContext context = enc.att_contexts.at(0);
+        pk::AttContext context = enc.att_contexts.at(0);
+        if (a.left >= 0) {
+            context = {a.left, a.right};
+            if (std::find(enc.att_contexts.begin(), enc.att_contexts.end(), context) == enc.att_contexts.end())
+                throw std::runtime_error("the model has no attention context [" + std::to_string(a.left) + ", " +
+                                         std::to_string(a.right) + "]");
+        }
         const pk::CacheAwareSchedule schedule = pk::CacheAwareSchedule::of(context, enc.subsampling_factor);
         const int64_t hop = model->config().pre.hop_length;
         const int64_t chunk = schedule.chunk * hop;  // samples of one chunk

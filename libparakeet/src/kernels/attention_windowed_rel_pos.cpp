@@ -38,14 +38,11 @@ void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, f
     for (int64_t h = 0; h < H; ++h) transpose_padded(p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
 }
 
-namespace {
-
-// Both forms: the keys as rows (k, transposed block by block into scratch) or already
-// transposed (kT_all, row stride ldkT).
-void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q, int64_t rows, const float* k,
-            const float* kT_all, int64_t ldkT, const float* v, int64_t n_keys, const float* pT_all, int64_t n_pos,
-            int64_t max_rel, const float* bias_u, const float* bias_v, int64_t H, int64_t dk, int64_t q_offset,
-            const int64_t* key_begin, const int64_t* key_end, float* out) {
+void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* pT_all,
+                                int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
+                                int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
+                                const int64_t* key_end, float* out) {
     if (rows <= 0) return;
     if (H < 1 || dk < 1) throw std::invalid_argument("windowed_rel_pos_attention: needs H >= 1 and dk >= 1");
     for (int64_t r = 0; r < rows; ++r) {
@@ -67,10 +64,10 @@ void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* 
     }
     const int64_t ldk = round_up(widest, kColumnPad);
     const int64_t ldp = positions_stride(n_pos);
-    // Per thread: the block's transposed keys [dk, ldk] (keys given as rows), the biased
-    // queries, the content [kRowBlock, ldk] and position [kRowBlock, ldp] scores. (The weighted
-    // sums read the values where they are.)
-    const int64_t per_thread = (kT_all ? 0 : dk * ldk) + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
+    // Per thread: the block's transposed keys [dk, ldk], the biased queries, the content
+    // [kRowBlock, ldk] and position [kRowBlock, ldp] scores. (The weighted sums read the values
+    // where they are.)
+    const int64_t per_thread = dk * ldk + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
@@ -80,8 +77,8 @@ void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* 
         const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
         if (ith >= chunks) return;
         const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
-        float* kT_block = scratch + ith * per_thread;
-        float* qu = kT_block + (kT_all ? 0 : dk * ldk);
+        float* kT = scratch + ith * per_thread;
+        float* qu = kT + dk * ldk;
         float* qv = qu + kRowBlock * dk;
         float* ac = qv + kRowBlock * dk;
         float* bd = ac + kRowBlock * ldk;
@@ -93,9 +90,7 @@ void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* 
             const float* pT = pT_all + h * dk * ldp;
             const Span s = block_span(key_begin, key_end, r0, nr);
             const int64_t nwin = s.end - s.begin;
-            const float* kT = kT_all ? kT_all + h * dk * ldkT + s.begin : kT_block;
-            const int64_t ld_kT = kT_all ? ldkT : ldk;
-            if (!kT_all) transpose_padded(k + s.begin * ld + h * dk, nwin, dk, ld, kT_block, ldk);
+            transpose_padded(k + s.begin * ld + h * dk, nwin, dk, ld, kT, ldk);
             local_attention::biased_queries(q + r0 * ld, ld, h, dk, nr, padded_rows, bias_u, bias_v, qu, qv);
 
             // Each row's window relative to the block's span, and the p rows the block uses.
@@ -110,7 +105,7 @@ void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* 
                 m_end = std::max(m_end, max_rel - qp + key_end[r0 + r]);
             }
             const AttentionKernels& a = kt.attention;
-            a.local_block_products(qu, padded_rows, dk, kT, ld_kT, 0, nwin, ac, ldk);
+            a.local_block_products(qu, padded_rows, dk, kT, ldk, 0, nwin, ac, ldk);
             a.local_block_products(qv, padded_rows, dk, pT, ldp, m_begin / kColumnPad * kColumnPad, m_end, bd, ldp);
 
             for (int64_t r = 0; r < nr; ++r) {
@@ -124,28 +119,6 @@ void attend(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* 
             a.local_block_weighted_sums(block, ac, ldk, v + s.begin * ld + h * dk, ld, dk, out + r0 * ld + h * dk, ld);
         }
     });
-}
-
-}  // namespace
-
-void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                                int64_t rows, const float* k, const float* v, int64_t n_keys, const float* pT,
-                                int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
-                                int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
-                                const int64_t* key_end, float* out) {
-    attend(kt, team, arena, q, rows, k, nullptr, 0, v, n_keys, pT, n_pos, max_rel, bias_u, bias_v, H, dk, q_offset,
-           key_begin, key_end, out);
-}
-
-void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                                int64_t rows, TransposedKeys k, const float* v, int64_t n_keys, const float* pT,
-                                int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
-                                int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
-                                const int64_t* key_end, float* out) {
-    if (k.ld < n_keys + kColumnPad)
-        throw std::invalid_argument("windowed_rel_pos_attention: the transposed keys' rows are shorter than n_keys + kColumnPad");
-    attend(kt, team, arena, q, rows, nullptr, k.data, k.ld, v, n_keys, pT, n_pos, max_rel, bias_u, bias_v, H, dk,
-           q_offset, key_begin, key_end, out);
 }
 
 }  // namespace pk::kernels

@@ -44,17 +44,4 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
                                 int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
                                 const int64_t* key_end, float* out);
 
-// The same with the keys given transposed, as a caller that keeps them so (a stream's cache)
-// has them: channel c of head h of key j at data[(h * dk + c) * ld + j]. The products may read
-// columns up to n_keys + local_attention::kColumnPad (48), which must hold finite values.
-struct TransposedKeys {
-    const float* data;
-    int64_t ld;
-};
-void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                                int64_t rows, TransposedKeys k, const float* v, int64_t n_keys, const float* pT,
-                                int64_t n_pos, int64_t max_rel, const float* bias_u, const float* bias_v,
-                                int64_t H, int64_t dk, int64_t q_offset, const int64_t* key_begin,
-                                const int64_t* key_end, float* out);
-
 }  // namespace pk::kernels

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "kernels/attention_local_rel_pos.h"
-#include "kernels/attention_local_rel_pos_block.h"
 #include "kernels/attention_rel_pos.h"
 #include "kernels/attention_windowed_rel_pos.h"
 #include "kernels/conv_depthwise1d.h"
@@ -309,31 +308,17 @@ std::vector<float> ConformerLayer::step_positions(ThreadTeam& team, Arena& arena
 
 namespace {
 
-// Makes room in `cache` (LayerStreamCache) for `rows` frames after its live ones, with the
-// columns the attention's products read past them: the first time for a full window of
-// `left` frames plus `slack` (one allocation per stream and layer); later by moving the live
-// frames back to 0.
-void make_room(LayerStreamCache& c, int64_t rows, int64_t left, int64_t slack, int64_t d) {
-    const int64_t pad = kernels::local_attention::kColumnPad;
-    if (c.first + c.frames + rows + pad <= c.capacity) return;
-    const int64_t capacity = std::max(c.capacity, std::max<int64_t>(left, c.frames) + rows + slack + pad);
-    if (capacity > c.capacity) {  // zeros: finite columns past the keys
-        std::vector<float> keys_t(static_cast<size_t>(d * capacity), 0.0f);
-        std::vector<float> values(static_cast<size_t>((capacity - pad) * d));  // no columns read past them
-        for (int64_t i = 0; i < d; ++i)
-            std::copy_n(c.keys_t.data() + i * c.capacity + c.first, c.frames, keys_t.data() + i * capacity);
-        std::copy_n(c.values.data() + c.first * d, c.frames * d, values.data());
-        c.keys_t.swap(keys_t);
-        c.values.swap(values);
-        c.capacity = capacity;
-    } else {  // forward copies: the frames move down
-        for (int64_t i = 0; i < d; ++i) {
-            float* row = c.keys_t.data() + i * capacity;
-            std::copy_n(row + c.first, c.frames, row);
-        }
-        std::copy_n(c.values.data() + c.first * d, c.frames * d, c.values.data());
+// Makes room in `cache` for `rows` rows after its live ones (LayerStreamCache): the live rows
+// go to row 0, and the buffers grow to hold them, the new rows and `slack` more.
+void make_room(LayerStreamCache& cache, int64_t rows, int64_t slack, int64_t d) {
+    const int64_t capacity = static_cast<int64_t>(cache.keys.size()) / d;
+    if (cache.first + cache.frames + rows <= capacity) return;
+    for (std::vector<float>* buffer : {&cache.keys, &cache.values}) {
+        float* data = buffer->data();
+        std::copy_n(data + cache.first * d, cache.frames * d, data);  // forward copy: the rows move down
+        buffer->resize(static_cast<size_t>(std::max(capacity, cache.frames + rows + slack) * d));
     }
-    c.first = 0;
+    cache.first = 0;
 }
 
 }  // namespace
@@ -355,12 +340,11 @@ void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, 
         ArenaScope per_stream(arena);
         LayerStreamCache& cache = *s.cache;
         const int64_t T = s.rows, P = s.left + 2 * s.right + 1, n_c = cache.frames, n = n_c + T;
-        // A quarter of L frames of slack: the live frames move every L / (4T) steps.
-        make_room(cache, T, s.left, s.left / 4, d);
-        float* kT = cache.keys_t.data() + cache.first;  // [cache | step] keys, transposed
+        // A quarter of L rows of slack: the live rows move every L / (4T) steps.
+        make_room(cache, T, s.left / 4, d);
+        float* k = cache.keys.data() + cache.first * d;  // [cache | step] keys
         float* v = cache.values.data() + cache.first * d;
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t i = 0; i < d; ++i) kT[i * cache.capacity + n_c + t] = k_new[(row + t) * d + i];
+        std::copy_n(k_new + row * d, T * d, k + n_c * d);
         std::copy_n(v_new + row * d, T * d, v + n_c * d);
         int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
         int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
@@ -368,8 +352,7 @@ void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, 
         std::fill(end, end + T, n);
         // Query r sits at key position n_c + r; relative positions reach L+R (a full cache, the
         // chunk's last frame) down to -(T-1) >= -R. The result goes to h, free after the projections.
-        kernels::windowed_rel_pos_attention(*kernels_, team, arena, q + row * d, T, kernels::TransposedKeys{kT, cache.capacity}, v, n,
-                                            cache.positions->data(),
+        kernels::windowed_rel_pos_attention(*kernels_, team, arena, q + row * d, T, k, v, n, cache.positions->data(),
                                             P, s.left + s.right, pos_bias_u_, pos_bias_v_, n_heads_, d / n_heads_,
                                             n_c, begin, end, h + row * d);
         // The cache keeps the last L frames (NeMo: cache_last_channel, cache_drop_size 0).

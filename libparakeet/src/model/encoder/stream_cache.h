@@ -17,17 +17,13 @@
 namespace pk {
 
 struct LayerStreamCache {
-    // The last `frames` (<= L) frames' K and V in buffers with room to spare, in the layouts the
-    // attention reads: keys transposed, [d_model, capacity] (kernels::TransposedKeys: frame f in
-    // column f of every channel's row), values [capacity - kColumnPad, d_model] (the keys'
-    // last kernels::local_attention::kColumnPad columns are room the products read past them). The live frames are
-    // [first, first + frames). A step writes its own frames right after them and the attention
-    // reads them where they lie; the window then slides forward, and the live frames move back
-    // to 0 only when the room runs out (every few steps), so a step copies its new frames, not
-    // the whole cache. Columns past the live ones hold finite values (the products read a
-    // little past the keys).
-    std::vector<float> keys_t, values;
-    int64_t capacity = 0, first = 0, frames = 0;
+    // [rows, d_model] each, with room to spare: rows [first, first + frames) hold the last
+    // `frames` (<= L) frames' K and V. A step writes its own frames' rows right after them and
+    // the attention reads the keys where they lie; the window then slides forward, and the live
+    // rows are moved back to row 0 only when the room runs out (every few steps), so a step
+    // copies its new rows, not the whole cache.
+    std::vector<float> keys, values;
+    int64_t first = 0, frames = 0;
     std::vector<float> conv;  // [kernel - 1, d_model]: the depthwise conv's last inputs (zero at start)
     // linear_pos of positions L+R .. -R as the attention reads them (kernels::
     // transpose_positions): the same for every stream of a context, so made once per model and

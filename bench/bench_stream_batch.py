@@ -3,7 +3,7 @@
 
     .venv/bin/python bench/bench_stream_batch.py [--model 120m-streaming] [--type q8_0]
         [--batches 1,2,4,8,16,32] [--seconds 6] [--threads 1] [--levels avx2 avx512] [--build-dir build]
-        [--window 10,2,2]
+        [--window 10,2,2] [--context L,R]
 
 Runs native/bench_stream_batch.cpp (build the bench_stream_batch target) on parakeet_py's
 random-weight model of that shape (written to the synthetic model cache on first use): the
@@ -34,6 +34,8 @@ def main() -> int:
                     help="ISA levels (PARAKEET_CPU values); a level the CPU lacks fails its run")
     ap.add_argument("--build-dir", default="build")
     ap.add_argument("--window", default="10,2,2", help="an offline model's buffered window: left,chunk,right seconds")
+    ap.add_argument("--context", help="a cache-aware model's attention context L,R, one of the model's (default: its "
+                                      "first; the 0.6B shape's is [70, 0], 80 ms chunks, and [70, 1] gives 160 ms)")
     args = ap.parse_args()
 
     program = os.path.join(args.build_dir, "bench", "bench_stream_batch")
@@ -45,7 +47,8 @@ def main() -> int:
     for level in args.levels:
         env = dict(os.environ, PARAKEET_CPU=level)
         cmd = [program, str(model), "--batches", args.batches, "--seconds", str(args.seconds),
-               "--threads", str(args.threads), "--window", args.window]
+               "--threads", str(args.threads), "--window", args.window] + \
+            (["--context", args.context] if args.context else [])
         print(f"\n{args.model} {args.type}:", flush=True)
         failed |= subprocess.call(cmd, env=env)
     return 1 if failed else 0

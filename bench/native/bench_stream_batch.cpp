@@ -11,7 +11,8 @@
 // table; driven by bench/bench_stream_batch.py.
 //
 //   bench_stream_batch MODEL.gguf [--batches 1,2,4,8,16,32] [--seconds 6] [--threads 1]
-//                      [--window 10,2,2]
+//                      [--window 10,2,2] [--context L,R]
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,7 @@ struct Args {
     double seconds = 6.0;
     int threads = 1;
     pk::StreamSettings window;  // an offline model's buffered window (default 10-2-2)
+    int left = -1, right = -1;  // a cache-aware model's --context L,R (one of its own); unset: its first
 };
 
 // "L,C,R" seconds into `w`.
@@ -61,6 +64,8 @@ bool parse(int argc, char** argv, Args& a) {
             }
         } else if (!std::strcmp(argv[i], "--seconds") && has_value) {
             a.seconds = std::atof(argv[++i]);
+        } else if (!std::strcmp(argv[i], "--context") && has_value) {
+            if (std::sscanf(argv[++i], "%d,%d", &a.left, &a.right) != 2 || a.left < 0 || a.right < 0) return false;
         } else if (!std::strcmp(argv[i], "--threads") && has_value) {
             a.threads = std::atoi(argv[++i]);
         } else if (!std::strcmp(argv[i], "--window") && has_value) {
@@ -100,11 +105,22 @@ struct StreamKind {
     std::function<std::unique_ptr<pk::LiveStream>()> make;
 };
 
-StreamKind kind_of(const pk::Model& model, const pk::StreamSettings& window) {
+// A cache-aware model's attention context: [left, right] when given (one of the model's), else its first.
+pk::AttContext context_of(const pk::EncoderConfig& enc, int left, int right) {
+    if (left < 0) return enc.att_contexts.at(0);
+    const pk::AttContext context{left, right};
+    if (std::find(enc.att_contexts.begin(), enc.att_contexts.end(), context) == enc.att_contexts.end())
+        throw std::runtime_error("the model has no attention context [" + std::to_string(left) + ", " +
+                                 std::to_string(right) + "]");
+    return context;
+}
+
+StreamKind kind_of(const pk::Model& model, const Args& a) {
     const pk::ModelConfig& cfg = model.config();
+    const pk::StreamSettings& window = a.window;
     StreamKind k;
     if (cfg.enc.cache_aware()) {
-        const pk::AttContext context = cfg.enc.att_contexts.at(0);
+        const pk::AttContext context = context_of(cfg.enc, a.left, a.right);
         k.chunk = pk::CacheAwareSchedule::of(context, cfg.enc.subsampling_factor).chunk * cfg.pre.hop_length;
         k.warm_rounds = 1;  // the first step has no pre-encode cache
         k.make = [&model, context] {
@@ -154,8 +170,8 @@ Timing run(const pk::Model& model, const StreamKind& kind, int B, int rounds) {
 int main(int argc, char** argv) {
     Args a;
     if (!parse(argc, argv, a)) {
-        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N] [--window L,C,R]\n",
-                     argv[0]);
+        std::fprintf(stderr, "usage: %s MODEL.gguf [--batches 1,2,4,8] [--seconds S] [--threads N] [--window L,C,R] "
+                     "[--context L,R]\n", argv[0]);
         return 2;
     }
     try {
@@ -166,13 +182,16 @@ int main(int argc, char** argv) {
             std::lock_guard<std::mutex> lock(b.mutex());
             b.set_threads(a.threads);
         }
-        const StreamKind kind = kind_of(*model, a.window);
+        const StreamKind kind = kind_of(*model, a);
         const double chunk_ms = 1e3 * static_cast<double>(kind.chunk) / model->config().pre.sample_rate;
         const int rounds = std::max(3, static_cast<int>(a.seconds * 1e3 / chunk_ms));
         const pk::EncoderConfig& enc = model->config().enc;
         char how[96];
         if (enc.cache_aware())
-            std::snprintf(how, sizeof how, "context [%d, %d]", enc.att_contexts[0].left, enc.att_contexts[0].right);
+        {
+            const pk::AttContext context = context_of(enc, a.left, a.right);
+            std::snprintf(how, sizeof how, "context [%d, %d]", context.left, context.right);
+        }
         else
             std::snprintf(how, sizeof how, "buffered %g-%g-%g s", a.window.left_sec, a.window.chunk_sec,
                           a.window.right_sec);

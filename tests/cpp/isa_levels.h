@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,13 @@ inline std::string missing_reason(pk::IsaLevel level) {
                pk::isa_level_name(pk::cpu_features().detected) + ")";
     if (!selected_by_environment(level))
         return std::string("PARAKEET_TEST_LEVELS=") + std::getenv("PARAKEET_TEST_LEVELS") + " leaves it out";
+    return "";
+}
+
+// Why a test that compares `levels` with each other is skipped here (empty when it runs).
+inline std::string missing_reason(std::initializer_list<pk::IsaLevel> levels) {
+    for (pk::IsaLevel l : levels)
+        if (std::string why = missing_reason(l); !why.empty()) return why;
     return "";
 }
 

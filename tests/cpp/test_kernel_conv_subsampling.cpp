@@ -3,7 +3,9 @@
 // order; the masked pipeline reproduces NeMo's MaskedConvSequential; and every kernel gives
 // the same bits for any team size, at every ISA level.
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa_levels.h"
@@ -427,5 +429,34 @@ TEST(KernelSubsampling, FlattenGivesTheSameBitsForAnyTeamSize) {
 }
 
 INSTANTIATE_ISA_LEVELS(KernelSubsamplingIsa);
+
+#if defined(PARAKEET_HAVE_X86)
+// The AVX-512 pointwise conv runs each output's multiply-adds in the AVX2 kernel's order, in
+// full and partial tiles of rows and panels.
+TEST(KernelSubsampling, PointwiseConvAvx512GivesTheAvx2Bits) {
+    const std::string why = isa_test::missing_reason({pk::IsaLevel::Avx2, pk::IsaLevel::Avx512});
+    if (!why.empty()) GTEST_SKIP() << why;
+    ASSERT_NE(pk::kernels::kernel_table(pk::IsaLevel::Avx512).conv.pointwise_conv_rows,
+              pk::kernels::kernel_table(pk::IsaLevel::Avx2).conv.pointwise_conv_rows)
+        << "the avx512 level has its own kernel";
+    pk::ThreadTeam team(1);
+    for (int64_t P : {1, 5, 12, 13, 47, 53, 611}) {
+        for (int64_t cout : {5, 16, 37, 256}) {
+            const int64_t cin = 256 - cout % 7;
+            const auto x = kt::random_vector(P * cin, 171 + P);
+            const auto packed = pack_pointwise(kt::random_vector(cout * cin, 172 + cout), cin, cout);
+            const auto b = kt::random_vector(cout, 173);
+            for (bool with_bias : {true, false}) {
+                std::vector<float> y2(P * cout), y512(P * cout);
+                for (auto [level, y] : {std::pair{pk::IsaLevel::Avx2, y2.data()}, std::pair{pk::IsaLevel::Avx512, y512.data()}})
+                    pk::kernels::pointwise_conv(pk::kernels::kernel_table(level), team, x.data(), P, cin, packed.data(),
+                                                cout, with_bias ? b.data() : nullptr, !with_bias, y);
+                EXPECT_EQ(std::memcmp(y2.data(), y512.data(), y2.size() * sizeof(float)), 0)
+                    << "P=" << P << " cout=" << cout << (with_bias ? " bias" : " relu");
+            }
+        }
+    }
+}
+#endif
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "kernels/f16.h"
 
@@ -122,6 +124,27 @@ TEST_P(MatmulF32, PackedSizeAndChecks) {
 }
 
 INSTANTIATE_ISA_LEVELS(MatmulF32);
+
+#if defined(PARAKEET_HAVE_X86)
+// The avx512 matrix-vector kernel sums like the avx2 one, so a row gets the same bits at both
+// levels (K with and without a tail of k < 4, N with a partial panel).
+TEST(MatmulF32Avx512, MatvecGivesTheAvx2Bits) {
+    const std::string why = isa_test::missing_reason({pk::IsaLevel::Avx2, pk::IsaLevel::Avx512});
+    if (!why.empty()) GTEST_SKIP() << why;
+    ASSERT_NE(pk::kernels::kernel_table(pk::IsaLevel::Avx512).matmul.matvec_f32,
+              pk::kernels::kernel_table(pk::IsaLevel::Avx2).matmul.matvec_f32)
+        << "the avx512 level has its own kernel";
+    for (const auto& [N, K] : {std::pair<int64_t, int64_t>{2560, 640}, {37, 303}, {16, 1}}) {
+        const std::vector<float> w = random_floats(N * K, 61), x = random_floats(5 * K, 62), b = random_floats(N, 63);
+        std::vector<float> y[2];
+        for (int i = 0; i < 2; ++i) {
+            const PackedWeights pw(WeightType::F32, w.data(), N, K, i == 0 ? pk::IsaLevel::Avx2 : pk::IsaLevel::Avx512);
+            y[i] = run(pw, x, 5, b.data(), 1, -1, pk::kernels::MatmulPath::Matvec);
+        }
+        EXPECT_EQ(0, std::memcmp(y[0].data(), y[1].data(), y[0].size() * sizeof(float))) << "N " << N << " K " << K;
+    }
+}
+#endif
 
 }  // namespace
 

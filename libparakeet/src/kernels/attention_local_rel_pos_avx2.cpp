@@ -1,47 +1,49 @@
 // AVX2/FMA inner loops of the local attention (contracts in attention_local_rel_pos_block.h).
-// Intrinsics keep the accumulators in registers: product tiles of 4 query rows x 24 columns
-// (12 ymm accumulators), and 64 output channels per pass of the weighted sum. No std::
-// templates here: an out-of-line copy compiled with AVX2 could be picked for portable code.
+// Intrinsics keep the accumulators in registers: product tiles of 4 (or 2) query rows x 24
+// columns (12 ymm accumulators), and 64 output channels per pass of the weighted sum. No std::
+// templates here: an out-of-line copy compiled with AVX2 could be picked for portable code
+// (the loops' templates of attention_local_rel_pos_loops.h get this file's own lambdas).
 #include <immintrin.h>
 
 #include <cstdint>
 
+#include "kernels/attention_local_rel_pos_loops.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ops_vec_avx2.h"
+
+// The row loops must be unrolled for the accumulator arrays to live in registers (as in
+// attention_rel_pos_avx512.cpp).
+#define PK_UNROLL_ROWS _Pragma("GCC unroll 4")
 
 namespace pk::kernels {
 namespace {
 
 using namespace local_attention;
 
-// 4 rows x 3 vectors of accumulators, plus the three column vectors and a broadcast, fill
-// the 16 ymm registers; each column vector loaded is used by four rows.
 constexpr int64_t kTileColumns = 24;
 static_assert(kColumnPad % kTileColumns == 0, "tiles must not pass the operands' padding");
-static_assert(kRowPad == 4, "tile4x24 handles four rows");
 
-// out[r][0..24) = sum_c x[r][c] * m[c][0..24) for r < 4 (rows dk apart in x, ldo in out).
-static inline void tile4x24(const float* x, int64_t dk, const float* m, int64_t ldm, float* out, int64_t ldo) {
-    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a10 = a00, a11 = a00, a12 = a00;
-    __m256 a20 = a00, a21 = a00, a22 = a00, a30 = a00, a31 = a00, a32 = a00;
+// out[r][0..24) = sum_c x[r][c] * m[c][0..24) for r < R (rows dk apart in x, ldo in out): 3
+// vectors of accumulators per row, plus the three column vectors and a broadcast, fit the 16
+// ymm registers for R = 4; each column vector loaded is used by R rows.
+template <int R>
+inline void tile(const float* x, int64_t dk, const float* m, int64_t ldm, float* out, int64_t ldo) {
+    __m256 a0[R], a1[R], a2[R];
+    PK_UNROLL_ROWS
+    for (int r = 0; r < R; ++r) a0[r] = a1[r] = a2[r] = _mm256_setzero_ps();
     for (int64_t c = 0; c < dk; ++c, m += ldm) {
         const __m256 m0 = _mm256_loadu_ps(m), m1 = _mm256_loadu_ps(m + 8), m2 = _mm256_loadu_ps(m + 16);
-        __m256 b = _mm256_broadcast_ss(x + c);
-        a00 = _mm256_fmadd_ps(b, m0, a00), a01 = _mm256_fmadd_ps(b, m1, a01), a02 = _mm256_fmadd_ps(b, m2, a02);
-        b = _mm256_broadcast_ss(x + dk + c);
-        a10 = _mm256_fmadd_ps(b, m0, a10), a11 = _mm256_fmadd_ps(b, m1, a11), a12 = _mm256_fmadd_ps(b, m2, a12);
-        b = _mm256_broadcast_ss(x + 2 * dk + c);
-        a20 = _mm256_fmadd_ps(b, m0, a20), a21 = _mm256_fmadd_ps(b, m1, a21), a22 = _mm256_fmadd_ps(b, m2, a22);
-        b = _mm256_broadcast_ss(x + 3 * dk + c);
-        a30 = _mm256_fmadd_ps(b, m0, a30), a31 = _mm256_fmadd_ps(b, m1, a31), a32 = _mm256_fmadd_ps(b, m2, a32);
+        PK_UNROLL_ROWS
+        for (int r = 0; r < R; ++r) {
+            const __m256 b = _mm256_broadcast_ss(x + r * dk + c);
+            a0[r] = _mm256_fmadd_ps(b, m0, a0[r]), a1[r] = _mm256_fmadd_ps(b, m1, a1[r]);
+            a2[r] = _mm256_fmadd_ps(b, m2, a2[r]);
+        }
     }
-    _mm256_storeu_ps(out, a00), _mm256_storeu_ps(out + 8, a01), _mm256_storeu_ps(out + 16, a02);
-    out += ldo;
-    _mm256_storeu_ps(out, a10), _mm256_storeu_ps(out + 8, a11), _mm256_storeu_ps(out + 16, a12);
-    out += ldo;
-    _mm256_storeu_ps(out, a20), _mm256_storeu_ps(out + 8, a21), _mm256_storeu_ps(out + 16, a22);
-    out += ldo;
-    _mm256_storeu_ps(out, a30), _mm256_storeu_ps(out + 8, a31), _mm256_storeu_ps(out + 16, a32);
+    PK_UNROLL_ROWS
+    for (int r = 0; r < R; ++r)
+        _mm256_storeu_ps(out + r * ldo, a0[r]), _mm256_storeu_ps(out + r * ldo + 8, a1[r]),
+            _mm256_storeu_ps(out + r * ldo + 16, a2[r]);
 }
 
 // o[0..64) += sum over t in [t0, t1) of prob[t] * v[t * ld + 0..64), in order of t.
@@ -76,40 +78,23 @@ static inline void accumulate8(const float* prob, const float* v, int64_t ld, in
     _mm256_maskstore_ps(o, mask, a);
 }
 
-// Keys per chunk of the weighted sum: 64 rows of v for 64 channels are 16 KB, which stay in
-// L1 while every query row of the block whose window covers them uses them.
-constexpr int64_t kValueChunk = 64;
-
 void block_products(const float* x, int64_t rows, int64_t dk, const float* m, int64_t ldm, int64_t col0,
                     int64_t col1, float* out, int64_t ldo) {
-    // Columns outside, rows inside: a tile's dk x 24 columns of m stay in L1 for all rows.
-    for (int64_t col = col0; col < col1; col += kTileColumns)
-        for (int64_t r = 0; r < rows; r += kRowPad) tile4x24(x + r * dk, dk, m + col, ldm, out + r * ldo + col, ldo);
+    products_by_tiles(
+        kTileColumns, x, rows, dk, m, col0, col1, out, ldo,
+        [&](const float* xr, const float* mc, float* o) { tile<4>(xr, dk, mc, ldm, o, ldo); },
+        [&](const float* xr, const float* mc, float* o) { tile<2>(xr, dk, mc, ldm, o, ldo); });
 }
 
 void block_weighted_sums(const BlockRows& rows, const float* prob, int64_t ldp, const float* v, int64_t ld,
                          int64_t dk, float* out, int64_t ldo) {
-    int64_t span_begin = rows.begin[0], span_end = rows.end[0];
-    for (int64_t r = 0; r < rows.n; ++r) {
-        for (int64_t c = 0; c < dk; ++c) out[r * ldo + c] = 0.0f;
-        span_begin = rows.begin[r] < span_begin ? rows.begin[r] : span_begin;
-        span_end = rows.end[r] > span_end ? rows.end[r] : span_end;
-    }
     const __m256i all = vec::tail_mask(8), tail = vec::tail_mask(dk % 8);
-    for (int64_t tc = span_begin; tc < span_end; tc += kValueChunk) {
-        const int64_t tc_end = tc + kValueChunk < span_end ? tc + kValueChunk : span_end;
-        for (int64_t r = 0; r < rows.n; ++r) {
-            const int64_t t0 = tc > rows.begin[r] ? tc : rows.begin[r];
-            const int64_t t1 = tc_end < rows.end[r] ? tc_end : rows.end[r];
-            if (t0 >= t1) continue;
-            const float* pr = prob + r * ldp;
-            float* o = out + r * ldo;
-            int64_t c = 0;
-            for (; c + 64 <= dk; c += 64) accumulate64(pr, v + c, ld, t0, t1, o + c);
-            for (; c + 8 <= dk; c += 8) accumulate8(pr, v + c, ld, t0, t1, all, o + c);
-            if (c < dk) accumulate8(pr, v + c, ld, t0, t1, tail, o + c);
-        }
-    }
+    weighted_sums_by_chunks(rows, prob, ldp, dk, out, ldo, [&](const float* pr, int64_t t0, int64_t t1, float* o) {
+        int64_t c = 0;
+        for (; c + 64 <= dk; c += 64) accumulate64(pr, v + c, ld, t0, t1, o + c);
+        for (; c + 8 <= dk; c += 8) accumulate8(pr, v + c, ld, t0, t1, all, o + c);
+        if (c < dk) accumulate8(pr, v + c, ld, t0, t1, tail, o + c);
+    });
 }
 
 }  // namespace

@@ -64,9 +64,10 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
     }
     const int64_t ldk = round_up(widest, kColumnPad);
     const int64_t ldp = positions_stride(n_pos);
-    // Per thread: the block's transposed keys [dk, ldk] and values [widest, dk], the biased
-    // queries, the content [kRowBlock, ldk] and position [kRowBlock, ldp] scores.
-    const int64_t per_thread = dk * ldk + widest * dk + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
+    // Per thread: the block's transposed keys [dk, ldk], the biased queries, the content
+    // [kRowBlock, ldk] and position [kRowBlock, ldp] scores. (The weighted sums read the values
+    // where they are.)
+    const int64_t per_thread = dk * ldk + 2 * kRowBlock * dk + kRowBlock * (ldk + ldp);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
@@ -77,8 +78,7 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
         if (ith >= chunks) return;
         const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
         float* kT = scratch + ith * per_thread;
-        float* vs = kT + dk * ldk;
-        float* qu = vs + widest * dk;
+        float* qu = kT + dk * ldk;
         float* qv = qu + kRowBlock * dk;
         float* ac = qv + kRowBlock * dk;
         float* bd = ac + kRowBlock * ldk;
@@ -91,7 +91,6 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
             const Span s = block_span(key_begin, key_end, r0, nr);
             const int64_t nwin = s.end - s.begin;
             transpose_padded(k + s.begin * ld + h * dk, nwin, dk, ld, kT, ldk);
-            for (int64_t t = 0; t < nwin; ++t) std::copy_n(v + (s.begin + t) * ld + h * dk, dk, vs + t * dk);
             local_attention::biased_queries(q + r0 * ld, ld, h, dk, nr, padded_rows, bias_u, bias_v, qu, qv);
 
             // Each row's window relative to the block's span, and the p rows the block uses.
@@ -117,7 +116,7 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
                 for (int64_t t = 0; t < n; ++t) row[t] = (row[t] + bdr[t]) * inv_scale;
                 kt.ops.softmax_rows(row, 1, n, row);
             }
-            a.local_block_weighted_sums(block, ac, ldk, vs, dk, dk, out + r0 * ld + h * dk, ld);
+            a.local_block_weighted_sums(block, ac, ldk, v + s.begin * ld + h * dk, ld, dk, out + r0 * ld + h * dk, ld);
         }
     });
 }

@@ -13,7 +13,8 @@
 // same bits. Zen 5 and Intel's AVX-512 cores run a zmm FMA at the ymm rate, so the tile does
 // up to twice the work per cycle; six chains keep about 3/4 of the two FMA pipes busy (~1.6x
 // the AVX2 tile measured on Zen 5). Zen 4 splits a zmm FMA in two and runs it at the AVX2
-// tile's speed. The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
+// tile's speed. The f32 matrix-vector kernel, whose loads bound it, has a zmm form with the
+// AVX2 kernel's bits too. The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -155,14 +156,31 @@ void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_cor
     _mm512_storeu_ps(out, f);
 }
 
+// The AVX2 matvec_f32 with each pair of its ymm accumulators (columns 0-7 and 8-15 of one k
+// stream) as one zmm: the same four k streams summed in the same order, so the same bits,
+// with half the loads and multiply-adds (the batched decoder's LSTM rows run on it).
+void matvec_f32(const float* x, int64_t K, const float* panel, float* out) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(), a3 = _mm512_setzero_ps();
+    int64_t k = 0;
+    for (; k + 4 <= K; k += 4) {
+        const float* p = panel + k * kPanel;
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), _mm512_loadu_ps(p), a0);
+        a1 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 1]), _mm512_loadu_ps(p + 16), a1);
+        a2 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 2]), _mm512_loadu_ps(p + 32), a2);
+        a3 = _mm512_fmadd_ps(_mm512_set1_ps(x[k + 3]), _mm512_loadu_ps(p + 48), a3);
+    }
+    for (; k < K; ++k) a0 = _mm512_fmadd_ps(_mm512_set1_ps(x[k]), _mm512_loadu_ps(panel + k * kPanel), a0);
+    _mm512_storeu_ps(out, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
 }  // namespace
 
-// f32 / F16 stay as at the avx2 level.
 void add_matmul_kernels_avx512(KernelTable& t) {
     t.matmul.tile_f32 = tile_f32;
     t.matmul.tile_q8_vnni = tile_q8_vnni;
     t.matmul.quantize_q8_vnni = quantize_q8_vnni;
     t.matmul.matvec_q8_vnni = matvec_q8_vnni;
+    t.matmul.matvec_f32 = matvec_f32;
 }
 
 }  // namespace pk::kernels

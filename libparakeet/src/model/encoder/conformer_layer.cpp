@@ -274,6 +274,33 @@ void ConformerLayer::chunked_attention(ThreadTeam& team, Arena& arena, float* x,
     kernels::add(team, x, q, T * d, x);
 }
 
+std::vector<float> ConformerLayer::step_positions(ThreadTeam& team, Arena& arena, const float* pos, int64_t P) const {
+    ArenaScope scope(arena);
+    const int64_t d = d_model_;
+    float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
+    pos_.forward(team, arena, pos, P, p);
+    std::vector<float> pT(static_cast<size_t>(d * kernels::positions_stride(P)));
+    kernels::transpose_positions(p, P, n_heads_, d / n_heads_, pT.data());
+    return pT;
+}
+
+namespace {
+
+// Makes room in `cache` for `rows` rows after its live ones (LayerStreamCache): the live rows
+// go to row 0, and the buffers grow to hold them, the new rows and `slack` more.
+void make_room(LayerStreamCache& cache, int64_t rows, int64_t slack, int64_t d) {
+    const int64_t capacity = static_cast<int64_t>(cache.keys.size()) / d;
+    if (cache.first + cache.frames + rows <= capacity) return;
+    for (std::vector<float>* buffer : {&cache.keys, &cache.values}) {
+        float* data = buffer->data();
+        std::copy_n(data + cache.first * d, cache.frames * d, data);  // forward copy: the rows move down
+        buffer->resize(static_cast<size_t>(std::max(capacity, cache.frames + rows + slack) * d));
+    }
+    cache.first = 0;
+}
+
+}  // namespace
+
 void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
                                       int64_t total, const RowPaths& paths) const {
     ArenaScope scope(arena);
@@ -291,32 +318,24 @@ void ConformerLayer::cached_attention(ThreadTeam& team, Arena& arena, float* x, 
         ArenaScope per_stream(arena);
         LayerStreamCache& cache = *s.cache;
         const int64_t T = s.rows, P = s.left + 2 * s.right + 1, n_c = cache.frames, n = n_c + T;
-        if (cache.positions.empty()) {
-            ArenaScope once(arena);
-            float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
-            pos_.forward(team, arena, s.pos, P, p);
-            cache.positions.resize(static_cast<size_t>(d * kernels::positions_stride(P)));
-            kernels::transpose_positions(p, P, n_heads_, d / n_heads_, cache.positions.data());
-        }
-        float* k = arena.alloc_array<float>(static_cast<size_t>(n * d));  // [cache | step] keys
-        float* v = arena.alloc_array<float>(static_cast<size_t>(n * d));
-        int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
-        int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
-        std::copy_n(cache.keys.data(), n_c * d, k);
-        std::copy_n(cache.values.data(), n_c * d, v);
+        // A quarter of L rows of slack: the live rows move every L / (4T) steps.
+        make_room(cache, T, s.left / 4, d);
+        float* k = cache.keys.data() + cache.first * d;  // [cache | step] keys
+        float* v = cache.values.data() + cache.first * d;
         std::copy_n(k_new + row * d, T * d, k + n_c * d);
         std::copy_n(v_new + row * d, T * d, v + n_c * d);
+        int64_t* begin = arena.alloc_array<int64_t>(static_cast<size_t>(T));
+        int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
         std::fill(begin, begin + T, 0);
         std::fill(end, end + T, n);
         // Query r sits at key position n_c + r; relative positions reach L+R (a full cache, the
         // chunk's last frame) down to -(T-1) >= -R. The result goes to h, free after the projections.
-        kernels::windowed_rel_pos_attention(*kernels_, team, arena, q + row * d, T, k, v, n, cache.positions.data(),
+        kernels::windowed_rel_pos_attention(*kernels_, team, arena, q + row * d, T, k, v, n, cache.positions->data(),
                                             P, s.left + s.right, pos_bias_u_, pos_bias_v_, n_heads_, d / n_heads_,
                                             n_c, begin, end, h + row * d);
         // The cache keeps the last L frames (NeMo: cache_last_channel, cache_drop_size 0).
         const int64_t keep = std::min<int64_t>(s.left, n);
-        cache.keys.assign(k + (n - keep) * d, k + n * d);
-        cache.values.assign(v + (n - keep) * d, v + n * d);
+        cache.first += n - keep;
         cache.frames = keep;
         row += T;
     }

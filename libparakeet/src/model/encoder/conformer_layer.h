@@ -44,8 +44,7 @@ struct LayerNormWeights {
 struct StepRows {
     int64_t rows = 0;                  // its new frames, consecutive rows of the stacked x (> 0)
     int left = 0, right = 0;           // its attention context [L, R]
-    const float* pos = nullptr;        // the rows of relative positions L+R .. -R (RelPositionTable)
-    LayerStreamCache* cache = nullptr; // its cache of this layer
+    LayerStreamCache* cache = nullptr; // its cache of this layer (positions set: step_positions)
 };
 
 class ConformerLayer {
@@ -70,6 +69,9 @@ public:
     // (RowPaths: the streams with few rows first).
     void forward_steps(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
                        const RowPaths& paths) const;
+    // LayerStreamCache::positions for context [L, R]: pos holds the P = L+2R+1 rows of relative
+    // positions L+R .. -R (RelPositionTable).
+    std::vector<float> step_positions(ThreadTeam& team, Arena& arena, const float* pos, int64_t P) const;
 
     // Several independent utterances at once (an offline batch): x holds their frames stacked
     // as `batch` says, updated in place; each utterance's rows get the bits forward() gives it

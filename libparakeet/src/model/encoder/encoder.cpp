@@ -74,6 +74,21 @@ int64_t FastConformerEncoder::stream_step(ThreadTeam& team, Arena& arena, const 
     return one[0].frames;
 }
 
+const FastConformerEncoder::LayerPositions& FastConformerEncoder::step_positions(ThreadTeam& team, Arena& arena,
+                                                                                const AttContext& context) const {
+    std::lock_guard<std::mutex> lock(step_positions_mu_);
+    LayerPositions& made = step_positions_[{context.left, context.right}];
+    if (made.empty()) {
+        const int L = context.left, R = context.right;
+        const int64_t reach = L + R + 1;
+        const auto table = positions_.get(reach);
+        for (const ConformerLayer& layer : layers_)  // positions L+R .. -R
+            made.push_back(std::make_shared<const std::vector<float>>(
+                layer.step_positions(team, arena, table->for_length(reach, cfg_.d_model), L + 2 * R + 1)));
+    }
+    return made;  // a map's elements stay where they are
+}
+
 void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vector<EncoderStep>& steps,
                                         float* out) const {
     if (!cfg_.cache_aware()) throw InvalidArgument("the encoder is not a cache-aware streaming encoder");
@@ -90,9 +105,8 @@ void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vec
         return kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec;
     });
     // Per stream: the subsampling's convolutions on the frames it keeps (they read
-    // neighbouring frames) and its rows of the relative-position table, kept alive (a
-    // snapshot) for the layers; then the subsampling's projection of all streams' frames.
-    std::vector<std::shared_ptr<const RelPositionTable::Table>> tables;
+    // neighbouring frames) and, at its first step, its context's positions; then the
+    // subsampling's projection of all streams' frames.
     std::vector<StepRows> rows;
     RowPaths paths{true, 0};
     int64_t total = 0;
@@ -104,10 +118,12 @@ void FastConformerEncoder::stream_steps(ThreadTeam& team, Arena& arena, std::vec
         const int64_t all = output_frames(s->mel_frames);
         subsampling_.features(team, arena, s->mel, s->mel_frames, all - s->frames, all,
                               flat + total * subsampling_.feature_size());
-        const int L = s->cache->context.left, R = s->cache->context.right;
-        const int64_t reach = L + R + 1;
-        tables.push_back(positions_.get(reach));
-        rows.push_back({s->frames, L, R, tables.back()->for_length(reach, d), nullptr});  // positions L+R .. -R
+        EncoderStreamCache& cache = *s->cache;
+        if (!cache.layers.empty() && !cache.layers[0].positions) {
+            const LayerPositions& positions = step_positions(team, arena, cache.context);
+            for (size_t i = 0; i < layers_.size(); ++i) cache.layers[i].positions = positions[i];
+        }
+        rows.push_back({s->frames, cache.context.left, cache.context.right, nullptr});
         s->row = total;
         total += s->frames;
         if (kernels::auto_path(s->frames) == kernels::MatmulPath::Matvec) paths.matvec_rows = total;

@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <utility>
 #include <vector>
 
 #include "model/encoder/attention_setting.h"
@@ -83,10 +86,17 @@ public:
     size_t packed_bytes() const;
 
 private:
+    using LayerPositions = std::vector<std::shared_ptr<const std::vector<float>>>;  // per layer
+    // Every layer's LayerStreamCache::positions for `context`: made on first use (thread-safe)
+    // and shared by all the streams of that context, so that a batch reads one copy.
+    const LayerPositions& step_positions(ThreadTeam& team, Arena& arena, const AttContext& context) const;
+
     EncoderConfig cfg_;
     DwStridingSubsampling subsampling_;
     std::vector<ConformerLayer> layers_;
     RelPositionTable positions_;
+    mutable std::mutex step_positions_mu_;
+    mutable std::map<std::pair<int, int>, LayerPositions> step_positions_;  // by context [L, R]
 };
 
 }  // namespace pk

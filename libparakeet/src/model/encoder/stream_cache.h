@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/model_config.h"
@@ -16,11 +17,18 @@
 namespace pk {
 
 struct LayerStreamCache {
-    std::vector<float> keys, values;  // [frames, d_model]: the last `frames` (<= L) frames' K and V
-    int64_t frames = 0;
+    // [rows, d_model] each, with room to spare: rows [first, first + frames) hold the last
+    // `frames` (<= L) frames' K and V. A step writes its own frames' rows right after them and
+    // the attention reads the keys where they lie; the window then slides forward, and the live
+    // rows are moved back to row 0 only when the room runs out (every few steps), so a step
+    // copies its new rows, not the whole cache.
+    std::vector<float> keys, values;
+    int64_t first = 0, frames = 0;
     std::vector<float> conv;  // [kernel - 1, d_model]: the depthwise conv's last inputs (zero at start)
-    std::vector<float> positions;  // linear_pos of positions L+R .. -R, made once, as the attention
-                                   // reads them (kernels::transpose_positions)
+    // linear_pos of positions L+R .. -R as the attention reads them (kernels::
+    // transpose_positions): the same for every stream of a context, so made once per model and
+    // context and shared (FastConformerEncoder::stream_steps).
+    std::shared_ptr<const std::vector<float>> positions;
 };
 
 struct EncoderStreamCache {

@@ -43,6 +43,11 @@ int StreamBatcher::members() const {
     return members_;
 }
 
+int StreamBatcher::waiting() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<int>(queue_.size());
+}
+
 bool StreamBatcher::batch_due(Clock::time_point now) const {
     const auto n = static_cast<int64_t>(queue_.size());
     return n >= limits_.max_batch || n >= members_ || now >= queue_.front()->since + limits_.max_wait;
@@ -62,6 +67,12 @@ void StreamBatcher::run(LiveStream& s) {
 }
 
 void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
+    // A backend first, then the batch: the chunks that queue while every backend is busy join
+    // this batch (the leader stays at the front meanwhile, so no other batch forms) instead of
+    // waiting in small batches of their own for the backends to free.
+    lock.unlock();
+    const BackendLease lease = model_.lease_backend();
+    lock.lock();
     const std::vector<Waiter*> batch = take_batch(queue_, limits_.max_batch, stats_);
     cv_.notify_all();  // the next oldest leads the next batch
     lock.unlock();
@@ -69,7 +80,6 @@ void StreamBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     try {
         std::vector<LiveStream*> streams;
         for (Waiter* w : batch) streams.push_back(w->stream);
-        const BackendLease lease = model_.lease_backend();
         run_stream_batch(streams, lease.backend(), 1);
     } catch (...) {
         error = std::current_exception();

@@ -5,6 +5,8 @@
 // first max_batch streams, oldest first) on a backend of the model's pool when
 //   * the queue holds max_batch streams, or every member stream (nothing else could join), or
 //   * it has waited max_wait;
+// and a backend is free: the batch is taken from the queue once the backend is leased, so
+// under load, when the backends are the bottleneck, batches fill up instead of piling up small.
 // A batch runs one round: the next chunk of each of its streams. A stream with more chunks
 // ready goes back to the end of the queue (its chunks still due by the time it first
 // queued), so a stream fed much audio at once takes turns with the others instead of holding
@@ -40,6 +42,8 @@ public:
     void join(const LiveStream& s);
     void leave();
     int members() const;
+    // The streams queued now, waiting for a batch (or for a backend for theirs).
+    int waiting() const;
 
     // Runs the chunks `s` has ready (none: returns at once) in some batch; returns once they
     // ran. `s` is one of the members, used by no other thread until this returns. Rethrows the

@@ -26,7 +26,7 @@ ModelSource model_source(GgufReader gguf, const std::string& component) {
     if (!is_bundle(gguf)) {
         if (!component.empty())
             throw InvalidArgument(gguf.name() + " is not a bundle, so it has no component '" + component + "'");
-        return {std::move(gguf)};
+        return {std::move(gguf), false, ""};
     }
     const std::vector<BundleComponent> components = read_bundle(gguf);
     const BundleComponent& chosen = choose_component(gguf, components, component);

@@ -8,8 +8,13 @@
 // k costs 8 vpdpbusd per row. The float side is the AVX2 kernel's, element for element:
 // per block acc = fma(float(isum), w_scale * x_scale, acc), so every level gives the same bits.
 //
-// f32 / F16 keep the AVX2 kernels: Zen 4 runs zmm FMAs at half rate, so a zmm tile has the
-// same peak; see docs/performance.md. The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
+// f32 / F16 (F16 is widened to f32 per panel slice by the driver): the AVX2 tile's 6 x 16 with
+// one zmm per row, i.e. per k one panel load and 6 FMAs with the activation broadcast from
+// memory. Each output is the same chain of FMAs over k from zero as in the AVX2 tile, so the
+// bits are the same. Zen 4 runs a zmm FMA as two halves (the same peak as the ymm tile); Zen 5
+// and Intel have full-width zmm FMAs, twice the ymm peak, and the 6 chains then keep 6 of the
+// 8 FMAs that latency x pipes allows in flight (docs/performance.md, "GEMM against the peak").
+// The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
 #include <immintrin.h>
 
 #include <cstdint>
@@ -28,6 +33,41 @@ namespace {
 using namespace matmul_detail;
 
 constexpr int64_t VR = kRowsQ8Vnni;
+constexpr int64_t FR = kRowsF32;
+
+// f32 tile of R <= 6 rows (a partial last row panel computes only its rows, with the same
+// instructions per element as the full tile).
+template <int R>
+void tile_f32_rows(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                   const float* bias, bool accumulate) {
+    for (int r = 0; r < R; ++r) _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+    __m512 acc[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m512 bk = _mm512_load_ps(b);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(a[r]), bk, acc[r]);
+        a += FR;
+        b += kPanel;
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) store_row_avx512(c + r * ldc, acc[r], bias, accumulate);
+}
+
+void tile_f32(int64_t rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+              const float* bias, bool accumulate) {
+    static_assert(FR == 6, "one instantiation per row count");
+    switch (rows) {
+        case 6: return tile_f32_rows<6>(kc, a, b, c, ldc, bias, accumulate);
+        case 5: return tile_f32_rows<5>(kc, a, b, c, ldc, bias, accumulate);
+        case 4: return tile_f32_rows<4>(kc, a, b, c, ldc, bias, accumulate);
+        case 3: return tile_f32_rows<3>(kc, a, b, c, ldc, bias, accumulate);
+        case 2: return tile_f32_rows<2>(kc, a, b, c, ldc, bias, accumulate);
+        default: return tile_f32_rows<1>(kc, a, b, c, ldc, bias, accumulate);
+    }
+}
 
 // acc += w_scale * x_scale * isum, for 16 outputs (the order of scale_add in the AVX2 file).
 inline __m512 scale_add(__m512i isum, __m512 w_scale, __m512 x_scale, __m512 acc) {
@@ -129,8 +169,9 @@ void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_cor
 
 }  // namespace
 
-// f32 / F16 stay as at the avx2 level.
+// The f32 / F16 matrix-vector kernels and the packers stay as at the avx2 level.
 void add_matmul_kernels_avx512(KernelTable& t) {
+    t.matmul.tile_f32 = tile_f32;
     t.matmul.tile_q8_vnni = tile_q8_vnni;
     t.matmul.quantize_q8_vnni = quantize_q8_vnni;
     t.matmul.matvec_q8_vnni = matvec_q8_vnni;

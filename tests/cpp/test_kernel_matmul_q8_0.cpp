@@ -204,7 +204,8 @@ TEST(MatmulQ8_0Levels, VnniQuantisationMatchesTheDocumentedOne) {
 // The integer block sums are exact and the SIMD levels of one architecture scale and add them
 // in the same order, so weights packed for avx2 and for avx512 (neon and dotprod, i8mm: the
 // pair and the quad layouts) give identical bits: GEMM tiles with partial row and column
-// panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
+// panels, pairs of panels and single ones (avx512), K slices with a partial last one,
+// matrix-vector rows, bias, ldy > N.
 TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
     if (!cpu_runs_two_simd_levels()) GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
     struct Shape {
@@ -212,7 +213,7 @@ TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
     };
     std::vector<Shape> shapes;
     for (int64_t M : {1, 2, 4, 5, 9, 13, 127}) {
-        for (int64_t N : {1, 17, 33}) {
+        for (int64_t N : {1, 17, 33, 48}) {
             for (int64_t K : {32, 96, 544}) shapes.push_back({M, N, K});
         }
     }

@@ -71,6 +71,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/matmul.h"
 #include "runtime/cpu_features.h"
@@ -136,6 +137,16 @@ static inline void quantize_quad_panel(const float* x, int64_t rows, int64_t ldx
     }
 }
 
+// Calls tile(std::integral_constant<int, R>{}) with R = min(rows, MaxR) (at least 1): how a
+// tile turns its runtime row count into the compile-time one its register arrays are sized by.
+template <int MaxR, class Tile>
+static inline void with_rows(int64_t rows, Tile&& tile) {
+    if constexpr (MaxR > 1) {
+        if (rows < MaxR) return with_rows<MaxR - 1>(rows, tile);
+    }
+    tile(std::integral_constant<int, MaxR>{});
+}
+
 // One micro-kernel call computes the first `rows` <= MR rows of a 16-wide tile over a slice of
 // K (rows < MR only for the last, partial row panel):
 //   acc = A_panel(slice) * B_panel(slice)
@@ -179,6 +190,11 @@ struct MatmulKernels {
     void (*tile_q8_vnni)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
                          const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
                          const float* bias, bool accumulate);
+    // Same for two full panels at once (b, b1: their slices; c: the 32 outputs of the pair);
+    // null where a level has no such tile (the driver then runs tile_q8_vnni per panel).
+    void (*tile_q8_vnni_pair)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
+                              const int32_t* a_corr, const uint8_t* b, const uint8_t* b1, float* c,
+                              int64_t ldc, const float* bias, bool accumulate);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a VNNI row
     // panel of mr >= rows rows (mr = kRowsQ8Vnni for the GEMM, 1 for matrix-vector rows).
     void (*quantize_q8_vnni)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks,

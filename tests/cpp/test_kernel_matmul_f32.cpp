@@ -76,8 +76,9 @@ TEST_P(MatmulF32, SameBitsForAnyTeamSize) {
 }
 
 // Each output is the same chain of FMAs over k at every SIMD level (the avx512 tile is the
-// avx2 one with a zmm per row), so the levels give identical bits: partial row and column
-// panels, K slices with a partial last one, panels read in place and copied, bias, ldy > N.
+// avx2 one with a zmm per row, or two panels at once), so the levels give identical bits:
+// partial row and column panels, pairs of panels and single ones, K slices with a partial
+// last one, panels read in place and copied, bias, ldy > N.
 TEST(MatmulF32Levels, SimdLevelsGiveTheSameBits) {
     if (!cpu_runs_two_simd_levels()) GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
     uint32_t seed = 600;

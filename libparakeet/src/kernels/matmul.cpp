@@ -18,8 +18,10 @@ namespace {
 // Cache blocking (Zen 2/3/4: 32 KiB L1d, >= 512 KiB L2 per core). A K slice of one weight
 // panel (f32: kc x 16 floats = 16 KiB; q8_0 widened: 17 KiB) stays in L1 while the row panels
 // of an A block (f32: 240 rows x 256 k = 240 KiB; q8_0: 256 rows x 512 k int16 = 256 KiB)
-// stream from L2. The K slicing is fixed (never derived from M or the team size): it is part
-// of each output's summation order. Sizes picked by sweeping bench_matmul (docs/performance.md).
+// stream from L2. The avx512 tiles over two panels read two such slices (f32: 32 KiB, which
+// Zen 5's 48 KiB L1d holds; on a 32 KiB L1d they come from L2, sequentially). The K slicing is
+// fixed (never derived from M or the team size): it is part of each output's summation order.
+// Sizes picked by sweeping bench_matmul (docs/performance.md).
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
@@ -211,11 +213,12 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     // the packed weights measured ~25 % slower on big weights: the first tile of each panel
     // then stalls on L3 misses that a plain streaming copy does not suffer. With only a tile
     // or two per slice the copy costs more than it saves, and F32 reads the panel directly.
-    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
+    // Two slices per thread: a pair of panels (tile_f32_pair) uses both, panel jr slot jr % 2.
+    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * 2 * kKcF32 * kPanel));
     const bool f16 = w.type() == WeightType::F16;
     run_chunks(team, split.chunks, [&](int i) {
-        float* buf = slices + i * kKcF32 * kPanel;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t tiles) {
+            float* buf = slices + (2 * i + jr % 2) * kKcF32 * kPanel;
             if (f16) {
                 const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
                 kern.f16_to_f32(src, kc * kPanel, buf);
@@ -226,7 +229,15 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
             }
             return static_cast<const float*>(buf);
         };
-        gemm_share(shape, split.share(i), prepare_b, tile);
+        if (!kern.tile_f32_pair) {
+            gemm_share(shape, split.share(i), prepare_b, tile);
+            return;
+        }
+        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const float* b, const float* b1,
+                             float* c, int64_t ldc, const float* bj, bool acc) {
+            kern.tile_f32_pair(rows, kc, a + pc * mr * row_panels + ir * mr * kc, b, b1, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
     });
 }
 

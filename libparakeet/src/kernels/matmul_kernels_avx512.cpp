@@ -13,8 +13,9 @@
 // one zmm per row, i.e. per k one panel load and 6 FMAs with the activation broadcast from
 // memory. Each output is the same chain of FMAs over k from zero as in the AVX2 tile, so the
 // bits are the same. Zen 4 runs a zmm FMA as two halves (the same peak as the ymm tile); Zen 5
-// and Intel have full-width zmm FMAs, twice the ymm peak, and the 6 chains then keep 6 of the
-// 8 FMAs that latency x pipes allows in flight (docs/performance.md, "GEMM against the core's peak").
+// and Intel have full-width zmm FMAs, twice the ymm peak, where 6 chains fill only 6 of the 8
+// FMAs that latency x pipes allows in flight: two full panels side by side therefore run
+// tile_f32_pair, 12 chains (docs/performance.md, "GEMM against the core's peak").
 // The opt-in BF16 kernels are in matmul_kernels_bf16_avx512.cpp.
 #include <immintrin.h>
 
@@ -61,6 +62,40 @@ void tile_f32_rows(int64_t kc, const float* a, const float* b, float* c, int64_t
 void tile_f32(int64_t rows, int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
               const float* bias, bool accumulate) {
     with_rows<FR>(rows, [&](auto R) { tile_f32_rows<R>(kc, a, b, c, ldc, bias, accumulate); });
+}
+
+// f32 tile of R <= 6 rows against two full panels: 12 FMA chains (more than the 8 that latency
+// x pipes keeps busy) and per k 2 panel loads and R broadcasts for 2 R FMAs. Per output the
+// operations are tile_f32_rows's, in the same order.
+template <int R>
+void tile_f32_pair_rows(int64_t kc, const float* a, const float* b0, const float* b1, float* c, int64_t ldc,
+                        const float* bias, bool accumulate) {
+    for (int r = 0; r < R; ++r) {
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc), _MM_HINT_T0);
+        _mm_prefetch(reinterpret_cast<const char*>(c + r * ldc + kPanel), _MM_HINT_T0);
+    }
+    __m512 acc0[R], acc1[R];
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) acc0[r] = acc1[r] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k) {
+        const __m512 u0 = _mm512_load_ps(b0), u1 = _mm512_load_ps(b1);
+#pragma GCC unroll 6
+        for (int r = 0; r < R; ++r) {
+            const __m512 x = _mm512_set1_ps(a[r]);
+            acc0[r] = _mm512_fmadd_ps(x, u0, acc0[r]);
+            acc1[r] = _mm512_fmadd_ps(x, u1, acc1[r]);
+        }
+        a += FR;
+        b0 += kPanel;
+        b1 += kPanel;
+    }
+    store_pair_rows_avx512<R>(c, ldc, acc0, acc1, bias, accumulate);
+}
+
+void tile_f32_pair(int64_t rows, int64_t kc, const float* a, const float* b0, const float* b1, float* c,
+                   int64_t ldc, const float* bias, bool accumulate) {
+    with_rows<FR>(rows, [&](auto R) { tile_f32_pair_rows<R>(kc, a, b0, b1, c, ldc, bias, accumulate); });
 }
 
 // acc += w_scale * x_scale * isum, for 16 outputs (the order of scale_add in the AVX2 file).
@@ -157,12 +192,7 @@ void tile_q8_vnni_pair_rows(int64_t nblocks, const int8_t* a, const float* a_sca
         b0 += kQ8PanelBlockBytes;
         b1 += kQ8PanelBlockBytes;
     }
-    const float* bias1 = bias ? bias + kPanel : nullptr;
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) {
-        store_row_avx512(c + r * ldc, f0[r], bias, accumulate);
-        store_row_avx512(c + r * ldc + kPanel, f1[r], bias1, accumulate);
-    }
+    store_pair_rows_avx512<R>(c, ldc, f0, f1, bias, accumulate);
 }
 
 // MatmulKernels::tile_q8_vnni_pair: rows 0..3, then 4..7 (each pass reads both panels' slices
@@ -226,6 +256,7 @@ void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_cor
 // The f32 / F16 matrix-vector kernels and the packers stay as at the avx2 level.
 void add_matmul_kernels_avx512(KernelTable& t) {
     t.matmul.tile_f32 = tile_f32;
+    t.matmul.tile_f32_pair = tile_f32_pair;
     t.matmul.tile_q8_vnni = tile_q8_vnni;
     t.matmul.tile_q8_vnni_pair = tile_q8_vnni_pair;
     t.matmul.quantize_q8_vnni = quantize_q8_vnni;

@@ -195,6 +195,10 @@ struct MatmulKernels {
     void (*tile_q8_vnni_pair)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
                               const int32_t* a_corr, const uint8_t* b, const uint8_t* b1, float* c,
                               int64_t ldc, const float* bias, bool accumulate);
+    // f32 tile over two full panels at once (b, b1: their kc x 16 slices; c: the pair's 32
+    // outputs); null where a level has none (the driver then runs tile_f32 per panel).
+    void (*tile_f32_pair)(int64_t rows, int64_t kc, const float* a, const float* b, const float* b1, float* c,
+                          int64_t ldc, const float* bias, bool accumulate);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a VNNI row
     // panel of mr >= rows rows (mr = kRowsQ8Vnni for the GEMM, 1 for matrix-vector rows).
     void (*quantize_q8_vnni)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks,

@@ -19,6 +19,10 @@ Run it with the OpenBLAS overrides some machines set removed, e.g.
   env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python3 bench/bench_matmul.py --build-dir build
 --clock cpu times the 1-thread runs in process CPU time, which a busy machine disturbs less
 (the 2-thread speed-up is always wall time).
+
+The "% pk" columns put the 1-thread f32 and q8_0 figures against this core's peak, measured
+at the start by bench_peak (tight loops of independent zmm vfmadd231ps and vpdpbusd, timed
+by the same clock): the ceiling of a zmm kernel, whatever the level that ran.
 """
 
 import argparse
@@ -69,6 +73,19 @@ def run_bench(bench, level, configs, reps, min_time):
     return [json.loads(line) for line in out.splitlines()]
 
 
+def measure_peaks(build_dir, clock):
+    """GFLOP/s of one core's zmm FMA ("f32") and vpdpbusd ("q8_0") loops; {} without AVX-512."""
+    prog = os.path.join(build_dir, "bench", "bench_peak")
+    res = subprocess.run([prog, "--seconds", "0.3"], capture_output=True, text=True)
+    if res.returncode != 0:
+        print("no peak measured: %s" % (res.stderr.strip() or "bench_peak failed"))
+        return {}
+    key = "gflops_per_cpu_second" if clock == "cpu" else "gflops"
+    units = {json.loads(line)["unit"]: json.loads(line)[key] for line in res.stdout.splitlines()}
+    return {t: units[u] for t, u in (("f32", "f32_fma_zmm"), ("q8_0", "int8_vpdpbusd_zmm"))
+            if u in units}
+
+
 def time_ours(bench, level, types, M, K, N, reps, min_time):
     configs = ["%s:%d:%d:%d:%d" % (t, M, K, N, th) for th in (1, 2) for t in types]
     return {(r["type"], r["threads"]): r
@@ -103,6 +120,8 @@ def main():
     ap.add_argument("--M", type=int, nargs="+", default=[125, 500, 1000])
     ap.add_argument("--KN", type=int, nargs="+", default=[512, 2048],
                     help="sizes used for both K and N (all pairs)")
+    ap.add_argument("--KxN", nargs="+", metavar="KxN",
+                    help="the K x N pairs to run instead of --KN's, e.g. 512x2048 2048x512")
     ap.add_argument("--levels", nargs="+", default=["avx2", "avx512"],
                     help="ISA levels to compare (PARAKEET_CPU values); missing ones are skipped")
     ap.add_argument("--json", help="also write the results here")
@@ -115,9 +134,20 @@ def main():
         if var in os.environ:
             print("warning: %s=%s is set; it may slow numpy (see the docstring)"
                   % (var, os.environ[var]))
-    shapes = [(M, K, N) for M in args.M for K in args.KN for N in args.KN]
+    try:
+        pairs = ([tuple(int(v) for v in p.split("x")) for p in args.KxN] if args.KxN
+                 else [(K, N) for K in args.KN for N in args.KN])
+    except ValueError:
+        sys.exit("--KxN takes pairs like 512x2048")
+    if any(len(p) != 2 for p in pairs):
+        sys.exit("--KxN takes pairs like 512x2048")
+    shapes = [(M, K, N) for M in args.M for K, N in pairs]
     print("numpy %s, BLAS: %s" % (np.__version__, blas_info()))
     print("load average before: %s" % " ".join(open("/proc/loadavg").read().split()[:3]))
+
+    peaks = measure_peaks(args.build_dir, args.clock)
+    print("core peak (%s clock): %s" % (args.clock, ", ".join(
+        "%s %.0f GFLOP/s" % (t, g) for t, g in peaks.items()) or "none"))
 
     levels = available_levels(bench, args.levels)
     if not levels:
@@ -147,6 +177,9 @@ def main():
     def speedup(r, lv, t):
         return r["%s_%s_2t_wall" % (lv, t)] / r["%s_%s_1t_wall" % (lv, t)]
 
+    def of_peak(gflops, t):
+        return "%.0f%%" % (100.0 * gflops / peaks[t]) if t in peaks else "-"
+
     def print_table(title, header, rows):
         print("\n" + title + "\n")
         try:
@@ -158,15 +191,15 @@ def main():
                 print(" | ".join(str(c) for c in row))
 
     for lv in levels:
-        header = ["M", "K", "N", "numpy", "f32", "f32/np", "f16", "f16/f32", "q8_0", "q8/f32",
-                  "f32 2T/1T", "f16 2T/1T", "q8 2T/1T"]
+        header = ["M", "K", "N", "numpy", "f32", "f32 % pk", "f32/np", "f16", "f16/f32", "q8_0",
+                  "q8 % pk", "q8/f32", "f32 2T/1T", "f16 2T/1T", "q8 2T/1T"]
         rows = []
         for s, r in res.items():
             g = {t: r["%s_%s_1t" % (lv, t)] for t in TYPES}
             rows.append(list(s) + [
-                "%.1f" % r["numpy"], "%.1f" % g["f32"], "%.2f" % (g["f32"] / r["numpy"]),
-                "%.1f" % g["f16"], "%.2f" % (g["f16"] / g["f32"]),
-                "%.1f" % g["q8_0"], "%.2f" % (g["q8_0"] / g["f32"]),
+                "%.1f" % r["numpy"], "%.1f" % g["f32"], of_peak(g["f32"], "f32"),
+                "%.2f" % (g["f32"] / r["numpy"]), "%.1f" % g["f16"], "%.2f" % (g["f16"] / g["f32"]),
+                "%.1f" % g["q8_0"], of_peak(g["q8_0"], "q8_0"), "%.2f" % (g["q8_0"] / g["f32"]),
                 "%.2f" % speedup(r, lv, "f32"), "%.2f" % speedup(r, lv, "f16"),
                 "%.2f" % speedup(r, lv, "q8_0")])
             if "bf16" in types[lv]:

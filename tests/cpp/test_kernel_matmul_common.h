@@ -94,4 +94,31 @@ inline void expect_same_bits_for_any_team(const PackedWeights& w, const std::vec
     }
 }
 
+// Whether this CPU runs at least two SIMD levels of this build (all_levels()[1] and [2]), so
+// that expect_same_bits_at_simd_levels has two levels to compare.
+inline bool cpu_runs_two_simd_levels() {
+    const std::vector<pk::IsaLevel>& levels = isa_test::all_levels();
+    return levels.size() >= 3 && pk::cpu_features().supports(levels[2]);
+}
+
+// Weights `raw` (type, N x K) packed for the first SIMD level of this build and for every higher
+// level this CPU runs give the same bits, on 1 and 2 threads: the levels' tiles differ (vector
+// widths, rows per tile), not the operations on each output.
+inline void expect_same_bits_at_simd_levels(WeightType type, const void* raw, int64_t N, int64_t K,
+                                            const std::vector<float>& x, int64_t M, const float* bias,
+                                            int64_t ldy) {
+    const std::vector<pk::IsaLevel>& levels = isa_test::all_levels();
+    const pk::IsaLevel first = levels[1];
+    const std::vector<float> y1 = run(PackedWeights(type, raw, N, K, first), x, M, bias, 1, ldy);
+    for (size_t i = 2; i < levels.size() && pk::cpu_features().supports(levels[i]); ++i) {
+        const PackedWeights wi(type, raw, N, K, levels[i]);
+        for (int threads : {1, 2}) {
+            const std::vector<float> yi = run(wi, x, M, bias, threads, ldy);
+            ASSERT_EQ(0, std::memcmp(y1.data(), yi.data(), y1.size() * sizeof(float)))
+                << pk::isa_level_name(first) << " and " << pk::isa_level_name(levels[i]) << ": M=" << M
+                << " N=" << N << " K=" << K << ", " << threads << " threads";
+        }
+    }
+}
+
 }  // namespace matmul_test

@@ -140,6 +140,16 @@ TEST_P(MatmulF16, SameBitsForAnyTeamSize) {
     }
 }
 
+// F16 weights are widened and run the f32 tile, whose outputs have the same bits at every
+// SIMD level (test_kernel_matmul_f32.cpp).
+TEST(MatmulF16Levels, SimdLevelsGiveTheSameBits) {
+    if (!cpu_runs_two_simd_levels()) GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
+    const int64_t M = 13, N = 40, K = 700;
+    const std::vector<uint16_t> w = random_halves(N * K, 81);
+    const std::vector<float> x = random_floats(M * K, 82), bias = random_floats(N, 83);
+    expect_same_bits_at_simd_levels(WeightType::F16, w.data(), N, K, x, M, bias.data(), -1);
+}
+
 INSTANTIATE_ISA_LEVELS(MatmulF16);
 
 }  // namespace

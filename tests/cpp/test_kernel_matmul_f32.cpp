@@ -81,6 +81,27 @@ TEST_P(MatmulF32, SameBitsForAnyTeamSize) {
     }
 }
 
+// Each output is the same chain of FMAs over k at every SIMD level (the avx512 tile is the
+// avx2 one with a zmm per row, or two panels at once), so the levels give identical bits:
+// partial row and column panels, pairs of panels and single ones, K slices with a partial
+// last one, panels read in place and copied, bias, ldy > N.
+TEST(MatmulF32Levels, SimdLevelsGiveTheSameBits) {
+    if (!cpu_runs_two_simd_levels()) GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
+    uint32_t seed = 600;
+    for (int64_t M : {2, 5, 6, 7, 13, 127}) {
+        for (int64_t N : {17, 48}) {
+            for (int64_t K : {37, 256, 700}) {
+                const std::vector<float> w = random_floats(N * K, seed), x = random_floats(M * K, seed + 1);
+                const std::vector<float> bias = random_floats(N, seed + 2);
+                const int64_t ldy = N + static_cast<int64_t>(seed % 3);
+                expect_same_bits_at_simd_levels(WeightType::F32, w.data(), N, K, x, M,
+                                                seed % 2 ? bias.data() : nullptr, ldy);
+                seed += 3;
+            }
+        }
+    }
+}
+
 TEST_P(MatmulF32, RowsDoNotDependOnTheirNeighbours) {
     // A row's result does not depend on the other rows of the batch or on where its tile
     // falls (here: a batch of 9 against the row placed at the end of a batch of 13 zeros), and

@@ -204,18 +204,16 @@ TEST(MatmulQ8_0Levels, VnniQuantisationMatchesTheDocumentedOne) {
 // The integer block sums are exact and the SIMD levels of one architecture scale and add them
 // in the same order, so weights packed for avx2 and for avx512 (neon and dotprod, i8mm: the
 // pair and the quad layouts) give identical bits: GEMM tiles with partial row and column
-// panels, K slices with a partial last one, matrix-vector rows, bias, ldy > N.
+// panels, pairs of panels and single ones (avx512), K slices with a partial last one,
+// matrix-vector rows, bias, ldy > N.
 TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
-    const std::vector<pk::IsaLevel>& levels = isa_test::all_levels();
-    if (levels.size() < 3 || !pk::cpu_features().supports(levels[2]))
-        GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
-    const pk::IsaLevel first = levels[1];
+    if (!cpu_runs_two_simd_levels()) GTEST_SKIP() << "this CPU has at most one SIMD level of this build";
     struct Shape {
         int64_t M, N, K;
     };
     std::vector<Shape> shapes;
     for (int64_t M : {1, 2, 4, 5, 9, 13, 127}) {
-        for (int64_t N : {1, 17, 33}) {
+        for (int64_t N : {1, 17, 33, 48}) {
             for (int64_t K : {32, 96, 544}) shapes.push_back({M, N, K});
         }
     }
@@ -230,17 +228,7 @@ TEST(MatmulQ8_0Levels, SimdLevelsGiveTheSameBits) {
         const std::vector<float> bias = random_floats(s.N, seed + 2);
         const float* b = seed % 2 ? bias.data() : nullptr;
         const int64_t ldy = s.N + static_cast<int64_t>(seed % 3);
-        const PackedWeights w1(WeightType::Q8_0, w.raw.data(), s.N, s.K, first);
-        const std::vector<float> y1 = run(w1, x, s.M, b, 1, ldy);
-        for (size_t i = 2; i < levels.size() && pk::cpu_features().supports(levels[i]); ++i) {
-            const PackedWeights wi(WeightType::Q8_0, w.raw.data(), s.N, s.K, levels[i]);
-            for (int threads : {1, 2}) {
-                const std::vector<float> yi = run(wi, x, s.M, b, threads, ldy);
-                ASSERT_EQ(0, std::memcmp(y1.data(), yi.data(), y1.size() * sizeof(float)))
-                    << pk::isa_level_name(first) << " and " << pk::isa_level_name(levels[i]) << ": M=" << s.M
-                    << " N=" << s.N << " K=" << s.K << ", " << threads << " threads";
-            }
-        }
+        expect_same_bits_at_simd_levels(WeightType::Q8_0, w.raw.data(), s.N, s.K, x, s.M, b, ldy);
         seed += 3;
     }
 }

@@ -37,12 +37,14 @@ TEST_P(KernelTableLevels, EverySlotIsFilled) {
     EXPECT_EQ(null_slots(k.attention), 0);
     EXPECT_EQ(null_slots(k.fft), 0);
     // The matmul slots below the VNNI ones are filled everywhere; the VNNI ones (3) only where
-    // Q8_0 is packed in quads (avx512, dotprod, i8mm; matmul_layout.h), the BF16 ones (4) only at
-    // avx512, and the driver uses them when they are there.
+    // Q8_0 is packed in quads (avx512, dotprod, i8mm; matmul_layout.h), the BF16 ones (4) and the
+    // two-panel tiles (2) only at avx512, and the driver uses them when they are there.
     const bool quads = pk::kernels::matmul_detail::q8_uses_quads(level());
-    const bool bf16 = pk::isa_includes(level(), pk::IsaLevel::Avx512);
-    EXPECT_EQ(null_slots(k.matmul), (quads ? 0 : 3) + (bf16 ? 0 : 4));
+    const bool avx512 = pk::isa_includes(level(), pk::IsaLevel::Avx512);
+    EXPECT_EQ(null_slots(k.matmul), (quads ? 0 : 3) + (avx512 ? 0 : 4 + 2));
     EXPECT_EQ(k.matmul.tile_q8_vnni != nullptr, quads);
+    EXPECT_EQ(k.matmul.tile_q8_vnni_pair != nullptr, avx512);
+    EXPECT_EQ(k.matmul.tile_f32_pair != nullptr, avx512);
 }
 
 // The i8mm level runs its own SMMLA integer kernels (matmul_kernels_i8mm.cpp,

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/matmul_layout.h"
 
@@ -17,8 +18,10 @@ namespace {
 // Cache blocking (Zen 2/3/4: 32 KiB L1d, >= 512 KiB L2 per core). A K slice of one weight
 // panel (f32: kc x 16 floats = 16 KiB; q8_0 widened: 17 KiB) stays in L1 while the row panels
 // of an A block (f32: 240 rows x 256 k = 240 KiB; q8_0: 256 rows x 512 k int16 = 256 KiB)
-// stream from L2. The K slicing is fixed (never derived from M or the team size): it is part
-// of each output's summation order. Sizes picked by sweeping bench_matmul (docs/performance.md).
+// stream from L2. The avx512 tiles over two panels read two such slices (f32: 32 KiB, which
+// Zen 5's 48 KiB L1d holds; on a 32 KiB L1d they come from L2, sequentially). The K slicing is
+// fixed (never derived from M or the team size): it is part of each output's summation order.
+// Sizes picked by sweeping bench_matmul (docs/performance.md).
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
 constexpr int64_t kKcQ8Blocks = 16;  // 512 k
@@ -96,12 +99,17 @@ struct GemmShape {
 // The blocked loop nest over one share. prepare_b(jr, pc, kc, tiles) returns the weight
 // slice the next `tiles` tiles read; tile(rows, ir, pc, kc, b, c, ldc, bias, accumulate)
 // computes one tile. Tiles of the last, partial column panel go through a 16-wide scratch
-// tile so that they run the same code.
+// tile so that they run the same code. pair_tile, where given (not nullptr), computes the
+// tiles of two full panels jr, jr + 1 at once, pair_tile(rows, ir, pc, kc, b, b1, c, ldc, bias,
+// accumulate) with b1 panel jr + 1's slice (prepare_b then must return pointers that stay
+// valid for two panels); each output gets the same operations as through tile.
 // While the tiles of one panel run, the next panel's slice is prefetched a little per tile:
 // with few rows (M ~ 100) the weights are the big stream and would otherwise arrive from
 // memory only when prepare_b asks for them.
-template <class PrepareB, class Tile>
-void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile) {
+template <class PrepareB, class Tile, class PairTile = std::nullptr_t>
+void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&& tile,
+                PairTile&& pair_tile = nullptr) {
+    constexpr bool kHasPairs = !std::is_same_v<std::decay_t<PairTile>, std::nullptr_t>;
     constexpr int64_t kMaxRows = std::max({kRowsF32, kRowsQ8, kRowsQ8Vnni, kRowsBf16, kRowsKq, kRowsKqVnni});
     alignas(64) float edge[kMaxRows * kPanel] = {};
     alignas(64) float edge_bias[kPanel];
@@ -112,9 +120,13 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
         for (int64_t ic = sh.r0; ic < sh.r1; ic += s.mc_panels) {
             const int64_t ic_end = std::min(ic + s.mc_panels, sh.r1);
             for (int64_t jr = sh.j0; jr < sh.j1; ++jr) {
+                const bool pair = kHasPairs && jr + 1 < sh.j1 && (jr + 2) * kPanel <= s.N;
                 const auto* b = prepare_b(jr, pc, kc, ic_end - ic);
-                const uint8_t* next =
-                    jr + 1 < sh.j1 ? s.w->panel(jr + 1) + pc * s.unit_bytes : nullptr;
+                const auto* b1 = pair ? prepare_b(jr + 1, pc, kc, ic_end - ic) : nullptr;
+                const int64_t jn = jr + (pair ? 2 : 1);
+                const uint8_t* next = jn < sh.j1 ? s.w->panel(jn) + pc * s.unit_bytes : nullptr;
+                // After a pair, the next pair's second panel too.
+                const uint8_t* next1 = pair && jn + 1 < sh.j1 ? s.w->panel(jn + 1) + pc * s.unit_bytes : nullptr;
                 const int64_t next_lines = static_cast<int64_t>(kc * s.unit_bytes + 63) / 64;
                 const int64_t col0 = jr * kPanel;
                 const int64_t cols = std::min(kPanel, s.N - col0);
@@ -129,10 +141,19 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
                         const int64_t l0 = next_lines * (ir - ic) / (ic_end - ic);
                         const int64_t l1 = next_lines * (ir - ic + 1) / (ic_end - ic);
                         for (int64_t l = l0; l < l1; ++l) __builtin_prefetch(next + 64 * l, 0, 2);
+                        if (next1) {
+                            for (int64_t l = l0; l < l1; ++l) __builtin_prefetch(next1 + 64 * l, 0, 2);
+                        }
                     }
                     const int64_t row0 = ir * s.mr;
                     const int64_t rows = std::min(s.mr, s.M - row0);
                     float* c = s.y + row0 * s.ldy + col0;
+                    if constexpr (kHasPairs) {
+                        if (pair) {
+                            pair_tile(rows, ir, pc, kc, b, b1, c, s.ldy, bias_j, accumulate);
+                            continue;
+                        }
+                    }
                     if (cols == kPanel) {
                         tile(rows, ir, pc, kc, b, c, s.ldy, bias_j, accumulate);
                         continue;
@@ -147,6 +168,7 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
                         std::copy(edge + r * kPanel, edge + r * kPanel + cols, c + r * s.ldy);
                     }
                 }
+                if (pair) ++jr;
             }
         }
     }
@@ -191,11 +213,12 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     // the packed weights measured ~25 % slower on big weights: the first tile of each panel
     // then stalls on L3 misses that a plain streaming copy does not suffer. With only a tile
     // or two per slice the copy costs more than it saves, and F32 reads the panel directly.
-    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * kKcF32 * kPanel));
+    // Two slices per thread: a pair of panels (tile_f32_pair) uses both, panel jr slot jr % 2.
+    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * 2 * kKcF32 * kPanel));
     const bool f16 = w.type() == WeightType::F16;
     run_chunks(team, split.chunks, [&](int i) {
-        float* buf = slices + i * kKcF32 * kPanel;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t tiles) {
+            float* buf = slices + (2 * i + jr % 2) * kKcF32 * kPanel;
             if (f16) {
                 const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
                 kern.f16_to_f32(src, kc * kPanel, buf);
@@ -206,7 +229,15 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
             }
             return static_cast<const float*>(buf);
         };
-        gemm_share(shape, split.share(i), prepare_b, tile);
+        if (!kern.tile_f32_pair) {
+            gemm_share(shape, split.share(i), prepare_b, tile);
+            return;
+        }
+        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const float* b, const float* b1,
+                             float* c, int64_t ldc, const float* bj, bool acc) {
+            kern.tile_f32_pair(rows, kc, a + pc * mr * row_panels + ir * mr * kc, b, b1, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
     });
 }
 
@@ -287,7 +318,16 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
             const int64_t o = at(ir, pc, kc);
             kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
         };
-        gemm_share(shape, split.share(i), prepare_b, tile);
+        if (!kern.tile_q8_vnni_pair) {
+            gemm_share(shape, split.share(i), prepare_b, tile);
+            return;
+        }
+        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                             const uint8_t* b1, float* c, int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = at(ir, pc, kc);
+            kern.tile_q8_vnni_pair(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, b1, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
     });
 }
 

@@ -185,7 +185,8 @@ void add_matmul_kernels_scalar(KernelTable& t) {
     t.matmul = MatmulKernels{tile_f32,      tile_q8,         widen_q8,          f16_to_f32_n,
                              pack_rows_f32, quantize_row_q8, quantize_panel_q8, matvec_f32,
                              matvec_f16,    matvec_q8,
-                             nullptr,       nullptr,         nullptr,   // no VNNI
+                             nullptr,       nullptr,         nullptr,   nullptr,   // no VNNI,
+                             nullptr,                                              // no f32 pair tile
                              nullptr,       nullptr,         nullptr,   nullptr,   // no BF16
                              nullptr,       nullptr,         0,         nullptr};  // add_matmul_kquant_scalar
 }

@@ -117,16 +117,6 @@ static inline Q8Scale q8_scale(float amax) {
     return Q8Scale{amax / 127.0f, amax > 0.0f ? 127.0f / amax : 0.0f};
 }
 
-// f(std::integral_constant<int, rows>{}) for 1 <= rows <= R (rows < R only for a partial last
-// row panel): a tile's one instantiation per row count. `static` as q8_scale.
-template <int R, class F>
-static inline void with_row_count(int64_t rows, F&& f) {
-    if constexpr (R > 1) {
-        if (rows < R) return with_row_count<R - 1>(rows, f);
-    }
-    f(std::integral_constant<int, R>{});
-}
-
 // MatmulKernels::quantize_q8_vnni around a level's quantiser of one block of 32,
 // block(x, q, scale, corr): blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a
 // quad-layout activation panel of mr rows, the missing rows zero.
@@ -145,6 +135,16 @@ static inline void quantize_quad_panel(const float* x, int64_t rows, int64_t ldx
             }
         }
     }
+}
+
+// Calls tile(std::integral_constant<int, R>{}) with R = min(rows, MaxR) (at least 1): how a
+// tile turns its runtime row count into the compile-time one its register arrays are sized by.
+template <int MaxR, class Tile>
+static inline void with_rows(int64_t rows, Tile&& tile) {
+    if constexpr (MaxR > 1) {
+        if (rows < MaxR) return with_rows<MaxR - 1>(rows, tile);
+    }
+    tile(std::integral_constant<int, MaxR>{});
 }
 
 // One micro-kernel call computes the first `rows` <= MR rows of a 16-wide tile over a slice of
@@ -190,6 +190,15 @@ struct MatmulKernels {
     void (*tile_q8_vnni)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
                          const int32_t* a_corr, const uint8_t* b, float* c, int64_t ldc,
                          const float* bias, bool accumulate);
+    // Same for two full panels at once (b, b1: their slices; c: the 32 outputs of the pair);
+    // null where a level has no such tile (the driver then runs tile_q8_vnni per panel).
+    void (*tile_q8_vnni_pair)(int64_t rows, int64_t nblocks, const int8_t* a, const float* a_scale,
+                              const int32_t* a_corr, const uint8_t* b, const uint8_t* b1, float* c,
+                              int64_t ldc, const float* bias, bool accumulate);
+    // f32 tile over two full panels at once (b, b1: their kc x 16 slices; c: the pair's 32
+    // outputs); null where a level has none (the driver then runs tile_f32 per panel).
+    void (*tile_f32_pair)(int64_t rows, int64_t kc, const float* a, const float* b, const float* b1, float* c,
+                          int64_t ldc, const float* bias, bool accumulate);
     // Quantises blocks [0, nblocks) of rows [0, rows) of x (row stride ldx) into a VNNI row
     // panel of mr >= rows rows (mr = kRowsQ8Vnni for the GEMM, 1 for matrix-vector rows).
     void (*quantize_q8_vnni)(const float* x, int64_t rows, int64_t ldx, int64_t nblocks,

@@ -152,6 +152,7 @@ void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only thro
 void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
+void add_conv_pointwise_avx512(KernelTable& t);
 void add_matmul_kquant_avx512(KernelTable& t);  // VNNI
 #endif
 #if defined(PARAKEET_HAVE_AARCH64)

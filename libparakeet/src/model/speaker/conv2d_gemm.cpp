@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "kernels/conv_pointwise.h"
 
 namespace pk::speaker {
 
@@ -38,9 +39,17 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
     if (kernel == 3 && stride == 1 && in >= kMinWinogradInputs && checked.type == GgmlType::F32)
         c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
                                                               t.level());
-    else
+    else if (checked.type == GgmlType::F32) {
+        auto packed = std::make_shared<std::vector<float>>(
+            static_cast<size_t>(kernels::pointwise_conv_packed_size(in * kernel * kernel, out)));
+        kernels::pointwise_conv_pack_weight(reinterpret_cast<const float*>(checked.data), in * kernel * kernel, out,
+                                            packed->data());
+        c.pointwise_ = std::move(packed);
+    } else {
         c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
                                                                    out, in * kernel * kernel, t.level());
+    }
+    c.kernels_ = &kernels::kernel_table(t.level());
     t.release(checked);
     c.bias_ = bias.empty() ? nullptr : t.f32(bias, {out});
     c.in_ = in;
@@ -55,6 +64,16 @@ int64_t Conv2dGemm::output_size(int64_t n) const {
     return padded < kernel_ ? 0 : (padded - kernel_) / stride_ + 1;
 }
 
+void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, bool relu) const {
+    const int64_t cols = in_ * kernel_ * kernel_;
+    if (pointwise_ != nullptr) {
+        kernels::pointwise_conv(*kernels_, team, x, rows, cols, pointwise_->data(), out_, bias_, relu, y);
+        return;
+    }
+    kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
+    if (relu) clamp_at_zero(team, y, rows * out_);
+}
+
 void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y,
                          bool relu) const {
     if (winograd_ != nullptr) {
@@ -63,8 +82,7 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
     }
     const int64_t To = output_size(T), Fo = output_size(F);
     if (kernel_ == 1 && stride_ == 1) {  // the map is the product's input as it is
-        kernels::matmul(team, arena, x, T * F, in_, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
-        if (relu) clamp_at_zero(team, y, T * F * out_);
+        product(team, arena, x, T * F, y, relu);
         return;
     }
     ArenaScope scope(arena);
@@ -94,10 +112,7 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
                 }
             }
         });
-        float* band_out = y + t0 * Fo * out_;
-        kernels::matmul(team, arena, unfolded, steps * Fo, cols, *weight_, bias_, band_out, out_,
-                        kernels::MatmulPath::Gemm);
-        if (relu) clamp_at_zero(team, band_out, steps * Fo * out_);
+        product(team, arena, unfolded, steps * Fo, y + t0 * Fo * out_, relu);
     }
 }
 

@@ -1,7 +1,8 @@
 #include "model/speaker/winograd_conv3x3.h"
 
 #include <algorithm>
-#include <vector>
+
+#include "kernels/conv_pointwise.h"
 
 namespace pk::speaker {
 
@@ -59,7 +60,11 @@ void finish(float* __restrict y, const float* __restrict bias, int64_t n, bool r
 
 }  // namespace
 
-WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level) : in_(in), out_(out) {
+WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level)
+    : u_stride_(kernels::pointwise_conv_packed_size(in, out)),
+      kernels_(&kernels::kernel_table(level)),
+      in_(in),
+      out_(out) {
     std::vector<float> u(static_cast<size_t>(16 * out * in));  // [16][out][in]
     double t[16];
     for (int64_t o = 0; o < out; ++o)
@@ -67,9 +72,9 @@ WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, I
             transform_kernel(weight + (o * in + c) * 9, t);
             for (int k = 0; k < 16; ++k) u[(k * out + o) * in + c] = static_cast<float>(t[k]);
         }
+    u_.resize(static_cast<size_t>(16 * u_stride_));
     for (int k = 0; k < 16; ++k)
-        u_[k] = std::make_shared<const kernels::PackedWeights>(kernels::WeightType::F32, u.data() + k * out * in, out,
-                                                               in, level);
+        kernels::pointwise_conv_pack_weight(u.data() + k * out * in, in, out, u_.data() + k * u_stride_);
 }
 
 void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
@@ -82,11 +87,9 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
     float* v_all = arena.alloc_array<float>(static_cast<size_t>(nth * 16 * band * in_));
     float* m_all = arena.alloc_array<float>(static_cast<size_t>(nth * 16 * band * out_));
     const std::vector<float> zeros(static_cast<size_t>(in_), 0.0f);
-    // Each thread runs every stage on its own run of tiles, with products on a team of its own:
-    // one dispatch per convolution, and a tile's bits do not depend on which thread has it.
+    // Each thread runs every stage on its own run of tiles: one dispatch per convolution, and a
+    // tile's bits do not depend on which thread has it.
     team.run([&](int ith, int n) {
-        ThreadTeam solo(1);
-        Arena scratch;
         float* v = v_all + ith * 16 * band * in_;  // [16][tiles][in]
         float* m = m_all + ith * 16 * band * out_;  // [16][tiles][out]
         std::vector<float> rows(static_cast<size_t>(16 * std::max(in_, out_)));
@@ -117,8 +120,8 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
                 }
             }
             for (int k = 0; k < 16; ++k)
-                kernels::matmul(solo, scratch, v + k * tiles * in_, tiles, in_, *u_[k], nullptr, m + k * tiles * out_,
-                                out_, kernels::MatmulPath::Gemm);
+                kernels_->conv.pointwise_conv_rows(v + k * tiles * in_, in_, u_.data() + k * u_stride_, out_, nullptr,
+                                                   false, 0, tiles, m + k * tiles * out_);
             // A^T M A per tile, A^T = [1 1 1 0; 0 1 -1 -1]: the 2x2 outputs at frequency
             // 2 tf + p and time 2 tt + q (those inside the map).
             const int64_t stride = tiles * out_;

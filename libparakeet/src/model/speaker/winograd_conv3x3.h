@@ -5,7 +5,8 @@
 // element-wise products summed over input channels are 16 matrix products [tiles, in] x
 // [in, out] on the level's pointwise-conv kernel (conv_pointwise.h: it reads the transformed
 // tiles as they are, where the matmul's GEMM would copy them into its panels first), the
-// weights transformed (G g G^T, in double) and packed once at load.
+// weights transformed (G g G^T, in double) and packed once at load. The input and output
+// transforms are the level's too (kernels/conv_winograd_f2.h).
 //
 // The results differ from the direct convolution's by rounding only (the transforms' sums of a
 // few values); they are bitwise identical for any team size: each thread runs all three stages

@@ -1,6 +1,7 @@
 #include "model/speaker/winograd_conv3x3.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "kernels/conv_pointwise.h"
 
@@ -39,12 +40,18 @@ WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, I
       in_(in),
       out_(out) {
     std::vector<float> u(static_cast<size_t>(kPositions * out * in));  // [36][out][in]
+    std::vector<float> row(static_cast<size_t>(kPositions * in));      // one output's [36][in]
     double t[kPositions];
-    for (int64_t o = 0; o < out; ++o)
+    for (int64_t o = 0; o < out; ++o) {
+        // Through a row of one output: 36 writes per kernel spread over all of u took a third
+        // of ResNet34's load time (330 ms against 215).
         for (int64_t c = 0; c < in; ++c) {
             transform_kernel(weight + (o * in + c) * 9, t);
-            for (int k = 0; k < kPositions; ++k) u[(k * out + o) * in + c] = static_cast<float>(t[k]);
+            for (int k = 0; k < kPositions; ++k) row[k * in + c] = static_cast<float>(t[k]);
         }
+        for (int k = 0; k < kPositions; ++k)
+            std::copy_n(row.data() + k * in, in, u.data() + (k * out + o) * in);
+    }
     u_.resize(static_cast<size_t>(kPositions * u_stride_));
     for (int k = 0; k < kPositions; ++k)
         kernels::pointwise_conv_pack_weight(u.data() + k * out * in, in, out, u_.data() + k * u_stride_);

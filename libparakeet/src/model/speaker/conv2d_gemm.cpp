@@ -40,10 +40,18 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
         c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
                                                               t.level());
     else if (checked.type == GgmlType::F32) {
-        auto packed = std::make_shared<std::vector<float>>(
-            static_cast<size_t>(kernels::pointwise_conv_packed_size(in * kernel * kernel, out)));
-        kernels::pointwise_conv_pack_weight(reinterpret_cast<const float*>(checked.data), in * kernel * kernel, out,
-                                            packed->data());
+        // Columns in tap-major order, (i * kernel + j) * in + c, so that the unfolding copies
+        // each tap's channels as one run.
+        const int64_t taps = kernel * kernel, cols = in * taps;
+        const float* w32 = reinterpret_cast<const float*>(checked.data);
+        std::vector<float> tap_major(static_cast<size_t>(out * cols));
+        for (int64_t o = 0; o < out; ++o)
+            for (int64_t ch = 0; ch < in; ++ch)
+                for (int64_t tap = 0; tap < taps; ++tap)
+                    tap_major[o * cols + tap * in + ch] = w32[o * cols + ch * taps + tap];
+        auto packed =
+            std::make_shared<std::vector<float>>(static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, out)));
+        kernels::pointwise_conv_pack_weight(tap_major.data(), cols, out, packed->data());
         c.pointwise_ = std::move(packed);
     } else {
         c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
@@ -101,13 +109,19 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
                     const int64_t f = fo * stride_ + i - pad;
                     for (int j = 0; j < kernel_; ++j) {  // time tap
                         const int64_t t = to * stride_ + j - pad;
-                        float* dst = row + i * kernel_ + j;
-                        if (f < 0 || f >= F || t < 0 || t >= T) {
-                            for (int64_t c = 0; c < in_; ++c) dst[c * taps] = 0.0f;
+                        const bool outside = f < 0 || f >= F || t < 0 || t >= T;
+                        const float* src = outside ? nullptr : x + (t * F + f) * in_;
+                        const int tap = i * kernel_ + j;
+                        if (pointwise_ != nullptr) {  // tap-major columns: one run per tap
+                            float* dst = row + tap * in_;
+                            if (outside)
+                                std::fill_n(dst, in_, 0.0f);
+                            else
+                                std::copy_n(src, in_, dst);
                             continue;
                         }
-                        const float* src = x + (t * F + f) * in_;
-                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = src[c];
+                        float* dst = row + tap;  // PyTorch's channel-major columns
+                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = outside ? 0.0f : src[c];
                     }
                 }
             }

@@ -194,7 +194,7 @@ TEST_P(KernelSubsamplingIsa, PointwiseConvIsAMatrixProductOverChannels) {
     pk::ThreadTeam team(3);
     for (int64_t P : {1, 7, 53}) {
         for (int64_t cin : {1, 5, 37, 256}) {
-            for (int64_t cout : {1, 5, 16, 37, 256}) {
+            for (int64_t cout : {1, 5, 16, 37, 48, 256}) {
                 const auto x = kt::random_vector(P * cin, 121 + P * cin);
                 const auto w = kt::random_vector(cout * cin, 122 + cin * cout);
                 const auto b = kt::random_vector(cout, 123);
@@ -416,6 +416,30 @@ TEST_P(KernelSubsamplingIsa, SameBitsForAnyTeamSize) {
         },
         "pointwise_conv");
 }
+
+#if defined(PARAKEET_HAVE_X86)
+// The AVX-512 pointwise kernel keeps the AVX2 kernel's chain of multiply-adds (conv_pointwise_avx512.cpp),
+// so the subsampling of a model gives the same bits at both levels.
+TEST(KernelSubsampling, PointwiseConvGivesAvx2BitsAtAvx512) {
+    if (!pk::cpu_features().supports(pk::IsaLevel::Avx512)) GTEST_SKIP() << "this CPU has no avx512";
+    pk::ThreadTeam team(2);
+    for (int64_t cout : {5, 16, 37, 48, 256}) {
+        const int64_t P = 53, cin = 37;
+        const auto x = kt::random_vector(P * cin, 171);
+        const auto b = kt::random_vector(cout, 172);
+        const auto packed = pack_pointwise(kt::random_vector(cout * cin, 173), cin, cout);
+        auto at = [&](pk::IsaLevel level) {
+            auto y = kt::poisoned(P * cout);
+            pk::kernels::pointwise_conv(pk::kernels::kernel_table(level), team, x.data(), P, cin, packed.data(), cout,
+                                        b.data(), true, y.data());
+            return y;
+        };
+        const auto avx2 = at(pk::IsaLevel::Avx2), avx512 = at(pk::IsaLevel::Avx512);
+        for (size_t i = 0; i < avx2.size(); ++i)
+            ASSERT_EQ(std::memcmp(&avx2[i], &avx512[i], sizeof(float)), 0) << "cout " << cout << " at " << i;
+    }
+}
+#endif
 
 TEST(KernelSubsampling, FlattenGivesTheSameBitsForAnyTeamSize) {
     const int64_t T1 = conv3x3_s2_output_size(61), F1 = conv3x3_s2_output_size(80), C = 40;

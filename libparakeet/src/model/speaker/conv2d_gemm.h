@@ -12,10 +12,10 @@
 // bias and ReLU in its epilogue), their columns reordered at load to tap-major order
 // ((i * kernel + j) * in + c), so that the unfolding copies each tap's channels as one run;
 // other types on the matmul kernels, in any type whose blocks fit in * kernel * kernel, on the
-// GEMM path for every band. Either way a row's bits depend on
-// nothing but its input: results are bitwise identical for any team size. A 3x3 stride-1 convolution of F32 weights and at least two inputs runs by
-// Winograd's F(2x2, 3x3) instead (winograd_conv3x3.h), with 16 products per 2x2 outputs where
-// the direct product takes 36.
+// GEMM path for every band. Either way a row's bits depend on nothing but its input: results
+// are bitwise identical for any team size. A 3x3 stride-1 convolution of F32 weights and at
+// least two inputs runs by Winograd's F(4x4, 3x3) instead (winograd_conv3x3.h), with 36
+// products per 4x4 outputs where the direct product takes 144.
 #pragma once
 
 #include <cstdint>

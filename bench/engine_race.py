@@ -15,17 +15,19 @@ import warnings
 from benchlib import OthersCpu
 
 
-def onnx_session(module, example_inputs, input_names, threads):
+def onnx_session(module, example_inputs, input_names, threads, dynamic_axes=None):
     """An onnxruntime CPU session (intra-op `threads`, one inter-op thread) of `module` traced on
     `example_inputs` (a tuple of tensors) with torch.onnx's TorchScript exporter, as a function
-    that runs it on numpy inputs and returns its first output."""
+    that runs it on numpy inputs and returns its first output. `dynamic_axes` (torch.onnx's
+    form) names the input axes whose size may differ from the example's."""
     import onnxruntime as ort
     import torch
 
     buf = io.BytesIO()
     with warnings.catch_warnings(), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's deprecation and tracer warnings
-        torch.onnx.export(module, example_inputs, buf, dynamo=False, input_names=list(input_names))
+        torch.onnx.export(module, example_inputs, buf, dynamo=False, input_names=list(input_names),
+                          dynamic_axes=dynamic_axes)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1

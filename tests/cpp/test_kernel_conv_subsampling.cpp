@@ -194,7 +194,7 @@ TEST_P(KernelSubsamplingIsa, PointwiseConvIsAMatrixProductOverChannels) {
     pk::ThreadTeam team(3);
     for (int64_t P : {1, 7, 53}) {
         for (int64_t cin : {1, 5, 37, 256}) {
-            for (int64_t cout : {1, 5, 16, 37, 256}) {
+            for (int64_t cout : {1, 5, 16, 37, 48, 256}) {
                 const auto x = kt::random_vector(P * cin, 121 + P * cin);
                 const auto w = kt::random_vector(cout * cin, 122 + cin * cout);
                 const auto b = kt::random_vector(cout, 123);
@@ -439,21 +439,25 @@ TEST(KernelSubsampling, PointwiseConvAvx512GivesTheAvx2Bits) {
     ASSERT_NE(pk::kernels::kernel_table(pk::IsaLevel::Avx512).conv.pointwise_conv_rows,
               pk::kernels::kernel_table(pk::IsaLevel::Avx2).conv.pointwise_conv_rows)
         << "the avx512 level has its own kernel";
-    pk::ThreadTeam team(1);
+    // Two threads: a thread's rows can end inside a register tile. 48 output channels end on a
+    // full lone panel, 5 and 37 on a partial one.
+    pk::ThreadTeam team(2);
     for (int64_t P : {1, 5, 12, 13, 47, 53, 611}) {
-        for (int64_t cout : {5, 16, 37, 256}) {
+        for (int64_t cout : {5, 16, 37, 48, 256}) {
             const int64_t cin = 256 - cout % 7;
             const auto x = kt::random_vector(P * cin, 171 + P);
             const auto packed = pack_pointwise(kt::random_vector(cout * cin, 172 + cout), cin, cout);
             const auto b = kt::random_vector(cout, 173);
-            for (bool with_bias : {true, false}) {
-                std::vector<float> y2(P * cout), y512(P * cout);
-                for (auto [level, y] : {std::pair{pk::IsaLevel::Avx2, y2.data()}, std::pair{pk::IsaLevel::Avx512, y512.data()}})
-                    pk::kernels::pointwise_conv(pk::kernels::kernel_table(level), team, x.data(), P, cin, packed.data(),
-                                                cout, with_bias ? b.data() : nullptr, !with_bias, y);
-                EXPECT_EQ(std::memcmp(y2.data(), y512.data(), y2.size() * sizeof(float)), 0)
-                    << "P=" << P << " cout=" << cout << (with_bias ? " bias" : " relu");
-            }
+            for (bool with_bias : {true, false})
+                for (bool relu : {true, false}) {
+                    std::vector<float> y2(P * cout), y512(P * cout);
+                    for (auto [level, y] :
+                         {std::pair{pk::IsaLevel::Avx2, y2.data()}, std::pair{pk::IsaLevel::Avx512, y512.data()}})
+                        pk::kernels::pointwise_conv(pk::kernels::kernel_table(level), team, x.data(), P, cin,
+                                                    packed.data(), cout, with_bias ? b.data() : nullptr, relu, y);
+                    EXPECT_EQ(std::memcmp(y2.data(), y512.data(), y2.size() * sizeof(float)), 0)
+                        << "P=" << P << " cout=" << cout << (with_bias ? " bias" : "") << (relu ? " relu" : "");
+                }
         }
     }
 }

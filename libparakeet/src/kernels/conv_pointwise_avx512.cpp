@@ -1,9 +1,12 @@
 // AVX-512 pointwise conv: the AVX2 kernel's register tiling (conv_pointwise_avx2.cpp) with a
 // 16-channel weight panel in one zmm register, so a tile is 12 pixel rows x 2 panels (24
-// accumulators) and each broadcast pixel value feeds two multiply-adds of 16 lanes. Each
-// output is the same chain of multiply-adds over the input channels in order, then the bias
-// (and ReLU), as in the AVX2 kernel, so the two levels give the same bits, in full and partial
-// tiles alike, and the split of rows across threads changes none.
+// accumulators) and each broadcast pixel value feeds two multiply-adds of 16 lanes; both panels
+// (Cin x 32 floats) stay in L1 while a block of 48 rows streams through them. It serves the
+// FastConformer subsampling's pointwise convs and the speaker encoders' 2-D conv products
+// (Winograd's per-position products, the unfolded convs). Each output is the same chain of
+// multiply-adds over the input channels in order, then the bias (and ReLU), as in the AVX2
+// kernel, so the two levels give the same bits, in full and partial tiles alike, and the split
+// of rows across threads changes none.
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"

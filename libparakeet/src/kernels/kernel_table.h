@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "kernels/attention_local_rel_pos_block.h"
+#include "kernels/conv_winograd_f4.h"
 #include "kernels/matmul_layout.h"
 #include "runtime/cpu_features.h"
 
@@ -67,6 +68,9 @@ struct ConvKernels {
     void (*pointwise_conv_rows)(const float* x, int64_t cin, const float* packed_weight,
                                 int64_t cout, const float* bias, bool relu, int64_t row_begin,
                                 int64_t row_end, float* y);
+    // Winograd F(4x4, 3x3)'s transforms of a run of tiles (conv_winograd_f4.h).
+    WinogradF4InputFn winograd_f4_input;
+    WinogradF4OutputFn winograd_f4_output;
 };
 
 // The products of the relative-position attentions (attention_rel_pos.h,
@@ -130,6 +134,7 @@ void add_ops_activation_scalar(KernelTable& t);
 void add_ops_dot_scalar(KernelTable& t);
 void add_conv_depthwise1d_scalar(KernelTable& t);
 void add_conv_pointwise_scalar(KernelTable& t);
+void add_conv_winograd_f4_scalar(KernelTable& t);
 void add_conv_subsampling_scalar(KernelTable& t);
 void add_attention_rel_pos_scalar(KernelTable& t);
 void add_attention_local_rel_pos_scalar(KernelTable& t);
@@ -143,6 +148,7 @@ void add_ops_activation_avx2(KernelTable& t);
 void add_ops_dot_avx2(KernelTable& t);
 void add_conv_depthwise1d_avx2(KernelTable& t);
 void add_conv_pointwise_avx2(KernelTable& t);
+void add_conv_winograd_f4_avx2(KernelTable& t);
 void add_conv_subsampling_avx2(KernelTable& t);
 void add_attention_rel_pos_avx2(KernelTable& t);
 void add_attention_local_rel_pos_avx2(KernelTable& t);
@@ -155,6 +161,7 @@ void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
 void add_attention_local_rel_pos_avx512(KernelTable& t);
 void add_conv_pointwise_avx512(KernelTable& t);
+void add_conv_winograd_f4_avx512(KernelTable& t);
 void add_matmul_kquant_avx512(KernelTable& t);  // VNNI
 #endif
 #if defined(PARAKEET_HAVE_AARCH64)

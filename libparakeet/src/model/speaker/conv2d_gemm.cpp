@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/errors.h"
+#include "kernels/conv_pointwise.h"
 
 namespace pk::speaker {
 
@@ -38,9 +39,25 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
     if (kernel == 3 && stride == 1 && in >= kMinWinogradInputs && checked.type == GgmlType::F32)
         c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
                                                               t.level());
-    else
+    else if (checked.type == GgmlType::F32) {
+        // Columns in tap-major order, (i * kernel + j) * in + c, so that the unfolding copies
+        // each tap's channels as one run.
+        const int64_t taps = kernel * kernel, cols = in * taps;
+        const float* w32 = reinterpret_cast<const float*>(checked.data);
+        std::vector<float> tap_major(static_cast<size_t>(out * cols));
+        for (int64_t o = 0; o < out; ++o)
+            for (int64_t ch = 0; ch < in; ++ch)
+                for (int64_t tap = 0; tap < taps; ++tap)
+                    tap_major[o * cols + tap * in + ch] = w32[o * cols + ch * taps + tap];
+        auto packed =
+            std::make_shared<std::vector<float>>(static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, out)));
+        kernels::pointwise_conv_pack_weight(tap_major.data(), cols, out, packed->data());
+        c.pointwise_ = std::move(packed);
+    } else {
         c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
                                                                    out, in * kernel * kernel, t.level());
+    }
+    c.kernels_ = &kernels::kernel_table(t.level());
     t.release(checked);
     c.bias_ = bias.empty() ? nullptr : t.f32(bias, {out});
     c.in_ = in;
@@ -55,6 +72,16 @@ int64_t Conv2dGemm::output_size(int64_t n) const {
     return padded < kernel_ ? 0 : (padded - kernel_) / stride_ + 1;
 }
 
+void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, bool relu) const {
+    const int64_t cols = in_ * kernel_ * kernel_;
+    if (pointwise_ != nullptr) {
+        kernels::pointwise_conv(*kernels_, team, x, rows, cols, pointwise_->data(), out_, bias_, relu, y);
+        return;
+    }
+    kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
+    if (relu) clamp_at_zero(team, y, rows * out_);
+}
+
 void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y,
                          bool relu) const {
     if (winograd_ != nullptr) {
@@ -63,8 +90,7 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
     }
     const int64_t To = output_size(T), Fo = output_size(F);
     if (kernel_ == 1 && stride_ == 1) {  // the map is the product's input as it is
-        kernels::matmul(team, arena, x, T * F, in_, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
-        if (relu) clamp_at_zero(team, y, T * F * out_);
+        product(team, arena, x, T * F, y, relu);
         return;
     }
     ArenaScope scope(arena);
@@ -83,21 +109,24 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
                     const int64_t f = fo * stride_ + i - pad;
                     for (int j = 0; j < kernel_; ++j) {  // time tap
                         const int64_t t = to * stride_ + j - pad;
-                        float* dst = row + i * kernel_ + j;
-                        if (f < 0 || f >= F || t < 0 || t >= T) {
-                            for (int64_t c = 0; c < in_; ++c) dst[c * taps] = 0.0f;
+                        const bool outside = f < 0 || f >= F || t < 0 || t >= T;
+                        const float* src = outside ? nullptr : x + (t * F + f) * in_;
+                        const int tap = i * kernel_ + j;
+                        if (pointwise_ != nullptr) {  // tap-major columns: one run per tap
+                            float* dst = row + tap * in_;
+                            if (outside)
+                                std::fill_n(dst, in_, 0.0f);
+                            else
+                                std::copy_n(src, in_, dst);
                             continue;
                         }
-                        const float* src = x + (t * F + f) * in_;
-                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = src[c];
+                        float* dst = row + tap;  // PyTorch's channel-major columns
+                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = outside ? 0.0f : src[c];
                     }
                 }
             }
         });
-        float* band_out = y + t0 * Fo * out_;
-        kernels::matmul(team, arena, unfolded, steps * Fo, cols, *weight_, bias_, band_out, out_,
-                        kernels::MatmulPath::Gemm);
-        if (relu) clamp_at_zero(team, band_out, steps * Fo * out_);
+        product(team, arena, unfolded, steps * Fo, y + t0 * Fo * out_, relu);
     }
 }
 

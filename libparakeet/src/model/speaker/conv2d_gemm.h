@@ -4,20 +4,24 @@
 // which is PyTorch's NCHW x[c][f][t] of a [B, C, F, T] input (F the frequency axis H, T the
 // time axis W).
 //
-// It runs as matrix products on the level's matmul kernels: the input is unfolded (im2col) a
-// band of output time steps at a time into rows of in * kernel * kernel values in PyTorch's
-// weight order (column (c * kernel + i) * kernel + j is input channel c at frequency tap i and
-// time tap j), so the stored weight [out, in, kernel, kernel] is the product's matrix as it is,
-// in any matmul type whose blocks fit in * kernel * kernel. The products take the GEMM path for
-// every band, so a row's bits depend on nothing but its input: results are bitwise identical
-// for any team size. A 3x3 stride-1 convolution of F32 weights and at least two inputs runs by
-// Winograd's F(2x2, 3x3) instead (winograd_conv3x3.h), with 16 products per 2x2 outputs where
-// the direct product takes 36.
+// It runs as matrix products: the input is unfolded (im2col) a band of output time steps at a
+// time into rows of in * kernel * kernel values in PyTorch's weight order (column
+// (c * kernel + i) * kernel + j is input channel c at frequency tap i and time tap j), so the
+// stored weight [out, in, kernel, kernel] is the product's matrix as it is. F32 weights run on
+// the level's pointwise-conv kernel (conv_pointwise.h: no copy of the rows into GEMM panels,
+// bias and ReLU in its epilogue), their columns reordered at load to tap-major order
+// ((i * kernel + j) * in + c), so that the unfolding copies each tap's channels as one run;
+// other types on the matmul kernels, in any type whose blocks fit in * kernel * kernel, on the
+// GEMM path for every band. Either way a row's bits depend on nothing but its input: results
+// are bitwise identical for any team size. A 3x3 stride-1 convolution of F32 weights and at
+// least two inputs runs by Winograd's F(4x4, 3x3) instead (winograd_conv3x3.h), with 36
+// products per 4x4 outputs where the direct product takes 144.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "kernels/matmul.h"
 #include "model/speaker/winograd_conv3x3.h"
@@ -47,8 +51,14 @@ public:
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y, bool relu) const;
 
 private:
-    std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel * kernel], or
-    std::shared_ptr<const WinogradConv3x3> winograd_;       // the Winograd form (weight_ null)
+    // y [rows, out] = x [rows, in * kernel * kernel] W^T + bias, clamped at 0 when relu.
+    void product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, bool relu) const;
+
+    // The weight [out, in * kernel * kernel] in one of three forms (the others empty):
+    std::shared_ptr<const std::vector<float>> pointwise_;   // F32 in the pointwise kernel's panels,
+    std::shared_ptr<const kernels::PackedWeights> weight_;  // other types packed for matmul,
+    std::shared_ptr<const WinogradConv3x3> winograd_;       // or the Winograd form
+    const kernels::KernelTable* kernels_ = nullptr;
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kernel_ = 1, stride_ = 1;

@@ -165,10 +165,11 @@ int64_t ERes2Net::pooled_steps(int64_t T) const {
     return T;
 }
 
-ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x) const {
+ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x,
+                                 bool relu) const {
     const Map y{nullptr, c.output_size(x.T), c.output_size(x.F), c.out()};
     float* data = arena.alloc_array<float>(static_cast<size_t>(y.size()));
-    c.forward(team, arena, x.data, x.T, x.F, data, /*relu=*/false);
+    c.forward(team, arena, x.data, x.T, x.F, data, relu);
     return Map{data, y.T, y.F, y.C};
 }
 
@@ -241,10 +242,7 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     ArenaScope scope(arena);
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     const Map x{const_cast<float*>(feats), T, n_mels_, 1};
-    const Map h = run_conv(team, arena, stem_, x);
-    parallel_for(team, h.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) h.data[i] = std::max(h.data[i], 0.0f);
-    });
+    const Map h = run_conv(team, arena, stem_, x, /*relu=*/true);
     Map stage = run_stage(team, arena, stages_[0], h);
     Map fused = stage;
     for (int s = 1; s < 4; ++s) {

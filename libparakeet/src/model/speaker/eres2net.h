@@ -64,7 +64,7 @@ private:
     Map run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage, const Map& x) const;
     void run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const;
     Map run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& x, const Map& y) const;
-    Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x) const;
+    Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 
     const kernels::KernelTable* kernels_ = nullptr;  // the level's SiLU and sigmoid

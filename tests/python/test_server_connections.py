@@ -16,7 +16,7 @@ import time
 import httpx
 import pytest
 
-from server_helpers import CANCELLABLE, MODEL, ONE_CLIENT, ServerProcess, long_wav_bytes
+from server_helpers import CANCELLABLE, MODEL, ONE_CLIENT, UNBATCHED, ServerProcess, long_wav_bytes
 
 URL_PATH = "/v1/audio/transcriptions"
 HANG_GUARD_SEC = 180
@@ -151,7 +151,7 @@ def answer_to_a_second_upload(srv, expected: bytes) -> bytes:
 
 
 def test_uploads_beyond_the_queue_are_refused_before_their_body(tmp_path):
-    with ServerProcess(["--concurrency", "1", "--max-queue", "0", *ONE_CLIENT], tmp_path) as srv:
+    with ServerProcess([*UNBATCHED, "--concurrency", "1", "--max-queue", "0", *ONE_CLIENT], tmp_path) as srv:
         first = open_socket(srv)
         first.sendall(upload_head(srv, 20_000_000) + BODY_START)  # its body is still to come
         # The second upload's body is never sent: it is answered at once, or never.
@@ -162,7 +162,7 @@ def test_uploads_beyond_the_queue_are_refused_before_their_body(tmp_path):
 
 def test_one_client_holds_only_its_share_of_the_queue(tmp_path):
     # K = 1 and one waiting place: a share of 0.5 is one place per client.
-    with ServerProcess(["--concurrency", "1", "--max-queue", "1", "--client-share", "0.5"], tmp_path) as srv:
+    with ServerProcess([*UNBATCHED, "--concurrency", "1", "--max-queue", "1", "--client-share", "0.5"], tmp_path) as srv:
         first = open_socket(srv)
         first.sendall(upload_head(srv, 20_000_000) + BODY_START)
         answer = answer_to_a_second_upload(srv, b"its share of the queue")

@@ -58,7 +58,7 @@ def test_concurrent_uploads_get_what_each_gets_alone_and_run_in_batches(tmp_path
         alone = [upload(srv, w) for w in wavs]
         assert srv.metric("parakeet_upload_batch_size_count") == 0, "--upload-batch 1: no batching"
     assert sum(len(d["text"]) for d in alone) > 20, "the uploads say something"
-    with ServerProcess(["--upload-batch", "4", "--batch-wait-ms", "50", *ONE_CLIENT], tmp_path) as srv:
+    with ServerProcess(["--upload-batch", "4", "--batch-wait-ms", "1000", *ONE_CLIENT], tmp_path) as srv:
         got = all_at_once(srv, wavs, rounds=2)
         batches = srv.metric("parakeet_upload_batch_size_count")
         assert srv.metric("parakeet_upload_batch_size_sum") == 2 * len(wavs), "every upload ran in a batch"

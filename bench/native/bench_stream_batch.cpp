@@ -100,6 +100,7 @@ struct Timing {
 
 // How the model streams: its chunk, the rounds before its streams' steady state, and a stream.
 struct StreamKind {
+    std::string how;    // "context [L, R]" or "buffered L-C-R s", for the header line
     int64_t chunk = 0;  // samples fed per round
     int warm_rounds = 0;
     std::function<std::unique_ptr<pk::LiveStream>()> make;
@@ -121,6 +122,7 @@ StreamKind kind_of(const pk::Model& model, const Args& a) {
     StreamKind k;
     if (cfg.enc.cache_aware()) {
         const pk::AttContext context = context_of(cfg.enc, a.left, a.right);
+        k.how = "context [" + std::to_string(context.left) + ", " + std::to_string(context.right) + "]";
         k.chunk = pk::CacheAwareSchedule::of(context, cfg.enc.subsampling_factor).chunk * cfg.pre.hop_length;
         k.warm_rounds = 1;  // the first step has no pre-encode cache
         k.make = [&model, context] {
@@ -128,6 +130,9 @@ StreamKind kind_of(const pk::Model& model, const Args& a) {
         };
     } else {
         const pk::StreamContext ctx = pk::stream_context(window, cfg.pre, cfg.enc.subsampling_factor);
+        char how[96];
+        std::snprintf(how, sizeof how, "buffered %g-%g-%g s", window.left_sec, window.chunk_sec, window.right_sec);
+        k.how = how;
         k.chunk = ctx.chunk;
         // The first window runs once audio past chunk + right has come; the windows hold
         // L + C + R seconds from the round after that.
@@ -185,19 +190,9 @@ int main(int argc, char** argv) {
         const StreamKind kind = kind_of(*model, a);
         const double chunk_ms = 1e3 * static_cast<double>(kind.chunk) / model->config().pre.sample_rate;
         const int rounds = std::max(3, static_cast<int>(a.seconds * 1e3 / chunk_ms));
-        const pk::EncoderConfig& enc = model->config().enc;
-        char how[96];
-        if (enc.cache_aware())
-        {
-            const pk::AttContext context = context_of(enc, a.left, a.right);
-            std::snprintf(how, sizeof how, "context [%d, %d]", context.left, context.right);
-        }
-        else
-            std::snprintf(how, sizeof how, "buffered %g-%g-%g s", a.window.left_sec, a.window.chunk_sec,
-                          a.window.right_sec);
         std::printf("CPU: %s; ISA level %s; %d thread(s); %s: %.0f ms chunks; %d timed rounds\n",
                     cpu_model().c_str(), pk::isa_level_name(options.isa.value_or(pk::cpu_features().detected)),
-                    a.threads, how, chunk_ms, rounds);
+                    a.threads, kind.how.c_str(), chunk_ms, rounds);
         run(*model, kind, 1, 1);  // warm-up
         const Timing alone = run(*model, kind, 1, rounds);
         std::printf("%-8s %12s %12s %16s %16s %10s\n", "batch", "wall ms", "cpu ms", "cpu ms/stream", "wall ms/stream",

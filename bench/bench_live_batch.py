@@ -4,15 +4,17 @@
 
     PARAKEET_LIBRARY=build/libparakeet/libparakeet.so .venv/bin/python bench/bench_live_batch.py \\
         --streams 16,32,64,96 [--seconds 20] [--batches 1,32] [--batch-wait-ms 20] \\
-        [--model 120m-streaming | --model 110m --window 10,2,2] [--json out.json] [--vad] [--py-spy PATH]
+        [--model 120m-streaming | --model 600m-streaming --att-context 70,1 | --model 110m --window 10,2,2]
+        [--json out.json] [--vad] [--py-spy PATH]
 
 A real ``parakeet-server`` on loopback (2 backends x 1 thread; no VAD but with --vad: manual
 commits) serving a random-weight q8_0 model of parakeet_py.synthetic_model (written to the
-synthetic model cache on first use): the 120M cache-aware one (160 ms chunks), or an offline one
+synthetic model cache on first use): a cache-aware one (the 120M by default; the server's
+--att-context sets its chunks, of (R + 1) x 80 ms: 160 ms for both models' 70,1), or an offline one
 streamed with buffered windows (``--window`` left,chunk,right seconds, the server's
 --realtime-window; the 110M one by default 10-2-2). N clients, on one event loop, each open a
 realtime session and send one chunk of 24 kHz PCM16 (160 ms; a buffered window's chunk, 2 s)
-every chunk period, paced by the wall clock, their starts spread over one period. After each
+every chunk period (the model's chunk), paced by the wall clock, their starts spread over one period. After each
 append a client sends an event the server does not know: the server handles a session's events
 in order, so its error answer comes once the append's audio has been fed and its text (if any)
 sent. A chunk's latency is the wall time from the moment its last sample was due to that answer:
@@ -58,7 +60,6 @@ from parakeet_py.synthetic_model import ARCHS, ensure_synthetic_model  # noqa: E
 from server_profile import Profile, cpu_seconds  # noqa: E402
 
 RATE = 24000
-CACHE_AWARE_CHUNK_SEC = 0.16
 KEEPS_UP_P95_SEC = 0.100
 
 
@@ -70,11 +71,11 @@ class Pacing:
     uncounted: int = 0
 
     @staticmethod
-    def of(window: Optional[Tuple[float, float, float]]) -> "Pacing":
+    def of(window: Optional[Tuple[float, float, float]], cache_aware_chunk_sec: float) -> "Pacing":
         """A cache-aware model's chunks (window None), or a buffered window's: its first window
         runs once more than chunk + right seconds have come."""
         if window is None:
-            return Pacing(CACHE_AWARE_CHUNK_SEC)
+            return Pacing(cache_aware_chunk_sec)
         _, chunk, right = window
         return Pacing(chunk, math.ceil((chunk + right) / chunk - 1e-9))
 
@@ -162,6 +163,7 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--model", default="120m-streaming", choices=list(ARCHS))
     ap.add_argument("--window", default="10,2,2", help="an offline model's realtime window: left,chunk,right seconds")
+    ap.add_argument("--att-context", default="70,1", help="a cache-aware model's attention context L,R (its chunks)")
     ap.add_argument("--vad", action="store_true", help="server_vad sessions on speech (see the docstring)")
     ap.add_argument("--py-spy", help="the py-spy binary: profile the server (see the docstring)")
     ap.add_argument("--json")
@@ -171,13 +173,21 @@ def main() -> None:
                                    on_generate=lambda p: print(f"writing {p} ...", file=sys.stderr))
     with Context(str(model)) as ctx:
         isa = ctx.info.get("isa", "?")
-        cache_aware = ctx.info["streaming"]["mode"] == "cache_aware"
+        streaming = ctx.info["streaming"]
+    cache_aware = streaming["mode"] == "cache_aware"
     window = None if cache_aware else tuple(float(v) for v in args.window.split(","))
-    pacing = Pacing.of(window)
-    doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "window": window, "concurrency": args.concurrency,
+    att_context = tuple(int(v) for v in args.att_context.split(",")) if cache_aware else None
+    chunk_ms = next((c["chunk_ms"] for c in streaming.get("contexts", []) if (c["left"], c["right"]) == att_context),
+                    None)
+    if cache_aware and chunk_ms is None:
+        sys.exit(f"--att-context {args.att_context}: not one of the model's contexts {streaming['contexts']}")
+    pacing = Pacing.of(window, (chunk_ms or 0) / 1000)
+    doc = {"cpu": cpu_name(), "isa": isa, "model": str(model), "window": window, "att_context": att_context,
+           "concurrency": args.concurrency,
            "threads": args.threads, "batch_wait_ms": args.batch_wait_ms, "seconds": args.seconds, "vad": args.vad,
            "load_before": os.getloadavg(), "rows": []}
-    how = "cache-aware" if window is None else "buffered " + "-".join(f"{v:g}" for v in window)
+    how = (f"cache-aware {att_context[0]},{att_context[1]} ({chunk_ms:g} ms chunks)" if window is None
+           else "buffered " + "-".join(f"{v:g}" for v in window))
     print(f"{doc['cpu']}, {isa}; {args.model} {how}; {args.concurrency} backends x {args.threads} thread; "
           f"load {doc['load_before'][0]:.1f}")
     print("| streams | max batch | chunks | p50 ms | p95 ms | p99 ms | mean batch | mean batch wait ms | keeps up "
@@ -189,7 +199,8 @@ def main() -> None:
                 *(() if args.vad else ("--vad-model", "none")), "--client-share", "1", "--max-streams", str(n),
                 "--max-connections-per-client", str(n + 8), "--max-batch", str(max_batch),
                 "--batch-wait-ms", str(args.batch_wait_ms),
-                *(() if window is None else ("--realtime-window", ",".join(f"{v:g}" for v in window)))))
+                *(("--att-context", args.att_context) if window is None else
+                  ("--realtime-window", ",".join(f"{v:g}" for v in window)))))
             try:
                 cpu_before = cpu_seconds(server.proc.pid)
                 profile = args.py_spy and Profile(args.py_spy, server.proc.pid,

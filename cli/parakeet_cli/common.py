@@ -40,6 +40,38 @@ ATTENTION_HELP = ("Encoder attention: auto (full attention up to the model's aut
                   "after. Default: $PARAKEET_ATT_CONTEXT, else auto.")
 
 
+class StreamContextType(click.ParamType):
+    """``--att-context L,R`` → ``(L, R)``: a cache-aware streaming model's attention context, two
+    whole numbers of encoder frames (whether the model has it is the model's to say)."""
+
+    name = "L,R"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        if isinstance(value, tuple):
+            return value
+        try:
+            left, right = (int(v) for v in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r} is not L,R (two whole numbers)", param, ctx)
+        return (left, right)
+
+
+STREAM_CONTEXT = StreamContextType()
+
+
+def check_stream_context(context: Any, pair: "tuple[int, int] | None", flag: str = "--att-context") -> None:
+    """A usage error unless ``pair`` is None or one of the cache-aware ``context``'s contexts."""
+    if pair is None:
+        return
+    streaming = context.info.get("streaming", {})
+    if streaming.get("mode") != "cache_aware":
+        raise click.UsageError(f"{flag} applies to cache-aware streaming models; this one streams in buffered windows")
+    offered = [(c["left"], c["right"]) for c in streaming["contexts"]]
+    if tuple(pair) not in offered:
+        listed = ", ".join(f"{left},{right}" for left, right in offered)
+        raise click.UsageError(f"{flag} {pair[0]},{pair[1]} is not one of this model's contexts ({listed})")
+
+
 def attention_label(attention: "Attention | Dict[str, Any] | None") -> str:
     """"auto", "full", "local[L,R]" (from a Python value or the library's JSON object); "" for None."""
     if isinstance(attention, dict):

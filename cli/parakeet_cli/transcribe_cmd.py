@@ -7,7 +7,7 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import click
 
@@ -17,7 +17,8 @@ from parakeet_py.sound import MODEL_RATE as SOUND_RATE
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL,
-                     SPEAKER_MODEL, VAD_MODEL, component_option, file_error, kernel_options, threads_per_backend)
+                     SPEAKER_MODEL, STREAM_CONTEXT, VAD_MODEL, component_option, file_error, kernel_options,
+                     threads_per_backend)
 from .progress_bar import progress_option, progress_wanted, with_progress
 from .scene_cmd import scene_files
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
@@ -81,7 +82,7 @@ def render(fmt: str, path: str, transcript: Transcript, sound_events: Optional[L
                    "after it is spoken.")
 @click.option("--left", type=float, default=None, help="--stream: seconds of context before a chunk [default: 10].")
 @click.option("--right", type=float, default=None, help="--stream: seconds of context after a chunk [default: 2].")
-@click.option("--att-context", type=str, default=None, metavar="L,R",
+@click.option("--att-context", type=STREAM_CONTEXT, default=None,
               help="--stream on a cache-aware streaming model: its attention context, one of those `info` "
                    "lists (chunks of (R + 1) x 80 ms) [default: the model's first].")
 @click.option("--events", is_flag=True, default=False,
@@ -126,7 +127,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
                threads: Optional[int], attention: Optional[object], isa: Optional[str], bf16: Optional[bool],
                progress: Optional[bool], live: bool,
                chunk: Optional[float], left: Optional[float], right: Optional[float],
-               att_context: Optional[str], events: bool, partial: Optional[bool], beam: Optional[int],
+               att_context: Optional[Tuple[int, int]], events: bool, partial: Optional[bool], beam: Optional[int],
                use_vad: bool, vad_model: Optional[str], language: Optional[str],
                diarize_model: Optional[str], diarize_latency: Optional[str], component: Optional[str],
                vad_component: Optional[str], diarize_component: Optional[str], sound_model: Optional[str],
@@ -265,7 +266,7 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
 
 
 def window_options_given(chunk: Optional[float], left: Optional[float], right: Optional[float],
-                         att_context: Optional[str], partial: Optional[bool], language: Optional[str],
+                         att_context: Optional[Tuple[int, int]], partial: Optional[bool], language: Optional[str],
                          events: bool) -> List[str]:
     """The --stream options of the model's own stream given, which a stream of the library's own
     windows (--diarize-model, --scene) refuses."""
@@ -276,18 +277,11 @@ def window_options_given(chunk: Optional[float], left: Optional[float], right: O
 
 def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_dir: Optional[str], concurrency: int,
                  threads: Optional[int], load: Dict[str, Any], chunk: Optional[float], left: Optional[float],
-                 right: Optional[float], partial: Optional[bool], att_context: Optional[str] = None,
+                 right: Optional[float], partial: Optional[bool], att_context: Optional[Tuple[int, int]] = None,
                  events: bool = False, language: Optional[str] = None, diarize_model: Optional[str] = None,
                  diarize_latency: Optional[str] = None, diarize_component: Optional[str] = None) -> None:
     """``--stream``: one source (a file or ``-``), printed as its text becomes final (with
     ``diarize_model``: as each utterance commits)."""
-    pair = None
-    if att_context is not None:
-        try:
-            left_frames, right_frames = (int(v) for v in att_context.split(","))
-        except ValueError:
-            raise click.BadParameter(f"{att_context!r} is not L,R (two whole numbers)", param_hint="--att-context")
-        pair = (left_frames, right_frames)
     if len(files) != 1:
         raise click.UsageError("--stream takes one FILE (or - for raw PCM on standard input)")
     if fmt not in ("text", "json") or output_dir or concurrency != 1:
@@ -308,6 +302,6 @@ def stream_files(files: List[str], model: str, decoder: str, fmt: str, output_di
                                 printer=UtterancePrinter(sys.stdout, fmt))
             else:
                 stream_transcribe(ctx, files[0], chunk=chunk, left=left, right=right, decoder=decoder,
-                                  printer=printer, att_context=pair, language=language)
+                                  printer=printer, att_context=att_context, language=language)
         except ParakeetError as e:
             raise click.ClickException(file_error(files[0], str(e))) from e

@@ -8,7 +8,7 @@ from parakeet_cli.server import main
 
 # Options that choose what is served or how, not how much a client may take.
 NOT_LIMITS = {"--model", "--threads", "--host", "--port", "--api-key", "--attention", "--isa", "--bf16",
-              "--realtime-window", "--sse-window", "--vad-model", "--model-id", "--log-level", "--version", "--help",
+              "--realtime-window", "--sse-window", "--att-context", "--vad-model", "--model-id", "--log-level", "--version", "--help",
               "--diarize-model", "--realtime-diarize-latency", "--component", "--sound-model", "--voices",
               "--speaker-model", "--voice-min-seconds"}
 

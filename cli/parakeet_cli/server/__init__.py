@@ -14,8 +14,8 @@ import click
 
 from parakeet_py import __version__
 
-from ..common import (ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL, component_option,
-                      kernel_options)
+from ..common import (ATTENTION, ATTENTION_HELP, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL, STREAM_CONTEXT,
+                      check_stream_context, component_option, kernel_options)
 from .limits import (DEFAULT_BATCH_WAIT_MS, DEFAULT_BODY_TIMEOUT, DEFAULT_BUFFERED_BATCH_WAIT_MS, DEFAULT_CLIENT_SHARE,
                      DEFAULT_HEADER_TIMEOUT, DEFAULT_MAX_APPEND_MB, DEFAULT_MAX_AUDIO_SECONDS, DEFAULT_MAX_BATCH,
                      DEFAULT_MAX_CONNECTIONS,
@@ -103,6 +103,10 @@ def _window_text(window: Any) -> str:
 @click.option("--realtime-window", default=_window_text(DEFAULT_REALTIME_WINDOW), show_default=True,
               type=WindowType(), help="Seconds of left context, chunk and right context of /v1/realtime sessions "
                                       "(text is final chunk + right seconds after it is spoken).")
+@click.option("--att-context", type=STREAM_CONTEXT, default=None,
+              help="A cache-aware streaming model's attention context for live streams (both kinds), one of those "
+                   "/v1/models lists: chunks of (R + 1) x 80 ms, text final that long after it is spoken [default: "
+                   "the model's first]. Offline models stream in the windows above instead.")
 @click.option("--sse-window", default=_window_text(DEFAULT_SSE_WINDOW), show_default=True, type=WindowType(),
               help="The same for stream=true transcriptions of uploaded files.")
 @click.option("--stream-idle-timeout", default=DEFAULT_STREAM_IDLE_SECONDS, show_default=True,
@@ -165,7 +169,8 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
          api_key: Optional[str], max_upload_mb: float, max_audio_seconds: float, attention: Optional[Any],
          isa: Optional[str], bf16: Optional[bool],
          max_queue: Optional[int], max_queue_wait: float, max_streams: int, max_batch: int,
-         batch_wait_ms: Optional[int], upload_batch: int, realtime_window: Any, sse_window: Any,
+         batch_wait_ms: Optional[int], upload_batch: int, realtime_window: Any, att_context: Optional[Any],
+         sse_window: Any,
          stream_idle_timeout: float, max_session_seconds: float, client_share: float, max_connections: int,
          max_connections_per_client: int, header_timeout: float, body_timeout: float, trusted_hosts: tuple,
          allowed_origins: tuple, shutdown_timeout: float, max_append_mb: float, vad_model: Optional[str],
@@ -197,6 +202,7 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
         upload_batch=upload_batch,
         sse_window=sse_window,
         realtime_window=realtime_window,
+        att_context=att_context,
         stream_idle_seconds=stream_idle_timeout,
         max_append_bytes=int(max_append_mb * 1024 * 1024),
         max_session_seconds=max_session_seconds,
@@ -215,6 +221,11 @@ def main(model_path: str, concurrency: int, threads: Optional[int], host: str, p
                           bf16=bf16, component=component)
     except ParakeetError as e:
         raise click.ClickException(f"cannot load {model_path}: {e}") from e
+    try:
+        check_stream_context(context, att_context)
+    except click.UsageError:
+        context.close()
+        raise
     vad = diarizer = tagger = named = None
     try:
         vad = _load_vad(vad_model)

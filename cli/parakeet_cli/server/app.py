@@ -80,6 +80,8 @@ class ServerConfig:
     upload_batch: int = 1
     sse_window: Window = DEFAULT_SSE_WINDOW
     realtime_window: Window = DEFAULT_REALTIME_WINDOW
+    # A cache-aware model's attention context for both kinds of live stream (None: its first).
+    att_context: Optional[Tuple[int, int]] = None
     stream_idle_seconds: float = DEFAULT_STREAM_IDLE_SECONDS
     max_append_bytes: int = int(DEFAULT_MAX_APPEND_MB * 1024 * 1024)
     max_session_seconds: float = DEFAULT_MAX_SESSION_SECONDS
@@ -108,7 +110,8 @@ class ServerConfig:
         return {"max_streams": self.max_streams, "max_append_bytes": self.max_append_bytes,
                 "idle_seconds": self.stream_idle_seconds, "max_session_seconds": self.max_session_seconds,
                 "client_share": self.client_share, "sse_window": list(self.sse_window),
-                "realtime_window": list(self.realtime_window)}
+                "realtime_window": list(self.realtime_window),
+                **({} if self.att_context is None else {"att_context": list(self.att_context)})}
 
 
 def check_audio_size(frames: int, sample_rate: int, channels: int, max_seconds: float) -> None:
@@ -153,7 +156,7 @@ def create_app(context, config: ServerConfig, vad: Optional[Any] = None, diarize
     group = stream_group(context, config.max_batch, config.batch_wait_ms)
     batching.register(group, metrics.registry)
     live = LiveStreams(context, config.max_streams, metrics, client_share=config.client_share, turns=turns,
-                       group=group)
+                       group=group, att_context=config.att_context)
     # Set when the server stops and the requests in flight have had their time: every
     # transcription still running then stops at its next progress report.
     stopping = threading.Event()

@@ -60,8 +60,10 @@ class Lease:
 
 class LiveStreams:
     def __init__(self, context: Any, max_streams: int, metrics: Metrics, client_share: float = 1.0,
-                 turns: Optional[FairTurns] = None, group: Optional[StreamGroup] = None) -> None:
+                 turns: Optional[FairTurns] = None, group: Optional[StreamGroup] = None,
+                 att_context: Optional[Tuple[int, int]] = None) -> None:
         self.context = context
+        self.att_context = att_context  # a cache-aware model's streams' context (None: its first)
         self.group = group
         self._turns = turns if turns is not None else FairTurns(int(context.concurrency))
         self.max_streams = max_streams
@@ -112,8 +114,9 @@ class LiveStreams:
         model's locale (others ignore it)."""
         left, chunk, right = window
         if is_cache_aware(self.context):
-            # a cache-aware model streams with its own (default) attention context, not windows
-            stream = await self.run(lambda: self.context.stream(sample_rate=sample_rate, language=language))
+            # a cache-aware model streams in its attention context's chunks, not windows
+            stream = await self.run(lambda: self.context.stream(att_context=self.att_context, sample_rate=sample_rate,
+                                                                language=language))
         else:
             stream = await self.run(lambda: self.context.stream(chunk, left, right, sample_rate=sample_rate,
                                                                 language=language))

@@ -15,8 +15,8 @@ from typing import Any, Optional
 
 import click
 
-from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, component_option,
-                      kernel_options, threads_per_backend)
+from ..common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, MODEL_HELP, MODEL_PATH, STREAM_CONTEXT,
+                      check_stream_context, component_option, kernel_options, threads_per_backend)
 from ..server import WindowType
 from ..server.limits import DEFAULT_BATCH_WAIT_MS, DEFAULT_BUFFERED_BATCH_WAIT_MS, DEFAULT_MAX_BATCH
 
@@ -48,6 +48,9 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--stream-window", default=DEFAULT_WINDOW, show_default=True, type=WindowType(),
               help="Seconds of left context, chunk and right context of the live text of an offline model "
                    "(words are final chunk + right seconds after they are spoken).")
+@click.option("--att-context", type=STREAM_CONTEXT, default=None,
+              help="The live text of a cache-aware streaming model: its attention context, one of those `info` "
+                   "lists (chunks of (R + 1) x 80 ms) [default: the model's first].")
 @click.option("--streaming/--no-streaming", default=True, show_default=True,
               help="Live text: transcript-start, transcript-chunk as words become final, transcript-stop "
                    "(info's supports_transcript_streaming). Without it, only the transcript, and no stream runs.")
@@ -69,7 +72,8 @@ DEFAULT_MAX_SECONDS = 300.0
 @click.option("--debug", is_flag=True, help="Log every utterance's events and errors (DEBUG).")
 @component_option()
 def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], decoder: str, beam_size: Optional[int],
-            language: Optional[str], languages: str, stream_window: Any, streaming: bool, max_batch: int,
+            language: Optional[str], languages: str, stream_window: Any, att_context: Optional[Any], streaming: bool,
+            max_batch: int,
             batch_wait_ms: Optional[int], max_seconds: float,
             model_name: Optional[str], zeroconf: Optional[str], attention: Any, isa: Optional[str],
             bf16: Optional[bool], debug: bool, component: Optional[str]) -> None:
@@ -98,6 +102,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
     per_backend = threads_per_backend(concurrency, threads)
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None,
                  attention=attention, isa=isa, bf16=bf16, component=component) as context:
+        check_stream_context(context, att_context)
         locales = model_locales(context.info)
         try:
             default_language = resolve_language(language, locales)
@@ -106,7 +111,7 @@ def wyoming(model: str, uri: str, concurrency: int, threads: Optional[int], deco
         listed = locales or [code.strip() for code in languages.split(",") if code.strip()]
         name = model_name or (Path(model).name if Path(model).exists() else model)
         settings = Settings(decoder=decoder, beam=beam_size, window=stream_window if streaming else None,
-                            max_seconds=max_seconds)
+                            max_seconds=max_seconds, att_context=att_context)
         # no live streams, nothing to batch
         group = stream_group(context, max_batch, batch_wait_ms) if streaming else None
         service = Service(context, settings, program_info(name, context.info, listed, streaming).event(), locales,

@@ -48,6 +48,8 @@ class Settings:
     #: (left, chunk, right) seconds of the live stream of an offline model; None: no live text.
     window: Optional[Tuple[float, float, float]]
     max_seconds: float
+    #: a cache-aware model's attention context for the live stream (None: the model's first).
+    att_context: Optional[Tuple[int, int]] = None
 
 
 class Utterance:
@@ -77,9 +79,9 @@ class Utterance:
             return
         left, chunk, right = window
         if is_cache_aware(self._context):
-            # a cache-aware model streams with its own attention context, not with windows
-            self._stream = self._context.stream(sample_rate=self.format.rate, decoder=self._settings.decoder,
-                                                language=self.language)
+            # a cache-aware model streams in its attention context's chunks, not in windows
+            self._stream = self._context.stream(att_context=self._settings.att_context, sample_rate=self.format.rate,
+                                                decoder=self._settings.decoder, language=self.language)
         else:
             self._stream = self._context.stream(chunk, left, right, sample_rate=self.format.rate,
                                                 decoder=self._settings.decoder, language=self.language)

@@ -18,18 +18,20 @@
 #include <string>
 #include <vector>
 
-#include "audio/wav_reader.h"
 #include "model/model.h"
 #include "model/offline/request_batcher.h"
 #include "model/offline/request_set.h"
 #include "nemo_fixtures.h"
+#include "speech_clips.h"
 #include "transcript_checks.h"
 
 namespace {
 
 using transcript_checks::expect_same;
 
-constexpr int kRate = 16000;
+using speech_clips::cut;
+using speech_clips::kRate;
+using speech_clips::speech;
 
 // ---- the plan ------------------------------------------------------------------------------
 
@@ -119,34 +121,6 @@ TEST(RequestSetPlan, WhatTheRequestBatcherRunsAloneRunsAlone) {
 
 // ---- the transcripts -----------------------------------------------------------------------
 
-// The fixture speech (speech and conversation, 23.6 s at 16 kHz), to cut clips from.
-const std::vector<float>& speech() {
-    static const std::vector<float> s = [] {
-        std::vector<float> out;
-        for (const char* name : {"speech_16k.wav", "conversation_16k.wav"}) {
-            const pk::WavAudio w = pk::read_wav_file(nemo_fixtures::data_dir() + "/audio/" + name, 0);
-            out.insert(out.end(), w.samples.begin(), w.samples.end());
-        }
-        return out;
-    }();
-    return s;
-}
-
-// `count` clips of the fixture speech from `lo` to `hi` seconds long (at 16 kHz), at places and
-// lengths drawn with `seed`.
-std::vector<std::vector<float>> cut(size_t count, double lo, double hi, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<double> seconds(lo, hi);
-    std::vector<std::vector<float>> clips;
-    for (size_t i = 0; i < count; ++i) {
-        const auto n = static_cast<size_t>(seconds(rng) * kRate);
-        const size_t at = std::uniform_int_distribution<size_t>(0, speech().size() - n)(rng);
-        clips.emplace_back(speech().begin() + static_cast<std::ptrdiff_t>(at),
-                           speech().begin() + static_cast<std::ptrdiff_t>(at + n));
-    }
-    return clips;
-}
-
 // A set of clips, all at one rate.
 struct ClipSet {
     std::string name;
@@ -166,8 +140,7 @@ const std::vector<ClipSet>& clip_sets() {
         s.push_back({"17 short", cut(17, 0.05, 6.0, 4), kRate});
         s.push_back({"17 short at 8 kHz", s.back().clips, kRate / 2});
         ClipSet mixed{"40 of 2-5 s and a 31 s one", cut(40, 2.0, 5.0, 5), kRate};
-        const std::string long_wav = nemo_fixtures::data_dir() + "/audio/long_30s_16k.wav";
-        std::vector<float> long_clip = pk::read_wav_file(long_wav, 0).samples;
+        std::vector<float> long_clip = speech_clips::wav("long_30s_16k.wav");
         long_clip.insert(long_clip.end(), speech().begin(), speech().begin() + kRate);
         mixed.clips.insert(mixed.clips.begin() + 11, long_clip);
         s.push_back(mixed);

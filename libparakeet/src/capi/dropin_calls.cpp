@@ -47,13 +47,14 @@ std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, std::vector<pk::Of
     return out;
 }
 
-// The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths.
+// The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths. Their
+// rate and options are transcribe_all's to set.
 std::vector<pk::OfflineRequest> clips_from_pointers(const float* const* samples, const int* n_samples, int n_clips) {
     if (n_clips < 0) throw pk::InvalidArgument("n_clips is negative (" + std::to_string(n_clips) + ")");
     if (n_clips > 0 && (samples == nullptr || n_samples == nullptr))
         throw pk::InvalidArgument("the samples or n_samples array is NULL");
     std::vector<pk::OfflineRequest> clips;
-    for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i]});
+    for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i], 0, nullptr, {}, nullptr});
     return clips;
 }
 
@@ -66,7 +67,7 @@ std::vector<pk::OfflineRequest> clips_from_concat(const float* concat, const int
         if (n_samples[i] < 0)
             throw pk::InvalidArgument("clip " + std::to_string(i) + ": the number of samples is negative");
         if (n_samples[i] > 0 && concat == nullptr) throw pk::InvalidArgument("the sample buffer is NULL");
-        clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i]});
+        clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i], 0, nullptr, {}, nullptr});
         offset += n_samples[i];
     }
     return clips;

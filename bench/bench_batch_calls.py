@@ -12,8 +12,8 @@ synthetic model cache on first use), on one backend of --threads threads. The cl
 clips of noise, their lengths drawn evenly from --seconds (seeded: both builds get the same).
 Every timed call transcribes them all; one untimed call warms each build first. Reported per
 ISA level: clips per second (median over rounds), the new/old ratio (median of the per-round
-ratios), the CPU, the load average before and after, the share of the machine's CPU that other
-processes used meanwhile, and whether both builds' documents are identical (they must be).
+ratios), the CPU, the load average before and after, and whether both builds' documents are
+identical (they must be).
 Random weights emit almost no tokens, so this times the front end and the encoder, which
 batching changes.
 """
@@ -93,8 +93,7 @@ def main():
         for isa in args.isa.split(","):
             for w in workers.values():
                 w.call("load", isa=isa)
-            load_before, others = bl.loadavg(), bl.OthersCpu()
-            others.start()
+            load_before = bl.loadavg()
             seconds = {name: [] for name in workers}
             shas = set()
             for r in range(args.rounds):
@@ -105,8 +104,7 @@ def main():
             ratios = sorted(o / n for o, n in zip(seconds["old"], seconds["new"]))
             results.append({"isa": isa, "seconds": seconds, "ratio": bl.median(ratios),
                             "clips_per_s": {k: args.clips / bl.median(v) for k, v in seconds.items()},
-                            "identical": len(shas) == 1, "load": [load_before, bl.loadavg()],
-                            "others_cpu": others.stop()})
+                            "identical": len(shas) == 1, "load": [load_before, bl.loadavg()]})
     finally:
         for w in workers.values():
             w.close()
@@ -114,10 +112,9 @@ def main():
     print(f"{cpu_name()}; {args.clips} clips of {args.seconds.replace(',', '-')} s, 110M q8_0 synthetic, "
           f"1 backend x {args.threads} threads, {args.rounds} rounds")
     rows = [[r["isa"], f"{r['clips_per_s']['old']:.2f}", f"{r['clips_per_s']['new']:.2f}", f"{r['ratio']:.2f}x",
-             "yes" if r["identical"] else "NO", f"{r['load'][0]:.1f} / {r['load'][1]:.1f}",
-             f"{100 * r['others_cpu']:.0f} %"] for r in results]
-    print(bl.table(["isa", "one by one clips/s", "batched clips/s", "ratio", "same documents", "load before / after",
-                    "others' CPU"], rows))
+             "yes" if r["identical"] else "NO", f"{r['load'][0]:.1f} / {r['load'][1]:.1f}"] for r in results]
+    print(bl.table(["isa", "one by one clips/s", "batched clips/s", "ratio", "same documents", "load before / after"],
+                   rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": cpu_name(), "builds": builds, "clips": args.clips, "seconds": args.seconds,

@@ -12,10 +12,10 @@
 
 namespace pk {
 
-// At most this many requests share a batch: the size at which batching 3 s uploads doubled
-// their throughput on 2 cores (docs/performance.md, "Batched uploads"; the server's
-// --upload-batch default). There a batch already stacks hundreds of rows per product, and a
-// bigger one would mostly grow its arena.
+// At most this many requests share a batch. 64 clips of 2-5 s run as fast in batches of at
+// most 8, 32 or 64 as of 16 (within 3 %, bench/bench_batch_calls.py, docs/performance.md
+// "Batch calls"): a batch of 8 already stacks hundreds of rows per product. 16 is also what the
+// server batches uploads by (--upload-batch), and bounds a batch's arena.
 constexpr int kRequestSetMaxBatch = 16;
 
 // How a set runs: batches, each one OfflineBatch::run, and the requests that run alone.

@@ -99,6 +99,15 @@ TEST(RequestSetPlan, BatchesOfAtMostTheMaxShareTheRequestsEvenly) {
     }
 }
 
+TEST(RequestSetPlan, LongestFirstIsInSecondsAtEachRequestsRate) {
+    const pk::RequestOptions greedy;
+    std::vector<pk::OfflineRequest> requests = requests_of({3 * kRate, 2 * kRate, kRate}, kRate, greedy);
+    requests[2].sample_rate = kRate / 4;  // 4 s
+    const pk::RequestSetPlan plan = pk::plan_request_set(pointers(requests), 1);
+    ASSERT_EQ(plan.batches.size(), 1u);
+    EXPECT_EQ(plan.batches[0], (std::vector<pk::OfflineRequest*>{&requests[2], &requests[0], &requests[1]}));
+}
+
 TEST(RequestSetPlan, WhatTheRequestBatcherRunsAloneRunsAlone) {
     const pk::RequestOptions greedy;
     const auto max = static_cast<int64_t>(pk::RequestBatcher::kMaxBatchedSeconds);

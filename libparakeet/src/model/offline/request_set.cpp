@@ -11,9 +11,11 @@
 namespace pk {
 namespace {
 
+double seconds(const OfflineRequest* r) { return static_cast<double>(r->n) / r->sample_rate; }
+
 void sort_longest_first(std::vector<OfflineRequest*>& requests) {
     std::stable_sort(requests.begin(), requests.end(),
-                     [](const OfflineRequest* a, const OfflineRequest* b) { return a->n > b->n; });
+                     [](const OfflineRequest* a, const OfflineRequest* b) { return seconds(a) > seconds(b); });
 }
 
 // One piece of work of a set: a batch, or a request alone (a batch of one that runs through

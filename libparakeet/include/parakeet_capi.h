@@ -460,11 +460,13 @@ PARAKEET_API char* parakeet_capi_transcribe_path_lang(parakeet_ctx* ctx, const c
 PARAKEET_API char* parakeet_capi_transcribe_pcm_lang(parakeet_ctx* ctx, const float* samples, int n_samples,
                                                      int sample_rate, int decoder, const char* target_lang);
 
-/* Batches. `samples[i]` holds `n_samples[i]` samples of clip i at `sample_rate`. Each clip's
- * result is exactly the single-clip call's; with a pool (parakeet_capi_set_concurrency) the
- * clips run concurrently, up to one per backend (on helper threads that live for the call).
- * n_clips == 0 is an empty batch (parakeet.cpp aborts the process). On error every result is
- * NULL and nothing is left to free. */
+/* Batches. `samples[i]` holds `n_samples[i]` samples of clip i at `sample_rate`. The clips run
+ * in batched passes: sorted longest first, up to 16 share one encoder pass and one greedy
+ * decode; clips over 30 s run alone. With a pool (parakeet_capi_set_concurrency) one batch runs
+ * per backend at a time (on helper threads that live for the call). Each clip's result is
+ * bitwise the single-clip call's, in input order. n_clips == 0 is an empty batch (parakeet.cpp
+ * aborts the process). A failing clip fails the call with its own error, "clip i: ...", the
+ * first failing clip's; on error every result is NULL and nothing is left to free. */
 /* 0 on success with out[i] = clip i's text (free each with parakeet_capi_free_string);
  * nonzero on error. */
 PARAKEET_API int parakeet_capi_transcribe_pcm_batch(parakeet_ctx* ctx, const float* const* samples,

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <map>
 #include <memory>
@@ -23,8 +22,11 @@
 #include "model/offline/offline_batch.h"
 #include "model/offline/request_batcher.h"
 #include "nemo_fixtures.h"
+#include "transcript_checks.h"
 
 namespace {
+
+using transcript_checks::expect_same;
 
 pk::Model& model_file(const std::string& file) {
     static std::map<std::string, std::unique_ptr<pk::Model>> cache;
@@ -66,27 +68,6 @@ const std::vector<Clip>& clips() {
         {"conversation_16k.wav", 0, 3000, kDefault},  {"speech_16k.wav", 8000, 40000, kCtc},
     };
     return c;
-}
-
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
-void expect_same(const pk::Transcript& alone, const pk::Transcript& batched, const std::string& what) {
-    EXPECT_EQ(alone.text, batched.text) << what;
-    EXPECT_EQ(alone.attention, batched.attention) << what;
-    ASSERT_EQ(alone.tokens.size(), batched.tokens.size()) << what;
-    for (size_t i = 0; i < alone.tokens.size(); ++i) {
-        const pk::TranscriptToken &a = alone.tokens[i], &b = batched.tokens[i];
-        EXPECT_TRUE(a.id == b.id && a.frame == b.frame && a.duration == b.duration &&
-                    same_bits(a.confidence, b.confidence))
-            << what << ": token " << i;
-    }
-    ASSERT_EQ(alone.words.size(), batched.words.size()) << what;
-    for (size_t i = 0; i < alone.words.size(); ++i) {
-        const pk::TranscriptWord &a = alone.words[i], &b = batched.words[i];
-        EXPECT_TRUE(a.text == b.text && a.start_sec == b.start_sec && a.end_sec == b.end_sec &&
-                    same_bits(a.confidence, b.confidence))
-            << what << ": word " << i;
-    }
 }
 
 // The clip's head where the model has it, else the model's own.

@@ -1,18 +1,17 @@
 // parakeet.cpp's remaining offline entry points (see parakeet_capi.h, "parakeet.cpp's offline
 // calls"): batches (and their _lang variants), the CTC log-probabilities and shutdown.
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "capi/context.h"
 #include "capi/decoder_number.h"
 #include "capi/transcript_json.h"
 #include "common/errors.h"
+#include "model/offline/request_set.h"
 #include "parakeet_capi.h"
 #include "runtime/backend.h"
 
@@ -20,40 +19,27 @@ using pk::capi::guarded;
 
 namespace {
 
-struct Clip {
-    const float* samples;
-    int n;
-};
-
-// Transcribes every clip with the single-clip pipeline (and the locale `lang`), concurrently on the context's pool
-// (one clip per backend at a time, the caller's thread included). Throws the first failure,
-// naming its clip.
-std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<Clip>& clips, int sample_rate,
+// Transcribes the clips with the options of a batch call (the head `decoder`, the locale
+// `lang`): batched where the request batcher would batch them (model/offline/request_set.h),
+// concurrently on the context's pool. Throws the failure of the first clip that fails, naming it.
+std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, std::vector<pk::OfflineRequest>& clips, int sample_rate,
                                            int decoder, const char* lang) {
     const pk::Model& model = pk::capi::asr_model(ctx);
     pk::RequestOptions options(pk::capi::decoder_from_int(decoder));
     if (lang != nullptr) options.language = lang;  // a prompt model's locale (NULL, "": its default)
-    std::vector<pk::Transcript> out(clips.size());
-    std::vector<std::exception_ptr> failed(clips.size());
-    std::atomic<size_t> next{0};
-    const auto work = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < clips.size();) {
-            try {
-                out[i] = model.transcribe(clips[i].samples, clips[i].n, sample_rate, options);
-            } catch (...) {
-                failed[i] = std::current_exception();
-            }
-        }
-    };
-    const size_t helpers = std::min<size_t>(static_cast<size_t>(model.backends()), clips.size());
-    std::vector<std::thread> threads;
-    for (size_t t = 1; t < helpers; ++t) threads.emplace_back(work);
-    work();
-    for (auto& t : threads) t.join();
+    for (pk::OfflineRequest& c : clips) {
+        c.sample_rate = sample_rate;
+        c.options = &options;
+    }
+    pk::transcribe_request_set(model, clips);
+    std::vector<pk::Transcript> out;
     for (size_t i = 0; i < clips.size(); ++i) {
-        if (!failed[i]) continue;
+        if (!clips[i].error) {
+            out.push_back(std::move(clips[i].transcript));
+            continue;
+        }
         try {
-            std::rethrow_exception(failed[i]);
+            std::rethrow_exception(clips[i].error);
         } catch (const std::exception& e) {
             throw pk::Error(pk::capi::error_code_of(e), "clip " + std::to_string(i) + ": " + e.what());
         }
@@ -61,26 +47,27 @@ std::vector<pk::Transcript> transcribe_all(parakeet_ctx* ctx, const std::vector<
     return out;
 }
 
-// The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths.
-std::vector<Clip> clips_from_pointers(const float* const* samples, const int* n_samples, int n_clips) {
+// The clips of a batch call, checked: n_clips >= 0, no NULL arrays, no negative lengths. Their
+// rate and options are transcribe_all's to set.
+std::vector<pk::OfflineRequest> clips_from_pointers(const float* const* samples, const int* n_samples, int n_clips) {
     if (n_clips < 0) throw pk::InvalidArgument("n_clips is negative (" + std::to_string(n_clips) + ")");
     if (n_clips > 0 && (samples == nullptr || n_samples == nullptr))
         throw pk::InvalidArgument("the samples or n_samples array is NULL");
-    std::vector<Clip> clips;
-    for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i]});
+    std::vector<pk::OfflineRequest> clips;
+    for (int i = 0; i < n_clips; ++i) clips.push_back({samples[i], n_samples[i], 0, nullptr, {}, nullptr});
     return clips;
 }
 
-std::vector<Clip> clips_from_concat(const float* concat, const int* n_samples, int n_clips) {
+std::vector<pk::OfflineRequest> clips_from_concat(const float* concat, const int* n_samples, int n_clips) {
     if (n_clips < 0) throw pk::InvalidArgument("n_clips is negative (" + std::to_string(n_clips) + ")");
     if (n_clips > 0 && n_samples == nullptr) throw pk::InvalidArgument("the n_samples array is NULL");
-    std::vector<Clip> clips;
+    std::vector<pk::OfflineRequest> clips;
     int64_t offset = 0;
     for (int i = 0; i < n_clips; ++i) {
         if (n_samples[i] < 0)
             throw pk::InvalidArgument("clip " + std::to_string(i) + ": the number of samples is negative");
         if (n_samples[i] > 0 && concat == nullptr) throw pk::InvalidArgument("the sample buffer is NULL");
-        clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i]});
+        clips.push_back({concat == nullptr ? nullptr : concat + offset, n_samples[i], 0, nullptr, {}, nullptr});
         offset += n_samples[i];
     }
     return clips;
@@ -93,8 +80,8 @@ int batch_text(parakeet_ctx* ctx, const float* const* samples, const int* n_samp
     return guarded<int>(ctx, 1, [&] {
         pk::capi::asr_model(ctx);
         if (out == nullptr && n_clips > 0) throw pk::InvalidArgument("out is NULL");
-        const auto results = transcribe_all(ctx, clips_from_pointers(samples, n_samples, n_clips), sample_rate, decoder,
-                                            lang);
+        std::vector<pk::OfflineRequest> clips = clips_from_pointers(samples, n_samples, n_clips);
+        const auto results = transcribe_all(ctx, clips, sample_rate, decoder, lang);
         std::vector<char*> texts;
         try {
             for (const auto& r : results) texts.push_back(pk::capi::to_c_string(r.text));
@@ -111,7 +98,7 @@ char* batch_json(parakeet_ctx* ctx, const float* concat, const int* n_samples, i
                  int decoder, const char* lang) {
     return guarded<char*>(ctx, nullptr, [&] {
         pk::capi::asr_model(ctx);
-        const std::vector<Clip> clips = clips_from_concat(concat, n_samples, n_clips);
+        std::vector<pk::OfflineRequest> clips = clips_from_concat(concat, n_samples, n_clips);
         const auto results = transcribe_all(ctx, clips, sample_rate, decoder, lang);
         std::string doc = "[";
         for (size_t i = 0; i < results.size(); ++i) {

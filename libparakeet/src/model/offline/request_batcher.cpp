@@ -29,10 +29,14 @@ bool RequestBatcher::batch_due(BatchClock::time_point now) const {
     return in_flight_ == 1 || now >= queue_.front()->queued + limits_.max_wait;
 }
 
+bool RequestBatcher::runs_batched(const RequestOptions& options, int64_t n, int sample_rate) {
+    const bool is_long = sample_rate > 0 && static_cast<double>(n) / sample_rate > kMaxBatchedSeconds;
+    return OfflineBatch::batchable(options) && !is_long;
+}
+
 Transcript RequestBatcher::transcribe(const float* samples, int64_t n, int sample_rate,
                                       const RequestOptions& options) {
-    const bool is_long = sample_rate > 0 && static_cast<double>(n) / sample_rate > kMaxBatchedSeconds;
-    if (!OfflineBatch::batchable(options) || is_long) {
+    if (!runs_batched(options, n, sample_rate)) {
         {
             std::lock_guard<std::mutex> lock(mu_);
             ++stats_.unbatched;

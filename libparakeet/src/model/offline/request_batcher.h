@@ -55,6 +55,10 @@ public:
 
     // Longer requests run alone.
     static constexpr double kMaxBatchedSeconds = 30.0;
+    // Whether a request of `n` samples at `sample_rate` with these options runs in a batch:
+    // OfflineBatch takes its options and it is at most kMaxBatchedSeconds long (the batch
+    // calls group their clips by the same rule, model/offline/request_set.h).
+    static bool runs_batched(const RequestOptions& options, int64_t n, int sample_rate);
 
 private:
     struct Waiter;

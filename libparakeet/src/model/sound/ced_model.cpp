@@ -5,9 +5,9 @@
 #include <cstring>
 
 #include "common/errors.h"
+#include "kernels/attention_dot_product.h"
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
-#include "kernels/ops_softmax.h"
 #include "model/model.h"
 #include "model/model_kind.h"
 #include "model/sound/ced_schema.h"
@@ -151,29 +151,11 @@ void CedModel::patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t
 
 void CedModel::attention(ThreadTeam& team, Arena& arena, const Block& b, const float* h, int64_t n, float* out) const {
     const int64_t D = cfg_.embed_dim, H = cfg_.num_heads, dh = D / H;
+    ArenaScope scope(arena);
     float* qkv = arena.alloc_array<float>(static_cast<size_t>(n * 3 * D));
     b.qkv.forward(team, arena, h, n, qkv);
-    const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-    // Per head, both products run on the matmul kernels: the head's keys (and its values,
-    // transposed) are packed as the "weights" of a product with the queries (the probabilities).
-    std::vector<float> q(static_cast<size_t>(n * dh)), k(static_cast<size_t>(n * dh)), vt(static_cast<size_t>(dh * n));
-    float* scores = arena.alloc_array<float>(static_cast<size_t>(n * n));
-    for (int64_t head = 0; head < H; ++head) {
-        for (int64_t i = 0; i < n; ++i) {
-            const float* row = qkv + i * 3 * D + head * dh;
-            std::copy(row, row + dh, q.data() + i * dh);
-            std::copy(row + D, row + D + dh, k.data() + i * dh);
-            for (int64_t c = 0; c < dh; ++c) vt[static_cast<size_t>(c * n + i)] = row[2 * D + c];
-        }
-        const kernels::PackedWeights keys(kernels::WeightType::F32, k.data(), n, dh, level_);
-        kernels::matmul(team, arena, q.data(), n, dh, keys, nullptr, scores);
-        parallel_for(team, n * n, 4096, [&](int64_t b0, int64_t e) {
-            for (int64_t i = b0; i < e; ++i) scores[i] *= scale;
-        });
-        kernels::softmax(*kernels_, team, scores, n, n, scores);
-        const kernels::PackedWeights values(kernels::WeightType::F32, vt.data(), dh, n, level_);
-        kernels::matmul(team, arena, scores, n, n, values, nullptr, out + head * dh, D);
-    }
+    kernels::dot_product_attention(*kernels_, team, arena, qkv, qkv + D, qkv + 2 * D, 3 * D, n, H, dh,
+                                   1.f / std::sqrt(static_cast<float>(dh)), out, D);
 }
 
 std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0,

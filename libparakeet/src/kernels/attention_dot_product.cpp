@@ -11,7 +11,7 @@
 namespace pk::kernels {
 namespace {
 
-// The block kernels' tiles (attention_local_rel_pos_block.h).
+// The block products' tiles (attention_local_rel_pos_block.h).
 namespace blocks = local_attention;
 
 // One head's keys transposed ([dk, ldk], columns past T zeroed: the products may read them)
@@ -40,8 +40,9 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
     if (T == 0) return;
     ArenaScope scope(arena);
     const int64_t ldk = round_up(T, blocks::kColumnPad);
-    // Per thread: the head's operands, a block's queries (rows padded to kRowPad) and scores.
-    const int64_t per_thread = dk * ldk + T * dk + blocks::kRowBlock * dk + blocks::kRowBlock * ldk;
+    // Per thread: the head's operands, and a block's queries (rows padded to kRowPad), scores,
+    // probabilities (rows T apart, as the weighted sum takes them) and weighted sums.
+    const int64_t per_thread = dk * ldk + T * dk + blocks::kRowBlock * (2 * dk + ldk + T);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
 
     // One item = one (head, block of kRowBlock query rows): about 2 * kRowBlock * T * dk
@@ -57,6 +58,8 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
         HeadOperands head{mine, mine + dk * ldk, ldk};
         float* qb = head.vs + T * dk;
         float* scores = qb + blocks::kRowBlock * dk;
+        float* probs = scores + blocks::kRowBlock * ldk;
+        float* sums = probs + blocks::kRowBlock * T;
         for (int64_t item = item_begin; item < item_end; ++item) {
             const int64_t h = item / row_blocks;
             const int64_t i0 = (item % row_blocks) * blocks::kRowBlock;
@@ -67,16 +70,13 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
             std::fill(qb + nr * dk, qb + padded_rows * dk, 0.0f);
 
             kt.attention.local_block_products(qb, padded_rows, dk, head.kT, ldk, 0, T, scores, ldk);
-            blocks::BlockRows rows{};
-            rows.n = nr;
             for (int64_t r = 0; r < nr; ++r) {
                 float* s = scores + r * ldk;
                 for (int64_t j = 0; j < T; ++j) s[j] *= scale;
-                kt.ops.softmax_rows(s, 1, T, s);
-                rows.begin[r] = 0;
-                rows.end[r] = T;
+                kt.ops.softmax_rows(s, 1, T, probs + r * T);
             }
-            kt.attention.local_block_weighted_sums(rows, scores, ldk, head.vs, dk, dk, out + i0 * ldo + h * dk, ldo);
+            kt.attention.rel_pos_weighted_sums(probs, head.vs, dk, T, dk, nr, sums);
+            for (int64_t r = 0; r < nr; ++r) std::copy_n(sums + r * dk, dk, out + (i0 + r) * ldo + h * dk);
         }
     });
 }

@@ -5,8 +5,10 @@
 //
 // One job for all the heads: each thread takes whole (head, block of query rows) items, keeps
 // its head's keys transposed and its values contiguous, and runs the products on the level's
-// block kernels (AttentionKernels::local_block_products and local_block_weighted_sums, whose
-// contracts are general) with the softmax between them. Every output row is computed by one
+// attention kernels, whose contracts are general: the scores on the local attention's block
+// products (AttentionKernels::local_block_products), the weighted sums on the full
+// attention's (rel_pos_weighted_sums: several query rows share each load of values, as all
+// rows here take every key), with the softmax between them. Every output row is computed by one
 // thread in a fixed order, so results do not depend on the team size.
 #pragma once
 

@@ -91,7 +91,11 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& opt
     m->bn_mean_ = t.f32(bn + ".running_mean", {c.n_mels});
     m->bn_var_ = t.f32(bn + ".running_var", {c.n_mels});
     const std::string proj = s::kPatchProj;
-    m->patch_weight_ = t.f32(proj + ".weight", {D, 1, c.patch, c.patch});
+    // The patch convolution (stride = kernel) is one product of the patches with its weights
+    // ([D, patch * patch], packed once here).
+    m->patch_proj_ = std::make_unique<kernels::PackedWeights>(
+        kernels::WeightType::F32, t.f32(proj + ".weight", {D, 1, c.patch, c.patch}), D,
+        static_cast<int64_t>(c.patch) * c.patch, level);
     m->patch_bias_ = t.f32(proj + ".bias", {D});
     const int64_t max_tg = (c.target_length - c.patch) / c.patch + 1;  // a full chunk's time patches
     const GgufTensor& time_pos = t.get(s::kTimePos, {1, D, 1, g.tensor(s::kTimePos).ne[0]});
@@ -125,11 +129,13 @@ int64_t CedModel::min_samples() const {
     return std::max<int64_t>(static_cast<int64_t>(cfg_.patch - 1) * f.hop, f.n_fft / 2 + 1);
 }
 
-void CedModel::patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t t0, int64_t tg, float* x) const {
+void CedModel::patch_embed(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0, int64_t tg,
+                           float* x) const {
     const int P = cfg_.patch;
-    const int64_t D = cfg_.embed_dim, fg = cfg_.n_mels / P, pp = static_cast<int64_t>(P) * P;
-    parallel_for(team, fg * tg, 4, [&](int64_t begin, int64_t end) {
-        std::vector<float> patch(static_cast<size_t>(pp));
+    const int64_t D = cfg_.embed_dim, fg = cfg_.n_mels / P, pp = static_cast<int64_t>(P) * P, n = fg * tg;
+    ArenaScope scope(arena);
+    float* patches = arena.alloc_array<float>(static_cast<size_t>(n * pp));
+    parallel_for(team, n, 16, [&](int64_t begin, int64_t end) {
         for (int64_t tok = begin; tok < end; ++tok) {
             const int64_t f = tok / tg, tt = tok % tg;
             // The patch, BatchNorm'd per mel row as PyTorch's eval BatchNorm computes it.
@@ -137,14 +143,17 @@ void CedModel::patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t
                 const int64_t mel = f * P + i;
                 const float inv_std = 1.f / std::sqrt(bn_var_[mel] + bn_eps_);
                 const float* row = db + mel * T + t0 + tt * P;
-                for (int j = 0; j < P; ++j)
-                    patch[static_cast<size_t>(i) * P + j] = (row[j] - bn_mean_[mel]) * inv_std * bn_weight_[mel] + bn_bias_[mel];
+                float* out = patches + tok * pp + static_cast<int64_t>(i) * P;
+                for (int j = 0; j < P; ++j) out[j] = (row[j] - bn_mean_[mel]) * inv_std * bn_weight_[mel] + bn_bias_[mel];
             }
+        }
+    });
+    kernels::matmul(team, arena, patches, n, pp, *patch_proj_, patch_bias_, x);
+    parallel_for(team, n, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t tok = begin; tok < end; ++tok) {
+            const int64_t f = tok / tg, tt = tok % tg;
             float* out = x + tok * D;
-            for (int64_t d = 0; d < D; ++d) {
-                const float conv = patch_bias_[d] + kernels_->dot.dot(patch_weight_ + d * pp, patch.data(), pp);
-                out[d] = (conv + time_pos_[d * time_pos_stride_ + tt]) + freq_pos_[d * fg + f];
-            }
+            for (int64_t d = 0; d < D; ++d) out[d] = (out[d] + time_pos_[d * time_pos_stride_ + tt]) + freq_pos_[d * fg + f];
         }
     });
 }
@@ -165,7 +174,7 @@ std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena,
     float* h = arena.alloc_array<float>(static_cast<size_t>(n * D));
     float* a = arena.alloc_array<float>(static_cast<size_t>(n * D));
     float* mlp = arena.alloc_array<float>(static_cast<size_t>(n * cfg_.mlp_hidden));
-    patch_embed(team, db, T, t0, tg, x);
+    patch_embed(team, arena, db, T, t0, tg, x);
     for (const Block& b : blocks_) {
         kernels::layer_norm(*kernels_, team, x, n, D, b.norm1.weight, b.norm1.bias, cfg_.ln_eps_encoder, h);
         attention(team, arena, b, h, n, a);

@@ -6,6 +6,7 @@
 
 #include "common/errors.h"
 #include "kernels/attention_dot_product.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
 #include "model/model.h"
@@ -27,12 +28,6 @@ int positive_key(const GgufReader& g, const char* key) {
 
 void expect(const GgufReader& g, bool ok, const std::string& what) {
     if (!ok) throw g.error(what + " (not a CED file this engine can run)");
-}
-
-void add_in_place(ThreadTeam& team, float* x, const float* y, int64_t n) {
-    parallel_for(team, n, 4096, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) x[i] += y[i];
-    });
 }
 
 }  // namespace
@@ -167,6 +162,15 @@ void CedModel::attention(ThreadTeam& team, Arena& arena, const Block& b, const f
                                    1.f / std::sqrt(static_cast<float>(dh)), out, D);
 }
 
+void CedModel::add_then_norm(ThreadTeam& team, float* x, float* h, int64_t n, const Norm& norm) const {
+    const int64_t D = cfg_.embed_dim;
+    parallel_for(team, n, 8, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin * D; i < end * D; ++i) x[i] += h[i];
+        kernels_->ops.layer_norm_rows(x + begin * D, end - begin, D, norm.weight, norm.bias, cfg_.ln_eps_encoder,
+                                      h + begin * D);
+    });
+}
+
 std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0,
                                                  int64_t len) const {
     const int64_t D = cfg_.embed_dim, tg = (len - cfg_.patch) / cfg_.patch + 1, n = (cfg_.n_mels / cfg_.patch) * tg;
@@ -175,23 +179,24 @@ std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena,
     float* a = arena.alloc_array<float>(static_cast<size_t>(n * D));
     float* mlp = arena.alloc_array<float>(static_cast<size_t>(n * cfg_.mlp_hidden));
     patch_embed(team, arena, db, T, t0, tg, x);
-    for (const Block& b : blocks_) {
-        kernels::layer_norm(*kernels_, team, x, n, D, b.norm1.weight, b.norm1.bias, cfg_.ln_eps_encoder, h);
+    // x is the residual stream; h holds the normed input of the next sub-layer, then its output.
+    kernels::layer_norm(*kernels_, team, x, n, D, blocks_[0].norm1.weight, blocks_[0].norm1.bias,
+                        cfg_.ln_eps_encoder, h);
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        const Block& b = blocks_[i];
         attention(team, arena, b, h, n, a);
         b.proj.forward(team, arena, a, n, h);
-        add_in_place(team, x, h, n * D);
-        kernels::layer_norm(*kernels_, team, x, n, D, b.norm2.weight, b.norm2.bias, cfg_.ln_eps_encoder, h);
+        add_then_norm(team, x, h, n, b.norm2);
         b.fc1.forward(team, arena, h, n, mlp);
         kernels::gelu_erf(*kernels_, team, mlp, n * cfg_.mlp_hidden, mlp);
         b.fc2.forward(team, arena, mlp, n, h);
-        add_in_place(team, x, h, n * D);
+        add_then_norm(team, x, h, n, i + 1 < blocks_.size() ? blocks_[i + 1].norm1 : norm_);
     }
-    kernels::layer_norm(*kernels_, team, x, n, D, norm_.weight, norm_.bias, cfg_.ln_eps_encoder, x);
-    // Mean pooling, each channel summed over the tokens in order.
+    // Mean pooling of the final norm's output, each channel summed over the tokens in order.
     std::vector<float> pooled(static_cast<size_t>(D));
     for (int64_t d = 0; d < D; ++d) {
         double acc = 0.0;
-        for (int64_t i = 0; i < n; ++i) acc += x[i * D + d];
+        for (int64_t i = 0; i < n; ++i) acc += h[i * D + d];
         pooled[d] = static_cast<float>(acc / static_cast<double>(n));
     }
     kernels::layer_norm(*kernels_, team, pooled.data(), 1, D, head_norm_.weight, head_norm_.bias, cfg_.ln_eps_head,

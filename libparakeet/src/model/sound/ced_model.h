@@ -76,6 +76,9 @@ private:
     };
     void patch_embed(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0, int64_t tg, float* x) const;
     void attention(ThreadTeam& team, Arena& arena, const Block& b, const float* h, int64_t n, float* out) const;
+    // The residual add of a sub-layer's output h to the stream x [n, D] and the next LayerNorm
+    // of x into h, in one job (each row by one thread: the same bits as two).
+    void add_then_norm(ThreadTeam& team, float* x, float* h, int64_t n, const Norm& norm) const;
 
     GgufReader gguf_;
     CedConfig cfg_;

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """CED sound tagging speed: libparakeet (f32 and q8_0) against the same network in PyTorch and
-in onnxruntime, on a random-weight CED of a published size (tiny 192/12/3, mini 256/12/4,
+in onnxruntime (f32, and int8: quantize_dynamic of the same export, the peer of our q8_0), on a random-weight CED of a published size (tiny 192/12/3, mini 256/12/4,
 small 384/12/6, base 768/12/12; 527 classes, 10.12 s chunks), interleaved runs, medians, on the
 same clip. PyTorch runs the hand-written reference of tools/fixtures/make_ced_fixtures.py
 (torchaudio front end + the network) under no_grad; onnxruntime runs that network exported by
-torch.onnx (the front end stays torchaudio's, timed with it); the library runs the GGUF our
-converter writes from the same weights.
+torch.onnx (the front end stays torchaudio's, timed with it; its int8 model quantises that
+export's weights to int8 and its activations per call, as the published int8 ONNX models are
+made); the library runs the GGUF our converter writes from the same weights.
 
 Needs a venv with torch, torchaudio, onnxruntime, onnx and parakeet_py's dependencies (the
 fixtures' .refvenv, docs/fixtures.md):
@@ -30,14 +31,17 @@ SIZES = {"tiny": (192, 12, 3), "mini": (256, 12, 4), "small": (384, 12, 6), "bas
 
 
 class Reference(torch.nn.Module):
-    """The reference network on a dB mel [64, T], as a module torch.onnx can trace."""
+    """The reference network on a dB mel [64, T], as a module torch.onnx can trace. The weights
+    are the module's parameters, so that the export holds them as initializers (constants
+    would be left out by quantize_dynamic, which quantises initializers only)."""
 
     def __init__(self, sd, cfg):
         super().__init__()
-        self.sd, self.cfg = sd, cfg
+        self.names, self.cfg = list(sd), cfg
+        self.weights = torch.nn.ParameterList(torch.nn.Parameter(t, requires_grad=False) for t in sd.values())
 
     def forward(self, db):
-        return ref.scores(self.sd, db, self.cfg)
+        return ref.scores(dict(zip(self.names, self.weights)), db, self.cfg)
 
 
 def write_ced(size, directory, out_types=("f32", "q8_0")):
@@ -73,26 +77,30 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         sd, cfg, paths = write_ced(args.size, tmp)
         net = Reference(sd, cfg).eval()
-        ort_net = onnx_session(net, (ref.front_end(torch.from_numpy(pcm)),), ["db"], args.threads)
+        example = (ref.front_end(torch.from_numpy(pcm)),)
+        ort_nets = {int8: onnx_session(net, example, ["db"], args.threads, int8=int8) for int8 in (False, True)}
 
         def run_torch():
             with torch.no_grad():
                 return net(ref.front_end(torch.from_numpy(pcm))).numpy()
 
-        def run_ort():
+        def run_ort(int8=False):
             with torch.no_grad():
-                return ort_net(ref.front_end(torch.from_numpy(pcm)).numpy())
+                return ort_nets[int8](ref.front_end(torch.from_numpy(pcm)).numpy())
 
         taggers = {out_type: SoundTagger(path) for out_type, path in paths.items()}
         want = run_torch()
         extra = {"size": args.size, "threads": args.threads,
                  "max_abs_diff_f32": float(np.abs(taggers["f32"].scores(pcm) - want).max()),
-                 "max_abs_diff_onnxruntime": float(np.abs(run_ort() - want).max())}
+                 "max_abs_diff_q8_0": float(np.abs(taggers["q8_0"].scores(pcm) - want).max()),
+                 "max_abs_diff_onnxruntime": float(np.abs(run_ort() - want).max()),
+                 "max_abs_diff_onnxruntime_int8": float(np.abs(run_ort(int8=True) - want).max())}
         engines = {f"ours_{t}": (lambda tagger=tagger: tagger.scores(pcm)) for t, tagger in taggers.items()}
-        times, others = race(dict(engines, pytorch=run_torch, onnxruntime=run_ort), args.rounds)
+        peers = {"pytorch": run_torch, "onnxruntime": run_ort, "onnxruntime_int8": lambda: run_ort(int8=True)}
+        times, others = race(dict(engines, **peers), args.rounds)
         for tagger in taggers.values():
             tagger.close()
-    report(times, others, args.seconds, list(engines), ["pytorch", "onnxruntime"], extra, args.json)
+    report(times, others, args.seconds, list(engines), list(peers), extra, args.json)
 
 
 if __name__ == "__main__":

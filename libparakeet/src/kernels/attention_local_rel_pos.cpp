@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
+#include "kernels/round_up.h"
 #include "kernels/transpose.h"
 
 namespace pk::kernels {
@@ -58,8 +59,6 @@ struct Range {
 Range clip(const PositionSegment& s, int64_t lo, int64_t hi) {
     return {std::max(lo, s.o_begin), std::min(hi, s.o_end)};
 }
-
-int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 // Row blocks whose key windows one KeySpan serves: the key transposition and value copy
 // then cost a few floats per query row instead of a whole window per block.

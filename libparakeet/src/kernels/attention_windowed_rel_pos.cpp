@@ -7,6 +7,7 @@
 #include "kernels/attention_local_rel_pos_block.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
+#include "kernels/round_up.h"
 #include "kernels/transpose.h"
 
 namespace pk::kernels {
@@ -16,8 +17,6 @@ using local_attention::BlockRows;
 using local_attention::kColumnPad;
 using local_attention::kRowBlock;
 using local_attention::kRowPad;
-
-int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 // The keys a block of query rows [r0, r0 + nr) reads: the union of their windows.
 struct Span {

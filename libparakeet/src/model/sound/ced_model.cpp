@@ -5,9 +5,10 @@
 #include <cstring>
 
 #include "common/errors.h"
+#include "kernels/attention_dot_product.h"
+#include "kernels/kernel_table.h"
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
-#include "kernels/ops_softmax.h"
 #include "model/model.h"
 #include "model/model_kind.h"
 #include "model/sound/ced_schema.h"
@@ -27,12 +28,6 @@ int positive_key(const GgufReader& g, const char* key) {
 
 void expect(const GgufReader& g, bool ok, const std::string& what) {
     if (!ok) throw g.error(what + " (not a CED file this engine can run)");
-}
-
-void add_in_place(ThreadTeam& team, float* x, const float* y, int64_t n) {
-    parallel_for(team, n, 4096, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) x[i] += y[i];
-    });
 }
 
 }  // namespace
@@ -91,7 +86,11 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& opt
     m->bn_mean_ = t.f32(bn + ".running_mean", {c.n_mels});
     m->bn_var_ = t.f32(bn + ".running_var", {c.n_mels});
     const std::string proj = s::kPatchProj;
-    m->patch_weight_ = t.f32(proj + ".weight", {D, 1, c.patch, c.patch});
+    // The patch convolution (stride = kernel) is one product of the patches with its weights
+    // ([D, patch * patch], packed once here).
+    m->patch_proj_ = std::make_unique<kernels::PackedWeights>(
+        kernels::WeightType::F32, t.f32(proj + ".weight", {D, 1, c.patch, c.patch}), D,
+        static_cast<int64_t>(c.patch) * c.patch, level);
     m->patch_bias_ = t.f32(proj + ".bias", {D});
     const int64_t max_tg = (c.target_length - c.patch) / c.patch + 1;  // a full chunk's time patches
     const GgufTensor& time_pos = t.get(s::kTimePos, {1, D, 1, g.tensor(s::kTimePos).ne[0]});
@@ -125,11 +124,13 @@ int64_t CedModel::min_samples() const {
     return std::max<int64_t>(static_cast<int64_t>(cfg_.patch - 1) * f.hop, f.n_fft / 2 + 1);
 }
 
-void CedModel::patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t t0, int64_t tg, float* x) const {
+void CedModel::patch_embed(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0, int64_t tg,
+                           float* x) const {
     const int P = cfg_.patch;
-    const int64_t D = cfg_.embed_dim, fg = cfg_.n_mels / P, pp = static_cast<int64_t>(P) * P;
-    parallel_for(team, fg * tg, 4, [&](int64_t begin, int64_t end) {
-        std::vector<float> patch(static_cast<size_t>(pp));
+    const int64_t D = cfg_.embed_dim, fg = cfg_.n_mels / P, pp = static_cast<int64_t>(P) * P, n = fg * tg;
+    ArenaScope scope(arena);
+    float* patches = arena.alloc_array<float>(static_cast<size_t>(n * pp));
+    parallel_for(team, n, 16, [&](int64_t begin, int64_t end) {
         for (int64_t tok = begin; tok < end; ++tok) {
             const int64_t f = tok / tg, tt = tok % tg;
             // The patch, BatchNorm'd per mel row as PyTorch's eval BatchNorm computes it.
@@ -137,43 +138,37 @@ void CedModel::patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t
                 const int64_t mel = f * P + i;
                 const float inv_std = 1.f / std::sqrt(bn_var_[mel] + bn_eps_);
                 const float* row = db + mel * T + t0 + tt * P;
-                for (int j = 0; j < P; ++j)
-                    patch[static_cast<size_t>(i) * P + j] = (row[j] - bn_mean_[mel]) * inv_std * bn_weight_[mel] + bn_bias_[mel];
+                float* out = patches + tok * pp + static_cast<int64_t>(i) * P;
+                for (int j = 0; j < P; ++j) out[j] = (row[j] - bn_mean_[mel]) * inv_std * bn_weight_[mel] + bn_bias_[mel];
             }
+        }
+    });
+    kernels::matmul(team, arena, patches, n, pp, *patch_proj_, patch_bias_, x);
+    parallel_for(team, n, 16, [&](int64_t begin, int64_t end) {
+        for (int64_t tok = begin; tok < end; ++tok) {
+            const int64_t f = tok / tg, tt = tok % tg;
             float* out = x + tok * D;
-            for (int64_t d = 0; d < D; ++d) {
-                const float conv = patch_bias_[d] + kernels_->dot.dot(patch_weight_ + d * pp, patch.data(), pp);
-                out[d] = (conv + time_pos_[d * time_pos_stride_ + tt]) + freq_pos_[d * fg + f];
-            }
+            for (int64_t d = 0; d < D; ++d) out[d] = (out[d] + time_pos_[d * time_pos_stride_ + tt]) + freq_pos_[d * fg + f];
         }
     });
 }
 
 void CedModel::attention(ThreadTeam& team, Arena& arena, const Block& b, const float* h, int64_t n, float* out) const {
     const int64_t D = cfg_.embed_dim, H = cfg_.num_heads, dh = D / H;
+    ArenaScope scope(arena);
     float* qkv = arena.alloc_array<float>(static_cast<size_t>(n * 3 * D));
     b.qkv.forward(team, arena, h, n, qkv);
-    const float scale = 1.f / std::sqrt(static_cast<float>(dh));
-    // Per head, both products run on the matmul kernels: the head's keys (and its values,
-    // transposed) are packed as the "weights" of a product with the queries (the probabilities).
-    std::vector<float> q(static_cast<size_t>(n * dh)), k(static_cast<size_t>(n * dh)), vt(static_cast<size_t>(dh * n));
-    float* scores = arena.alloc_array<float>(static_cast<size_t>(n * n));
-    for (int64_t head = 0; head < H; ++head) {
-        for (int64_t i = 0; i < n; ++i) {
-            const float* row = qkv + i * 3 * D + head * dh;
-            std::copy(row, row + dh, q.data() + i * dh);
-            std::copy(row + D, row + D + dh, k.data() + i * dh);
-            for (int64_t c = 0; c < dh; ++c) vt[static_cast<size_t>(c * n + i)] = row[2 * D + c];
-        }
-        const kernels::PackedWeights keys(kernels::WeightType::F32, k.data(), n, dh, level_);
-        kernels::matmul(team, arena, q.data(), n, dh, keys, nullptr, scores);
-        parallel_for(team, n * n, 4096, [&](int64_t b0, int64_t e) {
-            for (int64_t i = b0; i < e; ++i) scores[i] *= scale;
-        });
-        kernels::softmax(*kernels_, team, scores, n, n, scores);
-        const kernels::PackedWeights values(kernels::WeightType::F32, vt.data(), dh, n, level_);
-        kernels::matmul(team, arena, scores, n, n, values, nullptr, out + head * dh, D);
-    }
+    kernels::dot_product_attention(*kernels_, team, arena, qkv, qkv + D, qkv + 2 * D, 3 * D, n, H, dh,
+                                   1.f / std::sqrt(static_cast<float>(dh)), out, D);
+}
+
+void CedModel::add_then_norm(ThreadTeam& team, float* x, float* h, int64_t n, const Norm& norm) const {
+    const int64_t D = cfg_.embed_dim;
+    parallel_for(team, n, 8, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin * D; i < end * D; ++i) x[i] += h[i];
+        kernels_->ops.layer_norm_rows(x + begin * D, end - begin, D, norm.weight, norm.bias, cfg_.ln_eps_encoder,
+                                      h + begin * D);
+    });
 }
 
 std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0,
@@ -183,24 +178,25 @@ std::vector<float> CedModel::chunk_probabilities(ThreadTeam& team, Arena& arena,
     float* h = arena.alloc_array<float>(static_cast<size_t>(n * D));
     float* a = arena.alloc_array<float>(static_cast<size_t>(n * D));
     float* mlp = arena.alloc_array<float>(static_cast<size_t>(n * cfg_.mlp_hidden));
-    patch_embed(team, db, T, t0, tg, x);
-    for (const Block& b : blocks_) {
-        kernels::layer_norm(*kernels_, team, x, n, D, b.norm1.weight, b.norm1.bias, cfg_.ln_eps_encoder, h);
+    patch_embed(team, arena, db, T, t0, tg, x);
+    // x is the residual stream; h holds the normed input of the next sub-layer, then its output.
+    kernels::layer_norm(*kernels_, team, x, n, D, blocks_[0].norm1.weight, blocks_[0].norm1.bias,
+                        cfg_.ln_eps_encoder, h);
+    for (size_t i = 0; i < blocks_.size(); ++i) {
+        const Block& b = blocks_[i];
         attention(team, arena, b, h, n, a);
         b.proj.forward(team, arena, a, n, h);
-        add_in_place(team, x, h, n * D);
-        kernels::layer_norm(*kernels_, team, x, n, D, b.norm2.weight, b.norm2.bias, cfg_.ln_eps_encoder, h);
+        add_then_norm(team, x, h, n, b.norm2);
         b.fc1.forward(team, arena, h, n, mlp);
         kernels::gelu_erf(*kernels_, team, mlp, n * cfg_.mlp_hidden, mlp);
         b.fc2.forward(team, arena, mlp, n, h);
-        add_in_place(team, x, h, n * D);
+        add_then_norm(team, x, h, n, i + 1 < blocks_.size() ? blocks_[i + 1].norm1 : norm_);
     }
-    kernels::layer_norm(*kernels_, team, x, n, D, norm_.weight, norm_.bias, cfg_.ln_eps_encoder, x);
-    // Mean pooling, each channel summed over the tokens in order.
+    // Mean pooling of the final norm's output, each channel summed over the tokens in order.
     std::vector<float> pooled(static_cast<size_t>(D));
     for (int64_t d = 0; d < D; ++d) {
         double acc = 0.0;
-        for (int64_t i = 0; i < n; ++i) acc += x[i * D + d];
+        for (int64_t i = 0; i < n; ++i) acc += h[i * D + d];
         pooled[d] = static_cast<float>(acc / static_cast<double>(n));
     }
     kernels::layer_norm(*kernels_, team, pooled.data(), 1, D, head_norm_.weight, head_norm_.bias, cfg_.ln_eps_head,

@@ -74,8 +74,11 @@ private:
         Norm norm1, norm2;
         Linear qkv, proj, fc1, fc2;
     };
-    void patch_embed(ThreadTeam& team, const float* db, int64_t T, int64_t t0, int64_t tg, float* x) const;
+    void patch_embed(ThreadTeam& team, Arena& arena, const float* db, int64_t T, int64_t t0, int64_t tg, float* x) const;
     void attention(ThreadTeam& team, Arena& arena, const Block& b, const float* h, int64_t n, float* out) const;
+    // The residual add of a sub-layer's output h to the stream x [n, D] and the next LayerNorm
+    // of x into h, in one job (each row by one thread: the same bits as two).
+    void add_then_norm(ThreadTeam& team, float* x, float* h, int64_t n, const Norm& norm) const;
 
     GgufReader gguf_;
     CedConfig cfg_;
@@ -88,7 +91,7 @@ private:
     const float* bn_mean_ = nullptr;
     const float* bn_var_ = nullptr;
     float bn_eps_ = 1e-5f;
-    const float* patch_weight_ = nullptr;  // [D][patch * patch]
+    std::unique_ptr<kernels::PackedWeights> patch_proj_;  // [D][patch * patch]
     const float* patch_bias_ = nullptr;
     const float* time_pos_ = nullptr;      // [D][time_pos_stride_]
     int time_pos_stride_ = 0;

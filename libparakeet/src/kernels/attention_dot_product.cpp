@@ -1,0 +1,84 @@
+#include "kernels/attention_dot_product.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kernels/kernel_table.h"
+#include "kernels/ops_grain.h"
+#include "kernels/round_up.h"
+#include "kernels/transpose.h"
+
+namespace pk::kernels {
+namespace {
+
+// The block products' tiles (attention_local_rel_pos_block.h).
+namespace blocks = local_attention;
+
+// One head's keys transposed ([dk, ldk], columns past T zeroed: the products may read them)
+// and values as contiguous rows ([T, dk]: the weighted sum's rows stay in L1 instead of
+// falling H*dk floats apart into a few cache sets).
+struct HeadOperands {
+    float* kT;
+    float* vs;
+    int64_t ldk;
+    int64_t head = -1;
+
+    void load(const float* k, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t h) {
+        transpose_padded(k + h * dk, T, dk, ld, kT, ldk);
+        for (int64_t t = 0; t < T; ++t) std::copy_n(v + t * ld + h * dk, dk, vs + t * dk);
+        head = h;
+    }
+};
+
+}  // namespace
+
+void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                           const float* k, const float* v, int64_t ld, int64_t T, int64_t H,
+                           int64_t dk, float scale, float* out, int64_t ldo) {
+    if (T < 0 || H < 1 || dk < 1 || ld < H * dk || ldo < H * dk)
+        throw std::invalid_argument("dot_product_attention: needs T >= 0, H >= 1, dk >= 1 and strides >= H * dk");
+    if (T == 0) return;
+    ArenaScope scope(arena);
+    const int64_t ldk = round_up(T, blocks::kColumnPad);
+    // Per thread: the head's operands, and a block's queries (rows padded to kRowPad), scores,
+    // probabilities (rows T apart, as the weighted sum takes them) and weighted sums.
+    const int64_t per_thread = dk * ldk + T * dk + blocks::kRowBlock * (2 * dk + ldk + T);
+    float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
+
+    // One item = one (head, block of kRowBlock query rows): about 2 * kRowBlock * T * dk
+    // multiply-adds. Items go head by head, so a thread loads each of its heads once.
+    const int64_t row_blocks = (T + blocks::kRowBlock - 1) / blocks::kRowBlock;
+    const int64_t items = H * row_blocks;
+    const int64_t grain = grain_for(2 * blocks::kRowBlock * T * dk);
+    team.run([&](int ith, int n_threads) {
+        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
+        if (ith >= chunks) return;
+        const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
+        float* mine = scratch + ith * per_thread;
+        HeadOperands head{mine, mine + dk * ldk, ldk};
+        float* qb = head.vs + T * dk;
+        float* scores = qb + blocks::kRowBlock * dk;
+        float* probs = scores + blocks::kRowBlock * ldk;
+        float* sums = probs + blocks::kRowBlock * T;
+        for (int64_t item = item_begin; item < item_end; ++item) {
+            const int64_t h = item / row_blocks;
+            const int64_t i0 = (item % row_blocks) * blocks::kRowBlock;
+            const int64_t nr = std::min(blocks::kRowBlock, T - i0);
+            const int64_t padded_rows = round_up(nr, blocks::kRowPad);
+            if (h != head.head) head.load(k, v, ld, T, dk, h);
+            for (int64_t r = 0; r < nr; ++r) std::copy_n(q + (i0 + r) * ld + h * dk, dk, qb + r * dk);
+            std::fill(qb + nr * dk, qb + padded_rows * dk, 0.0f);
+
+            kt.attention.local_block_products(qb, padded_rows, dk, head.kT, ldk, 0, T, scores, ldk);
+            for (int64_t r = 0; r < nr; ++r) {
+                float* s = scores + r * ldk;
+                for (int64_t j = 0; j < T; ++j) s[j] *= scale;
+                kt.ops.softmax_rows(s, 1, T, probs + r * T);
+            }
+            kt.attention.rel_pos_weighted_sums(probs, head.vs, dk, T, dk, nr, sums);
+            for (int64_t r = 0; r < nr; ++r) std::copy_n(sums + r * dk, dk, out + (i0 + r) * ldo + h * dk);
+        }
+    });
+}
+
+}  // namespace pk::kernels

@@ -12,6 +12,9 @@ layouts with seeded random weights:
   eres2net  3D-Speaker's ERes2Net (tools/fixtures/eres2net_torch.py: 32 base channels, 512-d, the
             base model's layout), converted from its ONNX export; ours f32 and q8_0
 
+onnxruntime runs the export as it is (f32) and quantised by its quantize_dynamic (int8 weights,
+activations quantised per call: how published int8 ONNX models are made), the peer of our q8_0.
+
 libparakeet embeds a noise clip of --seconds (its time includes its fbank); PyTorch and
 onnxruntime run only the network, on features of the clip's length, so the ratios are a lower
 bound. The embeddings are compared on the speaker fixtures' speech clip, whose torchaudio fbank
@@ -120,10 +123,12 @@ def main() -> None:
     frames = 1 + (len(pcm) - 400) // 160
     feats = np.random.default_rng(1).standard_normal((frames, 80)).astype(np.float32)
     frames_axis = {"feats": {1: "frames"}}  # the cosines run on the fixture clip, of another length
-    run_onnx = onnx_session(net, (torch.from_numpy(feats)[None],), ["feats"], args.threads, frames_axis)
+    example = (torch.from_numpy(feats)[None],)
+    run_onnx = {precision: onnx_session(net, example, ["feats"], args.threads, frames_axis, int8=precision == "int8")
+                for precision in ("f32", "int8")}
     onnx = work / f"{args.arch}.onnx"
     if args.arch == "eres2net":  # its converter reads the export
-        torch.onnx.export(net, (torch.from_numpy(feats)[None],), str(onnx), input_names=["feats"], dynamo=False,
+        torch.onnx.export(net, example, str(onnx), input_names=["feats"], dynamo=False,
                           dynamic_axes=frames_axis, opset_version=17)
     paths = {t: work / f"{args.arch}-{t}.gguf" for t in types}
     for t, path in paths.items():
@@ -133,12 +138,10 @@ def main() -> None:
         with torch.no_grad():
             return net(torch.from_numpy(x)[None]).numpy()
 
-    def onnx_net(x: np.ndarray) -> np.ndarray:
-        return run_onnx(x[None])
-
     ref = {t.name: np.array(t.data) for t in gguf.GGUFReader(str(ROOT / "tests/data/speaker/ref_speech.gguf")).tensors}
     clip, clip_feats = ref["pcm"].astype(np.float32), ref["fbank"].astype(np.float32).reshape(-1, 80)
-    theirs = {"pytorch": torch_net, "onnxruntime": onnx_net}
+    theirs = {"pytorch": torch_net, **{f"onnxruntime_{precision}": (lambda x, run=run: run(x[None]))
+                                       for precision, run in run_onnx.items()}}
     encoders = {t: SpeakerEncoder(path) for t, path in paths.items()}
     try:
         extra = {"arch": args.arch, "threads": args.threads}

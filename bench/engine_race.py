@@ -9,17 +9,21 @@ time does not).
 import io
 import json
 import statistics
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 from benchlib import OthersCpu
 
 
-def onnx_session(module, example_inputs, input_names, threads, dynamic_axes=None):
+def onnx_session(module, example_inputs, input_names, threads, dynamic_axes=None, int8=False):
     """An onnxruntime CPU session (intra-op `threads`, one inter-op thread) of `module` traced on
     `example_inputs` (a tuple of tensors) with torch.onnx's TorchScript exporter, as a function
     that runs it on numpy inputs and returns its first output. `dynamic_axes` (torch.onnx's
-    form) names the input axes whose size may differ from the example's."""
+    form) names the input axes whose size may differ from the example's. With `int8` the export
+    is quantised by onnxruntime's quantize_dynamic (int8 weights, activations quantised per call),
+    as the published int8 ONNX models are made: the peer of our q8_0."""
     import onnxruntime as ort
     import torch
 
@@ -28,14 +32,29 @@ def onnx_session(module, example_inputs, input_names, threads, dynamic_axes=None
         warnings.simplefilter("ignore")  # the exporter's deprecation and tracer warnings
         torch.onnx.export(module, example_inputs, buf, dynamo=False, input_names=list(input_names),
                           dynamic_axes=dynamic_axes)
+    model = buf.getvalue()
+    if int8:
+        model = quantized_int8(model)
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     # Its workers would otherwise spin between runs, stealing the CPU from the engines timed
     # after it in the same process.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    session = ort.InferenceSession(buf.getvalue(), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
     return lambda *arrays: session.run(None, dict(zip(input_names, arrays)))[0]
+
+
+def quantized_int8(model: bytes) -> bytes:
+    """The ONNX model `model` with its weights in int8 by onnxruntime's quantize_dynamic at its
+    defaults (signed weights, per tensor)."""
+    import onnx
+    from onnxruntime.quantization import quantize_dynamic
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "int8.onnx"
+        quantize_dynamic(onnx.load_from_string(model), out)
+        return out.read_bytes()
 
 
 def race(engines, rounds):

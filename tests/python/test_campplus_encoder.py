@@ -56,10 +56,10 @@ def _refusals():
         ({vd.CAMPPLUS_CONV_BIAS: biases[:-1]}, (), "voicedetect.campplus.conv_bias lists 56 biases for 57 convolutions"),
         ({vd.CAMPPLUS_BN_PREFIX: norms + [norms[0]]}, (),
          "the campplus manifest lists 57 convolutions and 14 BatchNorms, CAM++ used 57 and 13"),
-        ({vd.CAMPPLUS_CONV_WEIGHT: swapped}, (), "head.layer1.0.conv1.weight takes 4 channels, the network gives it 1"),
+        ({vd.CAMPPLUS_CONV_WEIGHT: swapped}, (), "head.layer1.0.conv1.weight has shape [4, 4, 3, 3], expected [4, 1, 3, 3]"),
         ({vd.CAMPPLUS_BN_PREFIX: ["xvector.block1.tdnnd9.nonlinear1.batchnorm"] + norms[1:]}, (),
          "missing tensor xvector.block1.tdnnd9.nonlinear1.batchnorm."),
-        ({vd.FBANK_N_MELS: 64}, (), "xvector.tdnn.linear.weight takes 40 channels, the network gives it 32"),
+        ({vd.FBANK_N_MELS: 64}, (), "xvector.tdnn.linear.weight has shape [16, 40, 5], expected [16, 32, 5]"),
         ({}, (vd.CAMPPLUS_EMB_BN_MEAN,), "missing key voicedetect.campplus.emb_bn_mean"),
         ({}, (vd.CAMPPLUS_BN_PREFIX,), "missing key voicedetect.campplus.bn_prefix"),
     ]

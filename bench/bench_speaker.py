@@ -7,6 +7,7 @@ layouts with seeded random weights:
   ecapa     SpeechBrain's ECAPA_TDNN (channels [1024] * 4 + [3072], attention 128, 192-d); ours
             f32 and q8_0
   campplus  ModelScope's CAMPPlus (3D-Speaker's CAM++, 192-d, as campplus_cn_common); ours f32
+            and q8_0
   resnet34  WeSpeaker's ResNet34 (tools/fixtures/wespeaker_resnet_torch.py: 32 base channels,
             blocks [3, 4, 6, 3], 256-d, voxceleb_resnet34_LM's layout); ours f32 and q8_0
   eres2net  3D-Speaker's ERes2Net (tools/fixtures/eres2net_torch.py: 32 base channels, 512-d, the
@@ -67,7 +68,8 @@ def campplus(torch, work: Path):
     torch.manual_seed(0)
     net = CAMPPlus(feat_dim=80, embedding_size=192).eval()
     torch.save(net.state_dict(), work / "campplus.bin")
-    return net, ("f32",), lambda onnx, gguf, t: convert_campplus(work / "campplus.bin", gguf, t, name="bench")
+    return net, ("f32", "q8_0"), lambda onnx, gguf, t: convert_campplus(work / "campplus.bin", gguf, t,
+                                                                        name="bench")
 
 
 def resnet34(torch, work: Path):

@@ -1,5 +1,6 @@
 """parakeet_py.SpeakerEncoder on the committed CAM++ fixture (tests/data/speaker/campplus_tiny.gguf,
-docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch, the fingerprint, files
+docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch (and a q8_0 file's,
+campplus_q8.gguf), the fingerprint, files
 whose campplus manifest the engine cannot follow refused at load with a clear message, and the
 model as a bundle's component."""
 
@@ -44,6 +45,15 @@ def test_embedding_matches_pytorch(tmp_path, clip, source):
     assert got.shape == (192,)
     assert float(got @ want) >= 0.9999
     assert np.abs(got - want).max() <= 1e-4
+
+
+def test_a_q8_0_file_embeds_close_to_pytorch():
+    """campplus_q8.gguf: a CAM++ whose kernel-1 convolutions are stored as q8_0 (test_campplus_convert.py)."""
+    pcm, want = reference("campplus_q8_speech")
+    with SpeakerEncoder(DATA / "campplus_q8.gguf") as enc:
+        got = enc.embed(pcm, sample_rate=16000)
+    # Close to PyTorch's f32, and not its bits: the quantised products ran (measured 0.99982).
+    assert 0.999 <= float(got @ want) < 0.99999
 
 
 def _refusals():

@@ -4,6 +4,9 @@
 
 #include "common/errors.h"
 #include "kernels/conv_pointwise.h"
+#include "kernels/quantize_q8_0.h"
+#include "model/layers/q8_at_load.h"
+
 
 namespace pk::speaker {
 
@@ -62,16 +65,27 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
         c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), s.out, in,
                                                               t.level());
     } else if (checked.type == GgmlType::F32) {
+        // Columns in tap-major order, (i * kt + j) * in + c, so that the unfolding copies each
+        // tap's channels as one run.
         const float* w32 = reinterpret_cast<const float*>(checked.data);
         std::vector<float> tap_major(static_cast<size_t>(s.out * cols));
         for (int64_t o = 0; o < s.out; ++o)
             for (int64_t ch = 0; ch < in; ++ch)
                 for (int64_t tap = 0; tap < taps; ++tap)
                     tap_major[o * cols + tap * in + ch] = w32[o * cols + ch * taps + tap];
-        auto packed =
-            std::make_shared<std::vector<float>>(static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, s.out)));
-        kernels::pointwise_conv_pack_weight(tap_major.data(), cols, s.out, packed->data());
-        c.pointwise_ = std::move(packed);
+        c.tap_major_ = true;
+        // A quantised file's F32 convolution (voice-detect.cpp keeps the wider kernels F32) runs
+        // on the int8 kernels where its rows are whole Q8_0 blocks (LoadOptions::q8_all), but a
+        // Winograd one: its 4x fewer f32 products measured faster than int8 ones.
+        if (t.q8_at_load() && cols % kernels::kQ8_0BlockValues == 0) {
+            c.weight_ = std::make_shared<const kernels::PackedWeights>(
+                q8_0_at_load(tap_major.data(), s.out, cols, t.level()));
+        } else {
+            auto packed = std::make_shared<std::vector<float>>(
+                static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, s.out)));
+            kernels::pointwise_conv_pack_weight(tap_major.data(), cols, s.out, packed->data());
+            c.pointwise_ = std::move(packed);
+        }
     } else {
         const kernels::WeightType type = TensorLoader::weight_type(checked);
         if (cols % kernels::weight_block_values(type) != 0)
@@ -133,7 +147,7 @@ void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, 
                     const bool outside = f < 0 || f >= F || t < 0 || t >= T;
                     const float* src = outside ? nullptr : x + (t * F + f) * ldx;
                     const int64_t tap = static_cast<int64_t>(i) * kt_ + j;
-                    if (pointwise_ != nullptr) {  // tap-major columns: one run per tap
+                    if (tap_major_) {  // one run per tap
                         float* dst = row + tap * in_;
                         if (outside)
                             std::fill_n(dst, in_, 0.0f);

@@ -16,7 +16,9 @@
 //              + c, the weight reordered so at load) so that each tap's channels copy as one run;
 //   matmul     other types (1x1 kernels, or rows of in * kf * kt whole blocks) on the matmul
 //              kernels' GEMM path, on the input unfolded in PyTorch's column order
-//              ((c * kf + i) * kt + j) where the kernel needs it.
+//              ((c * kf + i) * kt + j) where the kernel needs it; and, in a quantised file
+//              (TensorLoader::q8_at_load), the F32 weights of the pointwise form whose rows are
+//              whole Q8_0 blocks, quantised at load in their tap-major order.
 // Either way a row's bits depend on nothing but its input: results are bitwise identical for any
 // team size at a given ISA level.
 #pragma once
@@ -103,6 +105,7 @@ private:
     std::shared_ptr<const kernels::PackedWeights> weight_;  // other types packed for matmul,
     std::shared_ptr<const WinogradConv3x3> winograd_;       // or the Winograd form
     const kernels::KernelTable* kernels_ = nullptr;
+    bool tap_major_ = false;  // the weight's columns in tap-major order, else PyTorch's
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kf_ = 1, kt_ = 1;

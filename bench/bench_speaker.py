@@ -27,7 +27,8 @@ and eres2net run in the project's .venv:
         --arch ecapa --seconds 10 --rounds 7 --threads 2
 
 The models are converted once (through our converter) into --work. Prints the medians (wall and
-CPU time), the ratios and the cosines of the references' embeddings to ours.
+CPU time), the ratios, the cosines of the references' embeddings to ours, and the network's work
+per call (network_gflop: its convolutions and products, as PyTorch counts them).
 """
 
 import argparse
@@ -96,6 +97,17 @@ def eres2net(torch, work: Path):
 NETWORKS = {"ecapa": ecapa, "campplus": campplus, "resnet34": resnet34, "eres2net": eres2net}
 
 
+def network_gflop(torch, net, x) -> float:
+    """The network's work on input `x` in GFLOP, 2 per multiply-add of its convolutions and matrix
+    products (PyTorch's FlopCounterMode): divided by a CPU time, the rate to set against the core's
+    peak (bench/native/bench_peak)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        net(x)
+    return counter.get_total_flops() / 1e9
+
+
 def normalised(e) -> np.ndarray:
     e = np.asarray(e, dtype=np.float64).reshape(-1)
     return e / np.linalg.norm(e)
@@ -146,7 +158,8 @@ def main() -> None:
                                        for precision, run in run_onnx.items()}}
     encoders = {t: SpeakerEncoder(path) for t, path in paths.items()}
     try:
-        extra = {"arch": args.arch, "threads": args.threads}
+        extra = {"arch": args.arch, "threads": args.threads,
+                 "network_gflop": round(network_gflop(torch, net, example[0]), 3)}
         for t, enc in encoders.items():
             ours = normalised(enc.embed(clip, sample_rate=16000))
             for name, f in theirs.items():

@@ -7,7 +7,6 @@
 #include "kernels/quantize_q8_0.h"
 #include "model/layers/q8_at_load.h"
 
-
 namespace pk::speaker {
 
 namespace {

@@ -7,10 +7,14 @@ layouts with seeded random weights:
   ecapa     SpeechBrain's ECAPA_TDNN (channels [1024] * 4 + [3072], attention 128, 192-d); ours
             f32 and q8_0
   campplus  ModelScope's CAMPPlus (3D-Speaker's CAM++, 192-d, as campplus_cn_common); ours f32
+            and q8_0
   resnet34  WeSpeaker's ResNet34 (tools/fixtures/wespeaker_resnet_torch.py: 32 base channels,
             blocks [3, 4, 6, 3], 256-d, voxceleb_resnet34_LM's layout); ours f32 and q8_0
   eres2net  3D-Speaker's ERes2Net (tools/fixtures/eres2net_torch.py: 32 base channels, 512-d, the
             base model's layout), converted from its ONNX export; ours f32 and q8_0
+
+onnxruntime runs the export as it is (f32) and quantised by its quantize_dynamic (int8 weights,
+activations quantised per call: how published int8 ONNX models are made), the peer of our q8_0.
 
 libparakeet embeds a noise clip of --seconds (its time includes its fbank); PyTorch and
 onnxruntime run only the network, on features of the clip's length, so the ratios are a lower
@@ -23,7 +27,8 @@ and eres2net run in the project's .venv:
         --arch ecapa --seconds 10 --rounds 7 --threads 2
 
 The models are converted once (through our converter) into --work. Prints the medians (wall and
-CPU time), the ratios and the cosines of the references' embeddings to ours.
+CPU time), the ratios, the cosines of the references' embeddings to ours, and the network's work
+per call (network_gflop: its convolutions and products, as PyTorch counts them).
 """
 
 import argparse
@@ -64,7 +69,8 @@ def campplus(torch, work: Path):
     torch.manual_seed(0)
     net = CAMPPlus(feat_dim=80, embedding_size=192).eval()
     torch.save(net.state_dict(), work / "campplus.bin")
-    return net, ("f32",), lambda onnx, gguf, t: convert_campplus(work / "campplus.bin", gguf, t, name="bench")
+    return net, ("f32", "q8_0"), lambda onnx, gguf, t: convert_campplus(work / "campplus.bin", gguf, t,
+                                                                        name="bench")
 
 
 def resnet34(torch, work: Path):
@@ -89,6 +95,17 @@ def eres2net(torch, work: Path):
 
 
 NETWORKS = {"ecapa": ecapa, "campplus": campplus, "resnet34": resnet34, "eres2net": eres2net}
+
+
+def network_gflop(torch, net, x) -> float:
+    """The network's work on input `x` in GFLOP, 2 per multiply-add of its convolutions and matrix
+    products (PyTorch's FlopCounterMode): divided by a CPU time, the rate to set against the core's
+    peak (bench/native/bench_peak)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        net(x)
+    return counter.get_total_flops() / 1e9
 
 
 def normalised(e) -> np.ndarray:
@@ -120,10 +137,12 @@ def main() -> None:
     frames = 1 + (len(pcm) - 400) // 160
     feats = np.random.default_rng(1).standard_normal((frames, 80)).astype(np.float32)
     frames_axis = {"feats": {1: "frames"}}  # the cosines run on the fixture clip, of another length
-    run_onnx = onnx_session(net, (torch.from_numpy(feats)[None],), ["feats"], args.threads, frames_axis)
+    example = (torch.from_numpy(feats)[None],)
+    run_onnx = {precision: onnx_session(net, example, ["feats"], args.threads, frames_axis, int8=precision == "int8")
+                for precision in ("f32", "int8")}
     onnx = work / f"{args.arch}.onnx"
     if args.arch == "eres2net":  # its converter reads the export
-        torch.onnx.export(net, (torch.from_numpy(feats)[None],), str(onnx), input_names=["feats"], dynamo=False,
+        torch.onnx.export(net, example, str(onnx), input_names=["feats"], dynamo=False,
                           dynamic_axes=frames_axis, opset_version=17)
     paths = {t: work / f"{args.arch}-{t}.gguf" for t in types}
     for t, path in paths.items():
@@ -133,15 +152,14 @@ def main() -> None:
         with torch.no_grad():
             return net(torch.from_numpy(x)[None]).numpy()
 
-    def onnx_net(x: np.ndarray) -> np.ndarray:
-        return run_onnx(x[None])
-
     ref = {t.name: np.array(t.data) for t in gguf.GGUFReader(str(ROOT / "tests/data/speaker/ref_speech.gguf")).tensors}
     clip, clip_feats = ref["pcm"].astype(np.float32), ref["fbank"].astype(np.float32).reshape(-1, 80)
-    theirs = {"pytorch": torch_net, "onnxruntime": onnx_net}
+    theirs = {"pytorch": torch_net, **{f"onnxruntime_{precision}": (lambda x, run=run: run(x[None]))
+                                       for precision, run in run_onnx.items()}}
     encoders = {t: SpeakerEncoder(path) for t, path in paths.items()}
     try:
-        extra = {"arch": args.arch, "threads": args.threads}
+        extra = {"arch": args.arch, "threads": args.threads,
+                 "network_gflop": round(network_gflop(torch, net, example[0]), 3)}
         for t, enc in encoders.items():
             ours = normalised(enc.embed(clip, sample_rate=16000))
             for name, f in theirs.items():

@@ -118,7 +118,8 @@ def convert(nemo_file: str, gguf_file: str, out_type: str, name: Optional[str], 
     `silero_vad` GGUF file (parakeet.cpp's schema; --type f32 or f16), read with the onnx
     package only. A SpeechBrain ECAPA-TDNN speaker model (embedding_model.ckpt, with its
     hyperparams.yaml beside it) becomes voice-detect.cpp's `voicedetect` GGUF (--type f32 or q8_0),
-    and so does a 3D-Speaker CAM++, as its state_dict (campplus_*.bin) or its ONNX export (--type f32).
+    and so does a 3D-Speaker CAM++, as its state_dict (campplus_*.bin) or its ONNX export (--type f32,
+    f16 or q8_0).
     So does a WeSpeaker ResNet34, as a checkpoint (avg_model.pt, with an optional mean_vec.npy
     beside it) or as WeSpeaker's ONNX export (voxceleb_resnet34_LM.onnx), and 3D-Speaker's
     ERes2Net as its ONNX export (--type f32, f16 or q8_0). Which network an .onnx or .bin file

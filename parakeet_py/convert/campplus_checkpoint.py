@@ -26,12 +26,12 @@ import numpy as np
 
 from . import voicedetect_schema as vd
 from .errors import CheckpointError, ConversionError, UnsupportedModelError
-from .gguf_writer import GGML_TYPES, TensorPlan, write_gguf
+from .gguf_writer import write_gguf
 from .meta_value import MetaValue
+from .resnet_gguf import OUT_TYPES, stored_type, tensor_plan
 from .torch_checkpoint import TorchCheckpoint
 from .voicedetect_meta import speaker_metadata
 
-OUT_TYPES = ("f32",)
 BN_EPS = 1e-5  # torch.nn.BatchNorm's default, which CAM++ keeps (a state_dict does not store it)
 HEAD_STAGES = ("head.layer1", "head.layer2")
 # The engine runs CAM++'s fixed head (two stages of two blocks) and its three dense blocks.
@@ -147,8 +147,11 @@ def campplus_manifest(tensors) -> _Manifest:
 
 
 def write_campplus(gguf_path, name: str, conv_weight: List[str], conv_bias: List[str], bn_prefix: List[str],
-                   emb_bn_mean: str, emb_bn_var: str, bn_eps: float, arrays: Dict[str, np.ndarray]) -> int:
-    """Write a CAM++ voicedetect GGUF: the manifest (forward order) and the arrays it names;
+                   emb_bn_mean: str, emb_bn_var: str, bn_eps: float, arrays: Dict[str, np.ndarray],
+                   out_type: str) -> int:
+    """Write a CAM++ voicedetect GGUF: the manifest (forward order) and the arrays it names, the
+    convolution weights in the type resnet_gguf.stored_type gives for `out_type` (the kernel-1
+    ones of at least 32 by 32 in f16 or q8_0, as voice-detect.cpp quantises), all else f32;
     returns the file size. The sizes come from the head's first convolution (its channels) and
     the tdnn (the 13th convolution: the head has 12)."""
     if len(conv_weight) < HEAD_CONVS + 6:  # the tdnn, a CAM layer's four, a transit and the dense at least
@@ -167,7 +170,8 @@ def write_campplus(gguf_path, name: str, conv_weight: List[str], conv_bias: List
         MetaValue(vd.CAMPPLUS_EMB_BN_VAR, "str", emb_bn_var),
         MetaValue(vd.CAMPPLUS_BN_EPS, "f32", float(bn_eps)),
     ]
-    plans = [TensorPlan(key, a.shape, GGML_TYPES["f32"], a.nbytes, lambda a=a: a) for key, a in arrays.items()]
+    weights = set(conv_weight)
+    plans = [tensor_plan(key, a, stored_type(a, out_type) if key in weights else "f32") for key, a in arrays.items()]
     return write_gguf(gguf_path, metadata, plans, architecture=vd.ARCHITECTURE)
 
 
@@ -178,9 +182,10 @@ def convert_campplus(ckpt_path, gguf_path, out_type: str = "f32", name: Optional
     with open(ckpt_path, "rb") as stream:
         m = campplus_manifest(TorchCheckpoint(stream).tensors)
     return write_campplus(gguf_path, name if name is not None else ckpt_path.stem, m.conv_weight, m.conv_bias,
-                          m.bn_prefix, EMB_BN_MEAN, EMB_BN_VAR, BN_EPS, m.arrays)
+                          m.bn_prefix, EMB_BN_MEAN, EMB_BN_VAR, BN_EPS, m.arrays, out_type)
 
 
 def check_out_type(out_type: str) -> None:
     if out_type not in OUT_TYPES:
-        raise ConversionError(f"a speaker encoder is written as {' or '.join(OUT_TYPES)}, not {out_type}")
+        raise ConversionError(f"a CAM++ speaker encoder is written as {', '.join(OUT_TYPES[:-1])} or {OUT_TYPES[-1]}, "
+                              f"not {out_type}")

@@ -71,4 +71,4 @@ def convert_campplus_onnx(onnx_path, gguf_path, out_type: str = "f32", name: Opt
     if not conv_weight or embedding is None:
         raise UnsupportedModelError(f"{onnx_path}: no CAM++ convolutions or no embedding BatchNorm")
     return write_campplus(gguf_path, name if name is not None else Path(onnx_path).stem, conv_weight, conv_bias,
-                          norms, embedding[0], embedding[1], eps, arrays)
+                          norms, embedding[0], embedding[1], eps, arrays, out_type)

@@ -5,8 +5,9 @@ and the optional embedding mean, then checked and written with the ``voicedetect
 manifest (wespeaker_resnet.py reads checkpoints, wespeaker_onnx.py ONNX exports).
 
 With ``f16`` or ``q8_0`` the matrices voice-detect.cpp's converter would quantise (the embedding
-Linear and the 1x1 shortcut convolutions, stored as [out, in] matrices, where both sizes are at
-least 32 and, for q8_0, ``in`` a multiple of 32) are stored in that type; 3x3 convolutions stay f32.
+Linear and the kernel-1 convolutions, stored as [out, in] matrices, where both sizes are at least
+32 and, for q8_0, ``in`` a multiple of 32) are stored in that type; wider kernels stay f32.
+ERes2Net's and CAM++'s converters store their weights by the same rule (stored_type).
 """
 
 from typing import List, Tuple
@@ -27,9 +28,10 @@ Conv = Tuple[str, str]  # (weight name, bias name); ("", "") for no convolution
 
 
 def stored_type(weight: np.ndarray, out_type: str) -> str:
-    """The type a weight of a 2-D speaker encoder is stored in for --type `out_type`."""
+    """The type a speaker encoder's weight (a Linear's, or a Conv1d's or Conv2d's) is stored in
+    for --type `out_type`."""
     out, inp = weight.shape[0], int(np.prod(weight.shape[1:]))
-    if out_type == "f32" or weight.ndim == 4 and weight.shape[2] != 1 or min(out, inp) < 32:
+    if out_type == "f32" or any(k != 1 for k in weight.shape[2:]) or min(out, inp) < 32:
         return "f32"
     if out_type == "q8_0" and inp % quantize.QK8_0:
         return "f32"

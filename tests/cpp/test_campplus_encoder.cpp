@@ -2,7 +2,8 @@
 // (tools/fixtures/make_campplus_fixtures.py, docs/fixtures.md): a small CAM++ with seeded random
 // weights through our converter, and clips long enough for two 100-frame context segments. The
 // features to 1e-4 of torchaudio's, the embedding to cosine 0.9999 and 1e-4 per value at every
-// ISA level; bitwise-equal results for any thread count within a level; the fingerprints; and
+// ISA level; a q8_0 file (campplus_q8.gguf: its kernel-1 convolutions quantised) to cosine 0.999;
+// bitwise-equal results for any thread count within a level, f32 and q8_0; the fingerprints; and
 // too little audio refused clearly.
 #include <gtest/gtest.h>
 
@@ -22,6 +23,7 @@ namespace {
 using pk::speaker::SpeakerEncoder;
 
 std::string model_path() { return speaker_fixtures::dir() + "/campplus_tiny.gguf"; }
+std::string q8_path() { return speaker_fixtures::dir() + "/campplus_q8.gguf"; }
 const std::vector<std::string> kClips = {"campplus_speech", "campplus_conversation"};
 
 std::unique_ptr<SpeakerEncoder> load_at(pk::IsaLevel level, int threads) {
@@ -36,6 +38,18 @@ TEST_P(CamPPlusParity, FeaturesAndEmbeddingsMatchPyTorch) {
 
 TEST_P(CamPPlusParity, ThreadCountChangesNoBit) {
     speaker_checks::expect_thread_count_changes_no_bit(model_path(), level(), "campplus_speech");
+}
+
+TEST_P(CamPPlusParity, Q8FileEmbedsCloseToPyTorch) {
+    const auto ref = speaker_fixtures::load("campplus_q8_speech");
+    const auto emb = speaker_checks::load_at(q8_path(), level(), 2)
+                         ->embed(ref.pcm.data(), static_cast<int64_t>(ref.pcm.size()), 16000);
+    ASSERT_EQ(emb.size(), ref.embedding.size());
+    EXPECT_GE(speaker_checks::cosine(emb, ref.embedding), 0.999);
+}
+
+TEST_P(CamPPlusParity, Q8ThreadCountChangesNoBit) {
+    speaker_checks::expect_thread_count_changes_no_bit(q8_path(), level(), "campplus_q8_speech");
 }
 
 INSTANTIATE_ISA_LEVELS(CamPPlusParity);

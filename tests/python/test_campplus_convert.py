@@ -4,7 +4,8 @@
 The committed fixture ``tests/data/speaker/campplus_tiny.bin`` (tools/fixtures/
 make_campplus_fixtures.py) was converted into ``campplus_tiny.gguf``, on which the engine's parity
 tests run; converting it again must give the same file. ``campplus_tiny.onnx`` is the same model
-through torch.onnx.export.
+through torch.onnx.export. ``campplus_q8.bin`` is a CAM++ wide enough for q8_0 (kernel-1
+convolutions of 32 inputs or more), converted with --type q8_0 into ``campplus_q8.gguf``.
 """
 
 import re
@@ -25,6 +26,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "speaker"
 CHECKPOINT = DATA / "campplus_tiny.bin"
 COMMITTED = DATA / "campplus_tiny.gguf"
 ONNX = DATA / "campplus_tiny.onnx"
+Q8_CHECKPOINT = DATA / "campplus_q8.bin"
+Q8_COMMITTED = DATA / "campplus_q8.gguf"
 
 
 def _manifest(path):
@@ -44,6 +47,23 @@ def test_converting_the_fixture_checkpoint_gives_the_committed_file(tmp_path):
     out = tmp_path / "campplus.gguf"
     convert_campplus(CHECKPOINT, out, name="campplus_tiny")
     assert out.read_bytes() == COMMITTED.read_bytes()
+
+
+def test_q8_0_stores_the_wide_kernel_1_convolutions_as_voice_detect_does(tmp_path):
+    out = tmp_path / "campplus-q8_0.gguf"
+    convert_campplus(Q8_CHECKPOINT, out, "q8_0", name="campplus_q8")
+    assert out.read_bytes() == Q8_COMMITTED.read_bytes()
+    types = {t.name: t.tensor_type for t in gguf.GGUFReader(str(out)).tensors}
+    q8 = {name for name, t in types.items() if t == gguf.GGMLQuantizationType.Q8_0}
+    # Kernel 1, at least 32 by 32, rows of whole 32-value blocks: each layer's linear1 (32 or 64
+    # inputs), the transits and the dense; the CAM mask's 16-wide convolutions, the kernel-3 and
+    # kernel-5 ones and the head's 4-channel ones stay f32, as do biases and BatchNorms.
+    assert q8 == {f"xvector.block{b}.tdnnd1.linear1.weight" for b in (1, 2, 3)} | {
+        f"xvector.transit{b}.linear.weight" for b in (1, 2, 3)} | {"xvector.dense.linear.weight"}
+    f16 = tmp_path / "campplus-f16.gguf"
+    convert_campplus(Q8_CHECKPOINT, f16, "f16")
+    types = {t.name: t.tensor_type for t in gguf.GGUFReader(str(f16)).tensors}
+    assert {name for name, t in types.items() if t == gguf.GGMLQuantizationType.F16} == q8
 
 
 def test_the_manifest_lists_every_convolution_and_batchnorm_in_forward_order():
@@ -148,9 +168,9 @@ def test_cli_convert_takes_the_checkpoint(tmp_path):
     assert r.exit_code == 0, r.output
     assert '"kind": "voicedetect"' in r.output
     assert out.read_bytes() == COMMITTED.read_bytes()
-    r = runner().invoke(cli, ["convert", str(CHECKPOINT), str(tmp_path / "q.gguf"), "--type", "q8_0"])
+    r = runner().invoke(cli, ["convert", str(CHECKPOINT), str(tmp_path / "q.gguf"), "--type", "q4_k"])
     assert r.exit_code != 0
-    assert "written as f32, not q8_0" in r.output
+    assert "written as f32, f16 or q8_0, not q4_k" in r.output
     r = runner().invoke(cli, ["convert", str(ONNX), str(tmp_path / "onnx.gguf")], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     assert "CAM++ speaker encoder" in r.output

@@ -1,5 +1,6 @@
 """parakeet_py.SpeakerEncoder on the committed CAM++ fixture (tests/data/speaker/campplus_tiny.gguf,
-docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch, the fingerprint, files
+docs/fixtures.md): the embeddings against ModelScope's modules in PyTorch (and a q8_0 file's,
+campplus_q8.gguf), the fingerprint, files
 whose campplus manifest the engine cannot follow refused at load with a clear message, and the
 model as a bundle's component."""
 
@@ -46,6 +47,15 @@ def test_embedding_matches_pytorch(tmp_path, clip, source):
     assert np.abs(got - want).max() <= 1e-4
 
 
+def test_a_q8_0_file_embeds_close_to_pytorch():
+    """campplus_q8.gguf: a CAM++ whose kernel-1 convolutions are stored as q8_0 (test_campplus_convert.py)."""
+    pcm, want = reference("campplus_q8_speech")
+    with SpeakerEncoder(DATA / "campplus_q8.gguf") as enc:
+        got = enc.embed(pcm, sample_rate=16000)
+    # Close to PyTorch's f32, and not its bits: the quantised products ran (measured 0.99972).
+    assert 0.999 <= float(got @ want) < 0.99999
+
+
 def _refusals():
     weights, biases, norms = (manifest(k) for k in (vd.CAMPPLUS_CONV_WEIGHT, vd.CAMPPLUS_CONV_BIAS,
                                                     vd.CAMPPLUS_BN_PREFIX))
@@ -56,10 +66,10 @@ def _refusals():
         ({vd.CAMPPLUS_CONV_BIAS: biases[:-1]}, (), "voicedetect.campplus.conv_bias lists 56 biases for 57 convolutions"),
         ({vd.CAMPPLUS_BN_PREFIX: norms + [norms[0]]}, (),
          "the campplus manifest lists 57 convolutions and 14 BatchNorms, CAM++ used 57 and 13"),
-        ({vd.CAMPPLUS_CONV_WEIGHT: swapped}, (), "head.layer1.0.conv1.weight takes 4 channels, the network gives it 1"),
+        ({vd.CAMPPLUS_CONV_WEIGHT: swapped}, (), "head.layer1.0.conv1.weight has shape [4, 4, 3, 3], expected [4, 1, 3, 3]"),
         ({vd.CAMPPLUS_BN_PREFIX: ["xvector.block1.tdnnd9.nonlinear1.batchnorm"] + norms[1:]}, (),
          "missing tensor xvector.block1.tdnnd9.nonlinear1.batchnorm."),
-        ({vd.FBANK_N_MELS: 64}, (), "xvector.tdnn.linear.weight takes 40 channels, the network gives it 32"),
+        ({vd.FBANK_N_MELS: 64}, (), "xvector.tdnn.linear.weight has shape [16, 40, 5], expected [16, 32, 5]"),
         ({}, (vd.CAMPPLUS_EMB_BN_MEAN,), "missing key voicedetect.campplus.emb_bn_mean"),
         ({}, (vd.CAMPPLUS_BN_PREFIX,), "missing key voicedetect.campplus.bn_prefix"),
     ]

@@ -20,11 +20,14 @@ constexpr int kHeadStrides[] = {2, 1, 2, 1};  // FCM: two stages of two BasicRes
 // Below this many rows (frames, or positions of a map) per thread an elementwise pass is not
 // worth waking the team.
 constexpr int64_t kMinRows = 64;
+// Channels per task of the passes over time.
+constexpr int64_t kChannelGrain = 32;
 
 int64_t halved(int64_t bins) { return (bins - 1) / 2 + 1; }  // a 3x3, stride-2, pad-1 conv
 
-// A 3x3 conv with padding 1 and the given frequency stride, over (frequency, time).
-ConvGeometry head_3x3(int stride) { return {stride, 1, 1, 1, 1}; }
+// A 3x3 conv with padding 1 and the given frequency stride (ConvGeometry: stride_t, stride_f, pad_t,
+// pad_f, dilation_t).
+ConvGeometry head_3x3(int stride) { return {1, stride, 1, 1, 1}; }
 
 }  // namespace
 
@@ -48,18 +51,18 @@ public:
         return gguf_.get_string(key);
     }
 
-    ConvGemm conv(int64_t in, ConvGeometry geometry, const char* what) {
+    Conv2dGemm conv(int64_t in, ConvGeometry geometry, const char* what) {
         if (next_conv_ >= weights_.size())
             t_.fail(std::string(vd::kCampplusConvWeight) + " ends before the " + what + " convolution");
         const size_t i = next_conv_++;
-        return ConvGemm::load(gguf_, t_, weights_[i], biases_[i], in, geometry);
+        return Conv2dGemm::load(gguf_, t_, weights_[i], biases_[i], in, geometry);
     }
     // A conv whose kernel must be kh x kw (the head's fixed shapes).
-    ConvGemm conv(int64_t in, ConvGeometry geometry, const char* what, int kh, int kw) {
-        ConvGemm c = conv(in, geometry, what);
-        if (c.kernel_h() != kh || c.kernel_w() != kw)
-            t_.fail(weights_[next_conv_ - 1] + " (the " + what + " convolution) has a " + std::to_string(c.kernel_h()) +
-                    "x" + std::to_string(c.kernel_w()) + " kernel, CAM++ has " + std::to_string(kh) + "x" +
+    Conv2dGemm conv(int64_t in, ConvGeometry geometry, const char* what, int kh, int kw) {
+        Conv2dGemm c = conv(in, geometry, what);
+        if (c.kernel_f() != kh || c.kernel_t() != kw)
+            t_.fail(weights_[next_conv_ - 1] + " (the " + what + " convolution) has a " + std::to_string(c.kernel_f()) +
+                    "x" + std::to_string(c.kernel_t()) + " kernel, CAM++ has " + std::to_string(kh) + "x" +
                     std::to_string(kw));
         return c;
     }
@@ -73,14 +76,14 @@ public:
         if (next_conv_ >= weights_.size())
             t_.fail(std::string(vd::kCampplusConvWeight) + " ends before the " + what + " convolution");
         const KernelShape k = kernel_shape(gguf_, t_, weights_[next_conv_]);
-        if (k.kh != 1 || k.kw % 2 == 0)
+        if (k.kf != 1 || k.kt % 2 == 0)
             t_.fail(weights_[next_conv_] + " (the " + what + " convolution) must have an odd 1-D kernel");
-        return (k.kw - 1) / 2;
+        return (k.kt - 1) / 2;
     }
     // Whether a CAM layer comes next: its second convolution (the local one) has a kernel wider
     // than 1, where a transit's conv is followed by a 1x1 (the next layer's first, or the dense).
     bool cam_layer_next() const {
-        return next_conv_ + 1 < weights_.size() && kernel_shape(gguf_, t_, weights_[next_conv_ + 1]).kw > 1;
+        return next_conv_ + 1 < weights_.size() && kernel_shape(gguf_, t_, weights_[next_conv_ + 1]).kt > 1;
     }
     void expect_all_used() const {
         if (next_conv_ != weights_.size() || next_norm_ != norms_.size())
@@ -115,7 +118,7 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
         b.conv1 = m.conv(C, head_3x3(stride), "head block conv1", 3, 3);
         b.conv2 = m.conv(C, head_3x3(1), "head block conv2", 3, 3);
         b.has_shortcut = stride != 1;
-        if (b.has_shortcut) b.shortcut = m.conv(C, {stride, 1, 0, 0, 1}, "head shortcut", 1, 1);
+        if (b.has_shortcut) b.shortcut = m.conv(C, {1, stride, 0, 0, 1}, "head shortcut", 1, 1);
         if (b.conv2.out() != C || (b.has_shortcut && b.shortcut.out() != C))
             t.fail("the CAM++ head's blocks must keep its " + std::to_string(C) + " channels");
         if (stride != 1) bins = halved(bins);
@@ -124,7 +127,7 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     n.head_conv2_ = m.conv(C, head_3x3(2), "head conv2", 3, 3);
     bins = halved(bins);
 
-    n.tdnn_ = m.conv(C * bins, {1, 2, 0, m.next_half_kernel("tdnn"), 1}, "tdnn");
+    n.tdnn_ = m.conv(C * bins, {2, 1, m.next_half_kernel("tdnn"), 0, 1}, "tdnn");
     int64_t width = n.tdnn_.out();
     for (int dilation : kBlockDilation) {
         DenseBlock b;
@@ -135,7 +138,7 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
             l.linear1 = m.conv(width, {}, "CAM layer linear1");
             const int64_t bn = l.linear1.out();
             const int half = m.next_half_kernel("CAM layer linear_local");
-            l.local = m.conv(bn, {1, 1, 0, half * dilation, dilation}, "CAM layer linear_local");
+            l.local = m.conv(bn, {1, 1, half * dilation, 0, dilation}, "CAM layer linear_local");
             l.mask1 = m.conv(bn, {}, "CAM layer mask linear1", 1, 1);
             l.mask2 = m.conv(l.mask1.out(), {}, "CAM layer mask linear2", 1, 1);
             if (l.mask2.out() != l.local.out())
@@ -158,80 +161,80 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     return n;
 }
 
-void CamPPlus::head_forward(const TeamScratch& scratch, const float* feats, int64_t T, float* y) const {
-    ThreadTeam& team = scratch.team();
-    Arena& arena = scratch.arena(0);
+void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* y) const {
     ArenaScope scope(arena);
     const int64_t C = head_conv1_.out();
     int64_t F = n_mels_;
-    // [F][T] maps, channel innermost.
-    float* x = arena.alloc_array<float>(static_cast<size_t>(F * T));
-    for_rows(team, F, 1, [&](int64_t f0, int64_t f1) {
-        for (int64_t f = f0; f < f1; ++f)
-            for (int64_t t = 0; t < T; ++t) x[f * T + t] = feats[t * F + f];
-    });
-    float* a = arena.alloc_array<float>(static_cast<size_t>(F * T * C));
-    head_conv1_.forward(scratch, x, F, T, 1, a, C, /*relu=*/true);
+    // [T, F, C] maps; the features [T, n_mels] are the one-channel map.
+    float* a = arena.alloc_array<float>(static_cast<size_t>(T * F * C));
+    head_conv1_.forward(team, arena, feats, T, F, a, /*relu=*/true);
     // The blocks' maps are at most as tall as the first block's output (the bins only shrink).
-    const int64_t tallest = head_blocks_.front().conv1.out_h(F);
+    const int64_t tallest = head_blocks_.front().conv1.out_f(F);
     float* b = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
     float* c = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
     for (const ResBlock& blk : head_blocks_) {
-        const int64_t Fo = blk.conv1.out_h(F);
-        blk.conv1.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
-        blk.conv2.forward(scratch, b, Fo, T, C, c, C, /*relu=*/false);
+        const int64_t Fo = blk.conv1.out_f(F);
+        blk.conv1.forward(team, arena, a, T, F, b, /*relu=*/true);
+        blk.conv2.forward(team, arena, b, T, Fo, c, /*relu=*/false);
         const float* residual = a;
         if (blk.has_shortcut) {
-            blk.shortcut.forward(scratch, a, F, T, C, b, C, /*relu=*/false);
+            blk.shortcut.forward(team, arena, a, T, F, b, /*relu=*/false);
             residual = b;
         }
-        for_rows(team, Fo * T, kMinRows, [&](int64_t p0, int64_t p1) {
+        for_rows(team, T * Fo, kMinRows, [&](int64_t p0, int64_t p1) {
             for (int64_t i = p0 * C; i < p1 * C; ++i) a[i] = std::max(c[i] + residual[i], 0.0f);
         });
         F = Fo;
     }
-    const int64_t Fo = head_conv2_.out_h(F);
-    head_conv2_.forward(scratch, a, F, T, C, b, C, /*relu=*/true);
+    const int64_t Fo = head_conv2_.out_f(F);
+    head_conv2_.forward(team, arena, a, T, F, b, /*relu=*/true);
     // Frame t's features: channel-major, y[t][c * Fo + f].
     for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t)
             for (int64_t ch = 0; ch < C; ++ch)
-                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(f * T + t) * C + ch];
+                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(t * Fo + f) * C + ch];
     });
 }
 
-void CamPPlus::cam_forward(const TeamScratch& scratch, const CamLayer& l, const float* x, int64_t T, float* y,
+void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
                            int64_t ldy) const {
-    ThreadTeam& team = scratch.team();
-    Arena& arena = scratch.arena(0);
     ArenaScope scope(arena);
     const int64_t in = l.linear1.in(), bn = l.linear1.out(), G = l.local.out();
     float* a = arena.alloc_array<float>(static_cast<size_t>(T * in));
     l.norm.apply(team, x, T, ldy, a, in, /*relu=*/true);
     float* h = arena.alloc_array<float>(static_cast<size_t>(T * bn));
-    l.linear1.forward(scratch, a, 1, T, in, h, bn, /*relu=*/true);
+    l.linear1.forward(team, arena, a, T, 1, h, /*relu=*/true);
     float* local = arena.alloc_array<float>(static_cast<size_t>(T * G));
-    l.local.forward(scratch, h, 1, T, bn, local, G, /*relu=*/false);
+    l.local.forward(team, arena, h, T, 1, local, /*relu=*/false);
 
     // The context is constant over each 100-frame segment: the mask runs once per segment.
     const int64_t segments = (T + kSegmentFrames - 1) / kSegmentFrames;
     float* context = arena.alloc_array<float>(static_cast<size_t>(segments * bn));
-    for (int64_t c = 0; c < bn; ++c) {
-        double total = 0;
+    double* sums = arena.alloc_array<double>(static_cast<size_t>(segments * bn));
+    // Each task a block of channels, summed a frame at a time (whole rows of h, not a column at a
+    // stride of bn), each channel's segment sums in frame order: the split changes no bit.
+    parallel_for(team, bn, kChannelGrain, [&](int64_t c0, int64_t c1) {
         for (int64_t s = 0; s < segments; ++s) {
-            const int64_t t0 = s * kSegmentFrames, t1 = std::min(T, t0 + kSegmentFrames);
-            double part = 0;
-            for (int64_t t = t0; t < t1; ++t) part += h[t * bn + c];
-            context[s * bn + c] = static_cast<float>(part / static_cast<double>(t1 - t0));
-            total += part;
+            double* part = sums + s * bn;
+            std::fill(part + c0, part + c1, 0.0);
+            for (int64_t t = s * kSegmentFrames; t < std::min(T, (s + 1) * kSegmentFrames); ++t)
+                for (int64_t c = c0; c < c1; ++c) part[c] += h[t * bn + c];
         }
-        const float mean = static_cast<float>(total / static_cast<double>(T));
-        for (int64_t s = 0; s < segments; ++s) context[s * bn + c] += mean;
-    }
+        for (int64_t c = c0; c < c1; ++c) {
+            double total = 0;
+            for (int64_t s = 0; s < segments; ++s) {
+                const int64_t frames = std::min(T, (s + 1) * kSegmentFrames) - s * kSegmentFrames;
+                context[s * bn + c] = static_cast<float>(sums[s * bn + c] / static_cast<double>(frames));
+                total += sums[s * bn + c];
+            }
+            const float mean = static_cast<float>(total / static_cast<double>(T));
+            for (int64_t s = 0; s < segments; ++s) context[s * bn + c] += mean;
+        }
+    });
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(segments * l.mask1.out()));
-    l.mask1.forward(scratch, context, 1, segments, bn, hidden, l.mask1.out(), /*relu=*/true);
+    l.mask1.forward(team, arena, context, segments, 1, hidden, /*relu=*/true);
     float* mask = arena.alloc_array<float>(static_cast<size_t>(segments * G));
-    l.mask2.forward(scratch, hidden, 1, segments, l.mask1.out(), mask, G, /*relu=*/false);
+    l.mask2.forward(team, arena, hidden, segments, 1, mask, /*relu=*/false);
     for (int64_t i = 0; i < segments * G; ++i) mask[i] = 1.0f / (1.0f + std::exp(-mask[i]));
     for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) {
@@ -241,10 +244,10 @@ void CamPPlus::cam_forward(const TeamScratch& scratch, const CamLayer& l, const 
     });
 }
 
-void CamPPlus::block_forward(const TeamScratch& scratch, const DenseBlock& b, float* cat, int64_t T) const {
+void CamPPlus::block_forward(ThreadTeam& team, Arena& arena, const DenseBlock& b, float* cat, int64_t T) const {
     int64_t filled = b.in;
     for (const CamLayer& l : b.layers) {
-        cam_forward(scratch, l, cat, T, cat + filled, b.width);
+        cam_forward(team, arena, l, cat, T, cat + filled, b.width);
         filled += l.local.out();
     }
 }
@@ -254,21 +257,20 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         throw InvalidAudio("too little audio for the speaker encoder: " + std::to_string(T) +
                            " feature frames, at least " + std::to_string(min_frames()) + " needed");
     ArenaScope scope(arena);
-    const TeamScratch scratch(team, arena);
     float* head = arena.alloc_array<float>(static_cast<size_t>(T * tdnn_.in()));
-    head_forward(scratch, feats, T, head);
-    const int64_t Tp = tdnn_.out_w(T);
+    head_forward(team, arena, feats, T, head);
+    const int64_t Tp = tdnn_.out_t(T);
     float* cat = arena.alloc_array<float>(static_cast<size_t>(Tp * blocks_.front().width));
-    tdnn_.forward(scratch, head, 1, T, tdnn_.in(), cat, blocks_.front().width, /*relu=*/true);
+    tdnn_.forward(team, arena, head, T, 1, tdnn_.in(), cat, blocks_.front().width, /*relu=*/true);
     float* x = nullptr;
     for (size_t i = 0; i < blocks_.size(); ++i) {
         const DenseBlock& b = blocks_[i];
-        block_forward(scratch, b, cat, Tp);
+        block_forward(team, arena, b, cat, Tp);
         b.transit_norm.apply(team, cat, Tp, b.width, cat, b.width, /*relu=*/true);
         const bool last = i + 1 == blocks_.size();
         const int64_t ld = last ? b.transit.out() : blocks_[i + 1].width;
         x = arena.alloc_array<float>(static_cast<size_t>(Tp * ld));
-        b.transit.forward(scratch, cat, 1, Tp, b.width, x, ld, /*relu=*/last);
+        b.transit.forward(team, arena, cat, Tp, 1, b.width, x, ld, /*relu=*/last);
         cat = x;
     }
 
@@ -284,7 +286,7 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         stats[c] = static_cast<float>(mean);
         stats[C + c] = static_cast<float>(std::sqrt(square / static_cast<double>(Tp - 1)));
     }
-    dense_.forward(scratch, stats, 1, 1, 2 * C, out, dense_.out(), /*relu=*/false);
+    dense_.forward(team, arena, stats, 1, 1, out, /*relu=*/false);
     embedding_norm_.apply(team, out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);
 }
 

@@ -30,6 +30,7 @@
 
 #include "gguf/gguf_reader.h"
 #include "model/speaker/campplus_layers.h"
+#include "model/speaker/conv2d_gemm.h"
 #include "model/tensor_loader.h"
 
 namespace pk::speaker {
@@ -52,38 +53,38 @@ public:
 
 private:
     struct ResBlock {
-        ConvGemm conv1, conv2;
+        Conv2dGemm conv1, conv2;
         bool has_shortcut = false;
-        ConvGemm shortcut;
+        Conv2dGemm shortcut;
     };
     struct CamLayer {
         ChannelAffine norm;   // nonlinear1
-        ConvGemm linear1;     // with nonlinear2's BatchNorm folded in
-        ConvGemm local;       // cam_layer.linear_local
-        ConvGemm mask1, mask2;  // cam_layer.linear1, cam_layer.linear2
+        Conv2dGemm linear1;     // with nonlinear2's BatchNorm folded in
+        Conv2dGemm local;       // cam_layer.linear_local
+        Conv2dGemm mask1, mask2;  // cam_layer.linear1, cam_layer.linear2
     };
     struct DenseBlock {
         int64_t in = 0, width = 0;  // input channels, and with every layer's output appended
         std::vector<CamLayer> layers;
         ChannelAffine transit_norm;
-        ConvGemm transit;
+        Conv2dGemm transit;
     };
     class Manifest;
 
     // head -> time-major [T, head width] features.
-    void head_forward(const TeamScratch& scratch, const float* feats, int64_t T, float* y) const;
+    void head_forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* y) const;
     // The block over cat[T', width] (ld width), whose first `in` columns hold its input.
-    void block_forward(const TeamScratch& scratch, const DenseBlock& b, float* cat, int64_t T) const;
-    void cam_forward(const TeamScratch& scratch, const CamLayer& l, const float* x, int64_t T, float* y,
+    void block_forward(ThreadTeam& team, Arena& arena, const DenseBlock& b, float* cat, int64_t T) const;
+    void cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
                      int64_t ldy) const;
 
     int64_t n_mels_ = 0;
-    ConvGemm head_conv1_;
+    Conv2dGemm head_conv1_;
     std::vector<ResBlock> head_blocks_;
-    ConvGemm head_conv2_;
-    ConvGemm tdnn_;
+    Conv2dGemm head_conv2_;
+    Conv2dGemm tdnn_;
     std::vector<DenseBlock> blocks_;
-    ConvGemm dense_;
+    Conv2dGemm dense_;
     ChannelAffine embedding_norm_;
 };
 

@@ -4,6 +4,8 @@
 
 #include "common/errors.h"
 #include "kernels/conv_pointwise.h"
+#include "kernels/quantize_q8_0.h"
+#include "model/layers/q8_at_load.h"
 
 namespace pk::speaker {
 
@@ -12,122 +14,184 @@ namespace {
 // The unfolded band holds at most about this many floats (4 MiB): big enough for long GEMM
 // tiles, small enough to stay in the last-level cache and to bound the scratch of long audio.
 constexpr int64_t kBandValues = int64_t{1} << 20;
+// A band has at least this many rows, however wide they are.
+constexpr int64_t kMinBandRows = 64;
+// Rows per chunk of the team's share of an unfolding or a copy.
+constexpr int64_t kCopyGrain = 64;
 // The stem's one input channel stays on the direct product (9 inputs per row): Winograd's 16
 // products of one input each would be all overhead.
 constexpr int64_t kMinWinogradInputs = 2;
 
-void clamp_at_zero(ThreadTeam& team, float* y, int64_t n) {
-    parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) y[i] = std::max(y[i], 0.0f);
+// dst[r * ldd + c] = src[r * lds + c] for r < rows, c < cols.
+void copy_rows(ThreadTeam& team, const float* src, int64_t lds, float* dst, int64_t ldd, int64_t rows, int64_t cols) {
+    parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) std::copy_n(src + r * lds, cols, dst + r * ldd);
     });
 }
 
 }  // namespace
 
+KernelShape kernel_shape(const GgufReader& gguf, const TensorLoader& t, const std::string& name) {
+    const GgufTensor* w = gguf.find_tensor(name);
+    if (w == nullptr) t.fail("missing tensor " + name);
+    switch (w->n_dims) {
+    case 2: return {w->ne[1], w->ne[0], 1, 1};
+    case 3: return {w->ne[2], w->ne[1], 1, static_cast<int>(w->ne[0])};
+    case 4: return {w->ne[3], w->ne[2], static_cast<int>(w->ne[1]), static_cast<int>(w->ne[0])};
+    default: t.fail(name + " has shape " + w->shape_string() + ", expected a convolution weight");
+    }
+}
+
 Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
-                            const std::string& bias, int64_t in, int stride) {
-    const GgufTensor* w = gguf.find_tensor(weight);
-    if (w == nullptr) t.fail("missing tensor " + weight);
-    // ne [k, k, in, out], or [in, out] for a 1x1 weight stored as a matrix.
-    const int64_t kernel = w->n_dims == 4 ? w->ne[0] : 1;
-    const int64_t out = w->n_dims == 4 ? w->ne[3] : w->ne[1];
-    if ((w->n_dims != 4 && w->n_dims != 2) || kernel % 2 == 0 || (w->n_dims == 4 && w->ne[1] != kernel))
-        t.fail(weight + " has shape " + w->shape_string() + ", expected a square odd-kernel Conv2d weight");
-    if (stride < 1) t.fail(weight + ": stride " + std::to_string(stride) + " is not positive");
-    const GgufTensor& checked = t.get(weight, {out, in, kernel, kernel});
+                            const std::string& bias, int64_t in, ConvGeometry geometry) {
+    const KernelShape s = kernel_shape(gguf, t, weight);
+    if (s.out < 1 || s.kf < 1 || s.kt < 1) t.fail(weight + " has an empty kernel");
+    const ConvGeometry& g = geometry;
+    if (g.stride_t < 1 || g.stride_f < 1 || g.dilation_t < 1 || g.pad_t < 0 || g.pad_f < 0)
+        t.fail(weight + ": stride " + std::to_string(g.stride_t) + "x" + std::to_string(g.stride_f) + ", dilation " +
+               std::to_string(g.dilation_t) + " or padding " + std::to_string(g.pad_t) + "x" + std::to_string(g.pad_f) +
+               " is out of range");
+    // The input channels checked, the expected shape told in the stored rank.
+    const int rank = gguf.find_tensor(weight)->n_dims;
+    const GgufTensor& checked = rank == 2   ? t.get(weight, {s.out, in})
+                                : rank == 3 ? t.get(weight, {s.out, in, s.kt})
+                                            : t.get(weight, {s.out, in, s.kf, s.kt});
+    const int64_t taps = static_cast<int64_t>(s.kf) * s.kt, cols = in * taps;
     Conv2dGemm c;
-    if (kernel == 3 && stride == 1 && in >= kMinWinogradInputs && checked.type == GgmlType::F32)
-        c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), out, in,
+    const bool winograd_shape = s.kf == 3 && s.kt == 3 && g.stride_t == 1 && g.stride_f == 1 && g.pad_t == 1 &&
+                                g.pad_f == 1 && g.dilation_t == 1 && in >= kMinWinogradInputs;
+    if (checked.type == GgmlType::F32 && winograd_shape) {
+        c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), s.out, in,
                                                               t.level());
-    else if (checked.type == GgmlType::F32) {
-        // Columns in tap-major order, (i * kernel + j) * in + c, so that the unfolding copies
-        // each tap's channels as one run.
-        const int64_t taps = kernel * kernel, cols = in * taps;
+    } else if (checked.type == GgmlType::F32) {
+        // Columns in tap-major order, (i * kt + j) * in + c, so that the unfolding copies each
+        // tap's channels as one run.
         const float* w32 = reinterpret_cast<const float*>(checked.data);
-        std::vector<float> tap_major(static_cast<size_t>(out * cols));
-        for (int64_t o = 0; o < out; ++o)
+        std::vector<float> tap_major(static_cast<size_t>(s.out * cols));
+        for (int64_t o = 0; o < s.out; ++o)
             for (int64_t ch = 0; ch < in; ++ch)
                 for (int64_t tap = 0; tap < taps; ++tap)
                     tap_major[o * cols + tap * in + ch] = w32[o * cols + ch * taps + tap];
-        auto packed =
-            std::make_shared<std::vector<float>>(static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, out)));
-        kernels::pointwise_conv_pack_weight(tap_major.data(), cols, out, packed->data());
-        c.pointwise_ = std::move(packed);
+        c.tap_major_ = true;
+        // A quantised file's F32 convolution (voice-detect.cpp keeps the wider kernels F32) runs
+        // on the int8 kernels where its rows are whole Q8_0 blocks (LoadOptions::q8_all), but a
+        // Winograd one: its 4x fewer f32 products measured faster than int8 ones.
+        if (t.q8_at_load() && cols % kernels::kQ8_0BlockValues == 0) {
+            c.weight_ = std::make_shared<const kernels::PackedWeights>(
+                q8_0_at_load(tap_major.data(), s.out, cols, t.level()));
+        } else {
+            auto packed = std::make_shared<std::vector<float>>(
+                static_cast<size_t>(kernels::pointwise_conv_packed_size(cols, s.out)));
+            kernels::pointwise_conv_pack_weight(tap_major.data(), cols, s.out, packed->data());
+            c.pointwise_ = std::move(packed);
+        }
     } else {
-        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(checked), checked.data,
-                                                                   out, in * kernel * kernel, t.level());
+        const kernels::WeightType type = TensorLoader::weight_type(checked);
+        if (cols % kernels::weight_block_values(type) != 0)
+            t.fail(weight + ": rows of " + std::to_string(cols) + " weights are not whole blocks of its type");
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(type, checked.data, s.out, cols, t.level());
     }
-    c.kernels_ = &kernels::kernel_table(t.level());
     t.release(checked);
-    c.bias_ = bias.empty() ? nullptr : t.f32(bias, {out});
+    c.kernels_ = &t.kernels();
+    c.bias_ = bias.empty() ? nullptr : t.f32(bias, {s.out});
     c.in_ = in;
-    c.out_ = out;
-    c.kernel_ = static_cast<int>(kernel);
-    c.stride_ = stride;
+    c.out_ = s.out;
+    c.kf_ = s.kf;
+    c.kt_ = s.kt;
+    c.g_ = geometry;
     return c;
 }
 
-int64_t Conv2dGemm::output_size(int64_t n) const {
-    const int64_t padded = n + 2 * ((kernel_ - 1) / 2);
-    return padded < kernel_ ? 0 : (padded - kernel_) / stride_ + 1;
+Conv2dGemm Conv2dGemm::load_square(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
+                                   const std::string& bias, int64_t in, int stride) {
+    const KernelShape s = kernel_shape(gguf, t, weight);
+    if (s.kf != s.kt || s.kt % 2 == 0)
+        t.fail(weight + " has a " + std::to_string(s.kf) + "x" + std::to_string(s.kt) +
+               " kernel, expected a square odd-kernel Conv2d weight");
+    const int pad = (s.kt - 1) / 2;
+    return load(gguf, t, weight, bias, in, {stride, stride, pad, pad, 1});
 }
 
-void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, bool relu) const {
-    const int64_t cols = in_ * kernel_ * kernel_;
-    if (pointwise_ != nullptr) {
+bool Conv2dGemm::pointwise_map(int64_t ldx) const {
+    return kf_ == 1 && kt_ == 1 && g_.stride_t == 1 && g_.stride_f == 1 && g_.pad_t == 0 && g_.pad_f == 0 &&
+           ldx == in_;
+}
+
+void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, int64_t ldy,
+                         bool relu) const {
+    const int64_t cols = in_ * kf_ * kt_;
+    if (pointwise_ != nullptr) {  // writes rows of out_: forward() hands it ldy == out_
         kernels::pointwise_conv(*kernels_, team, x, rows, cols, pointwise_->data(), out_, bias_, relu, y);
         return;
     }
-    kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, out_, kernels::MatmulPath::Gemm);
-    if (relu) clamp_at_zero(team, y, rows * out_);
+    kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, ldy, kernels::MatmulPath::Gemm);
+    if (relu)
+        parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+            for (int64_t r = begin; r < end; ++r)
+                for (int64_t o = 0; o < out_; ++o) y[r * ldy + o] = std::max(y[r * ldy + o], 0.0f);
+        });
 }
 
-void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y,
-                         bool relu) const {
-    if (winograd_ != nullptr) {
-        winograd_->forward(team, arena, x, T, F, bias_, y, relu);
-        return;
-    }
-    const int64_t To = output_size(T), Fo = output_size(F);
-    if (kernel_ == 1 && stride_ == 1) {  // the map is the product's input as it is
-        product(team, arena, x, T * F, y, relu);
-        return;
-    }
-    ArenaScope scope(arena);
-    const int64_t taps = static_cast<int64_t>(kernel_) * kernel_;
-    const int64_t cols = in_ * taps;
-    const int64_t pad = (kernel_ - 1) / 2;
-    const int64_t band = std::max<int64_t>(1, kBandValues / (Fo * cols));
-    float* unfolded = arena.alloc_array<float>(static_cast<size_t>(std::min(band, To) * Fo * cols));
-    for (int64_t t0 = 0; t0 < To; t0 += band) {
-        const int64_t steps = std::min(band, To - t0);
-        parallel_for(team, steps * Fo, 64, [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-                const int64_t to = t0 + r / Fo, fo = r % Fo;
-                float* row = unfolded + r * cols;
-                for (int i = 0; i < kernel_; ++i) {      // frequency tap
-                    const int64_t f = fo * stride_ + i - pad;
-                    for (int j = 0; j < kernel_; ++j) {  // time tap
-                        const int64_t t = to * stride_ + j - pad;
-                        const bool outside = f < 0 || f >= F || t < 0 || t >= T;
-                        const float* src = outside ? nullptr : x + (t * F + f) * in_;
-                        const int tap = i * kernel_ + j;
-                        if (pointwise_ != nullptr) {  // tap-major columns: one run per tap
-                            float* dst = row + tap * in_;
-                            if (outside)
-                                std::fill_n(dst, in_, 0.0f);
-                            else
-                                std::copy_n(src, in_, dst);
-                            continue;
-                        }
-                        float* dst = row + tap;  // PyTorch's channel-major columns
-                        for (int64_t c = 0; c < in_; ++c) dst[c * taps] = outside ? 0.0f : src[c];
+void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first,
+                        int64_t rows, float* cols) const {
+    const int64_t Fo = out_f(F), taps = static_cast<int64_t>(kf_) * kt_, width = in_ * taps;
+    parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t to = (first + r) / Fo, fo = (first + r) % Fo;
+            float* row = cols + r * width;
+            for (int i = 0; i < kf_; ++i) {      // frequency tap
+                const int64_t f = fo * g_.stride_f + i - g_.pad_f;
+                for (int j = 0; j < kt_; ++j) {  // time tap
+                    const int64_t t = to * g_.stride_t + static_cast<int64_t>(j) * g_.dilation_t - g_.pad_t;
+                    const bool outside = f < 0 || f >= F || t < 0 || t >= T;
+                    const float* src = outside ? nullptr : x + (t * F + f) * ldx;
+                    const int64_t tap = static_cast<int64_t>(i) * kt_ + j;
+                    if (tap_major_) {  // one run per tap
+                        float* dst = row + tap * in_;
+                        if (outside)
+                            std::fill_n(dst, in_, 0.0f);
+                        else
+                            std::copy_n(src, in_, dst);
+                        continue;
                     }
+                    float* dst = row + tap;  // PyTorch's channel-major columns
+                    for (int64_t c = 0; c < in_; ++c) dst[c * taps] = outside ? 0.0f : src[c];
                 }
             }
-        });
-        product(team, arena, unfolded, steps * Fo, y + t0 * Fo * out_, relu);
+        }
+    });
+}
+
+void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
+                         int64_t ldy, bool relu) const {
+    const int64_t positions = out_t(T) * out_f(F);
+    if (positions == 0) return;
+    ArenaScope scope(arena);
+    // The Winograd and pointwise kernels write rows of out_: a wider y takes them through a copy.
+    const bool staged = ldy != out_ && weight_ == nullptr;
+    float* dst = staged ? arena.alloc_array<float>(static_cast<size_t>(positions * out_)) : y;
+    const int64_t ld = staged ? out_ : ldy;
+    if (winograd_ != nullptr) {
+        const float* src = x;
+        if (ldx != in_) {  // its input transform reads rows of in_
+            float* packed = arena.alloc_array<float>(static_cast<size_t>(T * F * in_));
+            copy_rows(team, x, ldx, packed, in_, T * F, in_);
+            src = packed;
+        }
+        winograd_->forward(team, arena, src, T, F, bias_, dst, relu);
+    } else if (pointwise_map(ldx)) {
+        product(team, arena, x, positions, dst, ld, relu);
+    } else {
+        const int64_t cols = in_ * kf_ * kt_;
+        const int64_t band = std::min(positions, std::max(kMinBandRows, kBandValues / cols));
+        float* unfolded = arena.alloc_array<float>(static_cast<size_t>(band * cols));
+        for (int64_t r0 = 0; r0 < positions; r0 += band) {
+            const int64_t rows = std::min(band, positions - r0);
+            unfold(team, x, T, F, ldx, r0, rows, unfolded);
+            product(team, arena, unfolded, rows, dst + r0 * ld, ld, relu);
+        }
     }
+    if (staged) copy_rows(team, dst, out_, y, ldy, positions, out_);
 }
 
 }  // namespace pk::speaker

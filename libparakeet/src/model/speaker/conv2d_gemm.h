@@ -1,21 +1,26 @@
-// A square 2-D convolution with bias (a BatchNorm folded in, as the ONNX exports of the 2-D
-// speaker encoders have it), zero padding (kernel - 1) / 2 and one stride for both axes, on
-// channels-last maps: a C-channel map [T, F, C] holds element (t, f, c) at (t * F + f) * C + c,
-// which is PyTorch's NCHW x[c][f][t] of a [B, C, F, T] input (F the frequency axis H, T the
-// time axis W).
+// The convolution of the speaker encoders (ResNet34, ERes2Net and CAM++), with bias (a BatchNorm
+// folded in by the converter) and zero padding, on channels-last maps: a C-channel map [T, F, C]
+// holds element (t, f, c) at (t * F + f) * ldx + c (ldx >= C), which is PyTorch's NCHW x[c][f][t]
+// of a [B, C, F, T] input (F the frequency axis H, T the time axis W). A Conv1d over time is the
+// map with F = 1: x[t * ldx + c].
 //
-// It runs as matrix products: the input is unfolded (im2col) a band of output time steps at a
-// time into rows of in * kernel * kernel values in PyTorch's weight order (column
-// (c * kernel + i) * kernel + j is input channel c at frequency tap i and time tap j), so the
-// stored weight [out, in, kernel, kernel] is the product's matrix as it is. F32 weights run on
-// the level's pointwise-conv kernel (conv_pointwise.h: no copy of the rows into GEMM panels,
-// bias and ReLU in its epilogue), their columns reordered at load to tap-major order
-// ((i * kernel + j) * in + c), so that the unfolding copies each tap's channels as one run;
-// other types on the matmul kernels, in any type whose blocks fit in * kernel * kernel, on the
-// GEMM path for every band. Either way a row's bits depend on nothing but its input: results
-// are bitwise identical for any team size. A 3x3 stride-1 convolution of F32 weights and at
-// least two inputs runs by Winograd's F(4x4, 3x3) instead (winograd_conv3x3.h), with 36
-// products per 4x4 outputs where the direct product takes 144.
+// The weight is PyTorch's [out, in, kf, kt] (kf taps along F, kt along T; a Conv1d's [out, in,
+// kt] has kf = 1, and a 1x1 kernel may be stored as its [out, in] matrix). It runs by one of:
+//   Winograd   a 3x3, stride-1, padding-1 kernel of F32 weights and at least two inputs:
+//              F(4x4, 3x3) (winograd_conv3x3.h), 36 products per 4x4 outputs where the direct
+//              product takes 144;
+//   pointwise  other F32 weights: the level's pointwise-conv kernel (conv_pointwise.h: no copy of
+//              the rows into GEMM panels, bias and ReLU in its epilogue) on the map itself for a
+//              1x1 kernel that moves one step at a time, else on the input unfolded (im2col) a
+//              band of output rows at a time, its columns in tap-major order ((i * kt + j) * in
+//              + c, the weight reordered so at load) so that each tap's channels copy as one run;
+//   matmul     other types (1x1 kernels, or rows of in * kf * kt whole blocks) on the matmul
+//              kernels' GEMM path, on the input unfolded in PyTorch's column order
+//              ((c * kf + i) * kt + j) where the kernel needs it; and, in a quantised file
+//              (TensorLoader::q8_at_load), the F32 weights of the pointwise form whose rows are
+//              whole Q8_0 blocks, quantised at load in their tap-major order.
+// Either way a row's bits depend on nothing but its input: results are bitwise identical for any
+// team size at a given ISA level.
 #pragma once
 
 #include <cstdint>
@@ -31,37 +36,80 @@
 
 namespace pk::speaker {
 
+// Where a kernel moves over a [T, F] map: its stride and zero padding along each axis, and its
+// dilation along T (CAM++ dilates its time convolutions only).
+struct ConvGeometry {
+    int stride_t = 1, stride_f = 1;
+    int pad_t = 0, pad_f = 0;
+    int dilation_t = 1;
+};
+
+// A convolution weight's PyTorch shape [out, in, kf, kt], from its stored ne [kt, kf, in, out],
+// a Conv1d's [kt, in, out] (kf = 1) or a 1x1 kernel's [in, out] matrix. Throws ModelError when
+// the tensor is missing or has another rank.
+struct KernelShape {
+    int64_t out = 0, in = 0;
+    int kf = 1, kt = 1;
+};
+KernelShape kernel_shape(const GgufReader& gguf, const TensorLoader& t, const std::string& name);
+
 class Conv2dGemm {
 public:
     Conv2dGemm() = default;
-    // The weight tensor `weight` ([out, in, k, k], ggml ne [k, k, in, out]; a 1x1 weight may be
-    // stored [out, in]) and the F32 bias `bias` ([out]; "" for none). Throws ModelError when either is
-    // missing, the weight takes other than `in` channels, or its kernel is not square and odd.
+    // The weight tensor `weight` and the F32 bias `bias` ([out]; "" for none), for a map of `in`
+    // channels. Throws ModelError when either is missing or does not fit, or the geometry has a
+    // stride or dilation below 1 or a negative padding.
     static Conv2dGemm load(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
-                           const std::string& bias, int64_t in, int stride);
+                           const std::string& bias, int64_t in, ConvGeometry geometry);
+    // The 2-D ResNets' convolution: a square odd kernel, `stride` along both axes and padding
+    // (kernel - 1) / 2 on every side. Throws ModelError for another kernel.
+    static Conv2dGemm load_square(const GgufReader& gguf, const TensorLoader& t, const std::string& weight,
+                                  const std::string& bias, int64_t in, int stride);
 
     int64_t in() const { return in_; }
     int64_t out() const { return out_; }
-    int stride() const { return stride_; }
-    // The output length along an axis of `n` input positions (0 when none fits).
-    int64_t output_size(int64_t n) const;
+    int kernel_f() const { return kf_; }
+    int kernel_t() const { return kt_; }
+    const ConvGeometry& geometry() const { return g_; }
+    // The output's length along T (of T input steps) and along F (of F input bins); 0 when no
+    // position fits.
+    int64_t out_t(int64_t T) const { return out_size(T, kt_, g_.stride_t, g_.pad_t, g_.dilation_t); }
+    int64_t out_f(int64_t F) const { return out_size(F, kf_, g_.stride_f, g_.pad_f, 1); }
 
-    // y [output_size(T), output_size(F), out] from x [T, F, in]; relu clamps y at 0. y must not
-    // overlap x.
-    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y, bool relu) const;
+    // y [out_t(T), out_f(F), out] from x [T, F, in]; relu clamps y at 0. y must not overlap x.
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, float* y, bool relu) const {
+        forward(team, arena, x, T, F, in_, y, out_, relu);
+    }
+    // The same with x[(t * F + f) * ldx + c] and y[(t * Fo + f) * ldy + o] (ldx >= in, ldy >= out).
+    void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
+                 int64_t ldy, bool relu) const;
 
 private:
-    // y [rows, out] = x [rows, in * kernel * kernel] W^T + bias, clamped at 0 when relu.
-    void product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, bool relu) const;
+    static int64_t out_size(int64_t n, int kernel, int stride, int pad, int dilation) {
+        const int64_t span = static_cast<int64_t>(dilation) * (kernel - 1) + 1;
+        const int64_t padded = n + 2 * static_cast<int64_t>(pad);
+        return padded < span ? 0 : (padded - span) / stride + 1;
+    }
+    // Whether the map is the product's input as it is (a 1x1 kernel moving one step at a time).
+    bool pointwise_map(int64_t ldx) const;
+    // Rows [first, first + rows) of the unfolded input (output position r is (t * Fo + f)) into
+    // cols [rows, in * kf * kt], in the column order of the weight's form.
+    void unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first, int64_t rows,
+                float* cols) const;
+    // y [rows, out] (row stride ldy) = x [rows, in * kf * kt] W^T + bias, clamped at 0 when relu.
+    void product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, int64_t ldy,
+                 bool relu) const;
 
-    // The weight [out, in * kernel * kernel] in one of three forms (the others empty):
+    // The weight [out, in * kf * kt] in one of three forms (the others empty):
     std::shared_ptr<const std::vector<float>> pointwise_;   // F32 in the pointwise kernel's panels,
     std::shared_ptr<const kernels::PackedWeights> weight_;  // other types packed for matmul,
     std::shared_ptr<const WinogradConv3x3> winograd_;       // or the Winograd form
     const kernels::KernelTable* kernels_ = nullptr;
+    bool tap_major_ = false;  // the weight's columns in tap-major order, else PyTorch's
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
-    int kernel_ = 1, stride_ = 1;
+    int kf_ = 1, kt_ = 1;
+    ConvGeometry g_;
 };
 
 }  // namespace pk::speaker

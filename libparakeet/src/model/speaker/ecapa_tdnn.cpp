@@ -36,6 +36,8 @@ std::string block_name(int i) { return "blocks." + std::to_string(i); }
 // Channels per task in the per-channel passes over time: each task walks its block of columns
 // row by row (whole cache lines), never a column at a stride of C floats.
 constexpr int64_t kChannelGrain = 64;
+// Frames per task in the elementwise passes (a frame is C values).
+constexpr int64_t kFrameGrain = 16;
 
 // mean[c] and, when std is not null, std[c] of column c of x [T, C] under the weights
 // w[t * C + c] (each column summing to 1), or 1/T each when w is null; variances floored at
@@ -43,18 +45,26 @@ constexpr int64_t kChannelGrain = 64;
 // in order, in double, by one thread: the result does not depend on the split.
 void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std) {
     const double uniform = 1.0 / static_cast<double>(T);
-    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
-        std::vector<double> m(static_cast<size_t>(c1 - c0), 0.0), v(static_cast<size_t>(c1 - c0), 0.0);
+    // The weight of element (t, c): the branch on w is taken outside the loops, which then vectorise.
+    const auto over = [&](auto weight, int64_t c0, int64_t c1, double* m, double* v) {
         for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c)
-                m[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * x[t * C + c];
-        for (int64_t c = c0; c < c1; ++c) mean[c] = static_cast<float>(m[c - c0]);
-        if (std == nullptr) return;
+            for (int64_t c = c0; c < c1; ++c) m[c - c0] += weight(t, c) * x[t * C + c];
+        if (v == nullptr) return;
         for (int64_t t = 0; t < T; ++t)
             for (int64_t c = c0; c < c1; ++c) {
                 const double d = x[t * C + c] - m[c - c0];
-                v[c - c0] += (w != nullptr ? static_cast<double>(w[t * C + c]) : uniform) * d * d;
+                v[c - c0] += weight(t, c) * d * d;
             }
+    };
+    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
+        std::vector<double> m(static_cast<size_t>(c1 - c0), 0.0), v(static_cast<size_t>(c1 - c0), 0.0);
+        double* vp = std == nullptr ? nullptr : v.data();
+        if (w != nullptr)
+            over([&](int64_t t, int64_t c) { return static_cast<double>(w[t * C + c]); }, c0, c1, m.data(), vp);
+        else
+            over([&](int64_t, int64_t) { return uniform; }, c0, c1, m.data(), vp);
+        for (int64_t c = c0; c < c1; ++c) mean[c] = static_cast<float>(m[c - c0]);
+        if (std == nullptr) return;
         for (int64_t c = c0; c < c1; ++c)
             std[c] = std::sqrt(std::max(static_cast<float>(v[c - c0]), kPoolingVarianceFloor));
     });
@@ -189,7 +199,7 @@ void EcapaTdnn::forward(ThreadTeam& team, Arena& arena, const float* feats, int6
 
     float* pooled = arena.alloc_array<float>(static_cast<size_t>(2 * C));
     pool(team, arena, m, T, pooled);
-    asp_bn_.apply(pooled, 1, 2 * C, /*relu=*/false);
+    asp_bn_.apply(team, pooled, 1, 2 * C, /*relu=*/false);
     fc_.forward(team, arena, pooled, 1, 2 * C, out, fc_.out());
 }
 
@@ -204,15 +214,19 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
     // Res2Net: chunk 0 passes; chunk j runs its block on chunk j (+ chunk j - 1's output, j >= 2).
     const int64_t w = C / static_cast<int64_t>(b.res2net.size() + 1);
     float* sum = arena.alloc_array<float>(static_cast<size_t>(T * w));
-    for (int64_t t = 0; t < T; ++t) std::copy(h1 + t * C, h1 + t * C + w, h2 + t * C);
+    parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) std::copy(h1 + t * C, h1 + t * C + w, h2 + t * C);
+    });
     for (size_t j = 0; j < b.res2net.size(); ++j) {
         const int64_t c0 = static_cast<int64_t>(j + 1) * w;
         if (j == 0) {
             b.res2net[j].forward(team, arena, h1 + c0, T, C, h2 + c0, C);
             continue;
         }
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = 0; c < w; ++c) sum[t * w + c] = h1[t * C + c0 + c] + h2[t * C + c0 - w + c];
+        parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
+            for (int64_t t = t0; t < t1; ++t)
+                for (int64_t c = 0; c < w; ++c) sum[t * w + c] = h1[t * C + c0 + c] + h2[t * C + c0 - w + c];
+        });
         b.res2net[j].forward(team, arena, sum, T, w, h2 + c0, C);
     }
     b.tdnn2.forward(team, arena, h2, T, C, h1, C);  // h1 now holds tdnn2's output
@@ -228,14 +242,12 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
     for (int64_t c = 0; c < C; ++c) gain[c] = 1.0f / (1.0f + std::exp(-gain[c]));
 
     // y = gain * h + residual; the residual goes to y first when it is a convolution's output.
-    if (b.has_shortcut) {
-        b.shortcut.forward(team, arena, x, T, ldx, y, ldy);
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = 0; c < C; ++c) y[t * ldy + c] += h1[t * C + c] * gain[c];
-    } else {
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = 0; c < C; ++c) y[t * ldy + c] = h1[t * C + c] * gain[c] + x[t * ldx + c];
-    }
+    if (b.has_shortcut) b.shortcut.forward(team, arena, x, T, ldx, y, ldy);
+    parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t)
+            for (int64_t c = 0; c < C; ++c)
+                y[t * ldy + c] = h1[t * C + c] * gain[c] + (b.has_shortcut ? y[t * ldy + c] : x[t * ldx + c]);
+    });
 }
 
 void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, float* pooled) const {
@@ -250,8 +262,10 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     kernels::matmul(team, arena, stats.data(), 1, 2 * C, *asp_tdnn_.over_stats, asp_tdnn_.bias, shared.data());
     float* hidden = arena.alloc_array<float>(static_cast<size_t>(T * A));
     kernels::matmul(team, arena, x, T, C, *asp_tdnn_.over_x, shared.data(), hidden, A);
-    asp_tdnn_.norm.apply(hidden, T, A, /*relu=*/true);
-    for (int64_t i = 0; i < T * A; ++i) hidden[i] = std::tanh(hidden[i]);
+    asp_tdnn_.norm.apply(team, hidden, T, A, /*relu=*/true);
+    parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
+        for (int64_t i = t0 * A; i < t1 * A; ++i) hidden[i] = std::tanh(hidden[i]);
+    });
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);
 

@@ -60,7 +60,8 @@ public:
                     " convolutions, the network runs more");
         const int64_t stride = strides_[next_];
         if (stride < 1 || stride > 4) t_.fail(weights_[next_] + ": stride " + std::to_string(stride) + " is not 1 to 4");
-        const Conv2dGemm c = Conv2dGemm::load(g_, t_, weights_[next_], biases_[next_], in, static_cast<int>(stride));
+        const Conv2dGemm c =
+            Conv2dGemm::load_square(g_, t_, weights_[next_], biases_[next_], in, static_cast<int>(stride));
         ++next_;
         return c;
     }
@@ -107,7 +108,7 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
     }
     b.conv3 = next(b.conv1.out());
     // As 3D-Speaker's _make_layer: a shortcut convolution where the block changes the map's shape.
-    b.has_shortcut = b.conv1.stride() != 1 || in != b.conv3.out();
+    b.has_shortcut = b.conv1.geometry().stride_t != 1 || in != b.conv3.out();
     if (b.has_shortcut) b.shortcut = next(in, b.conv3.out());
     return b;
 }
@@ -131,19 +132,19 @@ ERes2Net ERes2Net::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     Cursor next(gguf, t);
     n.stem_ = next(1);
     int64_t channels[4], bins[4];
-    int64_t in = n.stem_.out(), f = n.stem_.output_size(n_mels);
+    int64_t in = n.stem_.out(), f = n.stem_.out_f(n_mels);
     for (int s = 0; s < 4; ++s) {
         for (int64_t i = 0; i < counts[s]; ++i) {
             n.stages_[s].push_back(load_block(next, in, /*aff=*/s >= 2, n.scale_));
             in = n.stages_[s].back().conv3.out();
-            f = n.stages_[s].back().conv1.output_size(f);
+            f = n.stages_[s].back().conv1.out_f(f);
         }
         channels[s] = in;
         bins[s] = f;
         if (s == 0) continue;
         // The bottom-up fusion into this stage's output, in the order the forward runs it.
         n.down_[s - 1] = next(channels[s - 1], channels[s]);
-        if (n.down_[s - 1].output_size(bins[s - 1]) != bins[s])
+        if (n.down_[s - 1].out_f(bins[s - 1]) != bins[s])
             t.fail("fusion " + std::to_string(s) + ": the downsampled map does not match stage " +
                    std::to_string(s + 1) + "'s");
         n.fuse_[s - 1] = load_aff(next, channels[s]);
@@ -159,15 +160,15 @@ ERes2Net ERes2Net::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
 }
 
 int64_t ERes2Net::pooled_steps(int64_t T) const {
-    T = stem_.output_size(T);
+    T = stem_.out_t(T);
     for (const std::vector<Block>& stage : stages_)
-        for (const Block& b : stage) T = b.conv1.output_size(T);
+        for (const Block& b : stage) T = b.conv1.out_t(T);
     return T;
 }
 
 ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x,
                                  bool relu) const {
-    const Map y{nullptr, c.output_size(x.T), c.output_size(x.F), c.out()};
+    const Map y{nullptr, c.out_t(x.T), c.out_f(x.F), c.out()};
     float* data = arena.alloc_array<float>(static_cast<size_t>(y.size()));
     c.forward(team, arena, x.data, x.T, x.F, data, relu);
     return Map{data, y.T, y.F, y.C};
@@ -227,7 +228,7 @@ ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vec
                                   const Map& x) const {
     // The blocks' outputs take turns in two maps of the stage's output size.
     const Block& first = stage.front();
-    const int64_t T = first.conv1.output_size(x.T), F = first.conv1.output_size(x.F), C = first.conv3.out();
+    const int64_t T = first.conv1.out_t(x.T), F = first.conv1.out_f(x.F), C = first.conv3.out();
     Map maps[2] = {{arena.alloc_array<float>(static_cast<size_t>(T * F * C)), T, F, C},
                    {arena.alloc_array<float>(static_cast<size_t>(T * F * C)), T, F, C}};
     Map in = x;

@@ -35,12 +35,24 @@ Conv1dSame Conv1dSame::load(const TensorLoader& t, const std::string& prefix, in
                                               " is not odd");
     const GgufTensor& w = t.get(schema::weight(module), {out, in, kernel});
     Conv1dSame c;
-    if (w.type == GgmlType::F32 && t.q8_at_load() && (in * kernel) % kernels::kQ8_0BlockValues == 0)
+    const int64_t cols = in * kernel;
+    if (w.type == GgmlType::F32) {
+        // Columns in tap-major order, j * in + c, so that the unfolding copies each tap's
+        // channels as one run.
+        const float* w32 = reinterpret_cast<const float*>(w.data);
+        std::vector<float> tap_major(static_cast<size_t>(out * cols));
+        for (int64_t o = 0; o < out; ++o)
+            for (int64_t ch = 0; ch < in; ++ch)
+                for (int j = 0; j < kernel; ++j) tap_major[o * cols + j * in + ch] = w32[(o * in + ch) * kernel + j];
+        c.tap_major_ = true;
         c.weight_ = std::make_shared<const kernels::PackedWeights>(
-            q8_0_at_load(reinterpret_cast<const float*>(w.data), out, in * kernel, t.level()));
-    else
-        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(w), w.data, out,
-                                                                   in * kernel, t.level());
+            t.q8_at_load() && cols % kernels::kQ8_0BlockValues == 0
+                ? q8_0_at_load(tap_major.data(), out, cols, t.level())
+                : kernels::PackedWeights(kernels::WeightType::F32, tap_major.data(), out, cols, t.level()));
+    } else {
+        c.weight_ = std::make_shared<const kernels::PackedWeights>(TensorLoader::weight_type(w), w.data, out, cols,
+                                                                   t.level());
+    }
     t.release(w);
     c.bias_ = t.f32(schema::bias(module), {out});
     c.in_ = in;
@@ -70,7 +82,10 @@ void Conv1dSame::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
             float* row = unfolded + tt * cols;
             for (int j = 0; j < kernel_; ++j) {
                 const float* src = x + reflect(tt + j * dilation_ - pad, T) * ldx;
-                for (int64_t c = 0; c < in_; ++c) row[c * kernel_ + j] = src[c];
+                if (tap_major_)
+                    std::copy_n(src, in_, row + j * in_);
+                else  // PyTorch's channel-major columns
+                    for (int64_t c = 0; c < in_; ++c) row[c * kernel_ + j] = src[c];
             }
         }
     });
@@ -93,15 +108,17 @@ BatchNormEval BatchNormEval::load(const TensorLoader& t, const std::string& pref
     return bn;
 }
 
-void BatchNormEval::apply(float* x, int64_t T, int64_t ld, bool relu) const {
+void BatchNormEval::apply(ThreadTeam& team, float* x, int64_t T, int64_t ld, bool relu) const {
     const int64_t C = channels();
-    for (int64_t t = 0; t < T; ++t) {
-        float* row = x + t * ld;
-        for (int64_t c = 0; c < C; ++c) {
-            const float v = relu ? std::max(row[c], 0.0f) : row[c];
-            row[c] = v * scale_[c] + shift_[c];
+    parallel_for(team, T, kMinFramesPerThread, [&](int64_t t0, int64_t t1) {
+        for (int64_t t = t0; t < t1; ++t) {
+            float* row = x + t * ld;
+            for (int64_t c = 0; c < C; ++c) {
+                const float v = relu ? std::max(row[c], 0.0f) : row[c];
+                row[c] = v * scale_[c] + shift_[c];
+            }
         }
-    }
+    });
 }
 
 TdnnBlock TdnnBlock::load(const TensorLoader& t, const std::string& prefix, int64_t in, int64_t out, int kernel,

@@ -3,9 +3,11 @@
 //
 //   Conv1dSame   speechbrain.nnet.CNN.Conv1d: stride 1, padding "same" in reflect mode (the
 //                frame before the first is frame 1, not a copy of frame 0), with bias. It runs
-//                as one matrix product of the unfolded input [T, in * kernel] (column
-//                c * kernel + j is input channel c at tap j, PyTorch's weight layout) with the
-//                weight [out, in * kernel], on the level's matmul kernels.
+//                as one matrix product of the unfolded input [T, in * kernel] with the weight
+//                [out, in * kernel], on the level's matmul kernels. An F32 weight's columns are
+//                reordered at load to tap-major order (column j * in + c is input channel c at
+//                tap j), so that the unfolding copies whole channel runs; a stored quantised one
+//                keeps PyTorch's (c * kernel + j).
 //   BatchNormEval  BatchNorm1d in eval mode: (x - running_mean) / sqrt(running_var + 1e-5)
 //                * weight + bias, folded into one scale and shift per channel at load.
 //   TdnnBlock    Conv1dSame -> ReLU -> BatchNormEval (SpeechBrain's TDNNBlock).
@@ -49,6 +51,7 @@ public:
 
 private:
     std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel]
+    bool tap_major_ = false;  // the columns in tap-major order, else PyTorch's
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kernel_ = 1, dilation_ = 1;
@@ -61,8 +64,9 @@ public:
     static BatchNormEval load(const TensorLoader& t, const std::string& prefix, int64_t channels);
 
     int64_t channels() const { return static_cast<int64_t>(scale_.size()); }
-    // x[t * ld + c] = (relu ? max(x, 0) : x) * scale[c] + shift[c], for t < T, c < channels.
-    void apply(float* x, int64_t T, int64_t ld, bool relu) const;
+    // x[t * ld + c] = (relu ? max(x, 0) : x) * scale[c] + shift[c], for t < T, c < channels, the
+    // frames split over the team.
+    void apply(ThreadTeam& team, float* x, int64_t T, int64_t ld, bool relu) const;
 
 private:
     std::vector<float> scale_, shift_;
@@ -80,7 +84,7 @@ public:
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t ldx, float* y,
                  int64_t ldy) const {
         conv_.forward(team, arena, x, T, ldx, y, ldy);
-        norm_.apply(y, T, ldy, /*relu=*/true);
+        norm_.apply(team, y, T, ldy, /*relu=*/true);
     }
 
 private:

@@ -38,7 +38,7 @@ void add_relu(ThreadTeam& team, float* x, const float* s, int64_t n) {
 WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader& t, int64_t n_mels) {
     WespeakerResnet n;
     n.n_mels_ = n_mels;
-    n.stem_ = Conv2dGemm::load(gguf, t, required_string(gguf, t, vd::kResnetStemWeight),
+    n.stem_ = Conv2dGemm::load_square(gguf, t, required_string(gguf, t, vd::kResnetStemWeight),
                                required_string(gguf, t, vd::kResnetStemBias), 1, 1);
     if (!gguf.has_key(vd::kResnetConv1Weight)) t.fail(std::string("missing key ") + vd::kResnetConv1Weight);
     const std::vector<std::string> conv1_w = gguf.get_string_array(vd::kResnetConv1Weight);
@@ -55,26 +55,26 @@ WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader
                vd::kResnetConv1Weight + " " + std::to_string(count));
     if (count == 0) t.fail(std::string(vd::kResnetConv1Weight) + " lists no block");
 
-    int64_t channels = n.stem_.out(), bins = n.stem_.output_size(n_mels);
+    int64_t channels = n.stem_.out(), bins = n.stem_.out_f(n_mels);
     for (size_t i = 0; i < count; ++i) {
         if (strides[i] < 1 || strides[i] > 4)
             t.fail("block " + std::to_string(i) + ": stride " + std::to_string(strides[i]) + " is not 1 to 4");
         const int stride = static_cast<int>(strides[i]);
         Block b;
-        b.conv1 = Conv2dGemm::load(gguf, t, conv1_w[i], conv1_b[i], channels, stride);
-        b.conv2 = Conv2dGemm::load(gguf, t, conv2_w[i], conv2_b[i], b.conv1.out(), 1);
+        b.conv1 = Conv2dGemm::load_square(gguf, t, conv1_w[i], conv1_b[i], channels, stride);
+        b.conv2 = Conv2dGemm::load_square(gguf, t, conv2_w[i], conv2_b[i], b.conv1.out(), 1);
         b.has_down = !down_w[i].empty();
         if (b.has_down) {
-            b.down = Conv2dGemm::load(gguf, t, down_w[i], down_b[i], channels, stride);
-            if (b.down.out() != b.conv2.out() || b.down.output_size(bins) != b.conv1.output_size(bins))
+            b.down = Conv2dGemm::load_square(gguf, t, down_w[i], down_b[i], channels, stride);
+            if (b.down.out() != b.conv2.out() || b.down.out_f(bins) != b.conv1.out_f(bins))
                 t.fail(down_w[i] + " does not give the shape of " + conv2_w[i]);
         } else if (stride != 1 || channels != b.conv2.out()) {
             t.fail("block " + std::to_string(i) + " changes the shape of its input and has no down convolution");
         }
-        if (b.conv2.output_size(b.conv1.output_size(bins)) != b.conv1.output_size(bins))
+        if (b.conv2.out_f(b.conv1.out_f(bins)) != b.conv1.out_f(bins))
             t.fail(conv2_w[i] + " changes the map's size");
         channels = b.conv2.out();
-        bins = b.conv2.output_size(b.conv1.output_size(bins));
+        bins = b.conv2.out_f(b.conv1.out_f(bins));
         n.blocks_.push_back(std::move(b));
     }
     if (bins < 1) t.fail(std::to_string(n_mels) + " mel bins leave no frequency bin to pool");
@@ -92,8 +92,8 @@ WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader
 }
 
 int64_t WespeakerResnet::pooled_steps(int64_t T) const {
-    T = stem_.output_size(T);
-    for (const Block& b : blocks_) T = b.conv2.output_size(b.conv1.output_size(T));
+    T = stem_.out_t(T);
+    for (const Block& b : blocks_) T = b.conv2.out_t(b.conv1.out_t(T));
     return T;
 }
 
@@ -101,10 +101,10 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     ArenaScope scope(arena);
     // Four maps of the largest size any layer makes: the block's input, conv1's output,
     // conv2's output (the block's output) and the down conv's output.
-    int64_t steps = stem_.output_size(T), bins = stem_.output_size(n_mels_), largest = steps * bins * stem_.out();
+    int64_t steps = stem_.out_t(T), bins = stem_.out_f(n_mels_), largest = steps * bins * stem_.out();
     for (const Block& b : blocks_) {
-        steps = b.conv1.output_size(steps);
-        bins = b.conv1.output_size(bins);
+        steps = b.conv1.out_t(steps);
+        bins = b.conv1.out_f(bins);
         largest = std::max(largest, steps * bins * b.conv2.out());
     }
     float* maps[4];
@@ -113,11 +113,11 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
 
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     stem_.forward(team, arena, feats, T, n_mels_, x, /*relu=*/true);
-    steps = stem_.output_size(T);
-    bins = stem_.output_size(n_mels_);
+    steps = stem_.out_t(T);
+    bins = stem_.out_f(n_mels_);
     for (const Block& b : blocks_) {
         b.conv1.forward(team, arena, x, steps, bins, h, /*relu=*/true);
-        const int64_t steps1 = b.conv1.output_size(steps), bins1 = b.conv1.output_size(bins);
+        const int64_t steps1 = b.conv1.out_t(steps), bins1 = b.conv1.out_f(bins);
         b.conv2.forward(team, arena, h, steps1, bins1, y, /*relu=*/false);
         const float* shortcut = x;
         if (b.has_down) {

@@ -77,8 +77,10 @@ public:
     // as `batch` says, updated in place; each utterance's rows get the bits forward() gives it
     // alone with its attention and positions. Every product runs on the stacked rows, each row
     // by the kernels it takes alone (BatchRows' segments); the attention and the depthwise
-    // conv, which read other frames, run utterance by utterance on its own rows only. `mark`
-    // is told of each stage as it ends.
+    // conv, which read other frames, read each utterance's own rows only: full attention and a
+    // non-causal depthwise conv in one kernel call for all utterances (one team dispatch rather
+    // than one per utterance), local and chunked attention and a causal conv utterance by
+    // utterance. `mark` is told of each stage as it ends.
     void forward_batch(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch,
                        const BatchStageMark& mark = {}) const;
 

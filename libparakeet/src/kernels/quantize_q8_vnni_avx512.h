@@ -95,7 +95,8 @@ static inline void quantize_blocks_of_8_rows(const float* x, int64_t rows, int64
 // MatmulKernels::quantize_q8_vnni.
 static inline void quantize_q8_vnni_avx512(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
                                            int8_t* q, float* scale, int32_t* corr) {
-    if (mr != 8) {
+    static_assert(kRowsQ8Vnni == 8, "a GEMM row panel is the 8 rows of reduce_each_of_8");
+    if (mr != kRowsQ8Vnni) {
         quantize_quad_panel(x, rows, ldx, nblocks, mr, q, scale, corr,
                             [](const float* xb, int8_t* qb, float* sb, int32_t* cb) { quantize_block(xb, qb, sb, cb); });
         return;

@@ -12,7 +12,9 @@ cache on first use). Each client (one keep-alive connection, bench_server.RawCli
 --requests WAV uploads of --seconds of noise, one after the other, all clients at once; every
 server gets one warm-up upload first. Reported per --upload-batch value: requests per second,
 audio seconds per wall second (RTFx), p50 and p95 latency (upload sent -> response read), the
-batch sizes the server's /metrics counted, the CPU, its ISA level and the load average. The
+CPU time the server process (--direct: this process) spent per request, which a shared
+machine's other work disturbs less than the wall time, the batch sizes the server's /metrics
+counted, the CPU, its ISA level and the load average. The
 transcripts of every mode are checked to be identical. Random weights emit almost no tokens, so
 this times the front end and the encoder (what batching changes), not the decoder.
 
@@ -71,6 +73,12 @@ def batch_metrics(url: str) -> dict:
     return out
 
 
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process `pid` so far, all its threads (/proc/PID/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_direct(model: Path, upload_batch: int, args, wavs: list) -> dict:
     """The library alone: N threads calling Context.transcribe on decoded audio (no HTTP, no
     upload decoding), request batching set as the server sets it."""
@@ -85,19 +93,22 @@ def run_direct(model: Path, upload_batch: int, args, wavs: list) -> dict:
         with ThreadPoolExecutor(max_workers=args.clients, thread_name_prefix="client") as pool:
             run_clients(pool, 1, [0], request)  # warm-up
             load = os.getloadavg()[0]
+            cpu0 = process_cpu_seconds(os.getpid())
             wall, latencies, texts = run_clients(pool, args.clients, list(range(args.clients * args.requests)),
                                                  request)
+            cpu = process_cpu_seconds(os.getpid()) - cpu0
         stats = ctx.request_batching_stats()
     batches = stats["batches"]
-    return summary(upload_batch, args, wall, latencies, texts, load,
+    return summary(upload_batch, args, wall, cpu, latencies, texts, load,
                    sum((i + 1) * n for i, n in enumerate(stats["batch_sizes"])) / batches if batches else 1.0)
 
 
-def summary(upload_batch: int, args, wall: float, latencies: list, texts: dict, load: float,
+def summary(upload_batch: int, args, wall: float, cpu: float, latencies: list, texts: dict, load: float,
             mean_batch: float) -> dict:
     n = len(latencies)
     return {"upload_batch": upload_batch, "requests": n, "wall_s": wall, "req_per_s": n / wall,
-            "rtfx": n * args.seconds / wall, "p50_ms": 1000 * percentile(latencies, 50),
+            "cpu_ms_per_req": 1000 * cpu / n, "rtfx": n * args.seconds / wall,
+            "p50_ms": 1000 * percentile(latencies, 50),
             "p95_ms": 1000 * percentile(latencies, 95), "load": load, "mean_batch": mean_batch,
             "texts": [texts[j] for j in sorted(texts)]}
 
@@ -120,13 +131,15 @@ def run_mode(model: Path, upload_batch: int, args, wavs: list) -> dict:
             run_clients(pool, 1, [0], request)  # warm-up
             load = os.getloadavg()[0]
             jobs = list(range(args.clients * args.requests))
+            cpu0 = process_cpu_seconds(server.proc.pid)
             wall, latencies, texts = run_clients(pool, args.clients, jobs, request)
+            cpu = process_cpu_seconds(server.proc.pid) - cpu0
         for s in sessions:
             s.close()
         metrics = batch_metrics(server.url)
     finally:
         server.stop()
-    return summary(upload_batch, args, wall, latencies, texts, load,
+    return summary(upload_batch, args, wall, cpu, latencies, texts, load,
                    metrics["uploads"] / metrics["batches"] if metrics["batches"] else 1.0)
 
 
@@ -160,10 +173,11 @@ def main() -> int:
         raise SystemExit("the transcripts differ between modes")
     base = doc["rows"][0]
     print(tabulate([[r["upload_batch"], f"{r['req_per_s']:.2f}", f"{r['rtfx']:.1f}", f"{r['p50_ms']:.0f}",
-                     f"{r['p95_ms']:.0f}", f"{r['mean_batch']:.1f}", f"{r['req_per_s'] / base['req_per_s']:.2f}x",
+                     f"{r['p95_ms']:.0f}", f"{r['cpu_ms_per_req']:.1f}", f"{r['mean_batch']:.1f}",
+                     f"{r['req_per_s'] / base['req_per_s']:.2f}x", f"{base['cpu_ms_per_req'] / r['cpu_ms_per_req']:.2f}x",
                      f"{r['load']:.1f}"] for r in doc["rows"]],
-                   headers=["--upload-batch", "req/s", "RTFx", "p50 ms", "p95 ms", "mean batch", "throughput",
-                            "load"]))
+                   headers=["--upload-batch", "req/s", "RTFx", "p50 ms", "p95 ms", "CPU ms/req", "mean batch",
+                            "throughput", "CPU gain", "load"]))
     doc["load_after"] = os.getloadavg()
     if args.json:
         for r in doc["rows"]:

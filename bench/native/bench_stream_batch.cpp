@@ -16,15 +16,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "bench_setup.h"
 #include "bench_timing.h"
 #include "capi/environment.h"
 #include "model/model.h"
@@ -36,11 +35,8 @@
 
 namespace {
 
-struct Args {
-    std::string model;
-    std::vector<int> batches{1, 2, 4, 8, 16, 32};
-    double seconds = 6.0;
-    int threads = 1;
+struct Args : bench::BatchArgs {
+    Args() : bench::BatchArgs{{}, {1, 2, 4, 8, 16, 32}, 6.0} {}
     pk::StreamSettings window;  // an offline model's buffered window (default 10-2-2)
     int left = -1, right = -1;  // a cache-aware model's --context L,R (one of its own); unset: its first
 };
@@ -53,45 +49,16 @@ bool parse_window(const char* s, pk::StreamSettings& w) {
 bool parse(int argc, char** argv, Args& a) {
     for (int i = 1; i < argc; ++i) {
         const bool has_value = i + 1 < argc;
-        if (!std::strcmp(argv[i], "--batches") && has_value) {
-            a.batches.clear();
-            for (char* s = argv[++i]; *s != '\0';) {
-                char* end = nullptr;
-                const long b = std::strtol(s, &end, 10);
-                if (end == s || b < 1) return false;
-                a.batches.push_back(static_cast<int>(b));
-                s = *end == ',' ? end + 1 : end;
-            }
-        } else if (!std::strcmp(argv[i], "--seconds") && has_value) {
-            a.seconds = std::atof(argv[++i]);
-        } else if (!std::strcmp(argv[i], "--context") && has_value) {
+        if (bench::take_batch_arg(argc, argv, i, a)) continue;
+        if (!std::strcmp(argv[i], "--context") && has_value) {
             if (std::sscanf(argv[++i], "%d,%d", &a.left, &a.right) != 2 || a.left < 0 || a.right < 0) return false;
-        } else if (!std::strcmp(argv[i], "--threads") && has_value) {
-            a.threads = std::atoi(argv[++i]);
         } else if (!std::strcmp(argv[i], "--window") && has_value) {
             if (!parse_window(argv[++i], a.window)) return false;
-        } else if (argv[i][0] != '-' && a.model.empty()) {
-            a.model = argv[i];
         } else {
             return false;
         }
     }
-    return !a.model.empty() && !a.batches.empty() && a.seconds > 0.0 && a.threads >= 1;
-}
-
-std::string cpu_model() {
-    std::ifstream f("/proc/cpuinfo");
-    for (std::string line; std::getline(f, line);)
-        if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-    return "unknown CPU";
-}
-
-std::vector<float> noise(int64_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, 0.1f);
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = d(rng);
-    return v;
+    return a.valid();
 }
 
 struct Timing {
@@ -153,7 +120,7 @@ Timing run(const pk::Model& model, const StreamKind& kind, int B, int rounds) {
     std::vector<double> wall, cpu;
     for (int r = 0; r < kind.warm_rounds + rounds; ++r) {
         std::vector<std::vector<float>> audio;
-        for (int b = 0; b < B; ++b) audio.push_back(noise(kind.chunk, static_cast<uint32_t>(r * 1000 + b)));
+        for (int b = 0; b < B; ++b) audio.push_back(bench::noise(kind.chunk, static_cast<uint32_t>(r * 1000 + b)));
         const double c0 = bench::cpu_seconds();
         const auto t0 = bench::Clock::now();
         for (int b = 0; b < B; ++b) streams[static_cast<size_t>(b)]->take_audio(audio[b].data(), kind.chunk);
@@ -191,7 +158,7 @@ int main(int argc, char** argv) {
         const double chunk_ms = 1e3 * static_cast<double>(kind.chunk) / model->config().pre.sample_rate;
         const int rounds = std::max(3, static_cast<int>(a.seconds * 1e3 / chunk_ms));
         std::printf("CPU: %s; ISA level %s; %d thread(s); %s: %.0f ms chunks; %d timed rounds\n",
-                    cpu_model().c_str(), pk::isa_level_name(options.isa.value_or(pk::cpu_features().detected)),
+                    bench::cpu_model().c_str(), pk::isa_level_name(options.isa.value_or(pk::cpu_features().detected)),
                     a.threads, kind.how.c_str(), chunk_ms, rounds);
         run(*model, kind, 1, 1);  // warm-up
         const Timing alone = run(*model, kind, 1, rounds);

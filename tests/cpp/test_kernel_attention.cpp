@@ -1,6 +1,7 @@
 // Relative-position attention against a double-precision reference that follows NeMo's
 // code literally (matrix_bd over all 2T-1 positions, then rel_shift by pad/reshape/slice),
-// and bitwise identical across team sizes, at every ISA level.
+// and bitwise identical across team sizes, at every ISA level; a batch of sequences of
+// several lengths gives each sequence the bits it gets alone.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -110,6 +111,34 @@ TEST_P(RelPosAttention, BitwiseIdenticalAcrossTeamSizes) {
     for (int threads : {2, 3, 4}) {
         const auto many = run(kernels(), in, T, H, dk, threads);
         ASSERT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0) << threads;
+    }
+}
+
+TEST_P(RelPosAttention, BatchGivesEachSequenceItsBitsAlone) {
+    // Lengths of one row block or less, of several, and 1 (a single position), so that the
+    // shares of work cut sequences in different places at 2 and 3 threads.
+    const int64_t H = 3, dk = 16;
+    const std::vector<int64_t> lengths = {37, 1, 8, 70, 9, 2};
+    std::vector<Inputs> in;
+    for (size_t s = 0; s < lengths.size(); ++s) in.push_back(make_inputs(lengths[s], H, dk, 100 + unsigned(s)));
+    // The batch shares bias_u and bias_v: every sequence takes those of the first.
+    for (Inputs& x : in) x.bu = in[0].bu, x.bv = in[0].bv;
+    for (int threads : {1, 2, 3}) {
+        pk::ThreadTeam team(threads);
+        pk::Arena arena;
+        std::vector<std::vector<float>> outs;
+        std::vector<pk::kernels::RelPosSequence> seqs;
+        for (size_t s = 0; s < lengths.size(); ++s) outs.emplace_back(static_cast<size_t>(lengths[s] * H * dk));
+        for (size_t s = 0; s < lengths.size(); ++s)
+            seqs.push_back({in[s].q.data(), in[s].k.data(), in[s].v.data(), in[s].p.data(), lengths[s], outs[s].data()});
+        pk::kernels::rel_pos_attention_batch(kernels(), team, arena, seqs.data(), static_cast<int64_t>(seqs.size()),
+                                             in[0].bu.data(), in[0].bv.data(), H, dk);
+        EXPECT_EQ(arena.used_bytes(), 0u);  // scratch given back
+        for (size_t s = 0; s < lengths.size(); ++s) {
+            const auto alone = run(kernels(), in[s], lengths[s], H, dk, 1);
+            ASSERT_EQ(std::memcmp(alone.data(), outs[s].data(), alone.size() * sizeof(float)), 0)
+                << "sequence " << s << ", " << threads << " threads";
+        }
     }
 }
 

@@ -1,7 +1,9 @@
 // depthwise_conv1d equals PyTorch's Conv1d(C, C, k, padding=(k-1)/2, groups=C) on time-major
 // data, with and without bias; folding an eval BatchNorm into it equals conv-then-BatchNorm;
-// and the result has the same bits for any team size, at every ISA level.
+// and the result has the same bits for any team size, at every ISA level; stacked sequences
+// each get the bits they get alone.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -119,6 +121,33 @@ TEST_P(KernelDepthwiseConv1d, SameBitsForAnyTeamSize) {
             pk::kernels::depthwise_conv1d(kernels(), team, x.data(), T, C, pw.data(), k, bias.data(), y);
         },
         "depthwise_conv1d");
+}
+
+TEST_P(KernelDepthwiseConv1d, StackedSequencesGetTheirBitsAlone) {
+    // Sequences shorter than the kernel's reach (1, 3) and longer, so that the padding of each
+    // end of each sequence is exercised, and the team's shares cut sequences apart.
+    const int64_t C = 83, k = 9;
+    const std::vector<int64_t> lengths = {37, 1, 3, 40, 5};
+    int64_t total = 0;
+    for (int64_t T : lengths) total += T;
+    const auto x = kt::random_vector(total * C, 94);
+    const auto pw = packed(kt::random_vector(C * k, 95), C, k);
+    const auto bias = kt::random_vector(C, 96);
+    std::vector<float> alone(static_cast<size_t>(total * C));
+    {
+        pk::ThreadTeam team(1);
+        for (size_t s = 0, first = 0; s < lengths.size(); first += static_cast<size_t>(lengths[s++] * C))
+            pk::kernels::depthwise_conv1d(kernels(), team, x.data() + first, lengths[s], C, pw.data(), k, bias.data(),
+                                          alone.data() + first);
+    }
+    for (int threads : {1, 2, 3}) {
+        pk::ThreadTeam team(threads);
+        std::vector<float> y(alone.size());
+        pk::kernels::depthwise_conv1d_stacked(kernels(), team, x.data(), lengths.data(),
+                                              static_cast<int64_t>(lengths.size()), C, pw.data(), k, bias.data(),
+                                              y.data());
+        ASSERT_EQ(std::memcmp(alone.data(), y.data(), y.size() * sizeof(float)), 0) << threads << " threads";
+    }
 }
 
 INSTANTIATE_ISA_LEVELS(KernelDepthwiseConv1d);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/kernel_table.h"
 #include "kernels/transpose.h"
@@ -67,55 +68,74 @@ void add_attention_rel_pos_scalar(KernelTable& t) {
 void rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
                        const float* k, const float* v, const float* p, const float* bias_u,
                        const float* bias_v, int64_t T, int64_t H, int64_t dk, float* out) {
-    if (T <= 0) return;
+    const RelPosSequence one{q, k, v, p, T, out};
+    rel_pos_attention_batch(kt, team, arena, &one, 1, bias_u, bias_v, H, dk);
+}
+
+void rel_pos_attention_batch(const KernelTable& kt, ThreadTeam& team, Arena& arena, const RelPosSequence* seqs,
+                             int64_t n, const float* bias_u, const float* bias_v, int64_t H, int64_t dk) {
     ArenaScope scope(arena);
     const int64_t ld = H * dk;
-    const int64_t P = 2 * T - 1;
-    float* kT = arena.alloc_array<float>(static_cast<size_t>(H * dk * T));
-    float* pT = arena.alloc_array<float>(static_cast<size_t>(H * dk * P));
+    // Per sequence: its first item and the work before it (an item of a sequence of T frames:
+    // about 3 * kRowBlock * T * dk multiply-adds).
+    std::vector<int64_t> item_at(static_cast<size_t>(n) + 1, 0), work_at(static_cast<size_t>(n) + 1, 0);
+    int64_t longest = 0;
+    for (int64_t s = 0; s < n; ++s) {
+        const int64_t T = std::max<int64_t>(0, seqs[s].T), items = H * ((T + kRowBlock - 1) / kRowBlock);
+        item_at[s + 1] = item_at[s] + items;
+        work_at[s + 1] = work_at[s] + items * 3 * kRowBlock * T * dk;
+        longest = std::max(longest, T);
+    }
+    if (item_at[n] == 0) return;
     const int nth = team.size();
-    // Per thread: the scores of one block of query rows + their two biased queries.
-    const int64_t per_thread = kRowBlock * (T + 2 * dk);
+    // Per thread: the head it is on, its keys and positions transposed ([dk, T] and [dk, 2T-1]:
+    // made when the thread reaches the head, so they are still in its cache while it works on
+    // them), the scores of one block of query rows and their two biased queries.
+    const int64_t per_thread = dk * (3 * longest - 1) + kRowBlock * (longest + 2 * dk);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(nth * per_thread));
 
-    // Transpose each head's keys and positions once (split by head: output-disjoint).
-    parallel_for(team, H, 1, [&](int64_t h0, int64_t h1) {
-        for (int64_t h = h0; h < h1; ++h) {
-            transpose_padded(k + h * dk, T, dk, ld, kT + h * dk * T, T);
-            transpose_padded(p + h * dk, P, dk, ld, pT + h * dk * P, P);
-        }
-    });
-
-    // One item = one (head, block of kRowBlock query rows): about 3 * rows * T * dk multiply-adds.
-    const int64_t row_blocks = (T + kRowBlock - 1) / kRowBlock;
-    const int64_t items = H * row_blocks;
-    const int64_t work = 3 * kRowBlock * T * dk;
-    const int64_t grain = (16384 + work - 1) / work;
-    team.run([&](int ith, int n_threads) {
-        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
+    // The items of all sequences in order, (sequence, head, block of query rows), cut into
+    // equal shares of work: a share starts at the first item whose work starts at or past its start.
+    const int64_t total_work = work_at[n];
+    const int64_t chunks = std::clamp<int64_t>((total_work + 16383) / 16384, 1, nth);
+    auto item_from = [&](int64_t work) {
+        const int64_t s = std::upper_bound(work_at.begin(), work_at.end(), work) - work_at.begin() - 1;
+        if (s >= n) return item_at[n];
+        const int64_t per_item = (work_at[s + 1] - work_at[s]) / (item_at[s + 1] - item_at[s]);
+        return item_at[s] + (work - work_at[s] + per_item - 1) / per_item;
+    };
+    team.run([&](int ith, int) {
         if (ith >= chunks) return;
-        const int64_t begin = items * ith / chunks, end = items * (ith + 1) / chunks;
-        float* scores = scratch + ith * per_thread;
-        float* qu = scores + kRowBlock * T;
+        const int64_t begin = item_from(total_work * ith / chunks), end = item_from(total_work * (ith + 1) / chunks);
+        float* kT = scratch + ith * per_thread;
+        float* pT = kT + dk * longest;
+        float* scores = pT + dk * (2 * longest - 1);
+        float* qu = scores + kRowBlock * longest;
         float* qv = qu + kRowBlock * dk;
+        int64_t si = std::upper_bound(item_at.begin(), item_at.end(), begin) - item_at.begin() - 1;
+        int64_t transposed = -1;  // the (sequence, head) in kT and pT, as si * H + h
         for (int64_t item = begin; item < end; ++item) {
-            const int64_t h = item / row_blocks;
-            const int64_t i0 = (item % row_blocks) * kRowBlock;
+            while (item >= item_at[si + 1]) ++si;
+            const RelPosSequence& s = seqs[si];
+            const int64_t T = s.T, P = 2 * T - 1, row_blocks = (T + kRowBlock - 1) / kRowBlock;
+            const int64_t h = (item - item_at[si]) / row_blocks;
+            const int64_t i0 = ((item - item_at[si]) % row_blocks) * kRowBlock;
             const int64_t nr = std::min(kRowBlock, T - i0);
+            if (transposed != si * H + h) {
+                transpose_padded(s.k + h * dk, T, dk, ld, kT, T);
+                transpose_padded(s.p + h * dk, P, dk, ld, pT, P);
+                transposed = si * H + h;
+            }
             for (int64_t r = 0; r < nr; ++r) {
-                const float* qi = q + (i0 + r) * ld + h * dk;
+                const float* qi = s.q + (i0 + r) * ld + h * dk;
                 for (int64_t c = 0; c < dk; ++c) {
                     qu[r * dk + c] = qi[c] + bias_u[h * dk + c];
                     qv[r * dk + c] = qi[c] + bias_v[h * dk + c];
                 }
             }
-            const float* kTh = kT + h * dk * T;
-            const float* pTh = pT + h * dk * P;
-            const float* vh = v + h * dk;
-            float* oi = out + i0 * ld + h * dk;
-            kt.attention.rel_pos_scores(kTh, pTh, T, dk, i0, nr, qu, qv, scores);
+            kt.attention.rel_pos_scores(kT, pT, T, dk, i0, nr, qu, qv, scores);
             kt.ops.softmax_rows(scores, nr, T, scores);
-            kt.attention.rel_pos_weighted_sums(scores, vh, ld, T, dk, nr, oi);
+            kt.attention.rel_pos_weighted_sums(scores, s.v + h * dk, ld, T, dk, nr, s.out + i0 * ld + h * dk);
         }
     });
 }

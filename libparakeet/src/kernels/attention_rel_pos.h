@@ -8,8 +8,10 @@
 // positions T-1, T-2, ..., -(T-1) in its 2T-1 rows. Indexing p this way is exactly NeMo's
 // rel_shift of the [T, 2T-1] position score matrix followed by the slice to T columns.
 //
-// Work is split by (head, query row): each output row is computed by one thread in a fixed
-// order, so results do not depend on the team size.
+// Work is split by (head, block of query rows): each output row is computed by one thread in a
+// fixed order, so results do not depend on the team size. A thread transposes the keys and
+// positions of each head it works on into its own scratch (at most one head of a sequence is
+// transposed by two threads).
 #pragma once
 
 #include <cstdint>
@@ -28,5 +30,23 @@ struct KernelTable;
 void rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
                        const float* k, const float* v, const float* p, const float* bias_u,
                        const float* bias_v, int64_t T, int64_t H, int64_t dk, float* out);
+
+// One sequence of rel_pos_attention_batch: its q, k, v, p, T and out as rel_pos_attention takes them.
+struct RelPosSequence {
+    const float* q;
+    const float* k;
+    const float* v;
+    const float* p;
+    int64_t T;
+    float* out;
+};
+
+// rel_pos_attention of n independent sequences (a batch of short utterances) in one dispatch:
+// their (head, query rows) items are split by their work across the team, where short
+// sequences alone would each pay the team's synchronisation and leave a thread idle. Every
+// output row is computed as rel_pos_attention computes it, so each sequence gets the bits it
+// gets alone. The sequences' outs must not overlap any input.
+void rel_pos_attention_batch(const KernelTable& kt, ThreadTeam& team, Arena& arena, const RelPosSequence* seqs,
+                             int64_t n, const float* bias_u, const float* bias_v, int64_t H, int64_t dk);
 
 }  // namespace pk::kernels

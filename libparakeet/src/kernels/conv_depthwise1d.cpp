@@ -1,5 +1,7 @@
 #include "kernels/conv_depthwise1d.h"
 
+#include <algorithm>
+
 #include "kernels/kernel_table.h"
 #include "kernels/ops_grain.h"
 
@@ -33,10 +35,22 @@ void add_conv_depthwise1d_scalar(KernelTable& t) {
 
 void depthwise_conv1d(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T, int64_t C,
                       const float* packed_weight, int64_t kernel, const float* bias, float* y) {
+    depthwise_conv1d_stacked(k, team, x, &T, 1, C, packed_weight, kernel, bias, y);
+}
+
+void depthwise_conv1d_stacked(const KernelTable& k, ThreadTeam& team, const float* x, const int64_t* lengths,
+                              int64_t n, int64_t C, const float* packed_weight, int64_t kernel, const float* bias,
+                              float* y) {
     if (C <= 0) return;
+    int64_t total = 0;
+    for (int64_t s = 0; s < n; ++s) total += lengths[s];
     auto* fn = k.conv.depthwise_conv1d_rows;
-    parallel_for(team, T, grain_for(kernel * C), [&](int64_t begin, int64_t end) {
-        fn(x, T, C, packed_weight, kernel, bias, begin, end, y);
+    parallel_for(team, total, grain_for(kernel * C), [&](int64_t begin, int64_t end) {
+        // The part of [begin, end) in each sequence, run on that sequence alone.
+        for (int64_t s = 0, first = 0; s < n && first < end; first += lengths[s++]) {
+            const int64_t T = lengths[s], from = std::max(begin, first), to = std::min(end, first + T);
+            if (from < to) fn(x + first * C, T, C, packed_weight, kernel, bias, from - first, to - first, y + first * C);
+        }
     });
 }
 

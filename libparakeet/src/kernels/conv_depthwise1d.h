@@ -19,4 +19,11 @@ struct KernelTable;
 void depthwise_conv1d(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T, int64_t C,
                       const float* packed_weight, int64_t kernel, const float* bias, float* y);
 
+// depthwise_conv1d of n independent sequences stacked back to back in x and y (sequence s:
+// lengths[s] rows, each padded with zeros at its own ends) in one dispatch, rather than one
+// per sequence; each row is computed as depthwise_conv1d computes it alone.
+void depthwise_conv1d_stacked(const KernelTable& k, ThreadTeam& team, const float* x, const int64_t* lengths,
+                              int64_t n, int64_t C, const float* packed_weight, int64_t kernel, const float* bias,
+                              float* y);
+
 }  // namespace pk::kernels

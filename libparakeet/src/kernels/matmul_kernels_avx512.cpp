@@ -26,6 +26,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/matmul_store_avx512.h"
 #include "kernels/matmul_vnni_avx512.h"
+#include "kernels/quantize_q8_vnni_avx512.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers).
@@ -210,29 +211,6 @@ void tile_q8_vnni_pair(int64_t rows, int64_t nblocks, const int8_t* a, const flo
     }
 }
 
-// One block of 32 activations: the same scale and rounding as the AVX2 quantiser (IEEE
-// quotients, cvtps2dq in the default rounding mode, clamp to +-127), stored as int8.
-inline void quantize_block(const float* x, int8_t* q, float* scale, int32_t* corr) {
-    const __m512 x0 = _mm512_loadu_ps(x), x1 = _mm512_loadu_ps(x + 16);
-    const float amax = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_abs_ps(x0), _mm512_abs_ps(x1)));
-    const Q8Scale s = q8_scale(amax);
-    const __m512 id = _mm512_set1_ps(s.id);
-    const __m512 lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
-    const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x0, id), lo), hi));
-    const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(x1, id), lo), hi));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q), _mm512_cvtepi32_epi8(q0));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + 16), _mm512_cvtepi32_epi8(q1));
-    *scale = s.d;
-    *corr = -kQ8QuadBias * _mm512_reduce_add_epi32(_mm512_add_epi32(q0, q1));
-}
-
-void quantize_q8_vnni(const float* x, int64_t rows, int64_t ldx, int64_t nblocks, int64_t mr,
-                      int8_t* q, float* scale, int32_t* corr) {
-    // A lambda, not the function's address, so that the block quantiser is inlined.
-    quantize_quad_panel(x, rows, ldx, nblocks, mr, q, scale, corr,
-                        [](const float* xb, int8_t* qb, float* sb, int32_t* cb) { quantize_block(xb, qb, sb, cb); });
-}
-
 // Memory bound: two integer chains per block, and the blocks overlap out of order.
 void matvec_q8_vnni(const int8_t* xq, const float* x_scale, const int32_t* x_corr,
                     int64_t nblocks, const uint8_t* panel, float* out) {
@@ -276,7 +254,7 @@ void add_matmul_kernels_avx512(KernelTable& t) {
     t.matmul.tile_f32_pair = tile_f32_pair;
     t.matmul.tile_q8_vnni = tile_q8_vnni;
     t.matmul.tile_q8_vnni_pair = tile_q8_vnni_pair;
-    t.matmul.quantize_q8_vnni = quantize_q8_vnni;
+    t.matmul.quantize_q8_vnni = quantize_q8_vnni_avx512;
     t.matmul.matvec_q8_vnni = matvec_q8_vnni;
     t.matmul.matvec_f32 = matvec_f32;
 }

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "kernels/matmul.h"
@@ -51,6 +52,13 @@ private:
     std::vector<RowSegment> segments_;
     int64_t end_ = 0;
 };
+
+// Told, by name, of each stage of a batched offline pass as it ends (several calls may name
+// the same stage); bench/native/bench_batch_stages.cpp times the stages with it. May be empty.
+using BatchStageMark = std::function<void(const char* stage)>;
+inline void end_stage(const BatchStageMark& mark, const char* stage) {
+    if (mark) mark(stage);
+}
 
 // One utterance's part of a batched offline pass (ConformerLayer::forward_batch).
 struct UtteranceRows {

@@ -77,8 +77,12 @@ public:
     // as `batch` says, updated in place; each utterance's rows get the bits forward() gives it
     // alone with its attention and positions. Every product runs on the stacked rows, each row
     // by the kernels it takes alone (BatchRows' segments); the attention and the depthwise
-    // conv, which read other frames, run utterance by utterance on its own rows only.
-    void forward_batch(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
+    // conv, which read other frames, read each utterance's own rows only: full attention and a
+    // non-causal depthwise conv in one kernel call for all utterances (one team dispatch rather
+    // than one per utterance), local and chunked attention and a causal conv utterance by
+    // utterance. `mark` is told of each stage as it ends.
+    void forward_batch(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch,
+                       const BatchStageMark& mark = {}) const;
 
     // Rows per chunk of the row-wise stages.
     static constexpr int64_t kRowChunk = 512;
@@ -95,13 +99,16 @@ private:
     // Chunked-limited attention on the whole sequence (offline): pos as StepRows::pos.
     void chunked_attention(ThreadTeam& team, Arena& arena, float* x, int64_t T, int left, int right,
                            const float* pos) const;
-    // The attention of one sequence of T frames on its projected queries, keys, values and
-    // positions p (`attention` resolved: p as forward() takes pos, projected) into out [T, d].
+    // The local or chunked attention of one sequence of T frames on its projected queries,
+    // keys, values and positions p (as forward() takes pos, projected) into out [T, d]. (Full
+    // attention runs kernels::rel_pos_attention_batch.)
     void attend(ThreadTeam& team, Arena& arena, const float* q, const float* k, const float* v, const float* p,
                 int64_t T, const AttentionSetting& attention, float* out) const;
     // forward_batch's attention and convolution modules.
-    void batch_attention(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
-    void batch_convolution(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch) const;
+    void batch_attention(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch,
+                         const BatchStageMark& mark) const;
+    void batch_convolution(ThreadTeam& team, Arena& arena, float* x, const BatchRows& batch,
+                           const BatchStageMark& mark) const;
     // The streaming step's attention of every stream over its cache + its rows (forward_steps).
     void cached_attention(ThreadTeam& team, Arena& arena, float* x, const std::vector<StepRows>& streams,
                           int64_t total, const RowPaths& paths) const;

@@ -51,13 +51,15 @@ public:
     // forward() of several independent utterances at once: the products of the subsampling's
     // projection and of every layer run once on all utterances' frames stacked, each frame by
     // the kernels its utterance's pass alone gives it (model/encoder/batch_rows.h); the
-    // subsampling's convolutions, the attention (each utterance its own relative positions and
-    // length, nothing padded) and the depthwise conv run utterance by utterance. Each
+    // subsampling's convolutions run utterance by utterance, and the attention (each utterance
+    // its own relative positions and length, nothing padded) and the depthwise conv on each
+    // utterance's own rows, in one call for all of them where their kernels allow. Each
     // utterance gets the bits forward() gives it alone. Sets every utterance's `frames` and
     // `row`; out holds the sum of their output_frames(mel_frames) rows. The utterances with at
-    // most kernels::kMatvecMaxRows frames come first (RowPaths). No progress is reported.
-    void forward_batch(ThreadTeam& team, Arena& arena, std::vector<EncoderUtterance>& utterances,
-                       float* out) const;
+    // most kernels::kMatvecMaxRows frames come first (RowPaths). No progress is reported;
+    // `mark` is told of each stage as it ends.
+    void forward_batch(ThreadTeam& team, Arena& arena, std::vector<EncoderUtterance>& utterances, float* out,
+                       const BatchStageMark& mark = {}) const;
 
     // The subsampling stage alone: out as for forward(). The mel may be given back afterwards.
     void subsample(ThreadTeam& team, Arena& arena, const float* mel, int64_t mel_frames, float* out) const;

@@ -10,7 +10,7 @@
 namespace pk {
 
 void FastConformerEncoder::forward_batch(ThreadTeam& team, Arena& arena, std::vector<EncoderUtterance>& utterances,
-                                         float* out) const {
+                                         float* out, const BatchStageMark& mark) const {
     const int64_t d = cfg_.d_model, features = subsampling_.feature_size();
     // The rows: first the utterances whose products alone run by the matrix-vector kernel
     // (few frames), then the others, each utterance's frames together.
@@ -54,13 +54,16 @@ void FastConformerEncoder::forward_batch(ThreadTeam& team, Arena& arena, std::ve
                                       flat + (u->row + begin) * features);
             }
         }
+        end_stage(mark, "subsampling convs per utterance");
         for (const RowSegment& s : projection.segments())
             subsampling_.project(team, arena, flat + s.begin * features, s.rows, out + s.begin * d, s.paths);
+        end_stage(mark, "subsampling projection");
     }
     // NeMo multiplies by the Python float sqrt(d_model), applied in float32.
     if (cfg_.xscaling)
         kernels::scale(team, out, static_cast<float>(std::sqrt(static_cast<double>(d))), batch.total * d, out);
-    for (const ConformerLayer& layer : layers_) layer.forward_batch(team, arena, out, batch);
+    end_stage(mark, "residual adds, x-scaling");
+    for (const ConformerLayer& layer : layers_) layer.forward_batch(team, arena, out, batch, mark);
 }
 
 }  // namespace pk

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Callable, Iterable, Iterator, List, Optional
+from typing import Callable, Iterable, List, Optional
 
 from ..batch_call import transcribe_window, window_size, windows
 from ..context import Context
@@ -27,13 +27,8 @@ from ..transcript import Attention, Transcript
 from ..vad import Vad
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
-from .prefetch import Decoded, Prefetcher
+from .prefetch import Prefetcher
 from .rows import arrow_schema, decoder_label, error_message, make_row, model_id, passthrough_schema
-
-
-#: Batch calls a plain job keeps running at once: while one thread's window is parsed and its
-#: rows written, the other's keeps every backend busy (each call runs a batch on every backend).
-WINDOWS_IN_FLIGHT = 2
 
 
 @dataclass
@@ -101,28 +96,12 @@ def _transcribe_entries(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
         row(entry, transcript, error)
 
 
-class _Windows:
-    """A prefetcher's decoded clips as windows of consecutive entries, taken by several threads
-    (one window at a time: rows come out window by window)."""
-
-    def __init__(self, prefetcher: Prefetcher, size: int) -> None:
-        self._windows = windows(prefetcher, size, lambda d: d[1].nbytes if d[1] is not None else 0)
-        self._lock = threading.Lock()
-
-    def __iter__(self) -> Iterator[List[Decoded]]:
-        while True:
-            with self._lock:
-                window = next(self._windows, None)
-            if window is None:
-                return
-            yield window
-
-
-def _transcribe_windows(source: _Windows, ctx: Context, row: Callable[..., None], options: BatchOptions) -> None:
-    """One transcribing thread of a plain job: take windows of decoded clips until none are
-    left, transcribe each in one batch call, write its rows in input order. A clip that fails
-    gets the error of its own call (:mod:`..batch_call`)."""
-    for window in source:
+def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[..., None],
+                        options: BatchOptions) -> None:
+    """A plain job's transcribing thread: take windows of decoded clips until none are left,
+    transcribe each in one batch call, write its rows in input order. A clip that fails gets
+    the error of its own call (:mod:`..batch_call`)."""
+    for window in windows(prefetcher, window_size(ctx), lambda d: d[1].nbytes if d[1] is not None else 0):
         transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
                                              decoder=options.decoder, timestamps=options.timestamps))
         for entry, _, error in window:
@@ -185,16 +164,17 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             row = _row_writer(write, options, decoder, model, vad is not None, diarizer is not None)
             plain = vad is None and diarizer is None  # the library's batched pass; the others run file by file
             if plain:
-                threads, prefetch = WINDOWS_IN_FLIGHT, options.prefetch or window_size(ctx)
+                # one thread: each call runs a batch on every backend. A second call in flight (to
+                # keep the backends busy while a window's rows are written) measured no faster.
+                threads, prefetch = 1, options.prefetch or window_size(ctx)
                 work = partial(_transcribe_windows, ctx=ctx, row=row, options=options)
             else:
                 threads, prefetch = options.concurrency, options.prefetch or 2 * options.concurrency
                 work = partial(_transcribe_entries, ctx=ctx, row=row, options=options, vad=vad, diarizer=diarizer)
             with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
                             max_bytes=options.prefetch_bytes) as prefetcher:
-                source = _Windows(prefetcher, window_size(ctx)) if plain else prefetcher
                 with ThreadPoolExecutor(threads, thread_name_prefix="batch") as pool:
-                    workers = [pool.submit(work, source) for _ in range(threads)]
+                    workers = [pool.submit(work, prefetcher) for _ in range(threads)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
                 deaths = prefetcher.deaths

@@ -9,11 +9,12 @@ local and Ray batch jobs, ``parakeet-cli transcribe`` of several files) hand it 
 through in bounded memory.
 
 Why the batch call rather than request batching (``Context(request_batching=...)``) fed by
-more submitting threads: on the same 64 clips of 2-5 s (110M q8_0, avx512) it ran 38 clips/s
-where 16 threads into request batching ran 22 (1 backend x 2 threads), and 52 against 37 on
-2 backends x 1 (docs/performance.md, "Python batch paths"). A window sorted longest first keeps
-every step of the lockstep decode full, while request batching batches whatever arrives
-together, waits on a timer for batch-mates, and needs a thread per clip in flight.
+more submitting threads: it was never slower (110M q8_0, avx512, clips of 2-5 s: 38 clips/s
+against 22 on 1 backend x 2 threads and 52 against 37 on 2 x 1 under load; in the batch job
+on a quieter machine 1.07x and 1.01x; docs/performance.md, "Python batch paths"). A window
+sorted longest first keeps every step of the lockstep decode full, while request batching
+batches whatever arrives together, waits on a timer for batch-mates, and needs a thread per
+clip in flight.
 
 The call is all or nothing: one bad clip fails it ("clip i: ..."). So that every clip keeps
 the result and the error of its own call:

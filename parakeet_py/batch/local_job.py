@@ -99,8 +99,8 @@ def _transcribe_entries(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
 def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[..., None],
                         options: BatchOptions) -> None:
     """A plain job's transcribing thread: take windows of decoded clips until none are left,
-    transcribe each in one batch call, write its rows in input order. A clip that fails gets
-    the error of its own call (:mod:`..batch_call`)."""
+    transcribe each in one batch call, write its rows. A clip that fails gets the error of its
+    own call (:mod:`..batch_call`)."""
     for window in windows(prefetcher, window_size(ctx), lambda d: d[1].nbytes if d[1] is not None else 0):
         transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
                                              decoder=options.decoder, timestamps=options.timestamps))

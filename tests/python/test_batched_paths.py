@@ -166,37 +166,64 @@ def _write(path, samples, rate=RATE):
     return str(path)
 
 
-@pytest.mark.parametrize("backends", [1, 2])
-def test_batch_job_rows_equal_the_file_by_file_rows(collections, tmp_path, backends):
-    clips = collections[2]
+def job_files(folder, clips):
+    """A manifest of 24 float WAVs cut from ``clips`` with a NaN one, an 8 kHz one, a missing
+    file and one that is not audio among them."""
     nan = clips[2].copy()
     nan[3] = np.nan
-    paths = [_write(tmp_path / f"c{i:02d}.wav", c) for i, c in enumerate(clips[:24])]
-    paths[4:4] = [_write(tmp_path / "nan.wav", nan), _write(tmp_path / "8k.wav", clips[30][::2], 8000),
-                  str(tmp_path / "missing.wav")]
-    (tmp_path / "not_audio.wav").write_bytes(b"RIFF nonsense")
-    paths.append(str(tmp_path / "not_audio.wav"))
-    manifest = tmp_path / "manifest.jsonl"
+    paths = [_write(folder / f"c{i:02d}.wav", c) for i, c in enumerate(clips[:24])]
+    paths[4:4] = [_write(folder / "nan.wav", nan), _write(folder / "8k.wav", clips[30][::2], 8000),
+                  str(folder / "missing.wav")]
+    (folder / "not_audio.wav").write_bytes(b"RIFF nonsense")
+    paths.append(str(folder / "not_audio.wav"))
+    manifest = folder / "manifest.jsonl"
     manifest.write_text("".join(json.dumps({"id": f"r{i:02d}", "path": p, "speaker": i % 3}) + "\n"
                                 for i, p in enumerate(paths)))
-    out = tmp_path / "out.jsonl"
-    stats = run_batch(str(MODELS["hybrid_rnnt_ctc"]), [str(manifest)], str(out),
-                      BatchOptions(concurrency=backends, threads=1, timestamps=True))
-    assert (stats.done, stats.errors) == (len(paths), 3)
-    with Context(MODELS["hybrid_rnnt_ctc"], threads=1) as ctx:  # the job's code before it batched
-        label, model = decoder_label(ctx.info, None), model_id(ctx.model_path)
-        before = {}
+    return manifest
+
+
+def file_by_file_rows(model, manifest, timestamps):
+    """The rows the batch jobs wrote before they batched: each file decoded, then transcribed
+    alone, by id."""
+    with Context(model, threads=1) as ctx:
+        label, name = decoder_label(ctx.info, None), model_id(ctx.model_path)
+        rows = {}
         for entry in read_inputs([str(manifest)]):
             entry, samples, error = decode(entry, ctx.sample_rate)
             transcript = None
             if error is None:
                 try:
-                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, timestamps=True)
+                    transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, timestamps=timestamps)
                 except ParakeetError as e:
                     error = error_message(entry.path, str(e))
-            before[entry.id] = make_row(entry, transcript, error, decoder=label, model=model, timestamps=True)
+            rows[entry.id] = make_row(entry, transcript, error, decoder=label, model=name, timestamps=timestamps)
+    return rows
+
+
+@pytest.mark.parametrize("backends", [1, 2])
+def test_batch_job_rows_equal_the_file_by_file_rows(collections, tmp_path, backends):
+    manifest = job_files(tmp_path, collections[2])
+    out = tmp_path / "out.jsonl"
+    stats = run_batch(str(MODELS["hybrid_rnnt_ctc"]), [str(manifest)], str(out),
+                      BatchOptions(concurrency=backends, threads=1, timestamps=True))
+    before = file_by_file_rows(MODELS["hybrid_rnnt_ctc"], manifest, timestamps=True)
+    assert (stats.done, stats.errors) == (len(before), 3)
     assert {r["id"]: r for r in read_rows(str(out))} == before
     assert "not a finite number" in before["r04"]["error"] and before["r05"]["error"] is None
+
+
+def test_the_ray_udf_transcribes_a_call_in_one_batch_call(collections, tmp_path, spies):
+    pa = pytest.importorskip("pyarrow")
+    ray_job = pytest.importorskip("parakeet_py.batch.ray_job")
+    manifest = job_files(tmp_path, collections[2])
+    table = pa.Table.from_pylist([json.loads(line) for line in manifest.read_text().splitlines()])
+    udf = ray_job.ParakeetUDF(str(MODELS["tdt"]), concurrency=2, threads=1)  # called here, without Ray
+    try:
+        rows = udf(table).to_pylist()
+    finally:
+        udf.ctx.close()
+    assert spies == {"batches": [25], "alone": 1}  # 28 rows: 2 undecodable, the NaN file alone
+    assert {r["id"]: r for r in rows} == file_by_file_rows(MODELS["tdt"], manifest, timestamps=False)
 
 
 def test_cli_transcribe_of_several_files_prints_each_files_own_result(collections, tmp_path):

@@ -395,8 +395,7 @@ class Context(SharedModel):
         """The audio for one speaker-attributed call, at the model's rate, with ``diarizer`` checked."""
         if not isinstance(diarizer, Diarizer):
             raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
-        samples = request_samples(audio, sample_rate, self.sample_rate)
-        return samples
+        return request_samples(audio, sample_rate, self.sample_rate)
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], progress: Optional[ProgressCallback],

@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import json
 import os
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 
 from . import _native, hotwords as _hotwords, nbest as _nbest
+from .batch_call import transcribe_sources
 from .bundle import component_load_option, component_of_kind
+from .decoders import decoder_code
 from .hotwords import Hotwords
-from .audio.prepare import AudioSource, prepare_audio
-from .errors import InvalidArgument, InvalidAudio, ParakeetError
+from .audio.prepare import AudioSource, request_samples
+from .errors import InvalidArgument, ParakeetError
 from .hub import resolve_model
 from .nbest import Hypothesis
 from .owned_handle import SharedModel
@@ -41,18 +42,6 @@ from .stream import Stream, begin as begin_stream, check_language, stream_option
 from .stream_group import StreamGroup, new as new_stream_group
 from .transcript import Attention, Transcript, attention_from_json
 
-# Decoder names accepted by Context.transcribe → the C ABI's PARAKEET_DECODER_* value.
-DECODERS: Dict[str, int] = {
-    "default": _native.DECODER_DEFAULT,
-    "ctc": _native.DECODER_CTC,
-    "tdt": _native.DECODER_TRANSDUCER,
-    "rnnt": _native.DECODER_TRANSDUCER,
-    "transducer": _native.DECODER_TRANSDUCER,
-}
-
-_INT_MAX = 2**31 - 1
-
-
 def attention_pair(attention: Attention) -> Tuple[int, int]:
     """"auto", "full" or ``(left, right)`` (both positive) → the C ABI's (left, right) pair."""
     if attention == "auto":
@@ -63,18 +52,6 @@ def attention_pair(attention: Attention) -> Tuple[int, int]:
             isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 for v in attention):
         return (int(attention[0]), int(attention[1]))
     raise InvalidArgument(f"attention must be 'auto', 'full' or (left, right) with both > 0, not {attention!r}")
-
-
-def decoder_code(decoder: Optional[str]) -> int:
-    """``None``/"default", "ctc", "tdt"/"rnnt"/"transducer" (any case) → the C ABI value.
-
-    "tdt", "rnnt" and "transducer" all select the model's transducer head, whichever kind it is.
-    """
-    if decoder is None:
-        return _native.DECODER_DEFAULT
-    if isinstance(decoder, str) and decoder.lower() in DECODERS:
-        return DECODERS[decoder.lower()]
-    raise InvalidArgument(f"unknown decoder {decoder!r} (choose from {', '.join(DECODERS)})")
 
 
 def _positive_int(value: Any, what: str) -> int:
@@ -358,9 +335,7 @@ class Context(SharedModel):
                                                       frame_sec=best.frame_sec)
         if hotwords is not None and (code != _native.DECODER_DEFAULT or progress is not None):
             raise InvalidArgument("hotwords choose their head (TDT, else CTC) and take no decoder or progress")
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        samples = request_samples(audio, sample_rate, self.sample_rate)
         ffi, lib = _native.load()
         if hotwords is not None:
             with self._using() as ptr:
@@ -382,8 +357,7 @@ class Context(SharedModel):
                 document = _native.string_result(fn(ptr, buf, int(samples.size), self.sample_rate, code))
         if timestamps:
             return Transcript.from_json(document)
-        return Transcript(text=document, duration=round(samples.size / self.sample_rate, 3),
-                          frame_sec=float(self.info["frame_sec"]))
+        return Transcript.text_only(document, int(samples.size), self.sample_rate, float(self.info["frame_sec"]))
 
     def _transcribe_diarized(self, audio: AudioSource, sample_rate: Optional[int], diarizer: Any,
                              progress: Optional[ProgressCallback]) -> Transcript:
@@ -421,10 +395,7 @@ class Context(SharedModel):
         """The audio for one speaker-attributed call, at the model's rate, with ``diarizer`` checked."""
         if not isinstance(diarizer, Diarizer):
             raise InvalidArgument(f"diarizer must be a Diarizer, not a {type(diarizer).__name__}")
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
-        return samples
+        return request_samples(audio, sample_rate, self.sample_rate)
 
     def _transcribe_vad(self, audio: AudioSource, sample_rate: Optional[int], code: int, vad: Any,
                         vad_options: Dict[str, Any], progress: Optional[ProgressCallback],
@@ -433,9 +404,7 @@ class Context(SharedModel):
         from .vad import as_vad
 
         check_progress(progress)
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=True)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        samples = request_samples(audio, sample_rate, self.sample_rate, check_finite=True)
         detector = as_vad(vad)
         ffi, lib = _native.load()
         if language is not None:
@@ -483,9 +452,7 @@ class Context(SharedModel):
             raise InvalidArgument("the context is closed")
         nbest = beam if nbest is None else nbest
         _nbest.check_beam(beam, nbest)
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=self.sample_rate, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        samples = request_samples(audio, sample_rate, self.sample_rate)
         check_progress(progress)
         ffi, lib = _native.load()
         with self._using() as ptr:
@@ -611,40 +578,41 @@ class Context(SharedModel):
     def transcribe_many(self, items: Iterable[Any], *, workers: Optional[int] = None,
                         sample_rate: Optional[int] = None, decoder: Optional[str] = None,
                         timestamps: bool = True, return_exceptions: bool = False) -> List[Any]:
-        """Transcribe several recordings concurrently; results come back in input order.
+        """Transcribe several recordings in the library's batched passes; results come back in
+        input order, each bitwise what :meth:`transcribe` gives the item alone.
 
         Each item is anything :meth:`transcribe` accepts, or an ``(array, sample_rate)`` tuple;
-        a bare array uses ``sample_rate``. ``workers`` threads submit the requests (default:
-        :attr:`concurrency`, so every backend is busy and none queue).
+        a bare array uses ``sample_rate``. ``workers`` threads read and resample the items
+        (default: :attr:`concurrency`); windows of 16 per backend go to the library's batch call
+        (:mod:`.batch_call`), the next window read while one is transcribed, so ``items`` may be
+        a generator of any length.
 
         Every item is attempted. With ``return_exceptions=False`` (default) the first failure
         in input order is raised once all items have finished (its ``index`` attribute is the
         item's position); with ``return_exceptions=True`` a failed item's slot holds its
-        :class:`ParakeetError` instead of a :class:`Transcript`.
+        :class:`ParakeetError` instead of a :class:`Transcript`. An unknown ``decoder`` or a bad
+        ``workers`` raises :class:`InvalidArgument` before any item is read.
         """
-        items = list(items)
         workers = self._concurrency if workers is None else _positive_int(workers, "workers")
-
-        def one(item: Any) -> Transcript:
-            rate = sample_rate if isinstance(item, np.ndarray) else None
-            if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], np.ndarray):
-                item, rate = item
-            return self.transcribe(item, sample_rate=rate, decoder=decoder, timestamps=timestamps)
-
-        if not items:
-            return []
-        with ThreadPoolExecutor(max_workers=min(workers, len(items)), thread_name_prefix="parakeet") as pool:
-            futures = [pool.submit(one, item) for item in items]
+        decoder_code(decoder)
+        sources = ((item, sample_rate) if isinstance(item, np.ndarray)
+                   else (item[0], item[1]) if isinstance(item, tuple) and len(item) == 2
+                   and isinstance(item[0], np.ndarray) else (item, None) for item in items)
         results: List[Any] = []
-        for index, future in enumerate(futures):
-            error = future.exception()
-            if error is None:
-                results.append(future.result())
-            elif isinstance(error, ParakeetError) and return_exceptions:
-                results.append(error)
+        failure: Optional[BaseException] = None
+        for index, result in enumerate(transcribe_sources(self, sources, workers=workers, decoder=decoder,
+                                                          timestamps=timestamps)):
+            if isinstance(result, ParakeetError) and return_exceptions:
+                results.append(result)
+            elif isinstance(result, Exception):
+                if failure is None:
+                    setattr(result, "index", index)
+                    failure = result
+                results.append(None)
             else:
-                setattr(error, "index", index)
-                raise error
+                results.append(result)
+        if failure is not None:
+            raise failure
         return results
 
 

@@ -180,6 +180,14 @@ class Transcript:
         """Parse the library's transcript JSON (see the module docstring)."""
         try:
             d = json.loads(document)
+        except ValueError as e:
+            raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e
+        return cls.from_document(d)
+
+    @classmethod
+    def from_document(cls, d: Dict[str, Any]) -> "Transcript":
+        """The transcript of one parsed document (an element of a batch call's array, say)."""
+        try:
             frame_sec = float(d["frame_sec"])
             return cls(text=str(d["text"]), tokens=tokens_from_json(d["tokens"], frame_sec),
                        words=words_from_json(d["words"]), duration=float(d["duration"]),
@@ -191,11 +199,16 @@ class Transcript:
             raise InternalError(f"the library returned a transcript this binding cannot read: {e}") from e
 
     @classmethod
+    def text_only(cls, text: str, n_samples: int, sample_rate: int, frame_sec: float) -> "Transcript":
+        """A ``timestamps=False`` result: the text and the audio's duration (to the millisecond)."""
+        return cls(text=text, duration=round(n_samples / sample_rate, 3), frame_sec=frame_sec)
+
+    @classmethod
     def from_sas_json(cls, document: str) -> "Transcript":
         """Parse the library's speaker-attributed document (see the module docstring)."""
         try:
             d = json.loads(document)
-            t = cls.from_json(json.dumps(d["transcript"]))
+            t = cls.from_document(d["transcript"])
             if len(d["words"]) != len(t.words):
                 raise ValueError("one speaker per word expected")
             return cls(text=t.text, tokens=t.tokens, duration=t.duration, frame_sec=t.frame_sec,

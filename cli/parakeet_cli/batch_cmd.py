@@ -55,7 +55,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.option("-o", "--output", required=True,
               help="The table to write: .jsonl or .parquet (with --ray: a directory of part files by that name).")
 @click.option("-c", "--concurrency", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Files transcribed at once: backends of the model's pool (with --ray: per actor).")
+              help="Backends of the model's pool (with --ray: per actor); files go to the library's batched "
+                   "passes 16 per backend at a time (with --vad or --diarize-model: one file per backend).")
 @click.option("-t", "--threads", type=click.IntRange(min=1),
               help="Compute threads per backend. Default: the physical cores divided among the backends "
                    "(with --ray: the actor's CPUs divided among them).")
@@ -71,7 +72,8 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
               help="With --resume, transcribe again the files whose rows are errors (their rows are replaced).")
 @click.option("--overwrite", is_flag=True, help="Replace an existing OUTPUT.")
 @click.option("--prefetch", type=click.IntRange(min=1),
-              help="Decoded clips held ready ahead of the backends. Default: 2 x --concurrency.")
+              help="Decoded clips held ready ahead of the backends. Default: one batch call's window, "
+                   "16 x --concurrency (2 x --concurrency with --vad or --diarize-model).")
 @click.option("--decoders", type=click.IntRange(min=1), default=2, show_default=True,
               help="Threads decoding audio ahead of the backends.")
 @click.option("--progress/--no-progress", default=None,

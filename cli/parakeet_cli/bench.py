@@ -61,7 +61,9 @@ def run_bench(ctx: Context, audio: List[np.ndarray], decoder: str,
     """Warm up, then time every file. Returns ([(transcript, proc_ms)] in input order, wall_ms
     of the concurrent batch or None when run one by one)."""
     k = ctx.concurrency
-    ctx.transcribe_many([(audio[0], ctx.sample_rate)] * k, workers=k, decoder=decoder)  # one warm-up per backend
+    # One warm-up per backend, by the path timed below (transcribe_many would take the batched pass).
+    with ThreadPoolExecutor(max_workers=k, thread_name_prefix="warm-up") as pool:
+        list(pool.map(lambda _: _timed(ctx, audio[0], decoder), range(k)))
     bar = tqdm(total=len(audio), desc="bench", unit="file", disable=None if progress else True,
                leave=False)
     try:

@@ -8,7 +8,8 @@ from typing import Any, Callable, Dict, Optional
 import click
 
 from parakeet_py import ParakeetError, _native
-from parakeet_py.context import DECODERS, ISA_LEVELS, attention_pair
+from parakeet_py.context import ISA_LEVELS, attention_pair
+from parakeet_py.decoders import DECODERS
 from parakeet_py.transcript import Attention, attention_from_json
 
 DECODER_CHOICE = click.Choice(list(DECODERS), case_sensitive=False)

@@ -7,19 +7,20 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 import click
 
 from parakeet_py import Context, Diarizer, ParakeetError, SoundTagger, SpeakerEncoder, Transcript, VoiceRegistry, \
     load_audio
+from parakeet_py.batch_call import transcribe_sources
 from parakeet_py.sound import MODEL_RATE as SOUND_RATE
 from parakeet_py.speakers.diarize_stream import LATENCIES as DIARIZER_LATENCIES
 
 from .common import (ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, MODEL_HELP, MODEL_PATH, SOUND_MODEL,
                      SPEAKER_MODEL, STREAM_CONTEXT, VAD_MODEL, component_option, file_error, kernel_options,
                      threads_per_backend)
-from .progress_bar import progress_option, progress_wanted, with_progress
+from .progress_bar import FileProgress, progress_option, progress_wanted, with_progress
 from .scene_cmd import scene_files
 from .stream_cmd import JsonPrinter, TextPrinter, UtterancePrinter, stream_speakers, stream_transcribe
 from .subtitles import sound_line, to_srt, to_vtt, utterance_line
@@ -223,38 +224,36 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         else {}
     failed = 0
     with Context(model, concurrency=concurrency, threads=per_backend if concurrency > 1 else None, **load) as ctx:
-        with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
-            def sound_events(path: str) -> Optional[List[dict]]:
-                return None if tagger is None else tagger.events(load_audio(path, target_rate=SOUND_RATE), SOUND_RATE)
+        def sound_events(path: str) -> Optional[List[dict]]:
+            return None if tagger is None else tagger.events(load_audio(path, target_rate=SOUND_RATE), SOUND_RATE)
 
-            def run(i: int, path: str):  # type: ignore[no-untyped-def]
-                return transcribe_one(i, path), sound_events(path)
+        def transcribe_one(i: int, path: str):  # type: ignore[no-untyped-def]
+            call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
+            if vad is not None:
+                return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
+            if diarizer is not None:
+                return call(path, diarizer=diarizer, language=language, **naming)
+            return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
 
-            def transcribe_one(i: int, path: str):  # type: ignore[no-untyped-def]
-                call = with_progress(ctx.transcribe, Path(path).name, i % concurrency) if bars else ctx.transcribe
-                if vad is not None:
-                    return ctx.transcribe(path, decoder=decoder, vad=vad, language=language)
-                if diarizer is not None:
-                    return call(path, diarizer=diarizer, language=language, **naming)
-                return call(path, decoder=decoder, timestamps=fmt != "text", beam=beam, language=language)
-
-            futures = [pool.submit(run, i, f) for i, f in enumerate(files)]
-            for path, target, future in zip(files, targets, futures):  # input order, as each is ready
-                try:
-                    transcript, events = future.result()
-                except ParakeetError as e:
-                    click.echo(f"error: {file_error(path, str(e))}", err=True)
-                    failed += 1
-                    continue
-                document = render(fmt, path, transcript, events)
-                if target is not None:
-                    target.write_text(document if document.endswith("\n") else document + "\n", encoding="utf-8")
-                    click.echo(f"wrote {target}", err=True)
-                elif fmt == "text" and len(files) > 1:
-                    click.echo("\n".join(f"{path}\t{line}" for line in document.split("\n")))
-                else:
-                    click.echo(document.rstrip("\n") if fmt in ("srt", "vtt") else document)
-                sys.stdout.flush()
+        if len(files) > 1 and vad is None and diarizer is None and beam is None and tagger is None:
+            outcomes = batched(ctx, files, concurrency, decoder, fmt != "text", language, bars)
+        else:
+            outcomes = one_by_one(files, concurrency, transcribe_one, sound_events)
+        for path, target, outcome in zip(files, targets, outcomes):  # input order, as each is ready
+            if isinstance(outcome, ParakeetError):
+                click.echo(f"error: {file_error(path, str(outcome))}", err=True)
+                failed += 1
+                continue
+            transcript, events = outcome
+            document = render(fmt, path, transcript, events)
+            if target is not None:
+                target.write_text(document if document.endswith("\n") else document + "\n", encoding="utf-8")
+                click.echo(f"wrote {target}", err=True)
+            elif fmt == "text" and len(files) > 1:
+                click.echo("\n".join(f"{path}\t{line}" for line in document.split("\n")))
+            else:
+                click.echo(document.rstrip("\n") if fmt in ("srt", "vtt") else document)
+            sys.stdout.flush()
     if diarizer is not None:
         diarizer.close()
     if tagger is not None:
@@ -263,6 +262,43 @@ def transcribe(files: List[str], model: str, decoder: str, fmt: str, output_dir:
         loaded.close()
     if failed:
         raise click.exceptions.Exit(1)
+
+
+Outcome = Union[Tuple[Transcript, Optional[List[dict]]], ParakeetError]
+
+
+def one_by_one(files: List[str], concurrency: int, transcribe_one: Callable[[int, str], Transcript],
+               sound_events: Callable[[str], Optional[List[dict]]]) -> Iterator[Outcome]:
+    """Each file's (transcript, sound events) or its error, in input order, ``concurrency``
+    files at a time, each with its own progress bar."""
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="transcribe") as pool:
+        futures = [pool.submit(lambda i, f: (transcribe_one(i, f), sound_events(f)), i, f)
+                   for i, f in enumerate(files)]
+        for future in futures:
+            try:
+                yield future.result()
+            except ParakeetError as e:
+                yield e
+
+
+def batched(ctx: Context, files: List[str], concurrency: int, decoder: str, timestamps: bool,
+            language: Optional[str], bars: bool) -> Iterator[Outcome]:
+    """Each file's (transcript, None) or its error, in input order, through the library's
+    batched pass (parakeet_py.batch_call: bitwise each file's own result), with one bar for
+    all the files."""
+    bar = FileProgress(f"{len(files)} files") if bars else None
+    try:
+        results = transcribe_sources(ctx, ((f, None) for f in files), workers=concurrency, decoder=decoder,
+                                     timestamps=timestamps, language=language)
+        for done, result in enumerate(results, 1):
+            if bar is not None:
+                bar(done / len(files))
+            if isinstance(result, Exception) and not isinstance(result, ParakeetError):
+                raise result
+            yield result if isinstance(result, ParakeetError) else (result, None)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def window_options_given(chunk: Optional[float], left: Optional[float], right: Optional[float],

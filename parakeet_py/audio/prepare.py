@@ -196,6 +196,21 @@ def prepare_audio(
     return out.finish()
 
 
+#: The most samples one request can hand the library (its lengths are C ints).
+MAX_REQUEST_SAMPLES = 2**31 - 1
+
+
+def request_samples(source: AudioSource, sample_rate: Optional[int], target_rate: int,
+                    check_finite: bool = False) -> np.ndarray:
+    """The samples of one transcription request, as ``Context.transcribe`` hands them to the
+    library: :func:`prepare_audio` (by default leaving NaN/Inf for the library to name), and no
+    more than one C call can take."""
+    samples = prepare_audio(source, sample_rate=sample_rate, target_rate=target_rate, check_finite=check_finite)
+    if samples.size > MAX_REQUEST_SAMPLES:
+        raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+    return samples
+
+
 def load_audio(source: AudioSource, *, target_rate: int = 16000, sample_rate: Optional[int] = None) -> np.ndarray:
     """Decode ``source`` to float32 mono samples at ``target_rate`` Hz.
 

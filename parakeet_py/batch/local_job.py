@@ -1,8 +1,11 @@
 """The batch job on one machine: inputs → one loaded model with K backends → an output file.
 
-K transcribing threads keep the model's pool full; a :class:`Prefetcher` decodes the next files
-ahead of them; every row is written the moment it is ready (:mod:`.output`), in completion
-order, so a crash loses only the rows in flight and ``resume`` skips the ids already written.
+A :class:`Prefetcher` decodes the next files ahead of the transcription. A plain job takes them
+in windows of 16 per backend, each transcribed in one call of the library's batched pass
+(:mod:`..batch_call`: results bitwise those of the files one by one, every file with its own
+error); a VAD-cut or diarized job runs K threads of one file at a time. Every row is written the
+moment its window (or file) is done (:mod:`.output`), so a crash loses only the rows in flight
+and ``resume`` skips the ids already written.
 A file that cannot be read, decoded or transcribed becomes a row with its ``error``; the job
 goes on. Long recordings take the library's long-form path (local attention under "auto").
 """
@@ -13,12 +16,14 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Callable, Iterable, List, Optional
 
+from ..batch_call import transcribe_window, window_size, windows
 from ..context import Context
 from ..speakers.diarize import Diarizer
 from ..errors import InternalError, InvalidArgument
-from ..transcript import Attention
+from ..transcript import Attention, Transcript
 from ..vad import Vad
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
@@ -36,7 +41,8 @@ class BatchOptions:
     timestamps: bool = False             # add word and token timestamps to each row
     attention: Optional[Attention] = None
     decoders: int = 2                    # decoding threads ahead of the backends
-    prefetch: Optional[int] = None       # decoded clips held ready (None: 2 x concurrency)
+    prefetch: Optional[int] = None       # decoded clips held ready (None: a batch call's window, 16 x
+                                         # concurrency; with vad or diarize_model 2 x concurrency)
     prefetch_bytes: int = 1 << 30        # and at most this many bytes of samples
     vad: Optional[str] = None            # a Silero VAD GGUF: cut each file at pauses, keep its segments
                                          # (local jobs only)
@@ -62,10 +68,19 @@ class BatchStats:
         return self.audio_seconds / self.wall_seconds if self.wall_seconds > 0 else 0.0
 
 
-def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[dict], None],
-                        options: BatchOptions, decoder: str, model: str, vad: Optional[Vad],
-                        diarizer: Optional[Diarizer]) -> None:
-    """One transcribing thread: take decoded clips until none are left, write each row."""
+def _row_writer(write: Callable[[dict], None], options: BatchOptions, decoder: str, model: str, vad: bool,
+                diarized: bool) -> Callable[[Entry, Optional[Transcript], Optional[str]], None]:
+    """Writes the row of one entry from its transcript or its error."""
+    def row(entry: Entry, transcript: Optional[Transcript], error: Optional[str]) -> None:
+        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps,
+                       vad=vad, diarized=diarized))
+    return row
+
+
+def _transcribe_entries(prefetcher: Prefetcher, ctx: Context, row: Callable[..., None], options: BatchOptions,
+                        vad: Optional[Vad], diarizer: Optional[Diarizer]) -> None:
+    """One transcribing thread of a VAD-cut or diarized job: take decoded clips one at a time
+    until none are left, write each row."""
     for entry, samples, error in prefetcher:
         transcript = None
         if error is None:
@@ -73,13 +88,27 @@ def _transcribe_entries(ctx: Context, prefetcher: Prefetcher, write: Callable[[d
                 if diarizer is not None:
                     transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, diarizer=diarizer)
                 else:
-                    # with a VAD: only the speech, in chunks of <= 30 s of it (docs/vad.md)
+                    # only the speech, in chunks of <= 30 s of it (docs/vad.md)
                     transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
                                                 timestamps=options.timestamps, vad=vad)
             except Exception as e:  # any failure of one file is that file's row, never the job's end
                 error = error_message(entry.path, str(e) or type(e).__name__)
-        write(make_row(entry, transcript, error, decoder=decoder, model=model, timestamps=options.timestamps,
-                       vad=vad is not None, diarized=diarizer is not None))
+        row(entry, transcript, error)
+
+
+def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[..., None],
+                        options: BatchOptions) -> None:
+    """A plain job's transcribing thread: take windows of decoded clips until none are left,
+    transcribe each in one batch call, write its rows. A clip that fails gets the error of its
+    own call (:mod:`..batch_call`)."""
+    for window in windows(prefetcher, window_size(ctx), lambda d: d[1].nbytes if d[1] is not None else 0):
+        transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
+                                             decoder=options.decoder, timestamps=options.timestamps))
+        for entry, _, error in window:
+            result = next(transcribed) if error is None else None
+            if isinstance(result, Exception):
+                error, result = error_message(entry.path, str(result) or type(result).__name__), None
+            row(entry, result, error)
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
@@ -132,12 +161,20 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             if on_start is not None:
                 on_start(stats)
             stats.started = time.perf_counter()  # the model's load is not the job's throughput
-            prefetch = options.prefetch or 2 * options.concurrency
+            row = _row_writer(write, options, decoder, model, vad is not None, diarizer is not None)
+            plain = vad is None and diarizer is None  # the library's batched pass; the others run file by file
+            if plain:
+                # one thread: each call runs a batch on every backend. A second call in flight (to
+                # keep the backends busy while a window's rows are written) measured no faster.
+                threads, prefetch = 1, options.prefetch or window_size(ctx)
+                work = partial(_transcribe_windows, ctx=ctx, row=row, options=options)
+            else:
+                threads, prefetch = options.concurrency, options.prefetch or 2 * options.concurrency
+                work = partial(_transcribe_entries, ctx=ctx, row=row, options=options, vad=vad, diarizer=diarizer)
             with Prefetcher(todo, ctx.sample_rate, decoders=options.decoders, max_items=prefetch,
                             max_bytes=options.prefetch_bytes) as prefetcher:
-                with ThreadPoolExecutor(options.concurrency, thread_name_prefix="batch") as pool:
-                    workers = [pool.submit(_transcribe_entries, ctx, prefetcher, write, options, decoder, model, vad,
-                                           diarizer) for _ in range(options.concurrency)]
+                with ThreadPoolExecutor(threads, thread_name_prefix="batch") as pool:
+                    workers = [pool.submit(work, prefetcher) for _ in range(threads)]
                 for w in workers:
                     w.result()  # a failure outside one file's transcription (the output's disk) ends the job
                 deaths = prefetcher.deaths

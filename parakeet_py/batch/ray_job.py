@@ -8,8 +8,9 @@ Shape (one actor per node holding one model with K backends; no scheduler of our
 
 * :class:`ParakeetUDF` is the ``map_batches`` callable class: each actor loads the model once
   (``Context(concurrency=K)``), and ``max_concurrent_calls_per_actor=K`` with true
-  multi-threading lets K batches run on it at once, one per backend. Within a call the batch's
-  files are decoded on a thread ahead of the transcription.
+  multi-threading lets K batches run on it at once. Within a call the batch's files are
+  decoded on the actor's decoding threads, then transcribed in one call of the library's
+  batched pass (:mod:`..batch_call`: each file bitwise as alone, with its own error).
 * A file that fails is a row with its ``error``, never a failed task: a failed task would be
   retried, and once retries run out Ray drops the whole block (``max_errored_blocks``).
   A native crash kills the actor; Ray restarts it and retries the batch without bound (Ray
@@ -39,6 +40,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import pyarrow as pa
 
+from ..batch_call import transcribe_window
 from ..context import Context
 from ..transcript import Attention
 from .local_job import BatchOptions
@@ -126,16 +128,19 @@ class ParakeetUDF:
             extra = {k: v for k, v in row.items() if k not in ("id",) + PATH_COLUMNS}
             return Entry(id=str(row.get("id")), path="", extra=extra), str(e)
 
-    def _row(self, entry: Entry, samples: Any, error: Optional[str]) -> Dict[str, Any]:
-        transcript = None
-        if error is None:
-            try:
-                transcript = self.ctx.transcribe(samples, sample_rate=self.ctx.sample_rate,
-                                                 decoder=self.decoder_name, timestamps=self.timestamps)
-            except Exception as e:  # one file's failure is its row, never the task's
-                error = error_message(entry.path, str(e) or type(e).__name__)
-        return make_row(entry, transcript, error, decoder=self.decoder_label, model=self.model,
-                        timestamps=self.timestamps)
+    def _rows(self, decoded: List[Tuple[Entry, Any, Optional[str]]]) -> List[Dict[str, Any]]:
+        """The rows of a call's decoded entries: the good ones transcribed in one batch call
+        (:mod:`...batch_call`; each file with the result or the error of its own call)."""
+        transcribed = iter(transcribe_window(self.ctx, [samples for _, samples, error in decoded if error is None],
+                                             decoder=self.decoder_name, timestamps=self.timestamps))
+        rows = []
+        for entry, _, error in decoded:
+            result = next(transcribed) if error is None else None
+            if isinstance(result, Exception):  # one file's failure is its row, never the task's
+                error, result = error_message(entry.path, str(result) or type(result).__name__), None
+            rows.append(make_row(entry, result, error, decoder=self.decoder_label, model=self.model,
+                                 timestamps=self.timestamps))
+        return rows
 
     def _retries_exhausted(self, entries: List[Tuple[Entry, Optional[str]]]) -> bool:
         if self.starts is None:
@@ -154,12 +159,8 @@ class ParakeetUDF:
             entries = [(e, err or error_message(e.path, crashed)) for e, err in entries]
         decoded = [self._decode.submit(decode, e, self.ctx.sample_rate) if err is None else None
                    for e, err in entries]
-        out = []
-        for (entry, err), future in zip(entries, decoded):
-            if future is None:
-                out.append(self._row(entry, None, err))
-            else:
-                out.append(self._row(*future.result()))
+        out = self._rows([(entry, None, err) if future is None else future.result()
+                          for (entry, err), future in zip(entries, decoded)])
         passthrough = pa.schema([f for f in batch.schema if f.name not in ("id",) + PATH_COLUMNS])
         return pa.Table.from_pylist(out, schema=arrow_schema(self.timestamps, passthrough))
 

@@ -10,10 +10,10 @@ import json
 import numpy as np
 import pytest
 
-from data_helpers import CONVERSATION, LONG, MODELS, SPEECH
+from clip_helpers import RATE, cut_speech, fixture_speech
+from data_helpers import LONG, MODELS
 from parakeet_py import Context, InvalidAudio, Transcript, Unsupported, _native, load_audio
 
-RATE = 16000
 HEADS = {"ctc": ["default"], "rnnt": ["default"], "tdt": ["default"],
          "hybrid_rnnt_ctc": ["default", "ctc"], "hybrid_tdt_ctc": ["default", "ctc"]}
 
@@ -21,16 +21,12 @@ HEADS = {"ctc": ["default"], "rnnt": ["default"], "tdt": ["default"],
 @pytest.fixture(scope="module")
 def clip_sets():
     """Sets of 1, 5 and 41 clips cut from the fixture speech at seeded places and lengths."""
-    speech = np.concatenate([load_audio(SPEECH), load_audio(CONVERSATION)])
+    speech = fixture_speech()
     rng = np.random.default_rng(11)
 
     def cut(count, lo, hi):
-        clips = []
-        for _ in range(count):
-            n = int(rng.uniform(lo, hi) * RATE)
-            at = int(rng.integers(0, speech.size - n))
-            clips.append(speech[at:at + n].copy())
-        return clips
+        return cut_speech(rng, count, lo, hi)
+
     long_clip = np.concatenate([load_audio(LONG), speech[:RATE]])  # 31 s: runs alone
     many = cut(39, 2.0, 5.0)
     many[7:7] = [long_clip, np.zeros(0, np.float32)]

@@ -4,7 +4,8 @@ into batches that share one encoder pass and one greedy decode, each transcript 
 alone. What the batcher did is exported to ``/metrics``.
 
 A batch runs on one backend, so with batching a backend serves up to ``--upload-batch`` uploads
-at once: the transcription queue gets that many workers (and turns, turns.py) per backend. A
+at once, and the next batch gathers while it runs: the transcription queue gets twice that many
+workers (and turns, turns.py) per backend. A
 lone upload runs at once; with a backend free an upload waits at most ``--batch-wait-ms`` for
 others, and those that come while every backend is busy wait in the library for the next
 batch. Uploads the library does not batch (beam search, VAD-cut, diarized, over 30 s) run
@@ -23,12 +24,16 @@ from .limits import DEFAULT_BATCH_WAIT_MS
 
 
 def enable(context: Any, upload_batch: int, wait_ms: Optional[int]) -> int:
-    """Turns request batching on for ``context`` when ``upload_batch`` > 1; returns the uploads
-    one backend serves at once (its workers). ``wait_ms`` None: DEFAULT_BATCH_WAIT_MS, what the
+    """Turns request batching on for ``context`` when ``upload_batch`` > 1; returns the workers
+    of one backend (the uploads it holds at once, running or gathering). ``wait_ms`` None: DEFAULT_BATCH_WAIT_MS, what the
     upload figures were measured with (whatever the model's live streams default to)."""
-    if upload_batch > 1:
-        context.set_request_batching(upload_batch, DEFAULT_BATCH_WAIT_MS if wait_ms is None else wait_ms)
-    return upload_batch
+    if upload_batch <= 1:
+        return 1
+    context.set_request_batching(upload_batch, DEFAULT_BATCH_WAIT_MS if wait_ms is None else wait_ms)
+    # Two batches' worth of workers: while one batch runs, the next gathers in the library.
+    # With only one, every worker comes back from a batch at once, and the first upload any
+    # of them reads finds no other in flight and runs alone (a lone upload runs at once).
+    return 2 * upload_batch
 
 
 class UploadBatchCollector(Collector):

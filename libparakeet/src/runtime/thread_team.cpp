@@ -1,6 +1,7 @@
 #include "runtime/thread_team.h"
 
 #include <chrono>
+#include <stdexcept>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -38,24 +39,31 @@ ThreadTeam::~ThreadTeam() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadTeam::run_slice(int ith) {
-    try {
-        job_fn_(job_ctx_, ith, n_threads_);
-    } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mu_);
-        if (!worker_error_) worker_error_ = std::current_exception();
+void ThreadTeam::claim_chunks(int thread) {
+    for (;;) {
+        // acq_rel: acquire pairs with the caller's release store of the claim word (the job's
+        // fn and ctx become visible); release keeps the claims in one release sequence.
+        const uint64_t word = claim_.fetch_add(1, std::memory_order_acq_rel);
+        const int64_t count = static_cast<int64_t>(word >> 32);
+        const int64_t chunk = static_cast<int64_t>(word & 0xffffffffu);
+        if (chunk >= count) return;
+        try {
+            job_fn_(job_ctx_, chunk, thread);
+        } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mu_);
+            if (!worker_error_) worker_error_ = std::current_exception();
+        }
+        chunks_done_.fetch_add(1, std::memory_order_release);
     }
 }
 
-void ThreadTeam::dispatch(JobFn fn, void* ctx) {
-    if (n_threads_ == 1) {
-        fn(ctx, 0, 1);
-        return;
-    }
+void ThreadTeam::dispatch(JobFn fn, void* ctx, int64_t n_chunks) {
+    if (n_chunks > 0x7fffffff) throw std::length_error("ThreadTeam: more than 2^31 - 1 chunks in one job");
     job_fn_ = fn;
     job_ctx_ = ctx;
     worker_error_ = nullptr;
-    done_.store(0, std::memory_order_relaxed);
+    chunks_done_.store(0, std::memory_order_relaxed);
+    claim_.store(static_cast<uint64_t>(n_chunks) << 32, std::memory_order_release);
     // seq_cst pairs with the sleepers_ handshake in wait_for_job (no lost wake-ups).
     generation_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -63,11 +71,10 @@ void ThreadTeam::dispatch(JobFn fn, void* ctx) {
         sleep_cv_.notify_all();
     }
 
-    run_slice(0);
+    claim_chunks(0);
 
-    const int n_workers = n_threads_ - 1;
     int spins = 0;
-    while (done_.load(std::memory_order_acquire) != n_workers) {
+    while (chunks_done_.load(std::memory_order_acquire) != n_chunks) {
         if (++spins < 4096) {
             PK_CPU_RELAX();
         } else {
@@ -112,8 +119,7 @@ void ThreadTeam::worker_main(int ith) {
         const uint64_t g = wait_for_job(seen);
         if (g == 0) return;
         seen = g;
-        run_slice(ith);
-        done_.fetch_add(1, std::memory_order_acq_rel);
+        claim_chunks(ith);
     }
 }
 

@@ -194,17 +194,27 @@ TEST(ParallelFor, CoversEveryIndexExactlyOnce) {
     }
 }
 
-TEST(ParallelFor, SmallJobsRunInlineWithoutDispatch) {
-    pk::ThreadTeam team(4);
+// Runs parallel_for(n, grain) and expects one inline call f(0, n) with no dispatch.
+void expect_one_inline_call(pk::ThreadTeam& team, int64_t n, int64_t grain) {
     const uint64_t before = team.jobs_dispatched();
     int calls = 0;
-    pk::parallel_for(team, 10, 8, [&](int64_t b, int64_t e) {
+    pk::parallel_for(team, n, grain, [&](int64_t b, int64_t e) {
         ++calls;
         EXPECT_EQ(b, 0);
-        EXPECT_EQ(e, 10);
+        EXPECT_EQ(e, n);
     });
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(team.jobs_dispatched(), before);
+}
+
+TEST(ParallelFor, SmallJobsRunInlineWithoutDispatch) {
+    pk::ThreadTeam team(4);
+    expect_one_inline_call(team, 10, 8);
+}
+
+TEST(ParallelFor, OneThreadRunsTheWholeRangeAsOneCall) {
+    pk::ThreadTeam team(1);
+    expect_one_inline_call(team, 1000, 1);
 }
 
 TEST(ParallelFor, CutsAFewChunksPerThread) {

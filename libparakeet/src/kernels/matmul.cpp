@@ -34,11 +34,6 @@ constexpr int64_t kMcBf16 = 240;     // multiple of kRowsBf16
 // microseconds, which only pays for itself on bigger jobs.
 constexpr double kMinFlopsPerChunk = 4.0e6;
 constexpr int64_t kMinBytesPerMatvecChunk = 64 * 1024;
-// Shares per team thread, claimed dynamically (ThreadTeam::run_chunks): a thread that gets its
-// core late leaves only a small share for the others to wait on. Each share re-reads its
-// rows' packed activations (or, split by rows, its panels' weights), so more shares cost
-// some cache traffic (docs/performance.md, "Dynamic chunks").
-constexpr int64_t kGemmChunksPerThread = 4;
 // Fewest tiles sharing an F32 weight slice for which it is copied to the thread's buffer.
 constexpr int64_t kMinTilesPerCopy = 3;
 // Activation packing is memory bound: at least this many floats per chunk.
@@ -68,7 +63,10 @@ struct Split {
 
 Split choose_split(int team_size, int64_t row_panels, int64_t col_panels, double flops) {
     int64_t chunks = static_cast<int64_t>(flops / kMinFlopsPerChunk);
-    chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, team_size * kGemmChunksPerThread));
+    // One share per thread, claimed dynamically (a late thread's share goes to whoever is
+    // free). Two or four per thread cost 2-8 % on a quiet machine and gained nothing with a
+    // busy neighbour (docs/performance.md, "Dynamic chunks").
+    chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, team_size));
     // Imbalance = largest share / average share; compare largest(R) / R with largest(C) / C.
     auto largest = [&](int64_t n) { return ceil_div(n, std::min(chunks, n)); };
     const bool by_rows = largest(row_panels) * col_panels < largest(col_panels) * row_panels;

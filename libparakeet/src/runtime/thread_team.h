@@ -108,23 +108,23 @@ private:
 };
 
 // parallel_for cuts a loop into this many chunks per team thread (fewer when `grain` says
-// so): a thread that gets its core back late then leaves only a small chunk for the others to
-// wait on, while each chunk stays big enough that claiming it costs nothing (measured in
-// docs/performance.md, "Dynamic chunks").
-constexpr int64_t kParallelForChunksPerThread = 4;
+// so): a thread that gets its core back late then leaves only half its share for the others
+// to wait on. 1, 2, 4 and 8 measured alike, quiet or with a busy neighbour
+// (docs/performance.md, "Dynamic chunks"); 2 is the fewest that still splits a share.
+constexpr int64_t kParallelForChunksPerThread = 2;
 
 // Splits [0, n) into contiguous chunks of at least `grain` items (at most
 // kParallelForChunksPerThread per team thread), claimed dynamically by the team (run_chunks),
-// and calls f(begin, end) for each. Runs inline on the caller, with no dispatch, when there is
-// only one chunk. Chunk boundaries depend on the team size and chunks run on any thread, so f
-// must compute each item independently of which chunk it lands in, and must not index
-// per-thread scratch by chunk.
+// and calls f(begin, end) for each. Runs f(0, n) inline on the caller, with no dispatch, when
+// there is only one chunk or one thread. Chunk boundaries depend on the team size and chunks
+// run on any thread, so f must compute each item independently of which chunk it lands in,
+// and must not index per-thread scratch by chunk.
 template <class F>
 void parallel_for(ThreadTeam& team, int64_t n, int64_t grain, F&& f) {
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     const int64_t chunks = std::min<int64_t>(n / grain, team.size() * kParallelForChunksPerThread);
-    if (chunks <= 1) {
+    if (chunks <= 1 || team.size() == 1) {
         f(int64_t{0}, n);
         return;
     }

@@ -24,7 +24,8 @@ constexpr int kSpinsPerClockRead = 64;
 
 }  // namespace
 
-ThreadTeam::ThreadTeam(int n_threads) : n_threads_(n_threads < 1 ? 1 : n_threads) {
+ThreadTeam::ThreadTeam(int n_threads)
+    : n_threads_(n_threads < 1 ? 1 : n_threads), ranges_(new ClaimWord[static_cast<size_t>(n_threads_)]) {
     workers_.reserve(static_cast<size_t>(n_threads_ - 1));
     for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_main(i); });
 }
@@ -39,22 +40,27 @@ ThreadTeam::~ThreadTeam() {
     for (auto& t : workers_) t.join();
 }
 
-void ThreadTeam::claim_chunks(int thread) {
-    for (;;) {
-        // acq_rel: acquire pairs with the caller's release store of the claim word (the job's
-        // fn and ctx become visible); release keeps the claims in one release sequence.
-        const uint64_t word = claim_.fetch_add(1, std::memory_order_acq_rel);
-        const int64_t count = static_cast<int64_t>(word >> 32);
-        const int64_t chunk = static_cast<int64_t>(word & 0xffffffffu);
-        if (chunk >= count) return;
-        try {
-            job_fn_(job_ctx_, chunk, thread);
-        } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mu_);
-            if (!worker_error_) worker_error_ = std::current_exception();
+int64_t ThreadTeam::claim_chunks(int thread) {
+    int64_t ran = 0;
+    for (int k = 0; k < n_threads_; ++k) {
+        std::atomic<uint64_t>& range = ranges_[(thread + k) % n_threads_].word;
+        for (;;) {
+            // acq_rel: acquire pairs with the caller's release store of the claim word (the
+            // job's fn and ctx become visible); release keeps the claims in one release sequence.
+            const uint64_t word = range.fetch_add(1, std::memory_order_acq_rel);
+            const int64_t end = static_cast<int64_t>(word >> 32);
+            const int64_t chunk = static_cast<int64_t>(word & 0xffffffffu);
+            if (chunk >= end) break;
+            try {
+                job_fn_(job_ctx_, chunk, thread);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(error_mu_);
+                if (!worker_error_) worker_error_ = std::current_exception();
+            }
+            ++ran;
         }
-        chunks_done_.fetch_add(1, std::memory_order_release);
     }
+    return ran;
 }
 
 void ThreadTeam::dispatch(JobFn fn, void* ctx, int64_t n_chunks) {
@@ -63,7 +69,11 @@ void ThreadTeam::dispatch(JobFn fn, void* ctx, int64_t n_chunks) {
     job_ctx_ = ctx;
     worker_error_ = nullptr;
     chunks_done_.store(0, std::memory_order_relaxed);
-    claim_.store(static_cast<uint64_t>(n_chunks) << 32, std::memory_order_release);
+    for (int t = 0; t < n_threads_; ++t) {
+        const auto begin = static_cast<uint64_t>(n_chunks * t / n_threads_);
+        const auto end = static_cast<uint64_t>(n_chunks * (t + 1) / n_threads_);
+        ranges_[t].word.store(end << 32 | begin, std::memory_order_release);
+    }
     // seq_cst pairs with the sleepers_ handshake in wait_for_job (no lost wake-ups).
     generation_.fetch_add(1, std::memory_order_seq_cst);
     if (sleepers_.load(std::memory_order_seq_cst) > 0) {
@@ -71,10 +81,9 @@ void ThreadTeam::dispatch(JobFn fn, void* ctx, int64_t n_chunks) {
         sleep_cv_.notify_all();
     }
 
-    claim_chunks(0);
-
+    const int64_t by_workers = n_chunks - claim_chunks(0);
     int spins = 0;
-    while (chunks_done_.load(std::memory_order_acquire) != n_chunks) {
+    while (chunks_done_.load(std::memory_order_acquire) != by_workers) {
         if (++spins < 4096) {
             PK_CPU_RELAX();
         } else {
@@ -119,7 +128,8 @@ void ThreadTeam::worker_main(int ith) {
         const uint64_t g = wait_for_job(seen);
         if (g == 0) return;
         seen = g;
-        claim_chunks(ith);
+        // One count per pass, not per chunk: the caller spins on this line.
+        if (const int64_t ran = claim_chunks(ith)) chunks_done_.fetch_add(ran, std::memory_order_release);
     }
 }
 

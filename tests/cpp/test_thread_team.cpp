@@ -1,5 +1,6 @@
-// ThreadTeam: every thread runs exactly its slice, jobs never overlap, exceptions reach the
-// caller, parallel_for covers each index once, and a team shuts down cleanly.
+// ThreadTeam: every slice and every chunk runs exactly once, also when a worker is delayed or
+// arrives late, jobs never overlap, exceptions reach the caller, parallel_for covers each index
+// once, and a team shuts down cleanly.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,7 +14,7 @@
 
 namespace {
 
-TEST(ThreadTeam, EveryThreadRunsItsSliceOncePerJob) {
+TEST(ThreadTeam, EverySliceRunsOncePerJob) {
     for (int n : {1, 2, 3, 4, 7}) {
         pk::ThreadTeam team(n);
         ASSERT_EQ(team.size(), n);
@@ -28,14 +29,112 @@ TEST(ThreadTeam, EveryThreadRunsItsSliceOncePerJob) {
     }
 }
 
-TEST(ThreadTeam, CallerIsThreadZero) {
+// Per-thread scratch relies on this: the caller is thread 0, and within one job a thread index
+// always names the same OS thread.
+TEST(ThreadTeam, ThreadIndexNamesOneOsThreadAndTheCallerIsZero) {
     pk::ThreadTeam team(3);
-    const auto caller = std::this_thread::get_id();
-    std::thread::id seen;
-    team.run([&](int ith, int) {
-        if (ith == 0) seen = std::this_thread::get_id();
+    for (int job = 0; job < 50; ++job) {
+        std::vector<std::thread::id> seen(64);
+        std::vector<int> by(64, -1);
+        team.run_chunks(64, [&](int64_t c, int t) {
+            seen[static_cast<size_t>(c)] = std::this_thread::get_id();
+            by[static_cast<size_t>(c)] = t;
+        });
+        std::vector<std::thread::id> of_thread(3);
+        for (size_t c = 0; c < 64; ++c) {
+            ASSERT_GE(by[c], 0);
+            ASSERT_LT(by[c], 3);
+            auto& id = of_thread[static_cast<size_t>(by[c])];
+            if (id == std::thread::id()) id = seen[c];
+            ASSERT_EQ(id, seen[c]) << "thread index " << by[c] << " ran on two OS threads";
+        }
+        if (of_thread[0] != std::thread::id()) EXPECT_EQ(of_thread[0], std::this_thread::get_id());
+    }
+}
+
+TEST(ThreadTeam, RunChunksRunsEveryChunkExactlyOnce) {
+    for (int n : {1, 2, 3, 4}) {
+        pk::ThreadTeam team(n);
+        for (int64_t chunks : {0, 1, 2, 3, 7, 64, 1000}) {
+            for (int job = 0; job < 20; ++job) {
+                std::vector<std::atomic<int>> hits(static_cast<size_t>(chunks));
+                team.run_chunks(chunks, [&](int64_t c, int t) {
+                    EXPECT_GE(t, 0);
+                    EXPECT_LT(t, n);
+                    hits[static_cast<size_t>(c)].fetch_add(1);
+                });
+                for (int64_t c = 0; c < chunks; ++c) {
+                    ASSERT_EQ(hits[static_cast<size_t>(c)].load(), 1) << "n=" << n << " chunk " << c;
+                }
+            }
+        }
+    }
+}
+
+// A worker stuck in a slow chunk does not hold the others back: the caller claims the rest.
+// (A static split would leave half the chunks to the stuck worker.)
+TEST(ThreadTeam, CallerTakesTheChunksOfADelayedWorker) {
+    pk::ThreadTeam team(2);
+    constexpr int64_t kChunks = 64;
+    std::vector<std::atomic<int>> hits(kChunks);
+    std::atomic<bool> worker_slept{false};
+    std::atomic<int> by_caller{0};
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    team.run_chunks(kChunks, [&](int64_t c, int t) {
+        if (t != 0 && !worker_slept.exchange(true)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+        if (t == 0) {
+            by_caller.fetch_add(1);
+            // Hold the caller until the worker is in its slow chunk, so that it surely is.
+            while (!worker_slept.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+        }
+        hits[static_cast<size_t>(c)].fetch_add(1);
     });
-    EXPECT_EQ(seen, caller);
+    for (int64_t c = 0; c < kChunks; ++c) ASSERT_EQ(hits[static_cast<size_t>(c)].load(), 1) << c;
+    // The worker ran its sleeping chunk, and perhaps a few before the caller got going.
+    EXPECT_GE(by_caller.load(), kChunks / 2 + 1);
+    EXPECT_TRUE(worker_slept.load());
+}
+
+// Workers that fell asleep wake up late, often after the caller has already run every chunk
+// (and started the next job): they must find nothing left, never re-run a finished job's
+// chunk, and never take a chunk of the next job twice.
+TEST(ThreadTeam, LateWorkersFindNothingLeft) {
+    for (int n : {2, 3, 4}) {
+        pk::ThreadTeam team(n);
+        for (int round = 0; round < 3; ++round) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the sleep threshold
+            for (int job = 0; job < 200; ++job) {
+                std::vector<std::atomic<int>> hits(5);
+                team.run_chunks(5, [&](int64_t c, int) { hits[static_cast<size_t>(c)].fetch_add(1); });
+                for (size_t c = 0; c < 5; ++c) ASSERT_EQ(hits[c].load(), 1) << "n=" << n << " job " << job;
+            }
+        }
+    }
+}
+
+TEST(ThreadTeam, ChunkExceptionIsRethrownAndTheTeamStaysUsable) {
+    for (int n : {1, 2, 4}) {
+        pk::ThreadTeam team(n);
+        std::atomic<int> running{0};
+        try {
+            team.run_chunks(32, [&](int64_t c, int) {
+                running.fetch_add(1);
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+                running.fetch_sub(1);
+                if (c == 17) throw std::runtime_error("chunk 17 failed");
+            });
+            ADD_FAILURE() << "n=" << n << ": no exception";
+        } catch (const std::runtime_error& e) {
+            EXPECT_STREQ(e.what(), "chunk 17 failed");
+            // Rethrown only once no chunk is running any more.
+            EXPECT_EQ(running.load(), 0) << "n=" << n;
+        }
+        std::atomic<int> after{0};
+        team.run_chunks(8, [&](int64_t, int) { after.fetch_add(1); });
+        EXPECT_EQ(after.load(), 8);
+    }
 }
 
 TEST(ThreadTeam, RunReturnsOnlyAfterEverySliceFinished) {
@@ -95,17 +194,34 @@ TEST(ParallelFor, CoversEveryIndexExactlyOnce) {
     }
 }
 
-TEST(ParallelFor, SmallJobsRunInlineWithoutDispatch) {
-    pk::ThreadTeam team(4);
+// Runs parallel_for(n, grain) and expects one inline call f(0, n) with no dispatch.
+void expect_one_inline_call(pk::ThreadTeam& team, int64_t n, int64_t grain) {
     const uint64_t before = team.jobs_dispatched();
     int calls = 0;
-    pk::parallel_for(team, 10, 8, [&](int64_t b, int64_t e) {
+    pk::parallel_for(team, n, grain, [&](int64_t b, int64_t e) {
         ++calls;
         EXPECT_EQ(b, 0);
-        EXPECT_EQ(e, 10);
+        EXPECT_EQ(e, n);
     });
     EXPECT_EQ(calls, 1);
     EXPECT_EQ(team.jobs_dispatched(), before);
+}
+
+TEST(ParallelFor, SmallJobsRunInlineWithoutDispatch) {
+    pk::ThreadTeam team(4);
+    expect_one_inline_call(team, 10, 8);
+}
+
+TEST(ParallelFor, OneThreadRunsTheWholeRangeAsOneCall) {
+    pk::ThreadTeam team(1);
+    expect_one_inline_call(team, 1000, 1);
+}
+
+TEST(ParallelFor, CutsAFewChunksPerThread) {
+    pk::ThreadTeam team(2);
+    std::atomic<int> chunks{0};
+    pk::parallel_for(team, 1000, 1, [&](int64_t, int64_t) { chunks.fetch_add(1); });
+    EXPECT_EQ(chunks.load(), 2 * pk::kParallelForChunksPerThread);
 }
 
 TEST(ParallelFor, ChunksAreAtLeastTheGrain) {

@@ -41,7 +41,7 @@ constexpr int64_t kMinPackFloatsPerChunk = 64 * 1024;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-// A thread's share of the output: row panels [r0, r1) x column panels [j0, j1).
+// A chunk's share of the output: row panels [r0, r1) x column panels [j0, j1).
 struct Share {
     int64_t r0, r1, j0, j1;
 };
@@ -50,11 +50,11 @@ struct Share {
 // better, columns on a tie: each thread then reads only its part of the weights and reuses
 // each weight slice over all the rows (splitting rows measured ~20 % more CPU time).
 struct Split {
-    int chunks;
+    int64_t chunks;
     bool by_rows;
     int64_t row_panels, col_panels;
 
-    Share share(int i) const {
+    Share share(int64_t i) const {
         const int64_t n = by_rows ? row_panels : col_panels;
         const int64_t b = n * i / chunks, e = n * (i + 1) / chunks;
         return by_rows ? Share{b, e, 0, col_panels} : Share{0, row_panels, b, e};
@@ -63,24 +63,15 @@ struct Split {
 
 Split choose_split(int team_size, int64_t row_panels, int64_t col_panels, double flops) {
     int64_t chunks = static_cast<int64_t>(flops / kMinFlopsPerChunk);
+    // One share per thread, claimed dynamically (a late thread's share goes to whoever is
+    // free). Two or four per thread cost 2-8 % on a quiet machine and gained nothing with a
+    // busy neighbour (docs/performance.md, "Dynamic chunks").
     chunks = std::max<int64_t>(1, std::min<int64_t>(chunks, team_size));
     // Imbalance = largest share / average share; compare largest(R) / R with largest(C) / C.
     auto largest = [&](int64_t n) { return ceil_div(n, std::min(chunks, n)); };
     const bool by_rows = largest(row_panels) * col_panels < largest(col_panels) * row_panels;
     chunks = std::min(chunks, by_rows ? row_panels : col_panels);
-    return Split{static_cast<int>(chunks), by_rows, row_panels, col_panels};
-}
-
-// Runs job(i) for i < chunks on the team (inline when there is one chunk).
-template <class Job>
-void run_chunks(ThreadTeam& team, int chunks, Job&& job) {
-    if (chunks <= 1) {
-        job(0);
-        return;
-    }
-    team.run([&](int ith, int) {
-        if (ith < chunks) job(ith);
-    });
+    return Split{chunks, by_rows, row_panels, col_panels};
 }
 
 struct GemmShape {
@@ -214,11 +205,11 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     // then stalls on L3 misses that a plain streaming copy does not suffer. With only a tile
     // or two per slice the copy costs more than it saves, and F32 reads the panel directly.
     // Two slices per thread: a pair of panels (tile_f32_pair) uses both, panel jr slot jr % 2.
-    float* slices = scratch.alloc_array<float>(static_cast<size_t>(split.chunks * 2 * kKcF32 * kPanel));
+    float* slices = scratch.alloc_array<float>(static_cast<size_t>(team.size() * 2 * kKcF32 * kPanel));
     const bool f16 = w.type() == WeightType::F16;
-    run_chunks(team, split.chunks, [&](int i) {
+    team.run_chunks(split.chunks, [&](int64_t i, int t) {
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t tiles) {
-            float* buf = slices + (2 * i + jr % 2) * kKcF32 * kPanel;
+            float* buf = slices + (2 * t + jr % 2) * kKcF32 * kPanel;
             if (f16) {
                 const uint16_t* src = reinterpret_cast<const uint16_t*>(w.panel(jr)) + pc * kPanel;
                 kern.f16_to_f32(src, kc * kPanel, buf);
@@ -269,9 +260,9 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     // Each K slice of a panel is widened to int16 once into the thread's buffer, then reused
     // from L1 by every row panel of the A block (see matmul_kernels_avx2.cpp).
     uint8_t* slices = static_cast<uint8_t*>(
-        scratch.alloc(static_cast<size_t>(split.chunks * kKcQ8Blocks) * kQ8WideBlockBytes));
-    run_chunks(team, split.chunks, [&](int i) {
-        uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kQ8WideBlockBytes;
+        scratch.alloc(static_cast<size_t>(team.size() * kKcQ8Blocks) * kQ8WideBlockBytes));
+    team.run_chunks(split.chunks, [&](int64_t i, int t) {
+        uint8_t* buf = slices + static_cast<size_t>(t * kKcQ8Blocks) * kQ8WideBlockBytes;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
             kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
             return static_cast<const uint8_t*>(buf);
@@ -309,7 +300,7 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
     const GemmShape shape{M,  w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
                           bias, y, ldy};
-    run_chunks(team, split.chunks, [&](int i) {
+    team.run_chunks(split.chunks, [&](int64_t i, int) {
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
             return w.panel(jr) + pc * kQ8PanelBlockBytes;
         };
@@ -357,9 +348,9 @@ void gemm_kq(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, raw_unit_bytes, bias, y, ldy};
     const bool halves = w.type() == WeightType::Q6_K;
     uint8_t* slices = static_cast<uint8_t*>(
-        scratch.alloc(static_cast<size_t>(split.chunks * kKcQ8Blocks) * kKqUnitBytes));
-    run_chunks(team, split.chunks, [&](int i) {
-        uint8_t* buf = slices + static_cast<size_t>(i * kKcQ8Blocks) * kKqUnitBytes;
+        scratch.alloc(static_cast<size_t>(team.size() * kKcQ8Blocks) * kKqUnitBytes));
+    team.run_chunks(split.chunks, [&](int64_t i, int t) {
+        uint8_t* buf = slices + static_cast<size_t>(t * kKcQ8Blocks) * kKqUnitBytes;
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
             kern.decode_kq_units(w.type(), w.panel(jr), pc, kc, buf);
             return static_cast<const uint8_t*>(buf);
@@ -391,7 +382,7 @@ void gemm_bf16(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, cons
 
     const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
     const GemmShape shape{M, w.n(), mr, pairs, kKcBf16Pairs, kMcBf16 / mr, &w, kBf16PairBytes, bias, y, ldy};
-    run_chunks(team, split.chunks, [&](int i) {
+    team.run_chunks(split.chunks, [&](int64_t i, int) {
         auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
             return reinterpret_cast<const uint16_t*>(w.panel(jr) + pc * kBf16PairBytes);
         };

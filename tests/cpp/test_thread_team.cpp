@@ -77,24 +77,27 @@ TEST(ThreadTeam, CallerTakesTheChunksOfADelayedWorker) {
     pk::ThreadTeam team(2);
     constexpr int64_t kChunks = 64;
     std::vector<std::atomic<int>> hits(kChunks);
-    std::atomic<bool> worker_slept{false};
+    std::atomic<bool> worker_stuck{false};
     std::atomic<int> by_caller{0};
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    // Events, not sleeps, order the two threads; the deadline only turns a broken team (one
+    // that leaves the stuck worker's chunks to it) into a failure instead of a hang.
+    const auto hang_guard = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    const auto before_guard = [&] { return std::chrono::steady_clock::now() < hang_guard; };
     team.run_chunks(kChunks, [&](int64_t c, int t) {
-        if (t != 0 && !worker_slept.exchange(true)) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(300));
-        }
         if (t == 0) {
             by_caller.fetch_add(1);
-            // Hold the caller until the worker is in its slow chunk, so that it surely is.
-            while (!worker_slept.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+            // Hold the caller until the worker is inside a chunk, so that the rest is to share.
+            while (!worker_stuck.load() && before_guard()) std::this_thread::yield();
+        } else if (!worker_stuck.exchange(true)) {
+            // The worker's first chunk ends only once the caller has run every other chunk,
+            // which it can only do by claiming the worker's range.
+            while (by_caller.load() < kChunks - 1 && before_guard()) std::this_thread::yield();
         }
         hits[static_cast<size_t>(c)].fetch_add(1);
     });
     for (int64_t c = 0; c < kChunks; ++c) ASSERT_EQ(hits[static_cast<size_t>(c)].load(), 1) << c;
-    // The worker ran its sleeping chunk, and perhaps a few before the caller got going.
     EXPECT_GE(by_caller.load(), kChunks / 2 + 1);
-    EXPECT_TRUE(worker_slept.load());
+    EXPECT_TRUE(worker_stuck.load());
 }
 
 // Workers that fell asleep wake up late, often after the caller has already run every chunk

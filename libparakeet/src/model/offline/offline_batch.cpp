@@ -84,4 +84,13 @@ void OfflineBatch::run(Backend& b, const std::vector<OfflineRequest*>& requests)
     arena.release_if_above(kArenaKeepBytes);
 }
 
+void OfflineBatch::run_leased(const std::vector<OfflineRequest*>& requests) const {
+    try {
+        const BackendLease lease = model_.lease_backend();
+        run(lease.backend(), requests);
+    } catch (...) {  // no backend
+        for (OfflineRequest* r : requests) r->error = std::current_exception();
+    }
+}
+
 }  // namespace pk

@@ -47,6 +47,10 @@ public:
     // shared work is every remaining request's error.
     void run(Backend& b, const std::vector<OfflineRequest*>& requests) const;
 
+    // run() on a backend leased from the model's pool for the batch; when none can be had (out
+    // of memory), that is every request's error.
+    void run_leased(const std::vector<OfflineRequest*>& requests) const;
+
 private:
     const Model& model_;
 };

@@ -75,12 +75,7 @@ void RequestBatcher::run_batch(std::unique_lock<std::mutex>& lock) {
     ++running_;
     cv_.notify_all();  // the next oldest leads the next batch
     lock.unlock();
-    try {
-        const BackendLease lease = model_.lease_backend();
-        batch_.run(lease.backend(), requests);
-    } catch (...) {  // no backend (out of memory): every request's error
-        for (OfflineRequest* r : requests) r->error = std::current_exception();
-    }
+    batch_.run_leased(requests);
     lock.lock();
     --running_;
     for (Waiter* w : batch) w->done = true;

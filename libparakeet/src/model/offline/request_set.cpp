@@ -35,12 +35,7 @@ void run_work(const Model& model, const OfflineBatch& batch, const SetWork& work
         }
         return;
     }
-    try {
-        const BackendLease lease = model.lease_backend();
-        batch.run(lease.backend(), work.requests);
-    } catch (...) {  // no backend (out of memory): every request's error
-        for (OfflineRequest* r : work.requests) r->error = std::current_exception();
-    }
+    batch.run_leased(work.requests);
 }
 
 }  // namespace

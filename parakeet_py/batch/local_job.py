@@ -101,7 +101,8 @@ def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
     """A plain job's transcribing thread: take windows of decoded clips until none are left,
     transcribe each in one batch call, write its rows. A clip that fails gets the error of its
     own call (:mod:`..batch_call`)."""
-    for window in windows(prefetcher, window_size(ctx), lambda d: d[1].nbytes if d[1] is not None else 0):
+    size = window_size(ctx.concurrency)
+    for window in windows(prefetcher, size, lambda d: d[1].nbytes if d[1] is not None else 0):
         transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
                                              decoder=options.decoder, timestamps=options.timestamps))
         for entry, _, error in window:
@@ -166,7 +167,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             if plain:
                 # one thread: each call runs a batch on every backend. A second call in flight (to
                 # keep the backends busy while a window's rows are written) measured no faster.
-                threads, prefetch = 1, options.prefetch or window_size(ctx)
+                threads, prefetch = 1, options.prefetch or window_size(ctx.concurrency)
                 work = partial(_transcribe_windows, ctx=ctx, row=row, options=options)
             else:
                 threads, prefetch = options.concurrency, options.prefetch or 2 * options.concurrency

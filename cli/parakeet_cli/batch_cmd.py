@@ -107,8 +107,9 @@ def batch(inputs: List[str], model: str, output: str, concurrency: int, threads:
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
     `id`, other columns passed through), a text file with one path per line, a directory
-    (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
-    order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
+    (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in input
+    order (after --resume, after the rows written before; with --vad or --diarize-model, in the
+    order they finish): id, path, text, duration, decoder, model, error (a file that fails is a
     row with its error; the job goes on), words and tokens with --timestamps, segments with
     --vad, speakers and utterances with --diarize-model, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
     transcribes only what is missing (--retry-errors: and the files that failed). Error rows do

@@ -1,11 +1,12 @@
 """The batch job on one machine: inputs → one loaded model with K backends → an output file.
 
-A :class:`Prefetcher` decodes the next files ahead of the transcription. A plain job takes them
-in windows of 16 per backend, each transcribed in one call of the library's batched pass
-(:mod:`..batch_call`: results bitwise those of the files one by one, every file with its own
-error); a VAD-cut or diarized job runs K threads of one file at a time. Every row is written the
-moment its window (or file) is done (:mod:`.output`), so a crash loses only the rows in flight
-and ``resume`` skips the ids already written.
+A :class:`Prefetcher` decodes the next files ahead of the transcription and hands them out in
+input order. A plain job takes them in windows of 16 per backend, each transcribed in one call of
+the library's batched pass (:mod:`..batch_call`: results bitwise those of the files one by one,
+every file with its own error), so its rows follow the inputs; a VAD-cut or diarized job runs K
+threads of one file at a time (rows in the order they finish). Every row is written the moment
+its window (or file) is done (:mod:`.output`), so a crash loses only the rows in flight and
+``resume`` skips the ids already written.
 A file that cannot be read, decoded or transcribed becomes a row with its ``error``; the job
 goes on. Long recordings take the library's long-form path (local attention under "auto").
 """

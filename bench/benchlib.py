@@ -136,7 +136,8 @@ def cpu_busy(seconds=1.0):
 
 
 def _proc_table():
-    """pid -> (ppid, CPU ticks incl. reaped children) for every process."""
+    """(pid, start time) -> (ppid, CPU ticks incl. reaped children) for every process. The
+    start time tells a reused pid from the process that had it before."""
     table = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -146,40 +147,52 @@ def _proc_table():
                 rest = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # Fields after "(comm)": state ppid ... utime(12) stime(13) cutime(14) cstime(15).
-        table[int(name)] = (int(rest[1]), sum(int(x) for x in rest[11:15]))
+        # Fields after "(comm)": state ppid ... utime(11) stime(12) cutime(13) cstime(14) ...
+        # starttime(19), counted from 0.
+        table[(int(name), int(rest[19]))] = (int(rest[1]), sum(int(x) for x in rest[11:15]))
     return table
 
 
 class OthersCpu:
     """CPU time used by every process outside this one and its descendants between
     start() and stop(), as a share of the machine (1.0 = all cores busy): whether other
-    sessions ran while we timed something. Short-lived processes count once their parent
-    reaps them."""
+    sessions ran while we timed something.
 
-    def __init__(self):
+    It is the change in the sum of the others' CPU ticks, each counting its reaped children
+    (cutime, cstime): a process that ends in the interval leaves the table, and its whole
+    life's ticks, those from before start() too, land in its parent's. Counting each process's
+    own change instead counted those earlier ticks again (a compiler job of 10 s reaped during
+    a 0.3 s run on 2 cores read as 1600 %). Short-lived processes count once their parent reaps
+    them. ``read`` (the process table) and ``clock`` are parameters for the tests."""
+
+    def __init__(self, read=_proc_table, clock=time.perf_counter):
+        self._read, self._clock = read, clock
         self._tick = os.sysconf("SC_CLK_TCK")
         self._ncpu = os.cpu_count() or 1
+        self._ours = set()
 
-    def _others(self):
-        table = _proc_table()
-        ours = {os.getpid()}
+    def _others_ticks(self, table):
+        """The others' ticks in ``table``. Ours: this process, its descendants, and processes
+        that were ours at start() (a child's child orphaned since keeps its ticks out)."""
+        ours = {key for key in table if key[0] == os.getpid() or key in self._ours}
         changed = True
         while changed:
             changed = False
-            for pid, (ppid, _) in table.items():
-                if ppid in ours and pid not in ours:
-                    ours.add(pid)
+            pids = {pid for pid, _ in ours}
+            for key, (ppid, _) in table.items():
+                if ppid in pids and key not in ours:
+                    ours.add(key)
                     changed = True
-        return {pid: ticks for pid, (_, ticks) in table.items() if pid not in ours}
+        self._ours |= ours
+        return sum(ticks for key, (_, ticks) in table.items() if key not in ours)
 
     def start(self):
-        self._t0, self._snap0 = time.perf_counter(), self._others()
+        self._ours = set()
+        self._t0, self._ticks0 = self._clock(), self._others_ticks(self._read())
 
     def stop(self):
-        wall = time.perf_counter() - self._t0
-        snap = self._others()
-        ticks = sum(t - self._snap0.get(pid, 0) for pid, t in snap.items())
+        wall = self._clock() - self._t0
+        ticks = self._others_ticks(self._read()) - self._ticks0
         return max(0.0, ticks / self._tick / wall / self._ncpu)
 
 

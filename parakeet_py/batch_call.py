@@ -55,9 +55,9 @@ T = TypeVar("T")
 # ``ctx`` below is a Context (typed Any: context.py imports this module).
 
 
-def window_size(ctx: Any) -> int:
-    """Clips per batch call on ``ctx``: one full batch for each of its backends."""
-    return BATCH * ctx.concurrency
+def window_size(concurrency: int) -> int:
+    """Clips per batch call on a context of ``concurrency`` backends: one full batch for each."""
+    return BATCH * max(1, concurrency)
 
 
 def windows(items: Iterable[T], size: int, nbytes: Callable[[T], int]) -> Iterator[List[T]]:
@@ -143,7 +143,7 @@ def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[i
     it prepares them on ``workers`` threads and transcribed in windows: per source, in order,
     its :class:`Transcript` or the exception its own ``ctx.transcribe`` raises. Lazy: at most
     two windows of sources are read at a time."""
-    size = window_size(ctx)
+    size = window_size(ctx.concurrency)
     with ThreadPoolExecutor(workers, thread_name_prefix="parakeet-prepare") as pool:
         for window in windows(_prepared(pool, sources, ctx.sample_rate, size), size,
                               lambda s: s.nbytes if isinstance(s, np.ndarray) else 0):

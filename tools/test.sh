@@ -18,6 +18,7 @@ ninja -C "$BUILD" -j "$JOBS"
 if [ "$TIER" != "long" ]; then  # the long tier is Python only; the C++ tests ran already
   bash tools/check_isa_isolation.sh "$BUILD"
   bash tools/check_exports.sh "$BUILD"
+  bash tools/check_noop_build.sh "$BUILD"
   (cd "$BUILD" && ctest --output-on-failure -j "$JOBS")
 fi
 

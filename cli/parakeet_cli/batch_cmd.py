@@ -11,6 +11,7 @@ import click
 from tqdm import tqdm
 
 from parakeet_py.batch import BatchOptions, BatchStats, run_batch
+from parakeet_py.batch_call import BATCH
 from parakeet_py.hub.names import is_model_name
 
 from .common import ATTENTION, ATTENTION_HELP, DECODER_CHOICE, DIARIZE_MODEL, VAD_MODEL
@@ -94,19 +95,21 @@ def _summary(rows: int, errors: int, skipped: Optional[int], audio: float, wall:
 @click.option("--vad-model", type=VAD_MODEL,
               help="--vad: a silero_vad GGUF file or a VAD name (default: the silero-vad package's model, "
                    "converted once into the cache).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=8, show_default=True,
-              help="With --ray: rows per actor call.")
+@click.option("--batch-size", type=click.IntRange(min=1),
+              help=f"With --ray: rows per actor call. Default: {BATCH} x --concurrency, a full batch of the "
+                   "library's batched pass for each backend.")
 def batch(inputs: List[str], model: str, output: str, concurrency: int, threads: Optional[int], decoder: str,
           timestamps: bool, attention: Optional[object], resume: bool, retry_errors: bool, overwrite: bool,
           prefetch: Optional[int], decoders: int, progress: Optional[bool], use_ray: bool, ray_address: Optional[str],
           ray_network: bool, actors: int, cpus_per_actor: float, use_vad: bool, vad_model: Optional[str],
-          batch_size: int, diarize_model: Optional[str]) -> None:
+          batch_size: Optional[int], diarize_model: Optional[str]) -> None:
     """Transcribe every recording of INPUT... into one table, OUTPUT.
 
     INPUT: a JSONL or Parquet manifest (a `path` or `audio_filepath` column, an optional unique
     `id`, other columns passed through), a text file with one path per line, a directory
-    (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in the
-    order they finish: id, path, text, duration, decoder, model, error (a file that fails is a
+    (searched recursively for audio files) or a glob. OUTPUT gets one row per input, in input
+    order (after --resume, after the rows written before; with --vad or --diarize-model, in the
+    order they finish): id, path, text, duration, decoder, model, error (a file that fails is a
     row with its error; the job goes on), words and tokens with --timestamps, segments with
     --vad, speakers and utterances with --diarize-model, then the manifest's other columns. Rows are written as they finish; after a crash, --resume
     transcribes only what is missing (--retry-errors: and the files that failed). Error rows do

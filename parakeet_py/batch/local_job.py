@@ -1,11 +1,12 @@
 """The batch job on one machine: inputs → one loaded model with K backends → an output file.
 
-A :class:`Prefetcher` decodes the next files ahead of the transcription. A plain job takes them
-in windows of 16 per backend, each transcribed in one call of the library's batched pass
-(:mod:`..batch_call`: results bitwise those of the files one by one, every file with its own
-error); a VAD-cut or diarized job runs K threads of one file at a time. Every row is written the
-moment its window (or file) is done (:mod:`.output`), so a crash loses only the rows in flight
-and ``resume`` skips the ids already written.
+A :class:`Prefetcher` decodes the next files ahead of the transcription and hands them out in
+input order. A plain job takes them in windows of 16 per backend, each transcribed in one call of
+the library's batched pass (:mod:`..batch_call`: results bitwise those of the files one by one,
+every file with its own error), so its rows follow the inputs; a VAD-cut or diarized job runs K
+threads of one file at a time (rows in the order they finish). Every row is written the moment
+its window (or file) is done (:mod:`.output`), so a crash loses only the rows in flight and
+``resume`` skips the ids already written.
 A file that cannot be read, decoded or transcribed becomes a row with its ``error``; the job
 goes on. Long recordings take the library's long-form path (local attention under "auto").
 """
@@ -101,7 +102,8 @@ def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
     """A plain job's transcribing thread: take windows of decoded clips until none are left,
     transcribe each in one batch call, write its rows. A clip that fails gets the error of its
     own call (:mod:`..batch_call`)."""
-    for window in windows(prefetcher, window_size(ctx), lambda d: d[1].nbytes if d[1] is not None else 0):
+    size = window_size(ctx.concurrency)
+    for window in windows(prefetcher, size, lambda d: d[1].nbytes if d[1] is not None else 0):
         transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
                                              decoder=options.decoder, timestamps=options.timestamps))
         for entry, _, error in window:
@@ -166,7 +168,7 @@ def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Opti
             if plain:
                 # one thread: each call runs a batch on every backend. A second call in flight (to
                 # keep the backends busy while a window's rows are written) measured no faster.
-                threads, prefetch = 1, options.prefetch or window_size(ctx)
+                threads, prefetch = 1, options.prefetch or window_size(ctx.concurrency)
                 work = partial(_transcribe_windows, ctx=ctx, row=row, options=options)
             else:
                 threads, prefetch = options.concurrency, options.prefetch or 2 * options.concurrency

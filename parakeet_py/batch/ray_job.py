@@ -40,7 +40,7 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import pyarrow as pa
 
-from ..batch_call import transcribe_window
+from ..batch_call import transcribe_window, window_size
 from ..context import Context
 from ..transcript import Attention
 from .local_job import BatchOptions
@@ -168,7 +168,7 @@ class ParakeetUDF:
 def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Optional[int] = None,
                        decoder: Optional[str] = None, timestamps: bool = False,
                        attention: Optional[Attention] = None, actors: Union[int, Tuple[int, int]] = 1,
-                       num_cpus: float = 1.0, batch_size: int = 8, max_task_retries: int = 3,
+                       num_cpus: float = 1.0, batch_size: Optional[int] = None, max_task_retries: int = 3,
                        base_dir: Optional[str] = None) -> Any:
     """``ds`` (rows with ``path`` or ``audio_filepath``, optional ``id``, other columns passed
     through) transcribed: a lazy Ray Dataset with the rows of :mod:`.rows`.
@@ -177,7 +177,9 @@ def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Op
     model with ``concurrency`` K backends of ``threads`` threads (default: the actor's
     ``num_cpus`` divided by K). ``num_cpus``: the CPUs each actor reserves; leave at least one
     CPU of the cluster to Ray's read and write tasks or the job can stall (ray-project/ray#44687).
-    ``batch_size``: rows per call (small: audio lengths vary, and a crash retries the batch).
+    ``batch_size``: rows per call; None: the local job's window (:func:`..batch_call.window_size`),
+    one full batch of the library's batched pass for each backend (the library splits a call's
+    clips over every backend, so fewer rows give each a part batch; a crash retries a call whole).
     ``max_task_retries``: retries of a batch whose actor died; after them its rows are errors.
     ``base_dir``: relative paths are relative to it.
     """
@@ -185,7 +187,7 @@ def transcribe_dataset(ds: Any, model: str, *, concurrency: int = 1, threads: Op
 
     size = {"size": actors} if isinstance(actors, int) else {"min_size": actors[0], "max_size": actors[1]}
     return ds.map_batches(
-        ParakeetUDF, batch_size=batch_size, batch_format="pyarrow",
+        ParakeetUDF, batch_size=batch_size or window_size(concurrency), batch_format="pyarrow",
         fn_constructor_kwargs={"model": model, "concurrency": concurrency, "threads": threads, "decoder": decoder,
                                "timestamps": timestamps, "attention": attention, "base_dir": base_dir,
                                "starts": _batch_starts(), "max_task_retries": max_task_retries},
@@ -286,8 +288,8 @@ def ray_init(address: Optional[str], network: bool = False) -> None:
 
 def run_ray_job(model: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,
                 address: Optional[str] = None, actors: Union[int, Tuple[int, int]] = 1, num_cpus: float = 1.0,
-                batch_size: int = 8, resume: bool = False, overwrite: bool = False, retry_errors: bool = False,
-                network: bool = False) -> Dict[str, Any]:
+                batch_size: Optional[int] = None, resume: bool = False, overwrite: bool = False,
+                retry_errors: bool = False, network: bool = False) -> Dict[str, Any]:
     """``parakeet-cli batch --ray``: ``output`` (ending .parquet or .jsonl) becomes a directory of
     part files. Returns a summary: rows written this run, errors, audio seconds, wall seconds.
     ``retry_errors`` with ``resume`` does the error rows again; ``network`` lets a Ray started

@@ -1,15 +1,18 @@
 """The local batch job and `parakeet-cli batch`: rows equal Context.transcribe file by file,
 bad files become error rows, a SIGKILLed run is completed by --resume with every id once."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import soundfile as sf
 from click.testing import CliRunner
 
 from batch_helpers import AUDIO, CLIPS, MODEL, ROOT, check_rows, write_corpus
@@ -61,9 +64,44 @@ def test_prefetch_holds_at_most_its_bound_and_lets_a_big_clip_through():
             high.append(p.buffered)
             got.append(item[0].id)
             time.sleep(0.002)
-    assert sorted(got, key=int) == [e.id for e in entries]
+    assert got == [e.id for e in entries]
     assert max(n for n, _ in high) <= 4 - 1  # one was just taken out
-    assert all(b <= 50_000 or n == 0 for n, b in high)  # the 4 MB clip only ever alone
+    assert all(b <= 50_000 or b - 4 * 10**6 <= 50_000 for _, b in high)  # the 4 MB clip beside the bound only
+
+
+def test_prefetch_hands_out_in_input_order_when_decodes_finish_out_of_order():
+    entries = [Entry(id=str(i), path=str(i)) for i in range(8)]
+    later_done = threading.Event()
+    decoded = []
+
+    def decode_first_last(entry, rate):  # the first entry's decode ends after the next five
+        if entry.id == "0":
+            assert later_done.wait(30), "the other decoders never got past entry 0"
+        decoded.append(entry.id)
+        if len(decoded) >= 5:
+            later_done.set()
+        return entry, np.zeros(10, np.float32), None
+
+    with Prefetcher(entries, 16000, decoders=3, max_items=8, decode_fn=decode_first_last) as p:
+        got = [item[0].id for item in p]
+    assert decoded.index("0") >= 5
+    assert got == [e.id for e in entries]
+
+
+def test_plain_job_writes_rows_in_input_order_when_the_first_file_decodes_last(tmp_path):
+    # A minute of 44.1 kHz stereo FLAC takes ~100x longer to decode and resample than the
+    # short WAVs after it, so the other decoder thread has them all ready first.
+    slow = tmp_path / "slow.flac"
+    noise = np.random.default_rng(0).standard_normal((44100 * 60, 2)).astype(np.float32) * 0.1
+    sf.write(str(slow), noise, 44100)
+    paths = [slow] + [CLIPS[i % len(CLIPS)] for i in range(12)]
+    manifest = tmp_path / "manifest.jsonl"
+    manifest.write_text("".join(json.dumps({"id": f"r{i:02d}", "path": str(p)}) + "\n" for i, p in enumerate(paths)))
+    out = tmp_path / "out.jsonl"
+    run_batch(str(MODEL), [str(manifest)], str(out), BatchOptions(concurrency=1, threads=1, decoders=2))
+    rows = read_rows(str(out))
+    assert [r["id"] for r in rows] == [f"r{i:02d}" for i in range(len(paths))]
+    assert all(r["error"] is None for r in rows)
 
 
 def _cli(*args):

@@ -23,6 +23,7 @@ ray = importlib.import_module("ray") if os.environ.get("CI") else pytest.importo
 from batch_helpers import CLIPS, MODEL, ROOT, check_rows, write_corpus  # noqa: E402
 from parakeet_py.batch import BatchOptions, read_inputs, read_rows, run_batch, transcribe_dataset  # noqa: E402
 from parakeet_py.batch.ray_job import run_ray_job  # noqa: E402
+from parakeet_py.batch_call import BATCH  # noqa: E402
 
 pytestmark = [
     pytest.mark.skipif(not MODEL.exists(), reason=f"{MODEL} has not been generated"),
@@ -69,6 +70,16 @@ def test_transcribe_dataset_with_a_model_uri_and_jsonl_out(cluster, tmp_path):
     check_rows(read_rows(str(out)), manifest, timestamps=False)
     copies = list(Path(cluster).rglob("model.gguf"))  # fetched once into this machine's cache
     assert len(copies) == 1 and copies[0].read_bytes() == MODEL.read_bytes()
+
+
+def test_a_call_fills_every_backend_by_default(cluster):
+    # The library splits a call's clips over every backend: a call of fewer than one window
+    # (BATCH per backend) runs part batches. Read from the plan Ray runs: nothing is executed.
+    ds = ray.data.from_items([{"path": str(CLIPS[0])}])
+    for concurrency in (1, 3):
+        plan = transcribe_dataset(ds, str(MODEL), concurrency=concurrency)._logical_plan.dag
+        assert plan.batch_size == BATCH * concurrency
+    assert transcribe_dataset(ds, str(MODEL), concurrency=3, batch_size=5)._logical_plan.dag.batch_size == 5
 
 
 def test_resume_transcribes_only_the_missing_ids(cluster, tmp_path):

@@ -60,8 +60,9 @@ class Metrics:
         # (it runs on the stream's or the request's own thread, outside the backends).
         self.vad_audio_seconds = Counter("parakeet_vad_audio_seconds", "Seconds of audio the VAD ran on, by kind.",
                                          ["kind"], registry=r)
-        self.vad_compute_seconds = Counter("parakeet_vad_compute_seconds", "Seconds the VAD computed, by kind.",
-                                           ["kind"], registry=r)
+        self.vad_compute_seconds = Counter("parakeet_vad_compute_seconds",
+                                           "Seconds the VAD computed (timed on the thread it ran on, not the wait "
+                                           "for that thread), by kind.", ["kind"], registry=r)
         self.turns = Counter("parakeet_realtime_turns", "Realtime turns committed by turn detection, by type.",
                              ["type"], registry=r)
         # A realtime session with speakers holds one diarization stream (realtime_speakers.py).

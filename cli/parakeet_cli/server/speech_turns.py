@@ -14,6 +14,7 @@ OpenAI's server VAD does.
 
 from __future__ import annotations
 
+import time
 from typing import Any, List, Tuple
 
 import numpy as np
@@ -50,6 +51,9 @@ class SpeechTurns:
         self.audio_start = 0  # timeline position of self._audio[0]
         self.end = 0  # samples on the timeline so far
         self.vad_seconds = 0.0  # audio the VAD has run on (for the metrics)
+        # Seconds the resampler and the VAD ran, timed on the thread that runs them (for the
+        # metrics: a feed's wait for that thread, or for the event loop after it, is not compute).
+        self.compute_seconds = 0.0
         self.heard = 0  # timeline samples the VAD has judged (whole 32 ms frames)
         self._frames = 0
 
@@ -58,11 +62,13 @@ class SpeechTurns:
         timeline sample)], in order. Runs the VAD: call it on a stream thread."""
         self._audio = np.concatenate([self._audio, samples])
         self.end += samples.size
+        started = time.perf_counter()
         pcm = samples.astype(np.float32) / 32768.0
         if self._resampler is not None:
             pcm = self._resampler.resample_chunk(pcm)
         self.vad_seconds += pcm.size / VAD_RATE
         result = self._stream.feed(pcm)
+        self.compute_seconds += time.perf_counter() - started
         self._frames += len(result["probabilities"])
         self.heard = min(self.end, int(round(self._frames * result["frame_sec"] * self.rate)))
         events = result["events"]

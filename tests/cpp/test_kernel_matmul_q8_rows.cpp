@@ -1,8 +1,8 @@
 // Q8_0 products on rows quantised beforehand (kernels/matmul_q8_rows.h), at every ISA level:
 // the quantised rows follow the documented rule; a product on them gives the bits matmul()
 // gives on the float rows, for odd shapes, strided rows, a wider y and 1 to 3 threads; rows
-// gathered block by block from other quantised rows (what a convolution's unfolding does) give
-// the product of the float rows gathered the same way; bad input is refused.
+// gathered run by run from a quantised map (matmul_q8_gather: what a convolution's unfolding
+// does) give the product of the float rows gathered the same way; bad input is refused.
 #include "test_kernel_matmul_common.h"
 
 #include <stdexcept>
@@ -106,7 +106,7 @@ TEST_P(MatmulQ8Rows, SameBitsAsMatmulOnTheFloatRows) {
             }
 }
 
-TEST_P(MatmulQ8Rows, GatheredBlocksEqualTheGatheredFloats) {
+TEST_P(MatmulQ8Rows, GatheredRowsEqualTheGatheredFloats) {
     // A map of 40 positions x 64 channels (2 blocks) quantised once; rows of 3 taps gathered
     // from it (position p's row: positions p - 1, p, p + 1, zeros past the ends), as a kernel-3
     // convolution unfolds its input, against matmul() on the same rows gathered as floats.
@@ -116,20 +116,23 @@ TEST_P(MatmulQ8Rows, GatheredBlocksEqualTheGatheredFloats) {
     const PackedWeights w(WeightType::Q8_0, raw.data(), N, K, level());
     QuantisedRows qmap = quantise(level(), 2, map, P, C, C);
     std::vector<float> unfolded(static_cast<size_t>(P * K), 0.0f);
-    QuantisedRows rows{std::vector<int8_t>(static_cast<size_t>(P * K), 0),
-                       std::vector<float>(static_cast<size_t>(P * K / 32), 0.0f),
-                       std::vector<int32_t>(static_cast<size_t>(P * K / 32), 0)};
+    std::vector<int64_t> sources(static_cast<size_t>(P * taps));
     for (int64_t p = 0; p < P; ++p)
         for (int64_t j = 0; j < taps; ++j) {
             const int64_t src = p + j - 1;
-            if (src < 0 || src >= P) continue;  // a zero block quantises to q 0, scale 0, corr 0
-            std::copy_n(map.begin() + src * C, C, unfolded.begin() + p * K + j * C);
-            std::copy_n(qmap.q.begin() + src * C, C, rows.q.begin() + p * K + j * C);
-            std::copy_n(qmap.scale.begin() + src * C / 32, C / 32, rows.scale.begin() + (p * K + j * C) / 32);
-            std::copy_n(qmap.corr.begin() + src * C / 32, C / 32, rows.corr.begin() + (p * K + j * C) / 32);
+            const bool outside = src < 0 || src >= P;
+            sources[p * taps + j] = outside ? -1 : src;
+            if (!outside) std::copy_n(map.begin() + src * C, C, unfolded.begin() + p * K + j * C);
         }
     const std::vector<float> want = run(w, unfolded, P, nullptr, 1, N, pk::kernels::MatmulPath::Gemm);
-    for (int threads : {1, 2}) expect_same_bits(want, product(rows, P, w, nullptr, threads, N), "gathered");
+    for (int threads : {1, 2}) {
+        std::vector<float> y(static_cast<size_t>(P * N), -12345.0f);
+        pk::Arena arena;
+        pk::kernels::matmul_q8_gather(team(threads), arena, {qmap.view(), C, sources.data()}, P, K, w, nullptr,
+                                      y.data());
+        expect_same_bits(want, y, std::to_string(threads) + " threads");
+        EXPECT_EQ(arena.used_bytes(), 0u);
+    }
 }
 
 TEST_P(MatmulQ8Rows, BadInputIsRefused) {
@@ -150,6 +153,11 @@ TEST_P(MatmulQ8Rows, BadInputIsRefused) {
     const PackedWeights wq(WeightType::Q8_0, raw.data(), 4, 2 * K, level());
     EXPECT_THROW(pk::kernels::matmul_q8_rows(team(1), arena, r.view(), 2, K, wq, nullptr, y.data()),
                  std::invalid_argument);
+    const int64_t sources[4] = {0, 1, 1, 0};
+    for (int64_t run : {48, 96})  // not whole blocks; whole blocks that do not divide K = 128
+        EXPECT_THROW(pk::kernels::matmul_q8_gather(team(1), arena, {r.view(), run, sources}, 2, 2 * K, wq, nullptr,
+                                                   y.data()),
+                     std::invalid_argument);
 }
 
 INSTANTIATE_ISA_LEVELS(MatmulQ8Rows);

@@ -45,4 +45,20 @@ void quantize_q8_rows(IsaLevel level, ThreadTeam& team, const float* x, int64_t 
 void matmul_q8_rows(ThreadTeam& team, Arena& scratch, const Q8Rows& x, int64_t M, int64_t K,
                     const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1);
 
+// Rows gathered from a quantised map's rows of `run` values (run a multiple of 32 that divides
+// K): values [t * run, (t + 1) * run) of row m are map row sources[m * (K / run) + t], or zeros
+// where that is -1. An unfolded convolution's rows, each run one tap's channels, without the
+// copy: the product's packing reads the map's blocks where they are.
+struct Q8Gather {
+    Q8Rows map;
+    int64_t run;
+    const int64_t* sources;
+};
+
+// matmul_q8_rows on the rows `x` gathers: the bits matmul() gives for the float rows gathered
+// the same way. Throws std::invalid_argument as matmul_q8_rows does, and for a run that is not
+// a multiple of 32 dividing K.
+void matmul_q8_gather(ThreadTeam& team, Arena& scratch, const Q8Gather& x, int64_t M, int64_t K,
+                      const PackedWeights& w, const float* bias, float* y, int64_t ldy = -1);
+
 }  // namespace pk::kernels

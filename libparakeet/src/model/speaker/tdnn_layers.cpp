@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "kernels/matmul_q8_rows.h"
 #include "kernels/quantize_q8_0.h"
 #include "model/gguf_schema.h"
 #include "model/layers/q8_at_load.h"
@@ -54,6 +55,8 @@ Conv1dSame Conv1dSame::load(const TensorLoader& t, const std::string& prefix, in
                                                                    t.level());
     }
     t.release(w);
+    c.q8_map_ = c.weight_->type() == kernels::WeightType::Q8_0 && (c.tap_major_ || kernel == 1) &&
+                in % kernels::kQ8_0BlockValues == 0;
     c.bias_ = t.f32(schema::bias(module), {out});
     c.in_ = in;
     c.out_ = out;
@@ -73,8 +76,21 @@ void Conv1dSame::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
     }
     ArenaScope scope(arena);
     const int64_t cols = in_ * kernel_;
-    float* unfolded = arena.alloc_array<float>(static_cast<size_t>(T * cols));
     const int64_t pad = (kernel_ - 1) / 2 * dilation_;
+    if (q8_map_) {
+        const kernels::Q8Rows map = kernels::alloc_q8_rows(arena, T, in_);
+        kernels::quantize_q8_rows(weight_->level(), team, x, T, in_, ldx, map);
+        if (kernel_ == 1) {
+            kernels::matmul_q8_rows(team, arena, map, T, cols, *weight_, bias_, y, ldy);
+            return;
+        }
+        int64_t* sources = arena.alloc_array<int64_t>(static_cast<size_t>(T * kernel_));
+        for (int64_t tt = 0; tt < T; ++tt)
+            for (int j = 0; j < kernel_; ++j) sources[tt * kernel_ + j] = reflect(tt + j * dilation_ - pad, T);
+        kernels::matmul_q8_gather(team, arena, {map, in_, sources}, T, cols, *weight_, bias_, y, ldy);
+        return;
+    }
+    float* unfolded = arena.alloc_array<float>(static_cast<size_t>(T * cols));
     team.run([&](int ith, int nth) {
         const int64_t parts = std::min<int64_t>(nth, std::max<int64_t>(1, T / kMinFramesPerThread));
         if (ith >= parts) return;

@@ -7,7 +7,11 @@
 //                [out, in * kernel], on the level's matmul kernels. An F32 weight's columns are
 //                reordered at load to tap-major order (column j * in + c is input channel c at
 //                tap j), so that the unfolding copies whole channel runs; a stored quantised one
-//                keeps PyTorch's (c * kernel + j).
+//                keeps PyTorch's (c * kernel + j). A Q8_0 weight whose blocks are each one tap's
+//                run of 32 channels (tap-major columns or kernel 1, `in` a multiple of 32) takes its
+//                input quantised once per frame (kernels/matmul_q8_rows.h), and the product
+//                gathers each tap's int8 blocks from it, where the unfolded rows would quantise
+//                every value once per tap: the same bits as matmul() on the unfolded floats.
 //   BatchNormEval  BatchNorm1d in eval mode: (x - running_mean) / sqrt(running_var + 1e-5)
 //                * weight + bias, folded into one scale and shift per channel at load.
 //   TdnnBlock    Conv1dSame -> ReLU -> BatchNormEval (SpeechBrain's TDNNBlock).
@@ -52,6 +56,7 @@ public:
 private:
     std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel]
     bool tap_major_ = false;  // the columns in tap-major order, else PyTorch's
+    bool q8_map_ = false;     // Q8_0 blocks that are one tap's channels: quantise the input once
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kernel_ = 1, dilation_ = 1;

@@ -38,7 +38,8 @@ public:
     // `<prefix>.conv.weight` ([out, in, kernel]; [out, in] when kernel is 1) and
     // `<prefix>.conv.bias` ([out], F32). kernel must be odd. Throws ModelError on other shapes.
     // With the loader's q8_at_load (a quantised speaker model, LoadOptions::q8_all), an F32
-    // weight whose rows of in * kernel are whole Q8_0 blocks is quantised to Q8_0 at load.
+    // weight is quantised to Q8_0 at load, its rows of in * kernel padded with zeros to whole
+    // Q8_0 blocks.
     static Conv1dSame load(const TensorLoader& t, const std::string& prefix, int64_t in, int64_t out,
                            int kernel, int dilation);
 
@@ -55,6 +56,7 @@ public:
 
 private:
     std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel]
+    int64_t cols_ = 0;  // the product's columns: in * kernel, padded to whole Q8_0 blocks
     bool tap_major_ = false;  // the columns in tap-major order, else PyTorch's
     bool q8_map_ = false;     // Q8_0 blocks that are one tap's channels: quantise the input once
     const float* bias_ = nullptr;

@@ -1,10 +1,11 @@
 // The TDNN encoders' quantised 1-D convolutions (model/speaker/tdnn_layers.h: Conv1dSame, a
-// quantised file's F32 kernels quantised at load, which with an odd kernel are those of a multiple
-// of 32 channels): the input is quantised once and its int8 blocks gathered tap by tap, and the
+// quantised file's F32 kernels quantised at load, rows padded with zeros to whole Q8_0 blocks):
+// whether the input is quantised once and its int8 blocks gathered tap by tap (a multiple of 32
+// channels) or the unfolded float rows are padded and quantised (ECAPA's block 0, 80 mels), the
 // output has the bits of matmul() on the input unfolded as floats in tap-major order with reflect
-// padding and the same Q8_0 weights, at every ISA level, for ECAPA's shapes (Res2Net's dilated
-// kernel-3 convolutions, a 1x1 on strided rows) and a kernel 5 at its shortest input, with strided
-// input and output rows and 1 or 3 threads.
+// padding, zero columns to whole blocks and the same Q8_0 weights, at every ISA level, for ECAPA's
+// shapes (Res2Net's dilated kernel-3 convolutions, a 1x1 on strided rows, block 0) and a kernel 5
+// at its shortest input, with strided input and output rows and 1 or 3 threads.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -31,11 +32,14 @@ struct Case {
     int64_t T;
 };
 
+// Columns of the product: in * kernel, padded to whole Q8_0 blocks.
+int64_t padded_cols(const Case& c) { return (c.in * c.kernel + 31) / 32 * 32; }
+
 // x [T, in] (row stride ldx) unfolded as floats with reflect padding (frame -1 is frame 1):
-// row t, column j * in + c.
+// row t, column j * in + c, zeros past in * kernel.
 std::vector<float> unfold_floats(const Case& c, const std::vector<float>& x, int64_t ldx) {
-    const int64_t cols = c.in * c.kernel, pad = (c.kernel - 1) / 2 * c.dilation;
-    std::vector<float> rows(static_cast<size_t>(c.T * cols));
+    const int64_t cols = padded_cols(c), pad = (c.kernel - 1) / 2 * c.dilation;
+    std::vector<float> rows(static_cast<size_t>(c.T * cols), 0.0f);
     for (int64_t t = 0; t < c.T; ++t)
         for (int j = 0; j < c.kernel; ++j) {
             int64_t s = t + j * c.dilation - pad;
@@ -47,8 +51,8 @@ std::vector<float> unfold_floats(const Case& c, const std::vector<float>& x, int
 
 void check(pk::IsaLevel level, const Case& c) {
     SCOPED_TRACE(c.name);
-    const int64_t cols = c.in * c.kernel;
-    const std::vector<float> w = kt::random_vector(c.out * cols, 41 + c.in);  // PyTorch's [out, in, kernel]
+    const int64_t cols = padded_cols(c);
+    const std::vector<float> w = kt::random_vector(c.out * c.in * c.kernel, 41 + c.in);  // PyTorch's [out, in, kernel]
     const std::vector<float> bias = kt::random_vector(c.out, 42);
     const std::vector<uint8_t> file =
         gguf_test::GgufBuilder()
@@ -65,7 +69,7 @@ void check(pk::IsaLevel level, const Case& c) {
 
     // The reference: the weight in tap-major columns, quantised as the loader quantises it, and
     // matmul() on the float rows.
-    std::vector<float> tap_major(static_cast<size_t>(c.out * cols));
+    std::vector<float> tap_major(static_cast<size_t>(c.out * cols), 0.0f);
     for (int64_t o = 0; o < c.out; ++o)
         for (int64_t ch = 0; ch < c.in; ++ch)
             for (int j = 0; j < c.kernel; ++j) tap_major[o * cols + j * c.in + ch] = w[(o * c.in + ch) * c.kernel + j];
@@ -93,6 +97,7 @@ TEST_P(SpeakerConv1dQ8, SameBitsAsTheProductOfTheUnfoldedFloats) {
         {"Res2Net kernel 3, dilation 4, 5 frames", 32, 32, 3, 4, 5},
         {"1x1 on strided rows", 96, 40, 1, 1, 19},
         {"kernel 5 at the shortest input", 32, 48, 5, 1, 3},
+        {"block 0: 80 mels x kernel 5, rows padded to 13 blocks", 80, 40, 5, 1, 21},
     };
     for (const Case& c : cases) check(level(), c);
 }

@@ -181,7 +181,7 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
 
     // Squeeze-excitation: one gain per channel from the time mean.
     float* mean = arena.alloc_array<float>(static_cast<size_t>(C));
-    column_stats(team, h1, T, C, nullptr, mean, nullptr, kPoolingVarianceFloor);
+    column_stats(team, h1, T, C, mean, nullptr, kPoolingVarianceFloor);
     float* squeezed = arena.alloc_array<float>(static_cast<size_t>(b.se_conv1.out()));
     b.se_conv1.forward(team, arena, mean, 1, C, squeezed, b.se_conv1.out());
     for (int64_t k = 0; k < b.se_conv1.out(); ++k) squeezed[k] = std::max(squeezed[k], 0.0f);
@@ -204,7 +204,7 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     // Global context: x beside its per-channel time mean and std, the same at every frame, so
     // their share of asp.tdnn's product is computed once and becomes the bias of the one over x.
     std::vector<float> stats(static_cast<size_t>(2 * C));
-    column_stats(team, x, T, C, nullptr, stats.data(), stats.data() + C, kPoolingVarianceFloor);
+    column_stats(team, x, T, C, stats.data(), stats.data() + C, kPoolingVarianceFloor);
     const int64_t A = asp_tdnn_.out;
     std::vector<float> shared(static_cast<size_t>(A));
     kernels::matmul(team, arena, stats.data(), 1, 2 * C, *asp_tdnn_.over_stats, asp_tdnn_.bias, shared.data());
@@ -217,9 +217,7 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);
 
-    // The softmax over time: its exponentials weight the statistics, which divide by their totals.
-    exp_over_time(team, attn, T, C);
-    column_stats(team, x, T, C, attn, pooled, pooled + C, kPoolingVarianceFloor);
+    softmax_stats(team, x, attn, T, C, pooled, pooled + C, kPoolingVarianceFloor);
 }
 
 }  // namespace pk::speaker

@@ -51,22 +51,11 @@ void sum_over_time(int64_t T, int64_t n, double* total, Term term) {
     }
 }
 
-// column_stats of the channels [c0, c0 + n), n <= kChannelBlock.
-void block_stats(const float* x, int64_t T, int64_t C, const float* w, int64_t c0, int64_t n, float* mean, float* std,
-                 float var_floor) {
-    const float* xb = x + c0;
-    const float* wb = w == nullptr ? nullptr : w + c0;
-    double sum[kChannelBlock] = {}, weight[kChannelBlock] = {}, square[kChannelBlock] = {};
-    if (wb == nullptr) {
-        sum_over_time(T, n, sum, [&](int64_t t, int64_t c) { return xb[t * C + c]; });
-        std::fill(weight, weight + n, static_cast<double>(T));
-    } else {
-        sum_over_time(T, n, sum, [&](int64_t t, int64_t c) { return wb[t * C + c] * xb[t * C + c]; });
-        sum_over_time(T, n, weight, [&](int64_t t, int64_t c) { return wb[t * C + c]; });
-    }
-    float m[kChannelBlock];
-    for (int64_t c = 0; c < n; ++c) m[c] = mean[c0 + c] = static_cast<float>(sum[c] / weight[c]);
-    if (std == nullptr) return;
+// std[c] = sqrt(max(variance, var_floor)) for c < n of the block xb (row stride C) about m[c],
+// under the weights wb (or equal weights when null) totalling weight[c].
+void block_std(const float* xb, const float* wb, int64_t T, int64_t C, int64_t n, const float* m, const double* weight,
+               float var_floor, float* std) {
+    double square[kChannelBlock] = {};
     if (wb == nullptr)
         sum_over_time(T, n, square, [&](int64_t t, int64_t c) {
             const float d = xb[t * C + c] - m[c];
@@ -77,42 +66,81 @@ void block_stats(const float* x, int64_t T, int64_t C, const float* w, int64_t c
             const float d = xb[t * C + c] - m[c];
             return wb[t * C + c] * d * d;
         });
-    for (int64_t c = 0; c < n; ++c)
-        std[c0 + c] = std::sqrt(std::max(static_cast<float>(square[c] / weight[c]), var_floor));
+    for (int64_t c = 0; c < n; ++c) std[c] = std::sqrt(std::max(static_cast<float>(square[c] / weight[c]), var_floor));
+}
+
+// column_stats of the channels [c0, c0 + n), n <= kChannelBlock.
+void block_stats(const float* x, int64_t T, int64_t C, int64_t c0, int64_t n, float* mean, float* std,
+                 float var_floor) {
+    double sum[kChannelBlock] = {}, weight[kChannelBlock];
+    sum_over_time(T, n, sum, [&](int64_t t, int64_t c) { return x[t * C + c0 + c]; });
+    std::fill(weight, weight + n, static_cast<double>(T));
+    float m[kChannelBlock];
+    for (int64_t c = 0; c < n; ++c) m[c] = mean[c0 + c] = static_cast<float>(sum[c] / weight[c]);
+    if (std != nullptr) block_std(x + c0, nullptr, T, C, n, m, weight, var_floor, std + c0);
+}
+
+// softmax_stats of the channels [c0, c0 + n), n <= kChannelBlock: the peak, then one pass that
+// takes the exponentials and sums them and their products with x, then the deviations'.
+void block_softmax_stats(const float* x, float* a, int64_t T, int64_t C, int64_t c0, int64_t n, float* mean,
+                         float* std, float var_floor) {
+    float* ab = a + c0;
+    const float* xb = x + c0;
+    float peak[kChannelBlock];
+    std::copy_n(ab, n, peak);
+    for (int64_t t = 1; t < T; ++t) {
+        const float* row = ab + t * C;
+        for (int64_t c = 0; c < n; ++c) {
+            const float v = row[c];
+            peak[c] = std::max(peak[c], v);
+        }
+    }
+    double weight[kChannelBlock] = {}, sum[kChannelBlock] = {};
+    float run_weight[kChannelBlock], run_sum[kChannelBlock];
+    for (int64_t t0 = 0; t0 < T; t0 += kFramesPerRun) {
+        std::fill(run_weight, run_weight + n, 0.0f);
+        std::fill(run_sum, run_sum + n, 0.0f);
+        for (int64_t t = t0; t < std::min(T, t0 + kFramesPerRun); ++t) {
+            float* row = ab + t * C;
+            const float* xr = xb + t * C;
+            // Below -87 (e^-87 beside the peak's 1: nothing) 2^n would leave the normal range.
+            // The clamp is a loop of its own: in exp's loop it keeps GCC from vectorising it.
+            for (int64_t c = 0; c < n; ++c) row[c] = std::max(row[c] - peak[c], -87.0f);
+            for (int64_t c = 0; c < n; ++c) {
+                const float e = exp_from_minus_87(row[c]);
+                row[c] = e;
+                run_weight[c] += e;
+                run_sum[c] += e * xr[c];
+            }
+        }
+        for (int64_t c = 0; c < n; ++c) {
+            weight[c] += run_weight[c];
+            sum[c] += run_sum[c];
+        }
+    }
+    float m[kChannelBlock];
+    for (int64_t c = 0; c < n; ++c) m[c] = mean[c0 + c] = static_cast<float>(sum[c] / weight[c]);
+    block_std(xb, ab, T, C, n, m, weight, var_floor, std + c0);
+}
+
+// Calls f(c0, n) for the blocks of at most kChannelBlock channels, split over the team.
+template <class F>
+void each_channel_block(ThreadTeam& team, int64_t C, F&& f) {
+    parallel_for(team, C, kChannelGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t c0 = begin; c0 < end; c0 += kChannelBlock) f(c0, std::min(kChannelBlock, end - c0));
+    });
 }
 
 }  // namespace
 
-void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std,
-                  float var_floor) {
-    parallel_for(team, C, kChannelGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t c0 = begin; c0 < end; c0 += kChannelBlock)
-            block_stats(x, T, C, w, c0, std::min(kChannelBlock, end - c0), mean, std, var_floor);
-    });
+void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, float* mean, float* std, float var_floor) {
+    each_channel_block(team, C, [&](int64_t c0, int64_t n) { block_stats(x, T, C, c0, n, mean, std, var_floor); });
 }
 
-void exp_over_time(ThreadTeam& team, float* a, int64_t T, int64_t C) {
-    parallel_for(team, C, kChannelGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t c0 = begin; c0 < end; c0 += kChannelBlock) {
-            const int64_t n = std::min(kChannelBlock, end - c0);
-            float peak[kChannelBlock];
-            std::copy_n(a + c0, n, peak);
-            for (int64_t t = 1; t < T; ++t) {
-                const float* row = a + t * C + c0;
-                for (int64_t c = 0; c < n; ++c) {
-                    const float v = row[c];
-                    peak[c] = std::max(peak[c], v);
-                }
-            }
-            // Below -87 (e^-87, next to the peak's 1: nothing) 2^n would leave the normal range.
-            // The clamp is a loop of its own: with exp's in one loop GCC does not vectorise it.
-            for (int64_t t = 0; t < T; ++t) {
-                float* row = a + t * C + c0;
-                for (int64_t c = 0; c < n; ++c) row[c] = std::max(row[c] - peak[c], -87.0f);
-                for (int64_t c = 0; c < n; ++c) row[c] = exp_from_minus_87(row[c]);
-            }
-        }
-    });
+void softmax_stats(ThreadTeam& team, const float* x, float* a, int64_t T, int64_t C, float* mean, float* std,
+                   float var_floor) {
+    each_channel_block(team, C,
+                       [&](int64_t c0, int64_t n) { block_softmax_stats(x, a, T, C, c0, n, mean, std, var_floor); });
 }
 
 }  // namespace pk::speaker

@@ -15,13 +15,12 @@
 namespace pk::speaker {
 
 // mean[c] and, when std is not null, std[c] = sqrt(max(variance, var_floor)) of column c of
-// x [T, C] under the weights w[t * C + c] (positive; each column is divided by its own total),
-// or under equal weights when w is null.
-void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std,
-                  float var_floor);
+// x [T, C].
+void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, float* mean, float* std, float var_floor);
 
-// a[t * C + c] = exp(a[t * C + c] - max over t of column c), in place: a softmax over time
-// without its division, which column_stats's weights make.
-void exp_over_time(ThreadTeam& team, float* a, int64_t T, int64_t C);
+// The same under the softmax over time of each column of a [T, C] (attention logits), which is
+// left in a unnormalised: a[t * C + c] = exp(a[t * C + c] - max over t of column c).
+void softmax_stats(ThreadTeam& team, const float* x, float* a, int64_t T, int64_t C, float* mean, float* std,
+                   float var_floor);
 
 }  // namespace pk::speaker

@@ -160,22 +160,29 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
     b.tdnn1.forward(team, arena, x, T, ldx, h1, C);
 
     // Res2Net: chunk 0 passes; chunk j runs its block on chunk j (+ chunk j - 1's output, j >= 2).
+    // Each block's BatchNorm and ReLU share one pass with the sum that is the next block's input.
     const int64_t w = C / static_cast<int64_t>(b.res2net.size() + 1);
     float* sum = arena.alloc_array<float>(static_cast<size_t>(T * w));
     parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) std::copy(h1 + t * C, h1 + t * C + w, h2 + t * C);
     });
+    const float* in = h1 + w;  // chunk 1 as it is
+    int64_t ld_in = C;
     for (size_t j = 0; j < b.res2net.size(); ++j) {
         const int64_t c0 = static_cast<int64_t>(j + 1) * w;
-        if (j == 0) {
-            b.res2net[j].forward(team, arena, h1 + c0, T, C, h2 + c0, C);
-            continue;
-        }
+        const bool last = j + 1 == b.res2net.size();
+        b.res2net[j].conv().forward(team, arena, in, T, ld_in, h2 + c0, C);
         parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t)
-                for (int64_t c = 0; c < w; ++c) sum[t * w + c] = h1[t * C + c0 + c] + h2[t * C + c0 - w + c];
+            for (int64_t t = t0; t < t1; ++t) {
+                float* out = h2 + t * C + c0;
+                b.res2net[j].norm().apply_row(out, /*relu=*/true);
+                if (last) continue;
+                const float* next = h1 + t * C + c0 + w;
+                for (int64_t c = 0; c < w; ++c) sum[t * w + c] = next[c] + out[c];
+            }
         });
-        b.res2net[j].forward(team, arena, sum, T, w, h2 + c0, C);
+        in = sum;
+        ld_in = w;
     }
     b.tdnn2.forward(team, arena, h2, T, C, h1, C);  // h1 now holds tdnn2's output
 

@@ -130,15 +130,8 @@ BatchNormEval BatchNormEval::load(const TensorLoader& t, const std::string& pref
 }
 
 void BatchNormEval::apply(ThreadTeam& team, float* x, int64_t T, int64_t ld, bool relu) const {
-    const int64_t C = channels();
     parallel_for(team, T, kMinFramesPerThread, [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-            float* row = x + t * ld;
-            for (int64_t c = 0; c < C; ++c) {
-                const float v = relu ? std::max(row[c], 0.0f) : row[c];
-                row[c] = v * scale_[c] + shift_[c];
-            }
-        }
+        for (int64_t t = t0; t < t1; ++t) apply_row(x + t * ld, relu);
     });
 }
 

@@ -20,6 +20,7 @@
 // identical for any team size at a given ISA level.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -74,6 +75,14 @@ public:
     // x[t * ld + c] = (relu ? max(x, 0) : x) * scale[c] + shift[c], for t < T, c < channels, the
     // frames split over the team.
     void apply(ThreadTeam& team, float* x, int64_t T, int64_t ld, bool relu) const;
+    // The same for one frame's channels, row[0, channels): for a caller that fuses it with its
+    // own pass over the frames.
+    void apply_row(float* row, bool relu) const {
+        for (int64_t c = 0; c < channels(); ++c) {
+            const float v = relu ? std::max(row[c], 0.0f) : row[c];
+            row[c] = v * scale_[c] + shift_[c];
+        }
+    }
 
 private:
     std::vector<float> scale_, shift_;
@@ -88,6 +97,9 @@ public:
 
     int64_t out() const { return conv_.out(); }
     int64_t min_frames() const { return conv_.min_frames(); }
+    // Its two parts, for a caller that fuses the normalisation with a pass of its own.
+    const Conv1dSame& conv() const { return conv_; }
+    const BatchNormEval& norm() const { return norm_; }
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t ldx, float* y,
                  int64_t ldy) const {
         conv_.forward(team, arena, x, T, ldx, y, ldy);

@@ -9,6 +9,7 @@
 #include "kernels/quantize_q8_0.h"
 #include "model/layers/q8_at_load.h"
 #include "model/speaker/time_statistics.h"
+#include "model/speaker/vector_math.h"
 
 namespace pk::speaker {
 
@@ -219,7 +220,7 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     kernels::matmul(team, arena, x, T, C, *asp_tdnn_.over_x, shared.data(), hidden, A);
     asp_tdnn_.norm.apply(team, hidden, T, A, /*relu=*/true);
     parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
-        for (int64_t i = t0 * A; i < t1 * A; ++i) hidden[i] = std::tanh(hidden[i]);
+        tanh_in_place(hidden + t0 * A, (t1 - t0) * A);
     });
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);

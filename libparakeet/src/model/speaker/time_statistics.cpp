@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 
-#include "kernels/exp_poly.h"
+#include "model/speaker/vector_math.h"
 
 namespace pk::speaker {
 
@@ -18,26 +17,6 @@ constexpr int64_t kChannelBlock = 64;
 constexpr int64_t kFramesPerRun = 32;
 // Channels per task: at least one block.
 constexpr int64_t kChannelGrain = kChannelBlock;
-
-// e^x for -87 <= x <= 0 within a few ulp: x = n ln2 + r with n = round(x log2e),
-// kernels/exp_poly.h's polynomial for e^r, 2^n from the exponent bits. No call and no branch, so
-// the loops around it vectorise (std::exp is a call per value). n comes from the bits of the
-// rounding sum (the integer is its low mantissa bits), not a float-to-int conversion.
-inline float exp_from_minus_87(float x) {
-    namespace ep = kernels::exp_poly;
-    constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer (to nearest)
-    constexpr int32_t kRoundBits = 0x4B400000;  // its bits
-    const float shifted = x * ep::kLog2e + kRound;
-    const float n = shifted - kRound;
-    const float r = (x - n * ep::kLn2Hi) - n * ep::kLn2Lo;
-    const float p = 1.0f + r + r * r * (ep::kC5 + r * (ep::kC4 + r * (ep::kC3 + r * (ep::kC2 + r * (ep::kC1 + r * ep::kC0)))));
-    int32_t bits;
-    std::memcpy(&bits, &shifted, sizeof(bits));
-    bits = (bits - kRoundBits + 127) << 23;  // n >= -126: a normal 2^n
-    float scale;
-    std::memcpy(&scale, &bits, sizeof(scale));
-    return p * scale;
-}
 
 // Rows ahead that a pass over a block asks the cache for: the block's rows are C floats apart,
 // mostly on another page each, where the hardware prefetchers do not follow.

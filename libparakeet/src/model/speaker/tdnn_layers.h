@@ -56,7 +56,7 @@ public:
                  int64_t ldy) const;
 
 private:
-    std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, in * kernel]
+    std::shared_ptr<const kernels::PackedWeights> weight_;  // [out, cols_]
     int64_t cols_ = 0;  // the product's columns: in * kernel, padded to whole Q8_0 blocks
     bool tap_major_ = false;  // the columns in tap-major order, else PyTorch's
     bool q8_map_ = false;     // Q8_0 blocks that are one tap's channels: quantise the input once

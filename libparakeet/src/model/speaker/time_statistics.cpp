@@ -13,7 +13,8 @@ namespace {
 // double sums stay in registers or L1.
 constexpr int64_t kChannelBlock = 64;
 // Frames summed in float before the run's sum joins the double total: float keeps the loops
-// twice as wide, and runs this short keep a long clip's sums as accurate as double's.
+// twice as wide, and runs this short keep a long clip's sums close to double's (a 60 s clip's
+// statistics within 2e-6 relative, test_speaker_time_statistics).
 constexpr int64_t kFramesPerRun = 32;
 // Channels per task: at least one block.
 constexpr int64_t kChannelGrain = kChannelBlock;

@@ -113,6 +113,12 @@ public:
         s.data = std::move(data);
         return tensor(std::move(s));
     }
+    // An F32 tensor holding `values` as they are in memory.
+    GgufBuilder& tensor_f32(const std::string& name, std::vector<uint64_t> ne, const std::vector<float>& values) {
+        std::vector<uint8_t> data(values.size() * sizeof(float));
+        std::memcpy(data.data(), values.data(), data.size());
+        return tensor(name, kTypeF32, std::move(ne), std::move(data));
+    }
 
     std::vector<uint8_t> build() const {
         Bytes out;

@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "kernels/matmul_layout.h"
+#include "kernels/matmul_q8_gemm.h"
 
 namespace pk::kernels {
 
@@ -24,7 +26,6 @@ namespace {
 // Sizes picked by sweeping bench_matmul (docs/performance.md).
 constexpr int64_t kKcF32 = 256;
 constexpr int64_t kMcF32 = 240;      // multiple of kRowsF32
-constexpr int64_t kKcQ8Blocks = 16;  // 512 k
 constexpr int64_t kMcQ8 = 256;       // multiple of kRowsQ8 and of kRowsQ8Vnni
 // BF16: a K slice of 256 pairs (512 k) of one panel is 16 KiB, an A block 240 rows x 1 KiB.
 constexpr int64_t kKcBf16Pairs = 256;
@@ -36,11 +37,6 @@ constexpr double kMinFlopsPerChunk = 4.0e6;
 constexpr int64_t kMinBytesPerMatvecChunk = 64 * 1024;
 // Fewest tiles sharing an F32 weight slice for which it is copied to the thread's buffer.
 constexpr int64_t kMinTilesPerCopy = 3;
-// Activation packing is memory bound: at least this many floats per chunk.
-constexpr int64_t kMinPackFloatsPerChunk = 64 * 1024;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 // A chunk's share of the output: row panels [r0, r1) x column panels [j0, j1).
 struct Share {
     int64_t r0, r1, j0, j1;
@@ -165,21 +161,6 @@ void gemm_share(const GemmShape& s, const Share& sh, PrepareB&& prepare_b, Tile&
     }
 }
 
-// Runs pack(i, pc, kc) over every row panel i (of mr rows) and K slice [pc, pc + kc) of
-// k_units (kc <= kc_max), row panels split over the team: the activation packing of the GEMMs.
-template <class Pack>
-void pack_slices(ThreadTeam& team, int64_t row_panels, int64_t mr, int64_t K, int64_t k_units,
-                 int64_t kc_max, Pack&& pack) {
-    parallel_for(team, row_panels, std::max<int64_t>(1, kMinPackFloatsPerChunk / (mr * K)),
-                 [&](int64_t b, int64_t e) {
-                     for (int64_t i = b; i < e; ++i) {
-                         for (int64_t pc = 0; pc < k_units; pc += kc_max) {
-                             pack(i, pc, std::min(kc_max, k_units - pc));
-                         }
-                     }
-                 });
-}
-
 void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
                 int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
                 int64_t ldy) {
@@ -232,6 +213,8 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     });
 }
 
+// Q8_0 on the levels without VNNI: activations quantised into int16 panels, then the tiles
+// (gemm_q8_packed).
 void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
              int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
              int64_t ldy) {
@@ -241,43 +224,17 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     // Quantised A, K slice by K slice (matmul_layout.h); pc counts blocks.
     int16_t* aq = scratch.alloc_array<int16_t>(static_cast<size_t>(row_panels * mr * K));
     float* as = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * nblocks));
-    auto a_at = [&](int64_t ir, int64_t pc, int64_t kc) {
-        return aq + (pc * row_panels + ir * kc) * mr * kQ8Block;
-    };
-    auto scale_at = [&](int64_t ir, int64_t pc, int64_t kc) {
-        return as + (pc * row_panels + ir * kc) * mr;
-    };
     pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
                 [&](int64_t i, int64_t pc, int64_t kc) {
-                    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block,
-                                           std::min(mr, M - i * mr), K, kc, a_at(i, pc, kc),
-                                           scale_at(i, pc, kc));
+                    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
+                    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K,
+                                           kc, aq + o * kQ8Block, as + o);
                 });
-
-    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
-    const GemmShape shape{M,    w.n(), mr,   nblocks, kKcQ8Blocks, kMcQ8 / mr,
-                          &w,   kQ8PanelBlockBytes, bias, y,  ldy};
-    // Each K slice of a panel is widened to int16 once into the thread's buffer, then reused
-    // from L1 by every row panel of the A block (see matmul_kernels_avx2.cpp).
-    uint8_t* slices = static_cast<uint8_t*>(
-        scratch.alloc(static_cast<size_t>(team.size() * kKcQ8Blocks) * kQ8WideBlockBytes));
-    team.run_chunks(split.chunks, [&](int64_t i, int t) {
-        uint8_t* buf = slices + static_cast<size_t>(t * kKcQ8Blocks) * kQ8WideBlockBytes;
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
-            kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
-            return static_cast<const uint8_t*>(buf);
-        };
-        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                        float* c, int64_t ldc, const float* bj, bool acc) {
-            kern.tile_q8(rows, kc, a_at(ir, pc, kc), scale_at(ir, pc, kc), b, c, ldc, bj, acc);
-        };
-        gemm_share(shape, split.share(i), prepare_b, tile);
-    });
+    gemm_q8_packed(kern, team, scratch, aq, as, M, w, bias, y, ldy);
 }
 
-// Q8_0 on quad-layout weights with the VNNI tile. Same K slices as gemm_q8 (they fix each
-// output's float summation order, which the levels share); the tile reads the packed
-// weights as they are, so there is no per-slice widening.
+// Q8_0 on quad-layout weights with the VNNI tile: activations quantised into int8 panels with
+// their corrections, then the tiles (gemm_q8_vnni_packed).
 void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
                   int64_t M, int64_t K, const PackedWeights& w, const float* bias, float* y,
                   int64_t ldy) {
@@ -288,38 +245,13 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     int8_t* aq = scratch.alloc_array<int8_t>(panel_blocks * kQ8Block);
     float* as = scratch.alloc_array<float>(panel_blocks);
     int32_t* ac = scratch.alloc_array<int32_t>(panel_blocks);
-    // Offset, in blocks of one row, of row panel ir's slice starting at block pc.
-    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return (pc * row_panels + ir * kc) * mr; };
     pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
                 [&](int64_t i, int64_t pc, int64_t kc) {
-                    const int64_t o = at(i, pc, kc);
+                    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
                     kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr),
                                           K, kc, mr, aq + o * kQ8Block, as + o, ac + o);
                 });
-
-    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * K);
-    const GemmShape shape{M,  w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
-                          bias, y, ldy};
-    team.run_chunks(split.chunks, [&](int64_t i, int) {
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
-            return w.panel(jr) + pc * kQ8PanelBlockBytes;
-        };
-        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                        float* c, int64_t ldc, const float* bj, bool acc) {
-            const int64_t o = at(ir, pc, kc);
-            kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
-        };
-        if (!kern.tile_q8_vnni_pair) {
-            gemm_share(shape, split.share(i), prepare_b, tile);
-            return;
-        }
-        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                             const uint8_t* b1, float* c, int64_t ldc, const float* bj, bool acc) {
-            const int64_t o = at(ir, pc, kc);
-            kern.tile_q8_vnni_pair(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, b1, c, ldc, bj, acc);
-        };
-        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
-    });
+    gemm_q8_vnni_packed(kern, team, scratch, aq, as, ac, M, w, bias, y, ldy);
 }
 
 // Unsigned-form weights (Q4_0 ... Q6_K), for any M: activations quantised as for the VNNI Q8_0
@@ -491,14 +423,85 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
 
 }  // namespace
 
+namespace matmul_detail {
+
+// The tile loop of gemm_q8: each K slice of a panel is widened to int16 once into the thread's
+// buffer, then reused from L1 by every row panel of the A block (see matmul_kernels_avx2.cpp).
+void gemm_q8_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const int16_t* aq, const float* as,
+                    int64_t M, const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
+    const int64_t mr = kRowsQ8;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t nblocks = w.k() / kQ8Block;
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * w.k());
+    const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    uint8_t* slices = static_cast<uint8_t*>(
+        scratch.alloc(static_cast<size_t>(team.size() * kKcQ8Blocks) * kQ8WideBlockBytes));
+    team.run_chunks(split.chunks, [&](int64_t i, int t) {
+        uint8_t* buf = slices + static_cast<size_t>(t * kKcQ8Blocks) * kQ8WideBlockBytes;
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
+            kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
+            return static_cast<const uint8_t*>(buf);
+        };
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                        float* c, int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = q8_slice_offset(row_panels, mr, ir, pc, kc);
+            kern.tile_q8(rows, kc, aq + o * kQ8Block, as + o, b, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile);
+    });
+}
+
+// The tile loop of gemm_q8_vnni. Same K slices as gemm_q8_packed (they fix each output's float
+// summation order, which the levels share); the tile reads the packed weights as they are, so
+// there is no per-slice widening.
+void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, Arena&, const int8_t* aq,
+                         const float* as, const int32_t* ac, int64_t M, const PackedWeights& w, const float* bias,
+                         float* y, int64_t ldy) {
+    const int64_t mr = kRowsQ8Vnni;
+    const int64_t row_panels = ceil_div(M, mr);
+    const int64_t nblocks = w.k() / kQ8Block;
+    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return q8_slice_offset(row_panels, mr, ir, pc, kc); };
+    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * w.k());
+    const GemmShape shape{M,  w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
+                          bias, y, ldy};
+    team.run_chunks(split.chunks, [&](int64_t i, int) {
+        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
+            return w.panel(jr) + pc * kQ8PanelBlockBytes;
+        };
+        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                        float* c, int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = at(ir, pc, kc);
+            kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
+        };
+        if (!kern.tile_q8_vnni_pair) {
+            gemm_share(shape, split.share(i), prepare_b, tile);
+            return;
+        }
+        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
+                             const uint8_t* b1, float* c, int64_t ldc, const float* bj, bool acc) {
+            const int64_t o = at(ir, pc, kc);
+            kern.tile_q8_vnni_pair(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, b1, c, ldc, bj, acc);
+        };
+        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
+    });
+}
+
+int64_t checked_ldy(const char* entry, int64_t M, int64_t K, const PackedWeights& w, int64_t ldy) {
+    const std::string e(entry);
+    if (K != w.k()) throw std::invalid_argument(e + ": K does not match the weight");
+    if (M < 0) throw std::invalid_argument(e + ": negative M");
+    if (ldy < 0) ldy = w.n();
+    if (ldy < w.n()) throw std::invalid_argument(e + ": ldy < N");
+    return ldy;
+}
+
+}  // namespace matmul_detail
+
 bool path_invariant(WeightType type) { return type == WeightType::Q8_0 || is_unsigned_form(type); }
 
 void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t K,
             const PackedWeights& w, const float* bias, float* y, int64_t ldy, MatmulPath path) {
-    if (K != w.k()) throw std::invalid_argument("matmul: K does not match the weight");
-    if (M < 0) throw std::invalid_argument("matmul: negative M");
-    if (ldy < 0) ldy = w.n();
-    if (ldy < w.n()) throw std::invalid_argument("matmul: ldy < N");
+    ldy = checked_ldy("matmul", M, K, w, ldy);
     if (M == 0) return;
     // The packer and the table agree on the Q8_0 layout through q8_uses_quads(w.level()) and
     // q8_uses_mmla(w.level()).

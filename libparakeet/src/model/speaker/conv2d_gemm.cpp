@@ -29,6 +29,20 @@ void copy_rows(ThreadTeam& team, const float* src, int64_t lds, float* dst, int6
     });
 }
 
+// y[r * ldy + o] = max(y[r * ldy + o], 0) for r < rows, o < cols: the ReLU after a matmul, which
+// has no epilogue for it.
+void clamp_at_zero(ThreadTeam& team, float* y, int64_t rows, int64_t cols, int64_t ldy) {
+    parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+            for (int64_t o = 0; o < cols; ++o) y[r * ldy + o] = std::max(y[r * ldy + o], 0.0f);
+    });
+}
+
+// Rows per band of the unfolded input, of cols values each, for `positions` output positions.
+int64_t band_rows(int64_t positions, int64_t cols) {
+    return std::min(positions, std::max(kMinBandRows, kBandValues / cols));
+}
+
 }  // namespace
 
 KernelShape kernel_shape(const GgufReader& gguf, const TensorLoader& t, const std::string& name) {
@@ -92,6 +106,8 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
         c.weight_ = std::make_shared<const kernels::PackedWeights>(type, checked.data, s.out, cols, t.level());
     }
     t.release(checked);
+    c.q8_map_ = c.weight_ != nullptr && c.weight_->type() == kernels::WeightType::Q8_0 && (c.tap_major_ || taps == 1) &&
+                in % kernels::kQ8_0BlockValues == 0;
     c.kernels_ = &t.kernels();
     c.bias_ = bias.empty() ? nullptr : t.f32(bias, {s.out});
     c.in_ = in;
@@ -112,9 +128,16 @@ Conv2dGemm Conv2dGemm::load_square(const GgufReader& gguf, const TensorLoader& t
     return load(gguf, t, weight, bias, in, {stride, stride, pad, pad, 1});
 }
 
-bool Conv2dGemm::pointwise_map(int64_t ldx) const {
-    return kf_ == 1 && kt_ == 1 && g_.stride_t == 1 && g_.stride_f == 1 && g_.pad_t == 0 && g_.pad_f == 0 &&
-           ldx == in_;
+bool Conv2dGemm::one_to_one() const {
+    return kf_ == 1 && kt_ == 1 && g_.stride_t == 1 && g_.stride_f == 1 && g_.pad_t == 0 && g_.pad_f == 0;
+}
+
+bool Conv2dGemm::pointwise_map(int64_t ldx) const { return one_to_one() && ldx == in_; }
+
+int64_t Conv2dGemm::tap_source(int64_t to, int64_t fo, int i, int j, int64_t T, int64_t F) const {
+    const int64_t f = fo * g_.stride_f + i - g_.pad_f;
+    const int64_t t = to * g_.stride_t + static_cast<int64_t>(j) * g_.dilation_t - g_.pad_t;
+    return f < 0 || f >= F || t < 0 || t >= T ? -1 : t * F + f;
 }
 
 void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, int64_t ldy,
@@ -125,12 +148,9 @@ void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t
         return;
     }
     kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, ldy, kernels::MatmulPath::Gemm);
-    if (relu)
-        parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r)
-                for (int64_t o = 0; o < out_; ++o) y[r * ldy + o] = std::max(y[r * ldy + o], 0.0f);
-        });
+    if (relu) clamp_at_zero(team, y, rows, out_, ldy);
 }
+
 
 void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first,
                         int64_t rows, float* cols) const {
@@ -140,11 +160,10 @@ void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, 
             const int64_t to = (first + r) / Fo, fo = (first + r) % Fo;
             float* row = cols + r * width;
             for (int i = 0; i < kf_; ++i) {      // frequency tap
-                const int64_t f = fo * g_.stride_f + i - g_.pad_f;
                 for (int j = 0; j < kt_; ++j) {  // time tap
-                    const int64_t t = to * g_.stride_t + static_cast<int64_t>(j) * g_.dilation_t - g_.pad_t;
-                    const bool outside = f < 0 || f >= F || t < 0 || t >= T;
-                    const float* src = outside ? nullptr : x + (t * F + f) * ldx;
+                    const int64_t at = tap_source(to, fo, i, j, T, F);
+                    const bool outside = at < 0;
+                    const float* src = outside ? nullptr : x + at * ldx;
                     const int64_t tap = static_cast<int64_t>(i) * kt_ + j;
                     if (tap_major_) {  // one run per tap
                         float* dst = row + tap * in_;
@@ -160,6 +179,37 @@ void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, 
             }
         }
     });
+}
+
+void Conv2dGemm::tap_sources(ThreadTeam& team, int64_t T, int64_t F, int64_t first, int64_t rows,
+                             int64_t* sources) const {
+    const int64_t Fo = out_f(F), taps = static_cast<int64_t>(kf_) * kt_;
+    parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const int64_t to = (first + r) / Fo, fo = (first + r) % Fo;
+            for (int i = 0; i < kf_; ++i)
+                for (int j = 0; j < kt_; ++j) sources[r * taps + i * kt_ + j] = tap_source(to, fo, i, j, T, F);
+        }
+    });
+}
+
+void Conv2dGemm::forward_q8_map(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx,
+                                float* y, int64_t ldy, bool relu) const {
+    const int64_t positions = out_t(T) * out_f(F), cols = in_ * kf_ * kt_;
+    const kernels::Q8Rows map = kernels::alloc_q8_rows(arena, T * F, in_);
+    kernels::quantize_q8_rows(weight_->level(), team, x, T * F, in_, ldx, map);
+    if (one_to_one()) {  // the map is the rows
+        kernels::matmul_q8_rows(team, arena, map, positions, cols, *weight_, bias_, y, ldy);
+    } else {
+        const int64_t band = band_rows(positions, cols);
+        int64_t* sources = arena.alloc_array<int64_t>(static_cast<size_t>(band * kf_ * kt_));
+        for (int64_t r0 = 0; r0 < positions; r0 += band) {
+            const int64_t rows = std::min(band, positions - r0);
+            tap_sources(team, T, F, r0, rows, sources);
+            kernels::matmul_q8_gather(team, arena, {map, in_, sources}, rows, cols, *weight_, bias_, y + r0 * ldy, ldy);
+        }
+    }
+    if (relu) clamp_at_zero(team, y, positions, out_, ldy);
 }
 
 void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
@@ -181,9 +231,10 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
         winograd_->forward(team, arena, src, T, F, bias_, dst, relu);
     } else if (pointwise_map(ldx)) {
         product(team, arena, x, positions, dst, ld, relu);
+    } else if (q8_map_) {
+        forward_q8_map(team, arena, x, T, F, ldx, dst, ld, relu);
     } else {
-        const int64_t cols = in_ * kf_ * kt_;
-        const int64_t band = std::min(positions, std::max(kMinBandRows, kBandValues / cols));
+        const int64_t cols = in_ * kf_ * kt_, band = band_rows(positions, cols);
         float* unfolded = arena.alloc_array<float>(static_cast<size_t>(band * cols));
         for (int64_t r0 = 0; r0 < positions; r0 += band) {
             const int64_t rows = std::min(band, positions - r0);

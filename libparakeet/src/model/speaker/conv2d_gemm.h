@@ -18,7 +18,13 @@
 //              kernels' GEMM path, on the input unfolded in PyTorch's column order
 //              ((c * kf + i) * kt + j) where the kernel needs it; and, in a quantised file
 //              (TensorLoader::q8_at_load), the F32 weights of the pointwise form whose rows are
-//              whole Q8_0 blocks, quantised at load in their tap-major order.
+//              whole Q8_0 blocks, quantised at load in their tap-major order. Q8_0 weights whose
+//              blocks are each one tap's run of 32 channels (tap-major columns, or one tap, and
+//              `in` a multiple of 32) take their input map quantised once (kernels/
+//              matmul_q8_rows.h) and the product gathers its int8 blocks tap by tap, instead of
+//              quantising every unfolded row, which quantised each input value once per tap: the
+//              same products, bit for bit. With `in` not a multiple of 32 a block would straddle two taps, and such a
+//              convolution unfolds floats and quantises the rows as before.
 // Either way a row's bits depend on nothing but its input: results are bitwise identical for any
 // team size at a given ISA level.
 #pragma once
@@ -29,6 +35,7 @@
 #include <vector>
 
 #include "kernels/matmul.h"
+#include "kernels/matmul_q8_rows.h"
 #include "model/speaker/winograd_conv3x3.h"
 #include "model/tensor_loader.h"
 #include "runtime/arena.h"
@@ -92,13 +99,24 @@ private:
     }
     // Whether the map is the product's input as it is (a 1x1 kernel moving one step at a time).
     bool pointwise_map(int64_t ldx) const;
+    // Whether the kernel reads each input position as it is: 1x1, one step at a time, no padding.
+    bool one_to_one() const;
+    // The input position (t * F + f) that tap (i, j) of output position (to, fo) reads, or -1
+    // where it falls in the zero padding.
+    int64_t tap_source(int64_t to, int64_t fo, int i, int j, int64_t T, int64_t F) const;
     // Rows [first, first + rows) of the unfolded input (output position r is (t * Fo + f)) into
     // cols [rows, in * kf * kt], in the column order of the weight's form.
     void unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first, int64_t rows,
                 float* cols) const;
+    // The same as the map rows each tap reads (tap_source: -1 in the padding, which the product
+    // reads as zero blocks, what 32 zeros quantise to): sources[r * kf * kt + i * kt + j].
+    void tap_sources(ThreadTeam& team, int64_t T, int64_t F, int64_t first, int64_t rows, int64_t* sources) const;
     // y [rows, out] (row stride ldy) = x [rows, in * kf * kt] W^T + bias, clamped at 0 when relu.
     void product(ThreadTeam& team, Arena& arena, const float* x, int64_t rows, float* y, int64_t ldy,
                  bool relu) const;
+    // The unfolded route of forward() with the map quantised once (q8_map_).
+    void forward_q8_map(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
+                        int64_t ldy, bool relu) const;
 
     // The weight [out, in * kf * kt] in one of three forms (the others empty):
     std::shared_ptr<const std::vector<float>> pointwise_;   // F32 in the pointwise kernel's panels,
@@ -106,6 +124,7 @@ private:
     std::shared_ptr<const WinogradConv3x3> winograd_;       // or the Winograd form
     const kernels::KernelTable* kernels_ = nullptr;
     bool tap_major_ = false;  // the weight's columns in tap-major order, else PyTorch's
+    bool q8_map_ = false;     // Q8_0 weights whose blocks are one tap's channels: quantise the map once
     const float* bias_ = nullptr;
     int64_t in_ = 0, out_ = 0;
     int kf_ = 1, kt_ = 1;

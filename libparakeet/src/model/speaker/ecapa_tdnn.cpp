@@ -8,6 +8,8 @@
 #include "common/errors.h"
 #include "kernels/quantize_q8_0.h"
 #include "model/layers/q8_at_load.h"
+#include "model/speaker/time_statistics.h"
+#include "model/speaker/vector_math.h"
 
 namespace pk::speaker {
 
@@ -33,61 +35,8 @@ ConvShape conv_shape(const GgufReader& gguf, const TensorLoader& t, const std::s
 
 std::string block_name(int i) { return "blocks." + std::to_string(i); }
 
-// Channels per task in the per-channel passes over time: each task walks its block of columns
-// row by row (whole cache lines), never a column at a stride of C floats.
-constexpr int64_t kChannelGrain = 64;
 // Frames per task in the elementwise passes (a frame is C values).
 constexpr int64_t kFrameGrain = 16;
-
-// mean[c] and, when std is not null, std[c] of column c of x [T, C] under the weights
-// w[t * C + c] (each column summing to 1), or 1/T each when w is null; variances floored at
-// kPoolingVarianceFloor. The channels are split over the team and each one is summed over time
-// in order, in double, by one thread: the result does not depend on the split.
-void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, const float* w, float* mean, float* std) {
-    const double uniform = 1.0 / static_cast<double>(T);
-    // The weight of element (t, c): the branch on w is taken outside the loops, which then vectorise.
-    const auto over = [&](auto weight, int64_t c0, int64_t c1, double* m, double* v) {
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c) m[c - c0] += weight(t, c) * x[t * C + c];
-        if (v == nullptr) return;
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c) {
-                const double d = x[t * C + c] - m[c - c0];
-                v[c - c0] += weight(t, c) * d * d;
-            }
-    };
-    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
-        std::vector<double> m(static_cast<size_t>(c1 - c0), 0.0), v(static_cast<size_t>(c1 - c0), 0.0);
-        double* vp = std == nullptr ? nullptr : v.data();
-        if (w != nullptr)
-            over([&](int64_t t, int64_t c) { return static_cast<double>(w[t * C + c]); }, c0, c1, m.data(), vp);
-        else
-            over([&](int64_t, int64_t) { return uniform; }, c0, c1, m.data(), vp);
-        for (int64_t c = c0; c < c1; ++c) mean[c] = static_cast<float>(m[c - c0]);
-        if (std == nullptr) return;
-        for (int64_t c = c0; c < c1; ++c)
-            std[c] = std::sqrt(std::max(static_cast<float>(v[c - c0]), kPoolingVarianceFloor));
-    });
-}
-
-// Softmax over time of each column of a [T, C], in place, split over the team as column_stats.
-void softmax_over_time(ThreadTeam& team, float* a, int64_t T, int64_t C) {
-    parallel_for(team, C, kChannelGrain, [&](int64_t c0, int64_t c1) {
-        std::vector<float> peak(a + c0, a + c1);
-        std::vector<double> total(static_cast<size_t>(c1 - c0), 0.0);
-        for (int64_t t = 1; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c) peak[c - c0] = std::max(peak[c - c0], a[t * C + c]);
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c) {
-                a[t * C + c] = std::exp(a[t * C + c] - peak[c - c0]);
-                total[c - c0] += a[t * C + c];
-            }
-        std::vector<float> inv(static_cast<size_t>(c1 - c0));
-        for (int64_t c = c0; c < c1; ++c) inv[c - c0] = static_cast<float>(1.0 / total[c - c0]);
-        for (int64_t t = 0; t < T; ++t)
-            for (int64_t c = c0; c < c1; ++c) a[t * C + c] *= inv[c - c0];
-    });
-}
 
 }  // namespace
 
@@ -212,28 +161,35 @@ void EcapaTdnn::block_forward(ThreadTeam& team, Arena& arena, const SeRes2NetBlo
     b.tdnn1.forward(team, arena, x, T, ldx, h1, C);
 
     // Res2Net: chunk 0 passes; chunk j runs its block on chunk j (+ chunk j - 1's output, j >= 2).
+    // Each block's BatchNorm and ReLU share one pass with the sum that is the next block's input.
     const int64_t w = C / static_cast<int64_t>(b.res2net.size() + 1);
     float* sum = arena.alloc_array<float>(static_cast<size_t>(T * w));
     parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t) std::copy(h1 + t * C, h1 + t * C + w, h2 + t * C);
     });
+    const float* in = h1 + w;  // chunk 1 as it is
+    int64_t ld_in = C;
     for (size_t j = 0; j < b.res2net.size(); ++j) {
         const int64_t c0 = static_cast<int64_t>(j + 1) * w;
-        if (j == 0) {
-            b.res2net[j].forward(team, arena, h1 + c0, T, C, h2 + c0, C);
-            continue;
-        }
+        const bool last = j + 1 == b.res2net.size();
+        b.res2net[j].conv().forward(team, arena, in, T, ld_in, h2 + c0, C);
         parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
-            for (int64_t t = t0; t < t1; ++t)
-                for (int64_t c = 0; c < w; ++c) sum[t * w + c] = h1[t * C + c0 + c] + h2[t * C + c0 - w + c];
+            for (int64_t t = t0; t < t1; ++t) {
+                float* out = h2 + t * C + c0;
+                b.res2net[j].norm().apply_row(out, /*relu=*/true);
+                if (last) continue;
+                const float* next = h1 + t * C + c0 + w;
+                for (int64_t c = 0; c < w; ++c) sum[t * w + c] = next[c] + out[c];
+            }
         });
-        b.res2net[j].forward(team, arena, sum, T, w, h2 + c0, C);
+        in = sum;
+        ld_in = w;
     }
     b.tdnn2.forward(team, arena, h2, T, C, h1, C);  // h1 now holds tdnn2's output
 
     // Squeeze-excitation: one gain per channel from the time mean.
     float* mean = arena.alloc_array<float>(static_cast<size_t>(C));
-    column_stats(team, h1, T, C, nullptr, mean, nullptr);
+    column_stats(team, h1, T, C, mean, nullptr, kPoolingVarianceFloor);
     float* squeezed = arena.alloc_array<float>(static_cast<size_t>(b.se_conv1.out()));
     b.se_conv1.forward(team, arena, mean, 1, C, squeezed, b.se_conv1.out());
     for (int64_t k = 0; k < b.se_conv1.out(); ++k) squeezed[k] = std::max(squeezed[k], 0.0f);
@@ -256,7 +212,7 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     // Global context: x beside its per-channel time mean and std, the same at every frame, so
     // their share of asp.tdnn's product is computed once and becomes the bias of the one over x.
     std::vector<float> stats(static_cast<size_t>(2 * C));
-    column_stats(team, x, T, C, nullptr, stats.data(), stats.data() + C);
+    column_stats(team, x, T, C, stats.data(), stats.data() + C, kPoolingVarianceFloor);
     const int64_t A = asp_tdnn_.out;
     std::vector<float> shared(static_cast<size_t>(A));
     kernels::matmul(team, arena, stats.data(), 1, 2 * C, *asp_tdnn_.over_stats, asp_tdnn_.bias, shared.data());
@@ -264,13 +220,12 @@ void EcapaTdnn::pool(ThreadTeam& team, Arena& arena, const float* x, int64_t T, 
     kernels::matmul(team, arena, x, T, C, *asp_tdnn_.over_x, shared.data(), hidden, A);
     asp_tdnn_.norm.apply(team, hidden, T, A, /*relu=*/true);
     parallel_for(team, T, kFrameGrain, [&](int64_t t0, int64_t t1) {
-        for (int64_t i = t0 * A; i < t1 * A; ++i) hidden[i] = std::tanh(hidden[i]);
+        tanh_in_place(hidden + t0 * A, (t1 - t0) * A);
     });
     float* attn = arena.alloc_array<float>(static_cast<size_t>(T * C));
     asp_conv_.forward(team, arena, hidden, T, A, attn, C);
 
-    softmax_over_time(team, attn, T, C);
-    column_stats(team, x, T, C, attn, pooled, pooled + C);
+    softmax_stats(team, x, attn, T, C, pooled, pooled + C, kPoolingVarianceFloor);
 }
 
 }  // namespace pk::speaker

@@ -1,6 +1,7 @@
 // Scaled dot-product attention (the ViT's: no mask, no positions) against a double-precision
 // reference of softmax(q kᵀ * scale) v per head, on operands strided as a fused qkv buffer,
-// and bitwise identical across team sizes, at every ISA level.
+// and bitwise identical across team sizes, at every ISA level; its bf16 products against the
+// same reference of bf16-rounded operands, where the level runs them.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -12,6 +13,7 @@
 
 #include "isa_levels.h"
 #include "kernels/attention_dot_product.h"
+#include "kernels/bf16.h"
 
 namespace {
 
@@ -25,6 +27,12 @@ std::vector<float> random_qkv(int64_t T, int64_t H, int64_t dk, unsigned seed) {
     std::vector<float> v(static_cast<size_t>(T * 3 * H * dk));
     for (auto& x : v) x = d(rng);
     return v;
+}
+
+// The buffer's values rounded to bfloat16 (what the bf16 products multiply).
+std::vector<float> rounded_to_bf16(std::vector<float> x) {
+    for (auto& v : x) v = pk::kernels::bf16_to_f32(pk::kernels::f32_to_bf16(v));
+    return x;
 }
 
 std::vector<double> reference(const std::vector<float>& qkv, int64_t T, int64_t H, int64_t dk, double scale) {
@@ -54,13 +62,14 @@ std::vector<double> reference(const std::vector<float>& qkv, int64_t T, int64_t 
 // The attention of the fused buffer into rows of ldo floats (the columns past H * dk hold a
 // marker the kernel must leave alone).
 std::vector<float> run(const pk::kernels::KernelTable& kt, const std::vector<float>& qkv, int64_t T, int64_t H,
-                       int64_t dk, int64_t ldo, int threads) {
+                       int64_t dk, int64_t ldo, int threads,
+                       pk::kernels::AttentionProducts products = pk::kernels::AttentionProducts::F32) {
     pk::ThreadTeam team(threads);
     pk::Arena arena;
     const int64_t D = H * dk;
     std::vector<float> out(static_cast<size_t>(T * ldo), -7.0f);
     pk::kernels::dot_product_attention(kt, team, arena, qkv.data(), qkv.data() + D, qkv.data() + 2 * D, 3 * D, T, H,
-                                       dk, 1.0f / std::sqrt(static_cast<float>(dk)), out.data(), ldo);
+                                       dk, 1.0f / std::sqrt(static_cast<float>(dk)), out.data(), ldo, products);
     EXPECT_EQ(arena.used_bytes(), 0u);  // scratch given back
     return out;
 }
@@ -103,6 +112,58 @@ TEST_P(DotProductAttention, RefusesBadShapes) {
                  std::invalid_argument);
 }
 
+// The bf16 products' tests run where the level has them (avx512 with AVX512_BF16).
+class DotProductAttentionBf16 : public DotProductAttention {
+protected:
+    void SetUp() override {
+        DotProductAttention::SetUp();
+        if (!IsSkipped() && !pk::kernels::bf16_attention_available(kernels()))
+            GTEST_SKIP() << pk::isa_level_name(level()) << " runs no bf16 products on this CPU";
+    }
+};
+
+TEST_P(DotProductAttentionBf16, MatchesDoublePrecisionAttentionOfBf16Operands) {
+    // The reference takes q, k and v rounded as the kernels round them; what is left is the
+    // softmax weights' rounding to bfloat16 (8 bits) and the f32 sums. Shapes cover CED's
+    // (248 tokens, heads of 64), odd T and dk (a half-empty pair), several key tiles and row
+    // tiles, and value channels past one 64-channel tile (80) or short of one (40).
+    for (auto [T, H, dk] : std::vector<std::array<int64_t, 3>>{
+             {1, 1, 1}, {2, 1, 3}, {17, 3, 5}, {67, 2, 40}, {131, 1, 80}, {248, 2, 64}}) {
+        const std::vector<float> qkv = random_qkv(T, H, dk, static_cast<unsigned>(T * 37 + dk));
+        const int64_t D = H * dk, ldo = D + 3;
+        const auto got = run(kernels(), qkv, T, H, dk, ldo, 2, pk::kernels::AttentionProducts::Bf16);
+        const auto want = reference(rounded_to_bf16(qkv), T, H, dk, 1.0 / std::sqrt(double(dk)));
+        for (int64_t i = 0; i < T; ++i) {
+            for (int64_t c = 0; c < D; ++c)
+                ASSERT_NEAR(got[i * ldo + c], want[i * D + c], 4e-3 * (1 + std::fabs(want[i * D + c])))
+                    << "T=" << T << " dk=" << dk << " row " << i << " column " << c;
+            for (int64_t c = D; c < ldo; ++c) ASSERT_EQ(got[i * ldo + c], -7.0f) << "T=" << T << " wrote past H*dk";
+        }
+    }
+}
+
+TEST_P(DotProductAttentionBf16, BitwiseIdenticalAcrossTeamSizes) {
+    const int64_t T = 75, H = 5, dk = 24;
+    const std::vector<float> qkv = random_qkv(T, H, dk, 11);
+    const auto one = run(kernels(), qkv, T, H, dk, H * dk, 1, pk::kernels::AttentionProducts::Bf16);
+    for (int threads : {2, 3, 4}) {
+        const auto many = run(kernels(), qkv, T, H, dk, H * dk, threads, pk::kernels::AttentionProducts::Bf16);
+        ASSERT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0) << threads;
+    }
+}
+
+TEST_P(DotProductAttention, Bf16ProductsAreRefusedWhereTheLevelHasNone) {
+    if (pk::kernels::bf16_attention_available(kernels())) GTEST_SKIP() << "this level runs bf16 products";
+    pk::ThreadTeam team(1);
+    pk::Arena arena;
+    std::vector<float> buf(64);
+    const float* x = buf.data();
+    EXPECT_THROW(pk::kernels::dot_product_attention(kernels(), team, arena, x, x, x, 8, 2, 1, 8, 1.f, buf.data(), 8,
+                                                    pk::kernels::AttentionProducts::Bf16),
+                 std::invalid_argument);
+}
+
 INSTANTIATE_ISA_LEVELS(DotProductAttention);
+INSTANTIATE_ISA_LEVELS(DotProductAttentionBf16);
 
 }  // namespace

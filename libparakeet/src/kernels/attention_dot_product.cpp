@@ -85,10 +85,10 @@ void attention_f32(const KernelTable& kt, ThreadTeam& team, Arena& arena, const 
     });
 }
 
-void attention_bf16(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q, const float* k,
+void attention_int8_bf16(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q, const float* k,
                     const float* v, int64_t ld, int64_t T, int64_t H, int64_t dk, float scale, float* out,
                     int64_t ldo) {
-    namespace b = dot_product_bf16;
+    namespace b = dot_product_int8_bf16;
     // Per thread: the head's packed keys and values, and attend_rows' scratch.
     const int64_t key_words = b::keys_words(T, dk), head_words = key_words + b::values_words(T, dk);
     const int64_t attend_floats = b::attend_scratch_floats(T, dk);
@@ -101,9 +101,9 @@ void attention_bf16(const KernelTable& kt, ThreadTeam& team, Arena& arena, const
         for (int64_t item = item_begin; item < item_end; ++item) {
             const int64_t h = item / blocks_per_head;
             const int64_t i0 = (item % blocks_per_head) * blocks::kRowBlock;
-            if (h != loaded) kt.attention.bf16_pack_head(k + h * dk, v + h * dk, ld, T, dk, keys, keys + key_words);
+            if (h != loaded) kt.attention.int8_bf16_pack_head(k + h * dk, v + h * dk, ld, T, dk, keys, keys + key_words);
             loaded = h;
-            kt.attention.bf16_attend_rows(keys, keys + key_words, T, dk, q + i0 * ld + h * dk, ld,
+            kt.attention.int8_bf16_attend_rows(keys, keys + key_words, T, dk, q + i0 * ld + h * dk, ld,
                                           std::min(blocks::kRowBlock, T - i0), scale, attend + ith * attend_floats,
                                           out + i0 * ldo + h * dk, ldo);
         }
@@ -112,8 +112,8 @@ void attention_bf16(const KernelTable& kt, ThreadTeam& team, Arena& arena, const
 
 }  // namespace
 
-bool bf16_attention_available(const KernelTable& kt) {
-    return kt.attention.bf16_attend_rows != nullptr && PackedWeights::bf16_available(kt.level);
+bool int8_bf16_attention_available(const KernelTable& kt) {
+    return kt.attention.int8_bf16_attend_rows != nullptr && PackedWeights::bf16_available(kt.level);
 }
 
 void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
@@ -121,12 +121,12 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
                            int64_t dk, float scale, float* out, int64_t ldo, AttentionProducts products) {
     if (T < 0 || H < 1 || dk < 1 || ld < H * dk || ldo < H * dk)
         throw std::invalid_argument("dot_product_attention: needs T >= 0, H >= 1, dk >= 1 and strides >= H * dk");
-    if (products == AttentionProducts::Bf16 && !bf16_attention_available(kt))
-        throw std::invalid_argument("dot_product_attention: bf16 products need AVX512_BF16 at the avx512 level");
+    if (products == AttentionProducts::Int8Bf16 && !int8_bf16_attention_available(kt))
+        throw std::invalid_argument("dot_product_attention: int8/bf16 products need AVX512_BF16 at the avx512 level");
     if (T == 0) return;
     ArenaScope scope(arena);
-    if (products == AttentionProducts::Bf16)
-        attention_bf16(kt, team, arena, q, k, v, ld, T, H, dk, scale, out, ldo);
+    if (products == AttentionProducts::Int8Bf16)
+        attention_int8_bf16(kt, team, arena, q, k, v, ld, T, H, dk, scale, out, ldo);
     else
         attention_f32(kt, team, arena, q, k, v, ld, T, H, dk, scale, out, ldo);
 }

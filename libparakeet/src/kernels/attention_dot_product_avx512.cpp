@@ -1,24 +1,27 @@
-// AVX-512 BF16 kernels of the dot-product attention's bf16 products (contracts in
-// attention_dot_product_bf16.h). A register tile is 4 query rows x 64 columns (16 zmm
-// accumulators): for the scores 64 keys, one pair of channels per step; for the weighted sums
-// 64 value channels, one pair of keys per step. Each step loads 4 packed vectors and
-// broadcasts one pair per row, so the loads stay well below the vdpbf16ps rate. Called only
-// where the CPU has AVX512_BF16.
+// AVX-512 kernels of the dot-product attention's int8 scores (VNNI) and bf16 weighted sums
+// (AVX512_BF16; contracts in attention_dot_product_int8_bf16.h). A register tile is 4 query
+// rows x 64 columns (16 zmm accumulators): for the scores 64 keys, one quad of channels per
+// step, each row's quad broadcast by vpdpbusd itself (matmul_vnni_avx512.h); for the weighted
+// sums 64 value channels, one pair of keys per step. Called only where the CPU has AVX512_BF16.
 #include <immintrin.h>
 #include <math.h>
 
 #include <cstdint>
 
-#include "kernels/attention_dot_product_bf16.h"
+#include "kernels/attention_dot_product_int8_bf16.h"
 #include "kernels/kernel_table.h"
+#include "kernels/matmul_vnni_avx512.h"
 #include "kernels/ops_vec_avx512.h"
+
+// See quantize_q8_vnni_avx512.h: a false positive of GCC 12's AVX-512 headers.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #define PK_UNROLL _Pragma("GCC unroll 4")
 
 namespace pk::kernels {
 namespace {
 
-using namespace dot_product_bf16;
+using namespace dot_product_int8_bf16;
 constexpr int R = static_cast<int>(kRowTile);
 
 // 16 floats rounded to bfloat16 (vcvtneps2bf16: nearest, ties to even), each in the lower half
@@ -32,21 +35,55 @@ inline __m256i bf16_pairs(__m512 x) { return reinterpret_cast<__m256i>(_mm512_cv
 
 inline __m512bh as_bh(__m512i x) { return reinterpret_cast<__m512bh>(x); }
 
-void pack_head(const float* k, const float* v, int64_t ld, int64_t T, int64_t dk, uint32_t* keys, uint32_t* values) {
-    const int64_t dk2 = pairs(dk), ldk = key_stride(T), ldv = value_stride(dk);
-    // Keys: each row's pairs, then scattered down the columns (a transpose of 32-bit words).
-    alignas(32) uint32_t row[8];
-    for (int64_t j = 0; j < T; ++j) {
-        for (int64_t c = 0; c < dk; c += 16) {
-            _mm256_store_si256(reinterpret_cast<__m256i*>(row),
-                               bf16_pairs(_mm512_maskz_loadu_ps(vec512::first_lanes(dk - c), k + j * ld + c)));
-            const int64_t n = dk2 - c / 2 < 8 ? dk2 - c / 2 : 8;
-            for (int64_t i = 0; i < n; ++i) keys[(c / 2 + i) * ldk + j] = row[i];
-        }
+// Keys: each key minus the keys' mean (the softmax does not see a shift common to a query's
+// scores), quantised to int8 with its own scale (largest |value| / 127) and stored unsigned
+// (+ 128, vpdpbusd's unsigned operand), in quads of channels down the columns; then the keys'
+// scales.
+void pack_keys(const float* k, int64_t ld, int64_t T, int64_t dk, uint32_t* keys) {
+    const int64_t dk4 = quads(dk), ldk = key_stride(T);
+    float* scale = reinterpret_cast<float*>(keys + dk4 * ldk);
+    float* mean = scale + ldk;
+    for (int64_t c = 0; c < dk; c += 16) {
+        const __mmask16 m = vec512::first_lanes(dk - c);
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t j = 0; j < T; ++j) sum = _mm512_add_ps(sum, _mm512_maskz_loadu_ps(m, k + j * ld + c));
+        _mm512_storeu_ps(mean + c, _mm512_div_ps(sum, _mm512_set1_ps(static_cast<float>(T))));
     }
-    for (int64_t c2 = 0; c2 < dk2; ++c2)
-        for (int64_t j = T; j < ldk; ++j) keys[c2 * ldk + j] = 0;
+    alignas(64) uint32_t row[16];
+    for (int64_t j = 0; j < T; ++j) {
+        __m512 amax = _mm512_setzero_ps();
+        for (int64_t c = 0; c < dk; c += 16) {
+            const __mmask16 m = vec512::first_lanes(dk - c);
+            const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, k + j * ld + c), _mm512_maskz_loadu_ps(m, mean + c));
+            amax = _mm512_max_ps(amax, _mm512_abs_ps(d));
+        }
+        const float mx = _mm512_reduce_max_ps(amax);
+        const __m512 inv = _mm512_set1_ps(mx > 0.0f ? 127.0f / mx : 0.0f);
+        for (int64_t c = 0; c < dk; c += 64) {
+            // 64 channels (16 quads) into row, then down the quads' columns; channels past dk
+            // are 0 (byte 128).
+            for (int64_t g = 0; g < 4; ++g) {
+                const __mmask16 m = vec512::first_lanes(dk - c - 16 * g);
+                const __m512 d = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, k + j * ld + c + 16 * g),
+                                               _mm512_maskz_loadu_ps(m, mean + c + 16 * g));
+                const __m512i u = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_mul_ps(d, inv)), _mm512_set1_epi32(128));
+                _mm_store_si128(reinterpret_cast<__m128i*>(row + 4 * g), _mm512_cvtepi32_epi8(u));
+            }
+            const int64_t n = dk4 - c / 4 < 16 ? dk4 - c / 4 : 16;
+            for (int64_t i = 0; i < n; ++i) keys[(c / 4 + i) * ldk + j] = row[i];
+        }
+        scale[j] = mx / 127.0f;
+    }
+    for (int64_t j = T; j < ldk; ++j) {
+        for (int64_t c4 = 0; c4 < dk4; ++c4) keys[c4 * ldk + j] = 0x80808080u;
+        scale[j] = 0.0f;
+    }
+}
+
+void pack_head(const float* k, const float* v, int64_t ld, int64_t T, int64_t dk, uint32_t* keys, uint32_t* values) {
+    pack_keys(k, ld, T, dk, keys);
     // Values: rows 2 j2 and 2 j2 + 1 interleaved lane by lane.
+    const int64_t ldv = value_stride(dk);
     for (int64_t j2 = 0; j2 < pairs(T); ++j2) {
         const float* even = v + 2 * j2 * ld;
         const bool has_odd = 2 * j2 + 1 < T;
@@ -59,29 +96,35 @@ void pack_head(const float* k, const float* v, int64_t ld, int64_t T, int64_t dk
     }
 }
 
-// scores[r * ldk + col..col + 64) = scale * (q_r · keys of those columns), r < R.
-inline void score_tile(const uint32_t* qp, int64_t dk2, const uint32_t* keys, int64_t ldk, float scale,
-                       float* scores) {
-    __m512 acc[R][4];
+// scores[r * ldk + col..col + 64) = row_scale[r] * key scale * (q_r · unsigned keys - row_corr[r])
+// for r < R (q: signed int8 quads, rows dk4 words apart).
+inline void score_tile(const int8_t* qp, int64_t dk4, const uint32_t* keys, int64_t ldk, const float* kscale,
+                       const int32_t* row_corr, const float* row_scale, float* scores) {
+    __m512i acc[R][4];
     PK_UNROLL
-    for (int r = 0; r < R; ++r)
-        for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_ps();
-    for (int64_t c2 = 0; c2 < dk2; ++c2, keys += ldk) {
-        const __m512bh k0 = as_bh(_mm512_loadu_si512(keys)), k1 = as_bh(_mm512_loadu_si512(keys + 16));
-        const __m512bh k2 = as_bh(_mm512_loadu_si512(keys + 32)), k3 = as_bh(_mm512_loadu_si512(keys + 48));
+    for (int r = 0; r < R; ++r) {
+        PK_UNROLL
+        for (int i = 0; i < 4; ++i) acc[r][i] = _mm512_setzero_si512();
+    }
+    for (int64_t c4 = 0; c4 < dk4; ++c4, keys += ldk) {
+        __m512i kv[4];
+        PK_UNROLL
+        for (int i = 0; i < 4; ++i) kv[i] = _mm512_loadu_si512(keys + 16 * i);
         PK_UNROLL
         for (int r = 0; r < R; ++r) {
-            const __m512bh b = as_bh(_mm512_set1_epi32(static_cast<int>(qp[r * dk2 + c2])));
-            acc[r][0] = _mm512_dpbf16_ps(acc[r][0], k0, b);
-            acc[r][1] = _mm512_dpbf16_ps(acc[r][1], k1, b);
-            acc[r][2] = _mm512_dpbf16_ps(acc[r][2], k2, b);
-            acc[r][3] = _mm512_dpbf16_ps(acc[r][3], k3, b);
+            PK_UNROLL
+            for (int i = 0; i < 4; ++i) acc[r][i] = matmul_detail::dpbusd_broadcast(acc[r][i], kv[i], qp + 4 * (r * dk4 + c4));
         }
     }
-    const __m512 s = _mm512_set1_ps(scale);
     PK_UNROLL
-    for (int r = 0; r < R; ++r)
-        for (int i = 0; i < 4; ++i) _mm512_storeu_ps(scores + r * ldk + 16 * i, _mm512_mul_ps(acc[r][i], s));
+    for (int i = 0; i < 4; ++i) {
+        const __m512 ks = _mm512_loadu_ps(kscale + 16 * i);
+        PK_UNROLL
+        for (int r = 0; r < R; ++r) {
+            const __m512 s = _mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r][i], _mm512_set1_epi32(row_corr[r])));
+            _mm512_storeu_ps(scores + r * ldk + 16 * i, _mm512_mul_ps(_mm512_mul_ps(s, ks), _mm512_set1_ps(row_scale[r])));
+        }
+    }
 }
 
 // Row r's weights bf16(exp(s_j - max s)) for j < T (zero up to ldk) into w (ldk bfloat16),
@@ -129,21 +172,36 @@ inline void weighted_sum_tile(const uint32_t* w, int64_t ldw, const uint32_t* va
 
 void attend_rows(const uint32_t* keys, const uint32_t* values, int64_t T, int64_t dk, const float* q, int64_t ldq,
                  int64_t nr, float scale, float* scratch, float* out, int64_t ldo) {
-    const int64_t dk2 = pairs(dk), ldk = key_stride(T), ldv = value_stride(dk), T2 = pairs(T);
-    uint32_t* qp = reinterpret_cast<uint32_t*>(scratch);
-    float* scores = scratch + R * dk2;
+    const int64_t dk4 = quads(dk), ldk = key_stride(T), ldv = value_stride(dk), T2 = pairs(T);
+    const float* kscale = reinterpret_cast<const float*>(keys + dk4 * ldk);
+    int8_t* qp = reinterpret_cast<int8_t*>(scratch);
+    float* scores = scratch + R * dk4;
     uint32_t* w = reinterpret_cast<uint32_t*>(scores + R * ldk);  // R rows of ldk / 2 pairs
     for (int64_t r0 = 0; r0 < nr; r0 += R) {
         const int rows = nr - r0 < R ? static_cast<int>(nr - r0) : R;
-        // The tile's queries as bf16 pairs; rows past nr are zero (their results are dropped).
+        // The tile's queries as int8 quads with their scales and corrections (128 * their sum,
+        // what the keys' + 128 adds); rows past nr are zero.
+        float row_scale[R];
+        int32_t row_corr[R];
         for (int r = 0; r < R; ++r) {
-            for (int64_t c = 0; c < 2 * dk2; c += 16) {
+            const float* qr = q + (r0 + (r < rows ? r : 0)) * ldq;
+            __m512 amax = _mm512_setzero_ps();
+            for (int64_t c = 0; c < dk; c += 16)
+                amax = _mm512_max_ps(amax, _mm512_abs_ps(_mm512_maskz_loadu_ps(r < rows ? vec512::first_lanes(dk - c) : 0, qr + c)));
+            const float mx = _mm512_reduce_max_ps(amax);
+            const __m512 inv = _mm512_set1_ps(mx > 0.0f ? 127.0f / mx : 0.0f);
+            row_scale[r] = mx / 127.0f * scale;
+            __m512i sum = _mm512_setzero_si512();
+            for (int64_t c = 0; c < 4 * dk4; c += 16) {
                 const __mmask16 m = r < rows ? vec512::first_lanes(dk - c) : 0;
-                const __m256i p = bf16_pairs(_mm512_maskz_loadu_ps(m, q + (r0 + r) * ldq + c));
-                _mm256_mask_storeu_epi32(qp + r * dk2 + c / 2, static_cast<__mmask8>(vec512::first_lanes(dk2 - c / 2)), p);
+                const __m512i v = _mm512_cvtps_epi32(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, qr + c), inv));
+                sum = _mm512_add_epi32(sum, v);
+                _mm_mask_storeu_epi8(qp + 4 * (r * dk4) + c, vec512::first_lanes(4 * dk4 - c), _mm512_cvtepi32_epi8(v));
             }
+            row_corr[r] = 128 * _mm512_reduce_add_epi32(sum);
         }
-        for (int64_t col = 0; col < ldk; col += kKeyTile) score_tile(qp, dk2, keys + col, ldk, scale, scores + col);
+        for (int64_t col = 0; col < ldk; col += kKeyTile)
+            score_tile(qp, dk4, keys + col, ldk, kscale + col, row_corr, row_scale, scores + col);
         float inv[R];
         for (int r = 0; r < R; ++r)
             inv[r] = 1.0f / softmax_weights(scores + r * ldk, T, ldk, reinterpret_cast<uint16_t*>(w + r * (ldk / 2)));
@@ -163,8 +221,8 @@ void attend_rows(const uint32_t* keys, const uint32_t* values, int64_t T, int64_
 }  // namespace
 
 void add_attention_dot_product_avx512(KernelTable& t) {
-    t.attention.bf16_pack_head = pack_head;
-    t.attention.bf16_attend_rows = attend_rows;
+    t.attention.int8_bf16_pack_head = pack_head;
+    t.attention.int8_bf16_attend_rows = attend_rows;
 }
 
 }  // namespace pk::kernels

@@ -110,8 +110,8 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& opt
         m->blocks_.push_back(std::move(b));
     }
     if (m->blocks_.front().qkv.weights().type() != kernels::WeightType::F32 &&
-        kernels::bf16_attention_available(*m->kernels_))
-        m->attention_products_ = kernels::AttentionProducts::Bf16;
+        kernels::int8_bf16_attention_available(*m->kernels_))
+        m->attention_products_ = kernels::AttentionProducts::Int8Bf16;
     const std::string norm = s::kNorm, head_norm = s::kHeadNorm;
     m->norm_ = {t.f32(norm + ".weight", {D}), t.f32(norm + ".bias", {D})};
     m->head_norm_ = {t.f32(head_norm + ".weight", {D}), t.f32(head_norm + ".bias", {D})};

@@ -13,7 +13,7 @@
 //
 // AttentionProducts::Int8Bf16 runs the scores on int8 queries and keys (each with its own scale)
 // and the weighted sums on bfloat16 values and weights instead (attention_dot_product_int8_bf16.h):
-// about 1.8 times faster (CED-base on Zen 5), for about the precision of Q8_0 activations. For
+// about 1.7 times faster (CED-base on Zen 5), for about the precision of Q8_0 activations. For
 // models whose weights are already quantised; f32 models keep F32.
 #pragma once
 

@@ -10,7 +10,7 @@
 //
 // The attention's products run in f32 for an F32 file; for a file whose weights are already
 // quantised (F16, Q8_0, ...) on int8 scores and bf16 weighted sums where the CPU has AVX512_BF16
-// (kernels::AttentionProducts::Int8Bf16): about 1.8 times faster, at the precision of the Q8_0
+// (kernels::AttentionProducts::Int8Bf16): about 1.7 times faster, at the precision of the Q8_0
 // products' activations.
 //
 // A loaded model is immutable: any number of requests run on it at once, each on its own

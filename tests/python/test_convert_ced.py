@@ -1,9 +1,13 @@
 """The CED converter (parakeet_py/convert/ced_checkpoint.py, ``parakeet-cli convert``): a
 checkpoint written in torch.save's format (without torch) from the committed fixture's weights
 converts back to the same tensors; f16 and q8_0 store exactly ced.cpp's allowlisted matrices in
-that type; the front-end buffers are torchaudio's; bad input is refused in one line."""
+that type, and a q8_0 file scores the same bits at 1 and 3 threads; the front-end buffers are
+torchaudio's; bad input is refused in one line."""
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -61,6 +65,30 @@ def test_quantised_files_score_close_to_f32(tmp_path, checkpoint, out_type, tole
         reference, scores = f32.scores(pcm), quantised.scores(pcm)
     assert np.abs(scores - reference).max() <= tolerance
     assert not np.array_equal(scores, reference)  # the quantised matrices are really used
+
+
+SCORES_IN_A_FRESH_PROCESS = (
+    "import sys, numpy as np\n"
+    "from parakeet_py import SoundTagger\n"
+    "with SoundTagger(sys.argv[1]) as t:\n"
+    "    sys.stdout.buffer.write(t.scores(np.load(sys.argv[2])).tobytes())\n")
+
+
+def test_quantised_scores_do_not_depend_on_the_thread_count(tmp_path, checkpoint):
+    # A quantised file runs the attention on int8 scores and bf16 weighted sums where the CPU has
+    # AVX512_BF16; every product is split by output, so 1 and 3 threads give the same bits. The
+    # library reads PARAKEET_THREADS once, hence one process per thread count.
+    out = tmp_path / "threads-q8_0.gguf"
+    convert_ced(checkpoint, out, "q8_0")
+    np.save(tmp_path / "pcm.npy", clip("long"))
+    scores = []
+    for threads in ("1", "3"):
+        env = dict(os.environ, PARAKEET_THREADS=threads, PYTHONPATH=os.pathsep.join(sys.path))
+        run = subprocess.run([sys.executable, "-c", SCORES_IN_A_FRESH_PROCESS, str(out), str(tmp_path / "pcm.npy")],
+                             env=env, capture_output=True, timeout=120)
+        assert run.returncode == 0, run.stderr.decode()
+        scores.append(run.stdout)
+    assert len(scores[0]) == 10 * 4 and scores[0] == scores[1]
 
 
 def test_front_end_buffers_are_torchaudios_shapes_and_values(fixture_gguf):

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "kernels/kernel_table.h"
+#include "kernels/matmul.h"
 #include "kernels/ops_grain.h"
 #include "kernels/round_up.h"
 #include "kernels/transpose.h"
@@ -30,30 +31,33 @@ struct HeadOperands {
     }
 };
 
-}  // namespace
+// Runs run(ith, item_begin, item_end) for contiguous runs of `items` (head, block of query
+// rows) items over the team, at least `grain` items a thread. Items go head by head, so a
+// thread loads each of its heads once.
+template <class Run>
+void split_items(ThreadTeam& team, int64_t items, int64_t grain, const Run& run) {
+    team.run([&](int ith, int n_threads) {
+        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
+        if (ith >= chunks) return;
+        run(ith, items * ith / chunks, items * (ith + 1) / chunks);
+    });
+}
 
-void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
-                           const float* k, const float* v, int64_t ld, int64_t T, int64_t H,
-                           int64_t dk, float scale, float* out, int64_t ldo) {
-    if (T < 0 || H < 1 || dk < 1 || ld < H * dk || ldo < H * dk)
-        throw std::invalid_argument("dot_product_attention: needs T >= 0, H >= 1, dk >= 1 and strides >= H * dk");
-    if (T == 0) return;
-    ArenaScope scope(arena);
+// One item = one (head, block of kRowBlock query rows): about 2 * kRowBlock * T * dk
+// multiply-adds.
+int64_t row_blocks(int64_t T) { return (T + blocks::kRowBlock - 1) / blocks::kRowBlock; }
+int64_t item_grain(int64_t T, int64_t dk) { return grain_for(2 * blocks::kRowBlock * T * dk); }
+
+void attention_f32(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q, const float* k,
+                   const float* v, int64_t ld, int64_t T, int64_t H, int64_t dk, float scale, float* out,
+                   int64_t ldo) {
     const int64_t ldk = round_up(T, blocks::kColumnPad);
     // Per thread: the head's operands, and a block's queries (rows padded to kRowPad), scores,
     // probabilities (rows T apart, as the weighted sum takes them) and weighted sums.
     const int64_t per_thread = dk * ldk + T * dk + blocks::kRowBlock * (2 * dk + ldk + T);
     float* scratch = arena.alloc_array<float>(static_cast<size_t>(team.size() * per_thread));
-
-    // One item = one (head, block of kRowBlock query rows): about 2 * kRowBlock * T * dk
-    // multiply-adds. Items go head by head, so a thread loads each of its heads once.
-    const int64_t row_blocks = (T + blocks::kRowBlock - 1) / blocks::kRowBlock;
-    const int64_t items = H * row_blocks;
-    const int64_t grain = grain_for(2 * blocks::kRowBlock * T * dk);
-    team.run([&](int ith, int n_threads) {
-        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
-        if (ith >= chunks) return;
-        const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
+    const int64_t blocks_per_head = row_blocks(T);
+    split_items(team, H * blocks_per_head, item_grain(T, dk), [&](int ith, int64_t item_begin, int64_t item_end) {
         float* mine = scratch + ith * per_thread;
         HeadOperands head{mine, mine + dk * ldk, ldk};
         float* qb = head.vs + T * dk;
@@ -61,8 +65,8 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
         float* probs = scores + blocks::kRowBlock * ldk;
         float* sums = probs + blocks::kRowBlock * T;
         for (int64_t item = item_begin; item < item_end; ++item) {
-            const int64_t h = item / row_blocks;
-            const int64_t i0 = (item % row_blocks) * blocks::kRowBlock;
+            const int64_t h = item / blocks_per_head;
+            const int64_t i0 = (item % blocks_per_head) * blocks::kRowBlock;
             const int64_t nr = std::min(blocks::kRowBlock, T - i0);
             const int64_t padded_rows = round_up(nr, blocks::kRowPad);
             if (h != head.head) head.load(k, v, ld, T, dk, h);
@@ -79,6 +83,52 @@ void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena
             for (int64_t r = 0; r < nr; ++r) std::copy_n(sums + r * dk, dk, out + (i0 + r) * ldo + h * dk);
         }
     });
+}
+
+void attention_int8_bf16(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q, const float* k,
+                    const float* v, int64_t ld, int64_t T, int64_t H, int64_t dk, float scale, float* out,
+                    int64_t ldo) {
+    namespace b = dot_product_int8_bf16;
+    // Per thread: the head's packed keys and values, and attend_rows' scratch.
+    const int64_t key_words = b::keys_words(T, dk), head_words = key_words + b::values_words(T, dk);
+    const int64_t attend_floats = b::attend_scratch_floats(T, dk);
+    uint32_t* heads = arena.alloc_array<uint32_t>(static_cast<size_t>(team.size() * head_words));
+    float* attend = arena.alloc_array<float>(static_cast<size_t>(team.size() * attend_floats));
+    const int64_t blocks_per_head = row_blocks(T);
+    split_items(team, H * blocks_per_head, item_grain(T, dk), [&](int ith, int64_t item_begin, int64_t item_end) {
+        uint32_t* keys = heads + ith * head_words;
+        int64_t loaded = -1;
+        for (int64_t item = item_begin; item < item_end; ++item) {
+            const int64_t h = item / blocks_per_head;
+            const int64_t i0 = (item % blocks_per_head) * blocks::kRowBlock;
+            if (h != loaded) kt.attention.int8_bf16_pack_head(k + h * dk, v + h * dk, ld, T, dk, keys, keys + key_words);
+            loaded = h;
+            kt.attention.int8_bf16_attend_rows(keys, keys + key_words, T, dk, q + i0 * ld + h * dk, ld,
+                                          std::min(blocks::kRowBlock, T - i0), scale, attend + ith * attend_floats,
+                                          out + i0 * ldo + h * dk, ldo);
+        }
+    });
+}
+
+}  // namespace
+
+bool int8_bf16_attention_available(const KernelTable& kt) {
+    return kt.attention.int8_bf16_attend_rows != nullptr && PackedWeights::bf16_available(kt.level);
+}
+
+void dot_product_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
+                           const float* k, const float* v, int64_t ld, int64_t T, int64_t H,
+                           int64_t dk, float scale, float* out, int64_t ldo, AttentionProducts products) {
+    if (T < 0 || H < 1 || dk < 1 || ld < H * dk || ldo < H * dk)
+        throw std::invalid_argument("dot_product_attention: needs T >= 0, H >= 1, dk >= 1 and strides >= H * dk");
+    if (products == AttentionProducts::Int8Bf16 && !int8_bf16_attention_available(kt))
+        throw std::invalid_argument("dot_product_attention: int8/bf16 products need AVX512_BF16 at the avx512 level");
+    if (T == 0) return;
+    ArenaScope scope(arena);
+    if (products == AttentionProducts::Int8Bf16)
+        attention_int8_bf16(kt, team, arena, q, k, v, ld, T, H, dk, scale, out, ldo);
+    else
+        attention_f32(kt, team, arena, q, k, v, ld, T, H, dk, scale, out, ldo);
 }
 
 }  // namespace pk::kernels

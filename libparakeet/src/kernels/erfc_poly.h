@@ -1,9 +1,8 @@
-// The constants of the vectorised Gaussian tail Φ(-z·√2) = erfc(z) / 2 shared by every ISA level
-// (ops_vec_avx2.h, ops_vec_avx512.h): with t = 1 / (1 + z/2),
+// The constants of the AVX2 GELU's Gaussian tail Φ(-z·√2) = erfc(z) / 2 (ops_vec_avx2.h; the
+// AVX-512 one uses gelu_tail_poly.h): with t = 1 / (1 + z/2),
 //   erfc(z) ≈ t · exp(-z² + c0 + t·(c1 + t·(c2 + ... + t·c9)))   for z >= 0,
 // the Chebyshev fit of Numerical Recipes' erfcc (relative error below 1.2e-7 for every z >= 0).
-// One set, so the levels cannot drift apart. Plain constexpr floats: safe to include from
-// ISA-specific files.
+// Plain constexpr floats: safe to include from ISA-specific files.
 #pragma once
 
 namespace pk::kernels::erfc_poly {

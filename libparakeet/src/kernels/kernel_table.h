@@ -27,6 +27,7 @@
 
 #include <cstdint>
 
+#include "kernels/attention_dot_product_int8_bf16.h"
 #include "kernels/attention_local_rel_pos_block.h"
 #include "kernels/conv_winograd_f4.h"
 #include "kernels/matmul_layout.h"
@@ -90,6 +91,11 @@ struct AttentionKernels {
     // Local attention's block products (contracts in attention_local_rel_pos_block.h).
     local_attention::BlockProductsFn local_block_products;
     local_attention::BlockWeightedSumsFn local_block_weighted_sums;
+    // The dot-product attention's int8 scores and bf16 weighted sums (attention_dot_product_int8_bf16.h):
+    // null below the avx512 level, and run only where the CPU has AVX512_BF16 (dot_product_attention
+    // checks).
+    dot_product_int8_bf16::PackHeadFn int8_bf16_pack_head;
+    dot_product_int8_bf16::AttendRowsFn int8_bf16_attend_rows;
 };
 
 // The tables a real FFT of n points runs on (fft.h: RealFft builds them once per length).
@@ -160,6 +166,7 @@ void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
 void add_attention_local_rel_pos_avx512(KernelTable& t);
+void add_attention_dot_product_avx512(KernelTable& t);  // VNNI + BF16 (run only with AVX512_BF16)
 void add_conv_pointwise_avx512(KernelTable& t);
 void add_conv_winograd_f4_avx512(KernelTable& t);
 void add_matmul_kquant_avx512(KernelTable& t);  // VNNI

@@ -19,8 +19,9 @@ void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, 
 
 // y[i] = x[i] * Φ(x[i]) = x[i] / 2 * (1 + erf(x[i] / √2)), PyTorch's exact GELU (nn.GELU()'s
 // default; CED's MLP). y may be x; otherwise they must not overlap. The portable version calls
-// std::erf; the x86 ones take Φ's tail from a Chebyshev fit of erfc (erfc_poly.h), within 3e-7
-// of the exact GELU and free of 1 + erf's cancellation for x < 0.
+// std::erf; the x86 ones compute Φ's tail, free of 1 + erf's cancellation for x < 0: avx2 from a
+// Chebyshev fit of erfc (erfc_poly.h), avx512 from 16 short polynomials (gelu_tail_poly.h), both
+// within 3e-7 of the exact GELU.
 void gelu_erf(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = max(x[i], 0) for i in [0, n). y may be x; otherwise they must not overlap.

@@ -5,8 +5,8 @@
 
 #include <immintrin.h>
 
-#include "kernels/erfc_poly.h"
 #include "kernels/exp_poly.h"
+#include "kernels/gelu_tail_poly.h"
 
 // GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
 // reports at -O3 (a known false positive of the compiler's headers); every includer is an
@@ -52,14 +52,22 @@ static inline __m512 times_sigmoid(__m512 x, __m512 g) {
     return _mm512_div_ps(x, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
 }
 
-// x · Φ(x), PyTorch's exact GELU, as vec::gelu_erf (ops_vec_avx2.h) computes it.
+// x · Φ(x), PyTorch's exact GELU: Φ(-|x|) from gelu_tail_poly.h's 16 polynomials (vpermps picks
+// each lane's coefficients), Φ(x) = 1 - Φ(-x) for x >= 0. Within 3.1e-8 · |x| of the exact one,
+// like vec::gelu_erf of ops_vec_avx2.h (which takes the tail from erfc_poly.h's fit with a
+// division and an exp) but not its bits.
 static inline __m512 gelu_erf(__m512 x) {
-    using namespace erfc_poly;
-    const __m512 z = _mm512_mul_ps(_mm512_abs_ps(x), _mm512_set1_ps(kInvSqrt2));
-    const __m512 t = _mm512_div_ps(_mm512_set1_ps(1.0f), _mm512_fmadd_ps(z, _mm512_set1_ps(0.5f), _mm512_set1_ps(1.0f)));
-    __m512 p = _mm512_set1_ps(kC9);
-    for (const float c : {kC8, kC7, kC6, kC5, kC4, kC3, kC2, kC1, kC0}) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c));
-    const __m512 tail = _mm512_mul_ps(_mm512_mul_ps(t, _mm512_set1_ps(0.5f)), exp(_mm512_fnmadd_ps(z, z, p)));
+    using namespace gelu_tail_poly;
+    const __m512 a = _mm512_abs_ps(x);
+    const __m512 s = _mm512_mul_ps(a, _mm512_set1_ps(1.0f / kWidth));
+    const __m512i interval = _mm512_cvttps_epi32(_mm512_min_ps(s, _mm512_set1_ps(kIntervals - 1.0f)));
+    // u = a - (interval + 1/2) · kWidth
+    const __m512 u = _mm512_fmsub_ps(_mm512_sub_ps(s, _mm512_cvtepi32_ps(interval)), _mm512_set1_ps(kWidth),
+                                     _mm512_set1_ps(0.5f * kWidth));
+    __m512 p = _mm512_permutexvar_ps(interval, _mm512_load_ps(kTail[kDegree]));
+    for (int k = kDegree - 1; k >= 0; --k)
+        p = _mm512_fmadd_ps(p, u, _mm512_permutexvar_ps(interval, _mm512_load_ps(kTail[k])));
+    const __m512 tail = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_set1_ps(kLimit), _CMP_LT_OQ), p);
     const __mmask16 negative = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_LT_OQ);
     return _mm512_mul_ps(x, _mm512_mask_blend_ps(negative, _mm512_sub_ps(_mm512_set1_ps(1.0f), tail), tail));
 }

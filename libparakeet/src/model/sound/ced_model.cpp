@@ -5,7 +5,6 @@
 #include <cstring>
 
 #include "common/errors.h"
-#include "kernels/attention_dot_product.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ops_activation.h"
 #include "kernels/ops_layer_norm.h"
@@ -110,6 +109,9 @@ std::unique_ptr<CedModel> CedModel::load(GgufReader gguf, const LoadOptions& opt
         b.fc2 = Linear::load(t, p + "mlp.fc2", D, c.mlp_hidden, true);
         m->blocks_.push_back(std::move(b));
     }
+    if (m->blocks_.front().qkv.weights().type() != kernels::WeightType::F32 &&
+        kernels::int8_bf16_attention_available(*m->kernels_))
+        m->attention_products_ = kernels::AttentionProducts::Int8Bf16;
     const std::string norm = s::kNorm, head_norm = s::kHeadNorm;
     m->norm_ = {t.f32(norm + ".weight", {D}), t.f32(norm + ".bias", {D})};
     m->head_norm_ = {t.f32(head_norm + ".weight", {D}), t.f32(head_norm + ".bias", {D})};
@@ -159,7 +161,7 @@ void CedModel::attention(ThreadTeam& team, Arena& arena, const Block& b, const f
     float* qkv = arena.alloc_array<float>(static_cast<size_t>(n * 3 * D));
     b.qkv.forward(team, arena, h, n, qkv);
     kernels::dot_product_attention(*kernels_, team, arena, qkv, qkv + D, qkv + 2 * D, 3 * D, n, H, dh,
-                                   1.f / std::sqrt(static_cast<float>(dh)), out, D);
+                                   1.f / std::sqrt(static_cast<float>(dh)), out, D, attention_products_);
 }
 
 void CedModel::add_then_norm(ThreadTeam& team, float* x, float* h, int64_t n, const Norm& norm) const {

@@ -8,6 +8,11 @@
 // front end (the last one unpadded, dropped when shorter than a patch) and the chunks'
 // probabilities averaged, as ced.cpp does.
 //
+// The attention's products run in f32 for an F32 file; for a file whose weights are already
+// quantised (F16, Q8_0, ...) on int8 scores and bf16 weighted sums where the CPU has AVX512_BF16
+// (kernels::AttentionProducts::Int8Bf16): about 1.7 times faster, at the precision of the Q8_0
+// products' activations.
+//
 // A loaded model is immutable: any number of requests run on it at once, each on its own
 // team and arena. Work is split by output (rows, heads × queries), so the scores are bitwise
 // the same at any thread count for a given ISA level.
@@ -18,6 +23,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "kernels/attention_dot_product.h"
 #include "model/layers/linear.h"
 #include "model/load_options.h"
 #include "model/sound/ced_frontend.h"
@@ -84,6 +90,7 @@ private:
     CedConfig cfg_;
     IsaLevel level_ = IsaLevel::Scalar;
     const kernels::KernelTable* kernels_ = nullptr;
+    kernels::AttentionProducts attention_products_ = kernels::AttentionProducts::F32;
     std::vector<std::string> labels_;
     std::unique_ptr<CedFrontend> frontend_;
     const float* bn_weight_ = nullptr;

@@ -58,6 +58,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
+from onnx_tdt import NumpyMel, OnnxTdtEngine, onnx_path  # noqa: E402
 
 ENGINES = ("ours-f32", "ours-f16", "ours-q8_0", "nemo", "ort", "ort-int8", "onnx-asr", "onnx-asr-int8")
 OPTIONAL_ENGINES = ("nemo-transcribe", "ours-base-W (with --lib-base)", "pcpp-W", "ours-W@L", "ours-W+bf16")
@@ -152,37 +153,6 @@ class NemoTranscribeEngine(NemoEngine):
         return {"text": hyp.text, "ids": [int(i) for i in hyp.y_sequence]}
 
 
-class NumpyMel:
-    """NeMo's FilterbankFeatures (inference settings) in numpy: pre-emphasis 0.97, STFT
-    (n_fft 512, hop 160, centred with zero padding, the model's 400-sample window centred in
-    512), power, the model's mel filterbank, log(x + 2^-24), per-feature normalisation over
-    the valid frames (std with N-1, + 1e-5), frames past the valid length zeroed."""
-
-    def __init__(self, frontend_npz):
-        z = np.load(frontend_npz)
-        self.fb = z["fb"].astype(np.float32)  # [n_mels, 257]
-        win = z["window"].astype(np.float32)
-        self.window = np.zeros(512, np.float32)
-        left = (512 - len(win)) // 2
-        self.window[left:left + len(win)] = win
-
-    def __call__(self, audio):
-        x = np.concatenate([audio[:1], audio[1:] - 0.97 * audio[:-1]]).astype(np.float32)
-        n_frames = 1 + len(x) // 160
-        valid = len(x) // 160
-        x = np.pad(x, 256)
-        idx = np.arange(512)[None, :] + 160 * np.arange(n_frames)[:, None]
-        spec = np.fft.rfft(x[idx] * self.window, axis=1)
-        power = (spec.real ** 2 + spec.imag ** 2).astype(np.float32)
-        mel = np.log(power @ self.fb.T + 2.0 ** -24).T  # [n_mels, frames]
-        v = mel[:, :valid]
-        mean = v.mean(axis=1, keepdims=True)
-        std = np.sqrt(((v - mean) ** 2).sum(axis=1, keepdims=True) / (valid - 1)) + 1e-5
-        mel = (mel - mean) / std
-        mel[:, valid:] = 0.0
-        return mel[None].astype(np.float32), valid
-
-
 def ort_options(threads):
     import onnxruntime as ort
     opts = ort.SessionOptions()
@@ -192,70 +162,24 @@ def ort_options(threads):
     return opts
 
 
-class OrtEngine:
+class OrtEngine(OnnxTdtEngine):
     def __init__(self, model_dir, threads, suffix):
         import onnxruntime as ort
         opts = ort_options(threads)
-        onnx = os.path.join(model_dir, "onnx")
         providers = ["CPUExecutionProvider"]
-        self.enc = ort.InferenceSession(os.path.join(onnx, f"encoder-model{suffix}.onnx"), opts, providers=providers)
-        self.dec = ort.InferenceSession(os.path.join(onnx, f"decoder_joint-model{suffix}.onnx"), opts,
-                                        providers=providers)
+        self.enc = ort.InferenceSession(onnx_path(model_dir, "encoder", suffix), opts, providers=providers)
+        self.dec = ort.InferenceSession(onnx_path(model_dir, "decoder_joint", suffix), opts, providers=providers)
         self.mel = NumpyMel(os.path.join(model_dir, "frontend.npz"))
-        self.durations = [0, 1, 2, 3, 4]
-        # Joint width = vocabulary + blank + durations; the blank id is the vocabulary size.
-        self.vocab = self.dec.get_outputs()[0].shape[-1] - 1 - len(self.durations)
         dec_inputs = {i.name: i for i in self.dec.get_inputs()}
-        self.state_shape = [d if isinstance(d, int) else 1 for d in dec_inputs["input_states_1"].shape]
-        self.max_symbols = 10
+        self._set_joint_shape(self.dec.get_outputs()[0].shape[-1],
+                              [d if isinstance(d, int) else 1 for d in dec_inputs["input_states_1"].shape])
 
-    def _greedy_tdt(self, enc, enc_len):
-        """GreedyTDTInfer._greedy_decode's rules over decoder_joint (one call per step: the
-        prediction net on (last label, state) and the joint on one encoder frame)."""
-        blank = self.vocab
-        nd = len(self.durations)
-        label = np.array([[blank]], np.int32)
-        one = np.array([1], np.int32)
-        h = np.zeros(self.state_shape, np.float32)
-        c = np.zeros(self.state_shape, np.float32)
-        ids, t = [], 0
-        while t < enc_len:
-            frame = enc[:, :, t:t + 1]
-            symbols, need_loop = 0, True
-            while need_loop and symbols < self.max_symbols:
-                logits, _, h2, c2 = self.dec.run(None, {
-                    "encoder_outputs": frame, "targets": label, "target_length": one,
-                    "input_states_1": h, "input_states_2": c})
-                logits = logits.reshape(-1)
-                k = int(np.argmax(logits[:-nd]))
-                skip = self.durations[int(np.argmax(logits[-nd:]))]
-                if k != blank:
-                    ids.append(k)
-                    label = np.array([[k]], np.int32)
-                    h, c = h2, c2
-                symbols += 1
-                t += skip
-                need_loop = skip == 0
-            if symbols == self.max_symbols:
-                t += 1
-        return ids
+    def _encode(self, feeds):
+        return self.enc.run(None, feeds)
 
-    def _pipeline(self, audio):
-        t0 = time.perf_counter()
-        mel, valid = self.mel(audio)
-        t1 = time.perf_counter()
-        enc, enc_len = self.enc.run(None, {"audio_signal": mel, "length": np.array([valid], np.int64)})
-        t2 = time.perf_counter()
-        ids = self._greedy_tdt(enc, int(enc_len[0]))
-        t3 = time.perf_counter()
-        return ids, t3 - t0, {"mel": t1 - t0, "encoder": t2 - t1, "decode": t3 - t2}
-
-    def run(self, audio):
-        _, total, stages = self._pipeline(audio)
-        return {"seconds": total, "stages": stages}
-
-    def result(self, audio):
-        return {"text": None, "ids": self._pipeline(audio)[0]}
+    def _joint(self, feeds):
+        logits, _, h, c = self.dec.run(None, feeds)
+        return logits, h, c
 
 
 class OnnxAsrEngine:

@@ -1,6 +1,7 @@
 // The speaker encoders' quantised convolutions (model/speaker/conv2d_gemm.h, a quantised file's
-// F32 kernels quantised at load): whether the map is quantised once and its int8 blocks unfolded
-// (channels a multiple of 32) or the unfolded float rows are quantised (other channel counts),
+// F32 kernels quantised at load): whether the map is quantised once and its int8 blocks gathered
+// (channels a multiple of 32) or the unfolded float rows are quantised (other channel counts, a
+// strided 1x1 kernel),
 // the output has the bits of matmul() on the input unfolded as floats in tap-major order with the
 // same Q8_0 weights, at every ISA level, for the CAM++ shapes (a stride-2 3x3 head conv, the
 // kernel-5 stride-2 tdnn, a dilated kernel-3 local conv, a stride-2 1x1 shortcut, a 1x1 on a

@@ -231,9 +231,11 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
         winograd_->forward(team, arena, src, T, F, bias_, dst, relu);
     } else if (pointwise_map(ldx)) {
         product(team, arena, x, positions, dst, ld, relu);
-    } else if (q8_map_ && positions * kf_ * kt_ >= T * F) {
-        // Quantising the map pays where the unfolded rows hold each value at least once on
-        // average; a strided 1x1 kernel reads a quarter of the map, and quantises that alone.
+    } else if (q8_map_ && 2 * positions * kf_ * kt_ >= T * F) {
+        // Quantising the map pays where the unfolded rows hold at least half its values (a float
+        // unfolding copies more than the int8 gather does): measured on CAM++'s head shortcut,
+        // 1x1 with stride 2 along F (half), and ERes2Net's, stride 2 along both (a quarter,
+        // which unfolds floats and quantises them: 7 % less CPU than quantising the map).
         forward_q8_map(team, arena, x, T, F, ldx, dst, ld, relu);
     } else {
         const int64_t cols = in_ * kf_ * kt_, band = band_rows(positions, cols);

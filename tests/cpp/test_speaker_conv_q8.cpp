@@ -1,10 +1,11 @@
 // The speaker encoders' quantised convolutions (model/speaker/conv2d_gemm.h, a quantised file's
-// F32 kernels quantised at load): whether the map is quantised once and its int8 blocks unfolded
-// (channels a multiple of 32) or the unfolded float rows are quantised (other channel counts),
-// the output has the bits of matmul() on the input unfolded as floats in tap-major order with the
-// same Q8_0 weights, at every ISA level, for the CAM++ shapes (a stride-2 3x3 head conv, the
-// kernel-5 stride-2 tdnn, a dilated kernel-3 local conv, a stride-2 1x1 shortcut, a 1x1 on a
-// strided map), with strided input and output rows, ReLU, and 1 or 3 threads.
+// F32 kernels quantised at load): whether the map is quantised once and its int8 blocks gathered
+// (channels a multiple of 32) or the unfolded float rows are quantised (other channel counts, a
+// 1x1 kernel of stride 2 along both axes), the output has the bits of matmul() on the input
+// unfolded as floats in tap-major order with the same Q8_0 weights, at every ISA level, for the
+// CAM++ shapes (a stride-2 3x3 head conv, the kernel-5 stride-2 tdnn, a dilated kernel-3 local
+// conv, 1x1 shortcuts of stride 2 along one axis and along both, a 1x1 on a strided map), with
+// strided input and output rows, ReLU, and 1 or 3 threads.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,6 +115,7 @@ TEST_P(SpeakerConvQ8, SameBitsAsTheProductOfTheUnfoldedFloats) {
         {"tdnn kernel 5, stride 2", 64, 48, 1, 5, {2, 1, 2, 0, 1}, 23, 1},
         {"local kernel 3, dilation 2", 32, 16, 1, 3, {1, 1, 2, 0, 2}, 17, 1},
         {"shortcut 1x1, frequency stride 2", 32, 32, 1, 1, {1, 2, 0, 0, 1}, 6, 9},
+        {"shortcut 1x1, stride 2 along both axes", 32, 32, 1, 1, {2, 2, 0, 0, 1}, 8, 9},
         {"1x1 on a strided map", 64, 24, 1, 1, {}, 13, 1},
         {"16 channels, 2x2: blocks straddle two taps", 16, 8, 2, 2, {1, 2, 0, 0, 1}, 7, 6},
     };

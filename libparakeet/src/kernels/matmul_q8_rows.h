@@ -33,7 +33,8 @@ struct Q8Rows {
 Q8Rows alloc_q8_rows(Arena& arena, int64_t rows, int64_t K);
 
 // Rows [0, rows) of x (row stride ldx >= K) quantised into `out` by the kernels of `level`
-// (every level gives the same bits), split over the team by rows. Throws
+// (every level gives the same bits), split over the team (contiguous rows as one run of blocks,
+// so that rows of one block still quantise 8 blocks per call). Throws
 // std::invalid_argument when K is not a positive multiple of 32 or ldx < K.
 void quantize_q8_rows(IsaLevel level, ThreadTeam& team, const float* x, int64_t rows, int64_t K, int64_t ldx,
                       const Q8Rows& out);

@@ -151,7 +151,6 @@ void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t
     if (relu) clamp_at_zero(team, y, rows, out_, ldy);
 }
 
-
 void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first,
                         int64_t rows, float* cols) const {
     const int64_t Fo = out_f(F), taps = static_cast<int64_t>(kf_) * kt_, width = in_ * taps;
@@ -231,7 +230,12 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
         winograd_->forward(team, arena, src, T, F, bias_, dst, relu);
     } else if (pointwise_map(ldx)) {
         product(team, arena, x, positions, dst, ld, relu);
-    } else if (q8_map_) {
+    } else if (q8_map_ && 2 * positions * kf_ * kt_ >= T * F) {
+        // Quantising the map pays where the unfolded rows hold at least half its values (a float
+        // unfolding copies more than the int8 gather does), as measured on CAM++'s head shortcut,
+        // 1x1 with stride 2 along F (half the map); ERes2Net's, stride 2 along both (a quarter),
+        // unfolds floats: on the map route its q8_0 took 2-5 % more CPU than before, this way
+        // 4-8 % less (docs/performance.md, "The speaker encoders").
         forward_q8_map(team, arena, x, T, F, ldx, dst, ld, relu);
     } else {
         const int64_t cols = in_ * kf_ * kt_, band = band_rows(positions, cols);

@@ -18,13 +18,14 @@
 //              kernels' GEMM path, on the input unfolded in PyTorch's column order
 //              ((c * kf + i) * kt + j) where the kernel needs it; and, in a quantised file
 //              (TensorLoader::q8_at_load), the F32 weights of the pointwise form whose rows are
-//              whole Q8_0 blocks, quantised at load in their tap-major order. Q8_0 weights whose
-//              blocks are each one tap's run of 32 channels (tap-major columns, or one tap, and
-//              `in` a multiple of 32) take their input map quantised once (kernels/
-//              matmul_q8_rows.h) and the product gathers its int8 blocks tap by tap, instead of
-//              quantising every unfolded row, which quantised each input value once per tap: the
-//              same products, bit for bit. With `in` not a multiple of 32 a block would straddle two taps, and such a
-//              convolution unfolds floats and quantises the rows as before.
+//              whole Q8_0 blocks, quantised at load in their tap-major order.
+//   Q8_0 weights whose blocks are each one tap's run of 32 channels (tap-major columns, or one
+//   tap, and `in` a multiple of 32) take their input map quantised once (kernels/
+//   matmul_q8_rows.h), and the product gathers its int8 blocks tap by tap, where the unfolded
+//   rows would hold at least half the map's values (quantising them quantised each value once
+//   per tap); a 1x1 kernel with stride 2 along both axes, which reads a quarter of the map,
+//   quantises its rows. Both give the same bits. With `in` not a multiple of 32 a block would straddle two
+//   taps, and such a convolution unfolds floats and quantises the rows.
 // Either way a row's bits depend on nothing but its input: results are bitwise identical for any
 // team size at a given ISA level.
 #pragma once

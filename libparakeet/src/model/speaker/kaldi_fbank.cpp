@@ -42,10 +42,11 @@ KaldiFbank::KaldiFbank(const KaldiFbankConfig& config) : cfg_(config) {
             "mel range must satisfy 0 <= low_freq < high_freq <= Nyquist");
 
     const double two_pi = 2.0 * std::acos(-1.0);
+    const int half = n_fft_ / 2;
     int bits = 0;
-    while ((1 << bits) < n_fft_) ++bits;
-    bitrev_.resize(n_fft_);
-    for (int i = 0; i < n_fft_; ++i) {
+    while ((1 << bits) < half) ++bits;
+    bitrev_.resize(half);
+    for (int i = 0; i < half; ++i) {
         uint32_t r = 0;
         for (int b = 0; b < bits; ++b) r |= ((i >> b) & 1u) << (bits - 1 - b);
         bitrev_[i] = r;
@@ -97,14 +98,16 @@ int64_t KaldiFbank::n_frames(int64_t n_samples) const {
     return 1 + (n_samples - cfg_.win_length) / cfg_.hop_length;
 }
 
-void KaldiFbank::fft(double* re, double* im) const {
-    for (int i = 0; i < n_fft_; ++i) {
+void KaldiFbank::half_fft(double* re, double* im) const {
+    const int m = n_fft_ / 2;
+    for (int i = 0; i < m; ++i) {
         const int j = static_cast<int>(bitrev_[i]);
         if (j > i) std::swap(re[i], re[j]), std::swap(im[i], im[j]);
     }
-    for (int half = 1; half < n_fft_; half *= 2) {
-        const int step = n_fft_ / (2 * half);  // twiddle k of this stage is exp(-2 pi i k step / n)
-        for (int start = 0; start < n_fft_; start += 2 * half) {
+    for (int half = 1; half < m; half *= 2) {
+        // Twiddle k of this stage is exp(-2 pi i k / (2 half)) = cos / sin(2 pi k step / n_fft).
+        const int step = n_fft_ / (2 * half);
+        for (int start = 0; start < m; start += 2 * half) {
             for (int k = 0; k < half; ++k) {
                 const double c = cos_[k * step], s = -sin_[k * step];
                 const int a = start + k, b = a + half;
@@ -116,26 +119,44 @@ void KaldiFbank::fft(double* re, double* im) const {
     }
 }
 
-void KaldiFbank::frame_log_mel(const float* frame, double* re, double* im, float* row) const {
+void KaldiFbank::power_spectrum(double* x, double* z) const {
+    const int m = n_fft_ / 2;
+    double* zr = z;
+    double* zi = z + m;
+    for (int j = 0; j < m; ++j) zr[j] = x[2 * j], zi[j] = x[2 * j + 1];
+    half_fft(zr, zi);
+    // X[k] = E[k] + W^k O[k] with E = (Z[k] + conj Z[m - k]) / 2, O = -i (Z[k] - conj Z[m - k]) / 2
+    // (the transforms of the even and the odd samples) and W = exp(-2 pi i / n_fft).
+    x[0] = (zr[0] + zi[0]) * (zr[0] + zi[0]);
+    x[m] = (zr[0] - zi[0]) * (zr[0] - zi[0]);
+    for (int k = 1; k < m; ++k) {
+        const double er = 0.5 * (zr[k] + zr[m - k]), ei = 0.5 * (zi[k] - zi[m - k]);
+        const double odr = 0.5 * (zi[k] + zi[m - k]), odi = 0.5 * (zr[m - k] - zr[k]);
+        const double c = cos_[k], s = sin_[k];
+        const double xr = er + c * odr + s * odi, xi = ei + c * odi - s * odr;
+        x[k] = xr * xr + xi * xi;
+    }
+}
+
+void KaldiFbank::frame_log_mel(const float* frame, double* scratch, float* row) const {
     const int win = cfg_.win_length;
+    double* x = scratch;
     double sum = 0;
     for (int i = 0; i < win; ++i) sum += frame[i];
     const double mean = sum / win;
     double prev = frame[0] - mean;  // replicate padding: the sample before the first is the first
     for (int i = 0; i < win; ++i) {
         const double v = frame[i] - mean;
-        re[i] = (v - cfg_.preemph * prev) * window_[i];
+        x[i] = (v - cfg_.preemph * prev) * window_[i];
         prev = v;
     }
-    std::fill(re + win, re + n_fft_, 0.0);
-    std::fill(im, im + n_fft_, 0.0);
-    fft(re, im);
+    std::fill(x + win, x + n_fft_, 0.0);
+    power_spectrum(x, scratch + n_fft_);
     const int n_bins = n_fft_ / 2 + 1;
-    for (int k = 0; k < n_bins; ++k) re[k] = re[k] * re[k] + im[k] * im[k];
     for (int m = 0; m < cfg_.n_mels; ++m) {
         const double* w = &filters_[static_cast<size_t>(m) * n_bins];
         double e = 0;
-        for (int k = first_[m]; k < end_[m]; ++k) e += w[k] * re[k];
+        for (int k = first_[m]; k < end_[m]; ++k) e += w[k] * x[k];
         row[m] = static_cast<float>(std::log(std::max(e, static_cast<double>(FLT_EPSILON))));
     }
 }
@@ -150,7 +171,7 @@ void KaldiFbank::compute(ThreadTeam& team, const float* samples, int64_t n_sampl
         if (ith >= parts) return;
         std::vector<double> scratch(2 * static_cast<size_t>(n_fft_));
         for (int64_t t = T * ith / parts; t < T * (ith + 1) / parts; ++t)
-            frame_log_mel(samples + t * hop, scratch.data(), scratch.data() + n_fft_, out + t * n_mels);
+            frame_log_mel(samples + t * hop, scratch.data(), out + t * n_mels);
     });
     if (cfg_.cmn) remove_mean(team, T, out);
 }

@@ -17,7 +17,8 @@
 // Output layout: time-major [n_frames, n_mels].
 //
 // Precision: each frame runs in double from the DC removal to the log (its own radix-2 FFT with
-// twiddles computed in double), and only the log energies are rounded to float. torchaudio's
+// twiddles computed in double: the real frame as a complex one of half the length, which halves
+// the FFT's work), and only the log energies are rounded to float. torchaudio's
 // float32 computation itself differs from the exact values by up to 2e-4 on low-energy bins
 // (pre-emphasis leaves little below 100 Hz), so a float32 FFT could not promise 1e-4 of the
 // exact features; in double the error is the input's and the output's rounding alone.
@@ -59,14 +60,19 @@ public:
     void compute(ThreadTeam& team, const float* samples, int64_t n_samples, float* out) const;
 
 private:
-    // re/im: n_fft doubles each, the frame in re (im zero); transformed in place.
-    void fft(double* re, double* im) const;
-    void frame_log_mel(const float* frame, double* re, double* im, float* row) const;
+    // The n_fft / 2-point complex FFT of re + i im, in place.
+    void half_fft(double* re, double* im) const;
+    // |X[k]|^2 for k <= n_fft / 2 of the real frame x[n_fft] into x[0 .. n_fft / 2], by the
+    // half-length complex FFT of z[j] = x[2j] + i x[2j+1] (in z[n_fft]) and the split of its
+    // even and odd halves.
+    void power_spectrum(double* x, double* z) const;
+    // scratch: 2 * n_fft doubles.
+    void frame_log_mel(const float* frame, double* scratch, float* row) const;
     void remove_mean(ThreadTeam& team, int64_t n_frames, float* out) const;
 
     KaldiFbankConfig cfg_;
     int n_fft_ = 0;                  // the power of two at or above win_length
-    std::vector<uint32_t> bitrev_;   // n_fft entries
+    std::vector<uint32_t> bitrev_;   // n_fft / 2 entries: the half-length FFT's
     std::vector<double> cos_, sin_;  // cos / sin(2 pi k / n_fft), k < n_fft / 2
     std::vector<double> window_;     // win_length povey weights
     std::vector<double> filters_;    // n_mels x (n_fft/2 + 1), row-major

@@ -76,9 +76,13 @@ struct ConvKernels {
 // The products of the relative-position attentions (attention_rel_pos.h,
 // attention_local_rel_pos.h); the drivers prepare the operands and run the softmax between
 // them with OpsKernels::softmax_rows.
+// Query rows per call of AttentionKernels::rel_pos_scores: one zmm vector of them.
+constexpr int64_t kRelPosRowBlock = 16;
+
 struct AttentionKernels {
-    // Full attention, one head, query rows [i0, i0 + nr): kT [dk, T] keys, pT [dk, 2T - 1]
-    // positions (row strides T and 2T - 1), qu / qv [nr, dk] the queries plus bias_u / bias_v.
+    // Full attention, one head, query rows [i0, i0 + nr), nr <= kRelPosRowBlock: kT [dk, T]
+    // keys, pT [dk, 2T - 1] positions (row strides T and 2T - 1), qu / qv the queries plus
+    // bias_u / bias_v, channel-major: qu[c * kRelPosRowBlock + r] (lanes r >= nr zero).
     // scores[r * T + j] = (qu_r · k_j + qv_r · p_{T-1-(i0+r)+j}) / sqrt(dk), each a chain of
     // multiply-adds over the channels in order.
     void (*rel_pos_scores)(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0,

@@ -28,6 +28,7 @@ constexpr Fill kAvx512[] = {
     add_matmul_kernels_avx512, add_matmul_kernels_bf16_avx512, add_ops_softmax_avx512,
     add_ops_activation_avx512, add_attention_rel_pos_avx512,   add_matmul_kquant_avx512,
     add_attention_local_rel_pos_avx512, add_conv_pointwise_avx512, add_conv_winograd_f4_avx512,
+    add_fft_avx512,
 };
 #endif
 #if defined(PARAKEET_HAVE_AARCH64)

@@ -163,6 +163,7 @@ void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only thro
 void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
+void add_fft_avx512(KernelTable& t);
 void add_attention_local_rel_pos_avx512(KernelTable& t);
 void add_conv_pointwise_avx512(KernelTable& t);
 void add_conv_winograd_f4_avx512(KernelTable& t);

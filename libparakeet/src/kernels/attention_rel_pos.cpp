@@ -125,13 +125,16 @@ void rel_pos_attention_batch(const KernelTable& kt, ThreadTeam& team, Arena& are
                 transposed = si * H + h;
             }
             // The block's biased queries, channel-major; rows past the sequence's end stay zero.
-            std::fill(qu, qu + 2 * kRowBlock * dk, 0.0f);
-            for (int64_t r = 0; r < nr; ++r) {
-                const float* qi = s.q + (i0 + r) * ld + h * dk;
-                for (int64_t c = 0; c < dk; ++c) {
-                    qu[c * kRowBlock + r] = qi[c] + bias_u[h * dk + c];
-                    qv[c * kRowBlock + r] = qi[c] + bias_v[h * dk + c];
+            transpose_padded(s.q + i0 * ld + h * dk, nr, dk, ld, qu, kRowBlock);
+            for (int64_t c = 0; c < dk; ++c) {
+                float* u = qu + c * kRowBlock;
+                float* w = qv + c * kRowBlock;
+                const float bu = bias_u[h * dk + c], bv = bias_v[h * dk + c];
+                for (int64_t r = 0; r < nr; ++r) {
+                    w[r] = u[r] + bv;
+                    u[r] += bu;
                 }
+                std::fill(w + nr, w + kRowBlock, 0.0f);
             }
             kt.attention.rel_pos_scores(kT, pT, T, dk, i0, nr, qu, qv, scores);
             kt.ops.softmax_rows(scores, nr, T, scores);

@@ -120,12 +120,12 @@ void rel_pos_attention_batch(const KernelTable& kt, ThreadTeam& team, Arena& are
             const int64_t i0 = ((item - item_at[si]) % row_blocks) * kRowBlock;
             const int64_t nr = std::min(kRowBlock, T - i0);
             if (transposed != si * H + h) {
-                transpose_padded(s.k + h * dk, T, dk, ld, kT, T);
-                transpose_padded(s.p + h * dk, P, dk, ld, pT, P);
+                transpose_padded(kt, s.k + h * dk, T, dk, ld, kT, T);
+                transpose_padded(kt, s.p + h * dk, P, dk, ld, pT, P);
                 transposed = si * H + h;
             }
             // The block's biased queries, channel-major; rows past the sequence's end stay zero.
-            transpose_padded(s.q + i0 * ld + h * dk, nr, dk, ld, qu, kRowBlock);
+            transpose_padded(kt, s.q + i0 * ld + h * dk, nr, dk, ld, qu, kRowBlock);
             for (int64_t c = 0; c < dk; ++c) {
                 float* u = qu + c * kRowBlock;
                 float* w = qv + c * kRowBlock;

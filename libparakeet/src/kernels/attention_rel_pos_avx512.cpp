@@ -25,6 +25,7 @@ namespace pk::kernels {
 namespace {
 
 using vec512::first_lanes;
+using vec512::transpose16;
 
 // The scores run with one vector over the block's 16 query rows, the keys' and positions'
 // channels broadcast from memory into the multiply-adds: every multiply-add then needs no
@@ -32,34 +33,6 @@ using vec512::first_lanes;
 // does, each query row reads its positions at its own shift, so the position term needs one
 // load, often split across cache lines, per multiply-add; that kernel ran the scores at
 // about half the FMA rate.
-
-// GCC 12's AVX-512 shuffles start from _mm512_undefined_ps(), which -Wuninitialized reports
-// at -O3 (a known false positive of the compiler's headers).
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
-// Transposes 16 rows of 16 lanes in registers: afterwards r[i] lane j is r[j] lane i before.
-static inline void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; ++i) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; ++i) {  // r[4i + k], 128-bit block l: column 4l + k, rows 4i..4i+3
-        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-    }
-    for (int i = 0; i < 2; ++i)
-        for (int k = 0; k < 4; ++k) {
-            t[8 * i + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0x88);
-            t[8 * i + 4 + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0xdd);
-        }
-    for (int k = 0; k < 8; ++k) {
-        r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
-        r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
-    }
-}
 
 constexpr int kRows = static_cast<int>(kRelPosRowBlock);
 static_assert(kRows == 16, "one zmm vector holds the block's query rows");

@@ -91,6 +91,9 @@ struct AttentionKernels {
     // r < nr and c < dk.
     void (*rel_pos_weighted_sums)(const float* prob, const float* v, int64_t ld, int64_t T,
                                   int64_t dk, int64_t nr, float* out);
+    // One head's rows made columns (transpose.h): dst[c * ldd + t] = src[t * lds + c] for
+    // t < n, c < cols, and columns [n, ldd) of each dst row zeroed.
+    void (*transpose_padded)(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd);
     // Local attention's block products (contracts in attention_local_rel_pos_block.h).
     local_attention::BlockProductsFn local_block_products;
     local_attention::BlockWeightedSumsFn local_block_weighted_sums;
@@ -141,6 +144,7 @@ void add_conv_pointwise_scalar(KernelTable& t);
 void add_conv_winograd_f4_scalar(KernelTable& t);
 void add_conv_subsampling_scalar(KernelTable& t);
 void add_attention_rel_pos_scalar(KernelTable& t);
+void add_transpose_scalar(KernelTable& t);
 void add_attention_local_rel_pos_scalar(KernelTable& t);
 void add_fft_scalar(KernelTable& t);
 void add_matmul_kquant_scalar(KernelTable& t);  // Q4_0 ... Q6_K
@@ -164,6 +168,7 @@ void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
 void add_fft_avx512(KernelTable& t);
+void add_transpose_avx512(KernelTable& t);
 void add_attention_local_rel_pos_avx512(KernelTable& t);
 void add_conv_pointwise_avx512(KernelTable& t);
 void add_conv_winograd_f4_avx512(KernelTable& t);

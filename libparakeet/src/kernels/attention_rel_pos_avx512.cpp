@@ -46,7 +46,7 @@ void column_block(const float* src, int64_t ld, int64_t col0, int64_t last, int6
                   __m512 rows[kRows]) {
     __m512 acc[kRows];
     int64_t col[kRows];
-    PK_UNROLL_ROWS
+#pragma GCC unroll 16
     for (int jj = 0; jj < kRows; ++jj) {
         acc[jj] = _mm512_setzero_ps();
         col[jj] = kClamp && col0 + jj > last ? last : col0 + jj;
@@ -59,7 +59,7 @@ void column_block(const float* src, int64_t ld, int64_t col0, int64_t last, int6
             acc[jj] = _mm512_fmadd_ps(_mm512_set1_ps(kClamp ? s[col[jj]] : s[jj]), qc, acc[jj]);
     }
     transpose16(acc);
-    PK_UNROLL_ROWS
+#pragma GCC unroll 16
     for (int r = 0; r < kRows; ++r) rows[r] = acc[r];
 }
 

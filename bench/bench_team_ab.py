@@ -4,18 +4,20 @@ on a quiet machine and with one core kept busy by another process.
 
     PYTHONPATH=. .venv/bin/python bench/bench_team_ab.py --lib-a build/libparakeet/libparakeet.so \\
         --lib-b ../main/build/libparakeet/libparakeet.so [--workload asr|speaker] [--speaker-model M] \\
-        [--threads 2] [--rounds 6] [--calls 15] [--seconds 10] [--busy]
+        [--threads 2] [--rounds 6] [--calls 15] [--seconds 10] [--busy] [--model M.gguf]
 
 Each round runs every library in its own fresh worker process, A then B (B then A the next
 round), so that load changes on a shared machine hit both alike. A worker loads the model with
 --threads threads, makes one untimed call, then --calls timed calls on --seconds of noise and
 prints the median wall time and process CPU time (all threads) per call. Workloads: "asr", the
-random-weight 110M q8_0 of parakeet_py.synthetic_model through Context.transcribe (front end,
-encoder, greedy decoding); "speaker", SpeakerEncoder.embed on --speaker-model (e.g. a CAM++ GGUF,
-many small passes). --busy starts `python3 -c 'while 1: pass'` for the whole run (stopped by
-its pid at the end): a neighbour that takes one core, as a server's own Python or another
-process does. Reported: CPU, ISA level, load average, per library the median over the rounds
-of each round's median, and B / A. A benchmark's printout, not a test.
+random-weight 110M q8_0 of parakeet_py.synthetic_model, or --model (the 0.6B of
+bench/make_synthetic_bench_models.py, say), through Context.transcribe (front end, encoder,
+greedy decoding); "speaker", SpeakerEncoder.embed on --speaker-model (e.g. a CAM++ GGUF, many
+small passes). PARAKEET_CPU (avx2, ...) reaches the workers. --busy starts
+`python3 -c 'while 1: pass'` for the whole run (stopped by its pid at the end): a neighbour that
+takes one core, as a server's own Python or another process does. Reported: CPU, ISA level,
+load average, per library the median over the rounds of each round's median, and B / A. A
+benchmark's printout, not a test.
 """
 import argparse
 import json
@@ -41,7 +43,7 @@ def worker(args) -> None:
         from parakeet_py import Context
         from parakeet_py.synthetic_model import ensure_synthetic_model
 
-        engine = Context(ensure_synthetic_model(), threads=args.threads)
+        engine = Context(args.model or ensure_synthetic_model(), threads=args.threads)
         isa = engine.info.get("isa", "?")
 
         def call():
@@ -71,6 +73,8 @@ def run_worker(lib: str, args) -> dict:
             "--calls", str(args.calls), "--seconds", str(args.seconds)]
     if args.speaker_model:
         argv += ["--speaker-model", args.speaker_model]
+    if args.model:
+        argv += ["--model", args.model]
     done = subprocess.run(argv, env=env, capture_output=True, text=True)
     if done.returncode != 0:
         raise RuntimeError(f"worker on {lib} failed: {done.stderr.strip()[-500:]}")
@@ -83,6 +87,7 @@ def main() -> int:
     ap.add_argument("--lib-b", help="the other libparakeet.so (required)")
     ap.add_argument("--workload", choices=("asr", "speaker"), default="asr")
     ap.add_argument("--speaker-model", help="the GGUF for --workload speaker")
+    ap.add_argument("--model", help="the ASR GGUF for --workload asr (default: the synthetic 110M q8_0)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--calls", type=int, default=15)

@@ -4,6 +4,8 @@
 // several lengths gives each sequence the bits it gets alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -138,6 +140,51 @@ TEST_P(RelPosAttention, BatchGivesEachSequenceItsBitsAlone) {
             const auto alone = run(kernels(), in[s], lengths[s], H, dk, 1);
             ASSERT_EQ(std::memcmp(alone.data(), outs[s].data(), alone.size() * sizeof(float)), 0)
                 << "sequence " << s << ", " << threads << " threads";
+        }
+    }
+}
+
+// The score kernel's contract (kernel_table.h) to the bit, where a level's kernels fuse the
+// multiply-adds (x86's avx2 and avx512): each score is ((qu_r . k_j) + (qv_r . p_{T-1-i+j}))
+// / sqrt(dk), each dot product a chain of fused multiply-adds over the channels in order. So
+// the blocking of rows, keys and positions (and the shift of each row's positions) changes
+// no bit, and the kernel writes the nr score rows and nothing around them.
+TEST_P(RelPosAttention, ScoresAreChannelOrderFmaChains) {
+    if (level() != pk::IsaLevel::Avx2 && level() != pk::IsaLevel::Avx512)
+        GTEST_SKIP() << "the " << pk::isa_level_name(level()) << " score kernel does not promise fused multiply-adds";
+    constexpr int64_t B = pk::kernels::kRelPosRowBlock;
+    for (auto [T, dk] : std::vector<std::array<int64_t, 2>>{{1, 1}, {2, 3}, {5, 7}, {15, 8}, {16, 64}, {17, 5},
+                                                            {38, 64}, {126, 64}, {40, 128}}) {
+        std::mt19937 rng(static_cast<unsigned>(T * 7 + dk));
+        const int64_t P = 2 * T - 1;
+        const std::vector<float> kT = random_vec(static_cast<size_t>(dk * T), rng);
+        const std::vector<float> pT = random_vec(static_cast<size_t>(dk * P), rng);
+        const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
+        for (int64_t i0 = 0; i0 < T; i0 += B) {
+            const int64_t nr = std::min(B, T - i0);
+            std::vector<float> qu = random_vec(static_cast<size_t>(dk * B), rng), qv = qu;
+            std::shuffle(qv.begin(), qv.end(), rng);
+            for (int64_t c = 0; c < dk; ++c)
+                for (int64_t r = nr; r < B; ++r) qu[c * B + r] = qv[c * B + r] = 0.0f;
+            // The score rows with T guard floats on each side.
+            const float guard = -12345.0f;
+            std::vector<float> buf(static_cast<size_t>((nr + 2) * T), guard);
+            kernels().attention.rel_pos_scores(kT.data(), pT.data(), T, dk, i0, nr, qu.data(), qv.data(),
+                                               buf.data() + T);
+            for (int64_t j = 0; j < T; ++j) {
+                ASSERT_EQ(buf[j], guard) << "written before the rows: T=" << T;
+                ASSERT_EQ(buf[(nr + 1) * T + j], guard) << "written after the rows: T=" << T;
+            }
+            for (int64_t r = 0; r < nr; ++r)
+                for (int64_t j = 0; j < T; ++j) {
+                    float ac = 0.0f, bd = 0.0f;
+                    for (int64_t c = 0; c < dk; ++c) {
+                        ac = std::fma(qu[c * B + r], kT[c * T + j], ac);
+                        bd = std::fma(qv[c * B + r], pT[c * P + (T - 1 - (i0 + r)) + j], bd);
+                    }
+                    ASSERT_EQ(buf[(r + 1) * T + j], (ac + bd) * inv_scale)
+                        << "T=" << T << " dk=" << dk << " row " << i0 + r << " key " << j;
+                }
         }
     }
 }

@@ -24,8 +24,8 @@ struct HeadOperands {
     int64_t ldk;
     int64_t head = -1;
 
-    void load(const float* k, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t h) {
-        transpose_padded(k + h * dk, T, dk, ld, kT, ldk);
+    void load(const KernelTable& kt, const float* k, const float* v, int64_t ld, int64_t T, int64_t dk, int64_t h) {
+        transpose_padded(kt, k + h * dk, T, dk, ld, kT, ldk);
         for (int64_t t = 0; t < T; ++t) std::copy_n(v + t * ld + h * dk, dk, vs + t * dk);
         head = h;
     }
@@ -69,7 +69,7 @@ void attention_f32(const KernelTable& kt, ThreadTeam& team, Arena& arena, const 
             const int64_t i0 = (item % blocks_per_head) * blocks::kRowBlock;
             const int64_t nr = std::min(blocks::kRowBlock, T - i0);
             const int64_t padded_rows = round_up(nr, blocks::kRowPad);
-            if (h != head.head) head.load(k, v, ld, T, dk, h);
+            if (h != head.head) head.load(kt, k, v, ld, T, dk, h);
             for (int64_t r = 0; r < nr; ++r) std::copy_n(q + (i0 + r) * ld + h * dk, dk, qb + r * dk);
             std::fill(qb + nr * dk, qb + padded_rows * dk, 0.0f);
 

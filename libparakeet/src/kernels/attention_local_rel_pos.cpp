@@ -79,9 +79,10 @@ struct KeySpan {
         return h == head && ja >= begin && jb <= end && (ja - begin) + round_up(jb - ja, kColumnPad) <= ld;
     }
     // Frames from ja on (k and v are [T, ldkv], head h in columns h*dk ..).
-    void load(const float* k, const float* v, int64_t ldkv, int64_t dk, int64_t T, int64_t h, int64_t ja) {
+    void load(const KernelTable& kt, const float* k, const float* v, int64_t ldkv, int64_t dk, int64_t T, int64_t h,
+              int64_t ja) {
         head = h, begin = ja, end = std::min(T, ja + ld);
-        transpose_padded(k + ja * ldkv + h * dk, end - begin, dk, ldkv, kT, ld);
+        transpose_padded(kt, k + ja * ldkv + h * dk, end - begin, dk, ldkv, kT, ld);
         for (int64_t t = 0; t < end - begin; ++t) std::copy_n(v + (ja + t) * ldkv + h * dk, dk, vs + t * dk);
     }
 };
@@ -141,12 +142,12 @@ void local_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& are
             const int64_t nr = std::min(kRowBlock, row0 + rows - i0);
             const int64_t padded_rows = round_up(nr, kRowPad);
             if (h != pT_head) {
-                transpose_padded(p + h * dk, P, dk, ld, pT, ldp);
+                transpose_padded(kt, p + h * dk, P, dk, ld, pT, ldp);
                 pT_head = h;
             }
             const int64_t ja = std::max<int64_t>(0, i0 - L);
             const int64_t nwin = std::min(T, i0 + nr + R) - ja;
-            if (!span.holds(h, ja, ja + nwin)) span.load(k, v, ld, dk, T, h, ja);
+            if (!span.holds(h, ja, ja + nwin)) span.load(kt, k, v, ld, dk, T, h, ja);
             local_attention::biased_queries(q + (i0 - row0) * ld, ld, h, dk, nr, padded_rows, bias_u, bias_v, qu, qv);
 
             // Each row's keys, and the p rows that the block's rows use.

@@ -21,8 +21,6 @@ void scores_rows_scalar(const float* kT, const float* pT, int64_t T, int64_t dk,
     const int64_t p_ld = 2 * T - 1;
     for (int64_t r = 0; r < nr; ++r) {
         const float* p_row0 = pT + (T - 1 - (i0 + r));  // column of relative position i - 0
-        const float* qur = qu + r * dk;
-        const float* qvr = qv + r * dk;
         float* s = scores + r * T;
         for (int64_t j0 = 0; j0 < T; j0 += kKeyBlock) {
             const int64_t n = T - j0 < kKeyBlock ? T - j0 : kKeyBlock;
@@ -31,7 +29,7 @@ void scores_rows_scalar(const float* kT, const float* pT, int64_t T, int64_t dk,
             for (int64_t c = 0; c < dk; ++c) {
                 const float* kr = kT + c * T + j0;
                 const float* pr = p_row0 + c * p_ld + j0;
-                const float quc = qur[c], qvc = qvr[c];
+                const float quc = qu[c * kRelPosRowBlock + r], qvc = qv[c * kRelPosRowBlock + r];
                 for (int64_t jj = 0; jj < n; ++jj) {
                     ac[jj] += quc * kr[jj];
                     bd[jj] += qvc * pr[jj];
@@ -56,7 +54,7 @@ void weighted_sums_rows_scalar(const float* prob, const float* v, int64_t ld, in
 }
 
 // Query rows handled together (their score rows share each block of keys in L1).
-constexpr int64_t kRowBlock = 8;
+constexpr int64_t kRowBlock = kRelPosRowBlock;
 
 }  // namespace
 
@@ -122,16 +120,21 @@ void rel_pos_attention_batch(const KernelTable& kt, ThreadTeam& team, Arena& are
             const int64_t i0 = ((item - item_at[si]) % row_blocks) * kRowBlock;
             const int64_t nr = std::min(kRowBlock, T - i0);
             if (transposed != si * H + h) {
-                transpose_padded(s.k + h * dk, T, dk, ld, kT, T);
-                transpose_padded(s.p + h * dk, P, dk, ld, pT, P);
+                transpose_padded(kt, s.k + h * dk, T, dk, ld, kT, T);
+                transpose_padded(kt, s.p + h * dk, P, dk, ld, pT, P);
                 transposed = si * H + h;
             }
-            for (int64_t r = 0; r < nr; ++r) {
-                const float* qi = s.q + (i0 + r) * ld + h * dk;
-                for (int64_t c = 0; c < dk; ++c) {
-                    qu[r * dk + c] = qi[c] + bias_u[h * dk + c];
-                    qv[r * dk + c] = qi[c] + bias_v[h * dk + c];
+            // The block's biased queries, channel-major; rows past the sequence's end stay zero.
+            transpose_padded(kt, s.q + i0 * ld + h * dk, nr, dk, ld, qu, kRowBlock);
+            for (int64_t c = 0; c < dk; ++c) {
+                float* u = qu + c * kRowBlock;
+                float* w = qv + c * kRowBlock;
+                const float bu = bias_u[h * dk + c], bv = bias_v[h * dk + c];
+                for (int64_t r = 0; r < nr; ++r) {
+                    w[r] = u[r] + bv;
+                    u[r] += bu;
                 }
+                std::fill(w + nr, w + kRowBlock, 0.0f);
             }
             kt.attention.rel_pos_scores(kT, pT, T, dk, i0, nr, qu, qv, scores);
             kt.ops.softmax_rows(scores, nr, T, scores);

@@ -30,8 +30,8 @@ static inline void score_block32(const float* kT, const float* p_row0, int64_t T
     const float* kr = kT + j0;
     const float* pr = p_row0 + j0;
     for (int64_t c = 0; c < dk; ++c, kr += T, pr += p_ld) {
-        const __m256 quc = _mm256_broadcast_ss(qu + c);
-        const __m256 qvc = _mm256_broadcast_ss(qv + c);
+        const __m256 quc = _mm256_broadcast_ss(qu + c * kRelPosRowBlock);
+        const __m256 qvc = _mm256_broadcast_ss(qv + c * kRelPosRowBlock);
         a0 = _mm256_fmadd_ps(quc, _mm256_loadu_ps(kr), a0);
         a1 = _mm256_fmadd_ps(quc, _mm256_loadu_ps(kr + 8), a1);
         a2 = _mm256_fmadd_ps(quc, _mm256_loadu_ps(kr + 16), a2);
@@ -63,8 +63,8 @@ static inline void score_block(const float* kT, const float* p_row0, int64_t T, 
     }
     const int nv = static_cast<int>((n + 7) / 8);
     for (int64_t c = 0; c < dk; ++c) {
-        const __m256 quc = _mm256_broadcast_ss(qu + c);
-        const __m256 qvc = _mm256_broadcast_ss(qv + c);
+        const __m256 quc = _mm256_broadcast_ss(qu + c * kRelPosRowBlock);
+        const __m256 qvc = _mm256_broadcast_ss(qv + c * kRelPosRowBlock);
         const float* kr = kT + c * T + j0;
         const float* pr = p_row0 + c * p_ld + j0;
         for (int v = 0; v < nv; ++v) {
@@ -144,11 +144,11 @@ void scores_rows(const float* kT, const float* pT, int64_t T, int64_t dk, int64_
     int64_t j0 = 0;
     for (; j0 + 32 <= T; j0 += 32)
         for (int64_t r = 0; r < nr; ++r)
-            score_block32(kT, pT + (T - 1 - (i0 + r)), T, p_ld, dk, qu + r * dk, qv + r * dk, j0, inv_scale,
+            score_block32(kT, pT + (T - 1 - (i0 + r)), T, p_ld, dk, qu + r, qv + r, j0, inv_scale,
                           scores + r * T);
     if (j0 < T)
         for (int64_t r = 0; r < nr; ++r)
-            score_block(kT, pT + (T - 1 - (i0 + r)), T, p_ld, dk, qu + r * dk, qv + r * dk, j0, T - j0, inv_scale,
+            score_block(kT, pT + (T - 1 - (i0 + r)), T, p_ld, dk, qu + r, qv + r, j0, T - j0, inv_scale,
                         scores + r * T);
 }
 

@@ -1,10 +1,9 @@
 // AVX-512 attention for a block of query rows (see attention_rel_pos.h for the maths).
 //
-// On Zen 4 a zmm multiply-add costs two ymm ones, so the gain over the AVX2 path comes from
-// loads, not arithmetic: the AVX2 kernel does one query row at a time and issues more loads
-// than multiply-adds. Here up to four query rows share each load of keys (scores) and up to
-// eight share each load of values (weighted sum), so the loops run at the multiply-add rate.
-// Partial key and channel blocks use masked loads and stores through the same code.
+// The weighted sum: on Zen 4 a zmm multiply-add costs two ymm ones, so the gain over the AVX2
+// path comes from loads, not arithmetic: up to eight query rows share each load of values, so
+// the loop runs at the multiply-add rate. The scores: see scores_rows below. Partial blocks
+// use masked loads and stores through the same code.
 //
 // Every score is the same chain of multiply-adds over the head channels in order, and every
 // output channel the same chain over the key frames in order, however the rows are grouped,
@@ -26,38 +25,92 @@ namespace pk::kernels {
 namespace {
 
 using vec512::first_lanes;
+using vec512::transpose16;
 
-// Scores of R query rows for the key frames [j0, j0 + 32), lanes beyond m0/m1 not stored.
-// kT: [dk, T] keys of the head; p_rows[r] = pT + (T - 1 - i) for query row i, the column of
-// its key frame 0 in the positions [dk, 2T - 1] (row stride p_ld).
-template <int R>
-void score_rows(const float* kT, const float* const* p_rows, int64_t T, int64_t p_ld, int64_t dk,
-                const float* qu, const float* qv, int64_t j0, __mmask16 m0, __mmask16 m1,
-                float inv_scale, float* const* scores) {
-    __m512 a0[R], a1[R], b0[R], b1[R];
-    PK_UNROLL_ROWS
-    for (int r = 0; r < R; ++r) a0[r] = a1[r] = b0[r] = b1[r] = _mm512_setzero_ps();
-    const float* kr = kT + j0;
-    for (int64_t c = 0; c < dk; ++c, kr += T) {
-        const __m512 k0 = _mm512_maskz_loadu_ps(m0, kr);
-        const __m512 k1 = _mm512_maskz_loadu_ps(m1, kr + 16);
-        PK_UNROLL_ROWS
-        for (int r = 0; r < R; ++r) {
-            const __m512 quc = _mm512_set1_ps(qu[r * dk + c]);
-            const __m512 qvc = _mm512_set1_ps(qv[r * dk + c]);
-            const float* pr = p_rows[r] + c * p_ld + j0;
-            a0[r] = _mm512_fmadd_ps(quc, k0, a0[r]);
-            a1[r] = _mm512_fmadd_ps(quc, k1, a1[r]);
-            b0[r] = _mm512_fmadd_ps(qvc, _mm512_maskz_loadu_ps(m0, pr), b0[r]);
-            b1[r] = _mm512_fmadd_ps(qvc, _mm512_maskz_loadu_ps(m1, pr + 16), b1[r]);
+// The scores run with one vector over the block's 16 query rows, the keys' and positions'
+// channels broadcast from memory into the multiply-adds: every multiply-add then needs no
+// load of its own. The other way round (a vector over key frames), as the weighted sum
+// does, each query row reads its positions at its own shift, so the position term needs one
+// load, often split across cache lines, per multiply-add; that kernel ran the scores at
+// about half the FMA rate.
+
+constexpr int kRows = static_cast<int>(kRelPosRowBlock);
+static_assert(kRows == 16, "one zmm vector holds the block's query rows");
+
+// rows[r] lane jj = sum over c < dk, in order, of q[c * 16 + r] * src[c * ld + col[jj]]: one
+// multiply-add chain per (row, column), the column index broadcast. `src` holds dk rows of
+// stride ld; col[jj] = col0 + jj, or with kClamp min(col0 + jj, last) for blocks that would
+// read past the last column.
+template <bool kClamp>
+void column_block(const float* src, int64_t ld, int64_t col0, int64_t last, int64_t dk, const float* q,
+                  __m512 rows[kRows]) {
+    __m512 acc[kRows];
+    int64_t col[kRows];
+#pragma GCC unroll 16
+    for (int jj = 0; jj < kRows; ++jj) {
+        acc[jj] = _mm512_setzero_ps();
+        col[jj] = kClamp && col0 + jj > last ? last : col0 + jj;
+    }
+    const float* s = kClamp ? src : src + col0;
+    for (int64_t c = 0; c < dk; ++c, s += ld) {
+        const __m512 qc = _mm512_loadu_ps(q + c * kRows);
+#pragma GCC unroll 16
+        for (int jj = 0; jj < kRows; ++jj)
+            acc[jj] = _mm512_fmadd_ps(_mm512_set1_ps(kClamp ? s[col[jj]] : s[jj]), qc, acc[jj]);
+    }
+    transpose16(acc);
+#pragma GCC unroll 16
+    for (int r = 0; r < kRows; ++r) rows[r] = acc[r];
+}
+
+// column_block over columns [start, start + 16) of n: the unclamped kernel where 16 columns
+// exist (always, once n >= 16).
+void columns_from(const float* src, int64_t ld, int64_t start, int64_t n, int64_t dk, const float* q,
+                  __m512 rows[kRows]) {
+    if (start + kRows <= n) column_block<false>(src, ld, start, n - 1, dk, q, rows);
+    else column_block<true>(src, ld, start, n - 1, dk, q, rows);
+}
+
+// Lanes jj of a block at column `start` whose column start + jj lies in [lo, hi).
+__mmask16 lanes_within(int64_t start, int64_t lo, int64_t hi) {
+    return static_cast<__mmask16>(first_lanes(hi - start) & ~first_lanes(lo - start));
+}
+
+// Calls f(start, fresh) for blocks of 16 of n columns: block b covers [16b, 16b + 16), but a
+// last partial block starts at n - 16 (when n >= 16) and marks as fresh only its columns that
+// no earlier block had, so every block but a short sequence's only one reads 16 real columns.
+template <typename F>
+void for_each_block(int64_t n, F&& f) {
+    for (int64_t b = 0; b < n; b += kRows) {
+        const int64_t start = n >= kRows && b + kRows > n ? n - kRows : b;
+        f(start, lanes_within(start, b, n));
+    }
+}
+
+// AttentionKernels::rel_pos_scores. The position term first, written into the score rows:
+// row r reads the positions from column T-1-(i0+r) of pT on, so the block's rows together
+// read the nr - 1 + T columns from m_lo = T - i0 - nr, and position column m_lo + m is row
+// r's key frame m - (nr - 1 - r). Then the content term is added and the sum scaled.
+void scores_rows(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0, int64_t nr,
+                 const float* qu, const float* qv, float* scores) {
+    const __m512 inv_scale = _mm512_set1_ps(1.0f / sqrtf(static_cast<float>(dk)));
+    const int64_t p_ld = 2 * T - 1, m_lo = T - i0 - nr, n_pos = T + nr - 1;
+    __m512 rows[kRows];
+    for_each_block(n_pos, [&](int64_t start, __mmask16 fresh) {
+        columns_from(pT + m_lo, p_ld, start, n_pos, dk, qv, rows);
+        for (int64_t r = 0; r < nr; ++r) {
+            const int64_t j = start - (nr - 1 - r);  // row r's key frame of the block's lane 0
+            _mm512_mask_storeu_ps(scores + r * T + j, fresh & lanes_within(j, 0, T), rows[r]);
         }
-    }
-    const __m512 s = _mm512_set1_ps(inv_scale);
-    PK_UNROLL_ROWS
-    for (int r = 0; r < R; ++r) {
-        _mm512_mask_storeu_ps(scores[r] + j0, m0, _mm512_mul_ps(_mm512_add_ps(a0[r], b0[r]), s));
-        _mm512_mask_storeu_ps(scores[r] + j0 + 16, m1, _mm512_mul_ps(_mm512_add_ps(a1[r], b1[r]), s));
-    }
+    });
+    for_each_block(T, [&](int64_t start, __mmask16 fresh) {
+        columns_from(kT, T, start, T, dk, qu, rows);
+        for (int64_t r = 0; r < nr; ++r) {
+            float* s = scores + r * T + start;
+            const __m512 bd = _mm512_maskz_loadu_ps(fresh, s);
+            _mm512_mask_storeu_ps(s, fresh, _mm512_mul_ps(_mm512_add_ps(rows[r], bd), inv_scale));
+        }
+    });
 }
 
 // out[r][c0 .. c0 + 32) = sum over j in [0, T) of scores[r][j] * v[j][c0 ..] for R rows
@@ -86,21 +139,9 @@ void weighted_sum_rows(const float* scores, int64_t T, const float* v, int64_t l
     }
 }
 
-// Query rows handled together per load of keys / of values (accumulators: 4 per row for the
-// scores, 2 per row for the weighted sum; 16 of the 32 zmm registers either way).
-constexpr int kScoreRows = 4;
+// Query rows handled together per load of values (2 accumulators per row: 16 of the 32 zmm
+// registers).
 constexpr int kValueRows = 8;
-
-void score_group(int rows, const float* kT, const float* const* p_rows, int64_t T, int64_t p_ld,
-                 int64_t dk, const float* qu, const float* qv, int64_t j0, __mmask16 m0,
-                 __mmask16 m1, float inv_scale, float* const* scores) {
-    switch (rows) {
-        case 4: score_rows<4>(kT, p_rows, T, p_ld, dk, qu, qv, j0, m0, m1, inv_scale, scores); break;
-        case 3: score_rows<3>(kT, p_rows, T, p_ld, dk, qu, qv, j0, m0, m1, inv_scale, scores); break;
-        case 2: score_rows<2>(kT, p_rows, T, p_ld, dk, qu, qv, j0, m0, m1, inv_scale, scores); break;
-        default: score_rows<1>(kT, p_rows, T, p_ld, dk, qu, qv, j0, m0, m1, inv_scale, scores); break;
-    }
-}
 
 void weighted_sum_group(int rows, const float* scores, int64_t T, const float* v, int64_t ld,
                         int64_t c0, __mmask16 m0, __mmask16 m1, float* out) {
@@ -113,29 +154,6 @@ void weighted_sum_group(int rows, const float* scores, int64_t T, const float* v
         case 3: weighted_sum_rows<3>(scores, T, v, ld, c0, m0, m1, out); break;
         case 2: weighted_sum_rows<2>(scores, T, v, ld, c0, m0, m1, out); break;
         default: weighted_sum_rows<1>(scores, T, v, ld, c0, m0, m1, out); break;
-    }
-}
-
-// AttentionKernels::rel_pos_scores.
-void scores_rows(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0, int64_t nr,
-                 const float* qu, const float* qv, float* scores) {
-    const float inv_scale = 1.0f / sqrtf(static_cast<float>(dk));
-    const int64_t p_ld = 2 * T - 1;
-    // The key loop is outside the row loop so each block of keys and positions is read from
-    // L1 by all rows of the block.
-    for (int64_t j0 = 0; j0 < T; j0 += 32) {
-        const __mmask16 m0 = first_lanes(T - j0), m1 = first_lanes(T - j0 - 16);
-        for (int64_t r0 = 0; r0 < nr; r0 += kScoreRows) {
-            const int rows = static_cast<int>(nr - r0 < kScoreRows ? nr - r0 : kScoreRows);
-            const float* p_rows[kScoreRows];
-            float* score_rows_out[kScoreRows];
-            for (int r = 0; r < rows; ++r) {
-                p_rows[r] = pT + (T - 1 - (i0 + r0 + r));
-                score_rows_out[r] = scores + (r0 + r) * T;
-            }
-            score_group(rows, kT, p_rows, T, p_ld, dk, qu + r0 * dk, qv + r0 * dk, j0, m0, m1, inv_scale,
-                        score_rows_out);
-        }
     }
 }
 

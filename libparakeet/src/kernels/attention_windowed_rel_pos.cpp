@@ -34,7 +34,7 @@ int64_t positions_stride(int64_t n_pos) { return round_up(n_pos, kColumnPad); }
 
 void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT) {
     const int64_t ldp = positions_stride(n_pos);
-    for (int64_t h = 0; h < H; ++h) transpose_padded(p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
+    for (int64_t h = 0; h < H; ++h) transpose_padded_portable(p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
 }
 
 void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,
@@ -89,7 +89,7 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
             const float* pT = pT_all + h * dk * ldp;
             const Span s = block_span(key_begin, key_end, r0, nr);
             const int64_t nwin = s.end - s.begin;
-            transpose_padded(k + s.begin * ld + h * dk, nwin, dk, ld, kT, ldk);
+            transpose_padded(kt, k + s.begin * ld + h * dk, nwin, dk, ld, kT, ldk);
             local_attention::biased_queries(q + r0 * ld, ld, h, dk, nr, padded_rows, bias_u, bias_v, qu, qv);
 
             // Each row's window relative to the block's span, and the p rows the block uses.

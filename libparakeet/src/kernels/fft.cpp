@@ -1,4 +1,5 @@
 #include "kernels/fft.h"
+#include "kernels/fft_steps.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -43,25 +44,35 @@ void complex_fft_in_place(const RealFftTables& t, float* z) {
     }
 }
 
-void real_forward_scalar(const RealFftTables& t, const float* in, float* out) {
-    const int m = t.n / 2;
-    // Pack pairs of real samples as complex numbers, in bit-reversed order for the DIT stages.
-    for (int j = 0; j < m; ++j) {
+}  // namespace
+
+void fft_pack_bit_reversed(const RealFftTables& t, const float* in, float* out) {
+    for (int j = 0; j < t.n / 2; ++j) {
         const uint32_t r = t.bitrev[j];
         out[2 * r] = in[2 * j];
         out[2 * r + 1] = in[2 * j + 1];
     }
+}
+
+void fft_split_ends(const RealFftTables& t, float* out) {
+    const int m = t.n / 2;
+    const float z0r = out[0], z0i = out[1];
+    out[0] = z0r + z0i;
+    out[1] = 0.0f;
+    out[2 * m] = z0r - z0i;
+    out[2 * m + 1] = 0.0f;
+}
+
+void real_fft_portable(const RealFftTables& t, const float* in, float* out) {
+    const int m = t.n / 2;
+    fft_pack_bit_reversed(t, in, out);
     complex_fft_in_place(t, out);
 
     // Split step. With Z = FFT_m(z), the even- and odd-sample spectra are
     //   E[k] = (Z[k] + conj Z[m-k]) / 2,   O[k] = (Z[k] - conj Z[m-k]) / (2i),
     // and X[k] = E[k] + W^k O[k], X[m-k] = conj(E[k] - W^k O[k]) with W = exp(-2*pi*i/n).
     // Bins k and m-k are read before either is written, so this runs in place.
-    const float z0r = out[0], z0i = out[1];
-    out[0] = z0r + z0i;
-    out[1] = 0.0f;
-    out[2 * m] = z0r - z0i;
-    out[2 * m + 1] = 0.0f;
+    fft_split_ends(t, out);
     for (int k = 1; k <= m / 2; ++k) {
         const float zr = out[2 * k], zi = out[2 * k + 1];
         const float cr = out[2 * (m - k)], ci = out[2 * (m - k) + 1];
@@ -77,9 +88,7 @@ void real_forward_scalar(const RealFftTables& t, const float* in, float* out) {
     }
 }
 
-}  // namespace
-
-void add_fft_scalar(KernelTable& t) { t.fft.real_forward = real_forward_scalar; }
+void add_fft_scalar(KernelTable& t) { t.fft.real_forward = real_fft_portable; }
 
 RealFft::RealFft(int n) : n_(n), m_(n / 2) {
     if (n < 2 || !is_power_of_two(n)) {

@@ -77,9 +77,13 @@ struct ConvKernels {
 // The products of the relative-position attentions (attention_rel_pos.h,
 // attention_local_rel_pos.h); the drivers prepare the operands and run the softmax between
 // them with OpsKernels::softmax_rows.
+// Query rows per call of AttentionKernels::rel_pos_scores: one zmm vector of them.
+constexpr int64_t kRelPosRowBlock = 16;
+
 struct AttentionKernels {
-    // Full attention, one head, query rows [i0, i0 + nr): kT [dk, T] keys, pT [dk, 2T - 1]
-    // positions (row strides T and 2T - 1), qu / qv [nr, dk] the queries plus bias_u / bias_v.
+    // Full attention, one head, query rows [i0, i0 + nr), nr <= kRelPosRowBlock: kT [dk, T]
+    // keys, pT [dk, 2T - 1] positions (row strides T and 2T - 1), qu / qv the queries plus
+    // bias_u / bias_v, channel-major: qu[c * kRelPosRowBlock + r] (lanes r >= nr zero).
     // scores[r * T + j] = (qu_r · k_j + qv_r · p_{T-1-(i0+r)+j}) / sqrt(dk), each a chain of
     // multiply-adds over the channels in order.
     void (*rel_pos_scores)(const float* kT, const float* pT, int64_t T, int64_t dk, int64_t i0,
@@ -88,6 +92,9 @@ struct AttentionKernels {
     // r < nr and c < dk.
     void (*rel_pos_weighted_sums)(const float* prob, const float* v, int64_t ld, int64_t T,
                                   int64_t dk, int64_t nr, float* out);
+    // One head's rows made columns (transpose.h): dst[c * ldd + t] = src[t * lds + c] for
+    // t < n, c < cols, and columns [n, ldd) of each dst row zeroed.
+    void (*transpose_padded)(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd);
     // Local attention's block products (contracts in attention_local_rel_pos_block.h).
     local_attention::BlockProductsFn local_block_products;
     local_attention::BlockWeightedSumsFn local_block_weighted_sums;
@@ -143,6 +150,7 @@ void add_conv_pointwise_scalar(KernelTable& t);
 void add_conv_winograd_f4_scalar(KernelTable& t);
 void add_conv_subsampling_scalar(KernelTable& t);
 void add_attention_rel_pos_scalar(KernelTable& t);
+void add_transpose_scalar(KernelTable& t);
 void add_attention_local_rel_pos_scalar(KernelTable& t);
 void add_fft_scalar(KernelTable& t);
 void add_matmul_kquant_scalar(KernelTable& t);  // Q4_0 ... Q6_K
@@ -165,6 +173,8 @@ void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only thro
 void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
+void add_fft_avx512(KernelTable& t);
+void add_transpose_avx512(KernelTable& t);
 void add_attention_local_rel_pos_avx512(KernelTable& t);
 void add_attention_dot_product_avx512(KernelTable& t);  // VNNI + BF16 (run only with AVX512_BF16)
 void add_conv_pointwise_avx512(KernelTable& t);

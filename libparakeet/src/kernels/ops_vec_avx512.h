@@ -8,10 +8,11 @@
 #include "kernels/exp_poly.h"
 #include "kernels/gelu_tail_poly.h"
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -Wmaybe-uninitialized
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -W(maybe-)uninitialized
 // reports at -O3 (a known false positive of the compiler's headers); every includer is an
 // AVX-512 file.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 
 #include <cstdint>
 
@@ -23,6 +24,30 @@ static inline __mmask16 first_lanes(int64_t n) {
     if (n <= 0) return 0;
     if (n >= 16) return 0xFFFF;
     return static_cast<__mmask16>((1u << n) - 1u);
+}
+
+// Transposes 16 rows of 16 lanes in registers: afterwards r[i] lane j is r[j] lane i before.
+static inline void transpose16(__m512 r[16]) {
+    __m512 t[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {  // r[4i + k], 128-bit block l: column 4l + k, rows 4i..4i+3
+        r[4 * i] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int i = 0; i < 2; ++i)
+        for (int k = 0; k < 4; ++k) {
+            t[8 * i + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0x88);
+            t[8 * i + 4 + k] = _mm512_shuffle_f32x4(r[8 * i + k], r[8 * i + 4 + k], 0xdd);
+        }
+    for (int k = 0; k < 8; ++k) {
+        r[k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0x88);
+        r[8 + k] = _mm512_shuffle_f32x4(t[k], t[8 + k], 0xdd);
+    }
 }
 
 // exp(x) for 16 lanes: the reduction and polynomial of the AVX2 exp (ops_vec_avx2.h), with

@@ -22,14 +22,12 @@
 #include "audio/wav_reader.h"
 #include "gguf/gguf_reader.h"
 #include "isa_levels.h"
+#include "test_data_dir.h"
 #include "model/model.h"
 
 namespace nemo_fixtures {
 
-inline std::string data_dir() {
-    const char* d = std::getenv("PARAKEET_TEST_DATA");
-    return d ? d : "tests/data";
-}
+inline std::string data_dir() { return test_data_dir(); }
 
 inline std::vector<std::string> list(const std::string& dir, const std::string& prefix,
                                      const std::string& suffix) {

@@ -10,13 +10,11 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "test_data_dir.h"
 
 namespace speaker_fixtures {
 
-inline std::string dir() {
-    const char* d = std::getenv("PARAKEET_TEST_DATA");
-    return std::string(d ? d : "tests/data") + "/speaker";
-}
+inline std::string dir() { return test_data_dir() + "/speaker"; }
 
 inline std::string model_path() { return dir() + "/ecapa_tiny.gguf"; }
 

@@ -12,16 +12,14 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
+#include "test_data_dir.h"
 
 namespace {
 
 using pk::GgufReader;
 using pk::GgufValueType;
 
-std::string reference_path() {
-    const char* dir = std::getenv("PARAKEET_TEST_DATA");
-    return std::string(dir ? dir : "tests/data") + "/gguf/reference_writer.gguf";
-}
+std::string reference_path() { return test_data_dir() + "/gguf/reference_writer.gguf"; }
 
 // IEEE half to float, written out so the test does not depend on the library's conversions.
 float half_to_float(uint16_t h) {

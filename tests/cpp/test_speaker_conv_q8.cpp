@@ -35,12 +35,6 @@ struct Case {
     int64_t T, F;
 };
 
-std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
-    std::vector<uint8_t> b(v.size() * sizeof(float));
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-}
-
 // x [T, F, in] (row stride ldx) unfolded as floats: row (to * Fo + fo), column (i * kt + j) * in + c.
 std::vector<float> unfold_floats(const Case& c, const std::vector<float>& x, int64_t ldx, int64_t To, int64_t Fo) {
     const int64_t cols = c.in * c.kf * c.kt;
@@ -65,11 +59,11 @@ void check(pk::IsaLevel level, const Case& c) {
     const std::vector<float> bias = kt::random_vector(c.out, 32);
     const std::vector<uint8_t> file =
         gguf_test::GgufBuilder()
-            .tensor("w", gguf_test::kTypeF32,
-                    {static_cast<uint64_t>(c.kt), static_cast<uint64_t>(c.kf), static_cast<uint64_t>(c.in),
-                     static_cast<uint64_t>(c.out)},
-                    bytes_of(w))
-            .tensor("b", gguf_test::kTypeF32, {static_cast<uint64_t>(c.out)}, bytes_of(bias))
+            .tensor_f32("w",
+                        {static_cast<uint64_t>(c.kt), static_cast<uint64_t>(c.kf), static_cast<uint64_t>(c.in),
+                         static_cast<uint64_t>(c.out)},
+                        w)
+            .tensor_f32("b", {static_cast<uint64_t>(c.out)}, bias)
             .build();
     const pk::GgufReader gguf = pk::GgufReader::from_buffer(file.data(), file.size(), "conv.gguf");
     pk::WeightConversions q8;

@@ -28,9 +28,7 @@ the result and the error of its own call:
 from __future__ import annotations
 
 import json
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, Deque, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
 
@@ -116,38 +114,35 @@ def transcribe_window(ctx: Any, clips: Sequence[np.ndarray], *, decoder: Optiona
     return results  # type: ignore[return-value]
 
 
-def _outcome(future: "Future[np.ndarray]") -> Union[np.ndarray, Exception]:
-    try:
-        return future.result()
-    except Exception as e:  # the source's own error (unreadable, a bad rate): its result
-        return e
-
-
-def _prepared(pool: ThreadPoolExecutor, sources: Iterable[Tuple[AudioSource, Optional[int]]], rate: int,
-              ahead: int) -> Iterator[Union[np.ndarray, Exception]]:
-    """Each source's samples (or its error) in order, with up to ``ahead`` more being prepared
-    on ``pool`` meanwhile (the next window's, while a window is transcribed)."""
-    pending: Deque["Future[np.ndarray]"] = deque()
-    for audio, sample_rate in sources:
-        pending.append(pool.submit(request_samples, audio, sample_rate, rate))
-        if len(pending) > ahead:
-            yield _outcome(pending.popleft())
-    while pending:
-        yield _outcome(pending.popleft())
-
-
 def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[int]]], *, workers: int,
                        decoder: Optional[str] = None, timestamps: bool = True,
                        language: Optional[str] = None) -> Iterator[Result]:
     """Each ``(audio, sample_rate)`` source (what :meth:`Context.transcribe` takes), prepared as
     it prepares them on ``workers`` threads and transcribed in windows: per source, in order,
-    its :class:`Transcript` or the exception its own ``ctx.transcribe`` raises. Lazy: at most
-    two windows of sources are read at a time."""
+    its :class:`Transcript` or the exception its own ``ctx.transcribe`` raises. Lazy: the
+    sources prepared ahead, while a window is transcribed, are at most a window's count and
+    :data:`WINDOW_BYTES` of samples (the batch job's Prefetcher), so hour-long files are not
+    read a window ahead whole."""
+    from .batch.prefetch import Prefetcher  # the batch package imports context, which imports this module
+
+    def prepare(entry: Tuple[int, Tuple[AudioSource, Optional[int]]], rate: int) -> Any:
+        audio, sample_rate = entry[1]
+        try:
+            return entry, request_samples(audio, sample_rate, rate), None
+        except Exception as e:  # the source's own error (unreadable, a bad rate): its result
+            return entry, None, e
+
     size = window_size(ctx.concurrency)
-    with ThreadPoolExecutor(workers, thread_name_prefix="parakeet-prepare") as pool:
-        for window in windows(_prepared(pool, sources, ctx.sample_rate, size), size,
-                              lambda s: s.nbytes if isinstance(s, np.ndarray) else 0):
-            transcribed = iter(transcribe_window(ctx, [s for s in window if isinstance(s, np.ndarray)],
+    handed_out = 0
+    with Prefetcher(enumerate(sources), ctx.sample_rate, decoders=workers, max_items=size, max_bytes=WINDOW_BYTES,
+                    decode_fn=prepare) as prepared:
+        for window in windows(prepared, size, lambda d: d[1].nbytes if d[1] is not None else 0):
+            transcribed = iter(transcribe_window(ctx, [samples for _, samples, _ in window if samples is not None],
                                                  decoder=decoder, timestamps=timestamps, language=language))
-            for samples in window:
-                yield next(transcribed) if isinstance(samples, np.ndarray) else samples
+            for (index, _), samples, error in window:
+                if index != handed_out:  # only a preparing thread's death skips a source
+                    raise RuntimeError(f"source {handed_out} was lost: {'; '.join(prepared.deaths)}")
+                handed_out += 1
+                yield next(transcribed) if samples is not None else error
+        if prepared.deaths:
+            raise RuntimeError(f"sources after {handed_out} were lost: {'; '.join(prepared.deaths)}")

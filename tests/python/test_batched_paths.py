@@ -161,6 +161,25 @@ def test_transcribe_sources_reads_at_most_two_windows_ahead(collections):
         results.close()
 
 
+def test_transcribe_sources_reads_ahead_at_most_a_window_of_bytes(collections, monkeypatch):
+    # Long recordings: what is prepared ahead is bounded by bytes too, not only by count.
+    clip = collections[0][0]
+    monkeypatch.setattr(batch_call, "WINDOW_BYTES", 3 * clip.nbytes)
+    read = []
+
+    def sources():
+        for i in range(200):
+            read.append(i)
+            yield clip, RATE
+    with Context(MODELS["ctc"], threads=1) as ctx:
+        results = batch_call.transcribe_sources(ctx, sources(), workers=2)
+        first = next(results)
+        # the window (3 clips), 3 clips' bytes prepared behind it, one clip held by each of the
+        # two preparing threads, and the next one
+        assert isinstance(first, Transcript) and len(read) <= 3 + 3 + 2 + 1
+        results.close()
+
+
 def _write(path, samples, rate=RATE):
     soundfile.write(str(path), samples, rate, subtype="FLOAT")  # float WAV: the samples exactly, NaN too
     return str(path)

@@ -13,9 +13,6 @@
 #include "kernels/matmul_vnni_avx512.h"
 #include "kernels/ops_vec_avx512.h"
 
-// See quantize_q8_vnni_avx512.h: a false positive of GCC 12's AVX-512 headers.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-
 #define PK_UNROLL _Pragma("GCC unroll 4")
 
 namespace pk::kernels {

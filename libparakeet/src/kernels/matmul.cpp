@@ -251,7 +251,7 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
                     kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr),
                                           K, kc, mr, aq + o * kQ8Block, as + o, ac + o);
                 });
-    gemm_q8_vnni_packed(kern, team, scratch, aq, as, ac, M, w, bias, y, ldy);
+    gemm_q8_vnni_packed(kern, team, aq, as, ac, M, w, bias, y, ldy);
 }
 
 // Unsigned-form weights (Q4_0 ... Q6_K), for any M: activations quantised as for the VNNI Q8_0
@@ -454,7 +454,7 @@ void gemm_q8_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch,
 // The tile loop of gemm_q8_vnni. Same K slices as gemm_q8_packed (they fix each output's float
 // summation order, which the levels share); the tile reads the packed weights as they are, so
 // there is no per-slice widening.
-void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, Arena&, const int8_t* aq,
+void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, const int8_t* aq,
                          const float* as, const int32_t* ac, int64_t M, const PackedWeights& w, const float* bias,
                          float* y, int64_t ldy) {
     const int64_t mr = kRowsQ8Vnni;
@@ -487,11 +487,12 @@ void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, Arena&, co
 }
 
 int64_t checked_ldy(const char* entry, int64_t M, int64_t K, const PackedWeights& w, int64_t ldy) {
-    const std::string e(entry);
-    if (K != w.k()) throw std::invalid_argument(e + ": K does not match the weight");
-    if (M < 0) throw std::invalid_argument(e + ": negative M");
+    // The message is built only on failure: this check runs on every product.
+    const auto fail = [entry](const char* what) { throw std::invalid_argument(std::string(entry) + what); };
+    if (K != w.k()) fail(": K does not match the weight");
+    if (M < 0) fail(": negative M");
     if (ldy < 0) ldy = w.n();
-    if (ldy < w.n()) throw std::invalid_argument(e + ": ldy < N");
+    if (ldy < w.n()) fail(": ldy < N");
     return ldy;
 }
 

@@ -54,7 +54,7 @@ void gemm_q8_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch,
                     int64_t M, const PackedWeights& w, const float* bias, float* y, int64_t ldy);
 // The same on the VNNI panels of kRowsQ8Vnni rows (aq, as, ac) that quantize_q8_vnni writes,
 // for the levels with tile_q8_vnni.
-void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const int8_t* aq,
+void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, const int8_t* aq,
                          const float* as, const int32_t* ac, int64_t M, const PackedWeights& w, const float* bias,
                          float* y, int64_t ldy);
 

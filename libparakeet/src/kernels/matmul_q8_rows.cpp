@@ -98,7 +98,7 @@ void gathered_product(ThreadTeam& team, Arena& scratch, const Blocks& x, int64_t
                     ac[dst] = x.map.corr[s];
                 });
         });
-        gemm_q8_vnni_packed(kern, team, scratch, aq, as, ac, M, w, bias, y, ldy);
+        gemm_q8_vnni_packed(kern, team, aq, as, ac, M, w, bias, y, ldy);
         return;
     }
     int16_t* aq = scratch.alloc_array<int16_t>(panel_blocks * kQ8Block);

@@ -19,7 +19,8 @@ namespace pk::speaker {
 void column_stats(ThreadTeam& team, const float* x, int64_t T, int64_t C, float* mean, float* std, float var_floor);
 
 // The same under the softmax over time of each column of a [T, C] (attention logits), which is
-// left in a unnormalised: a[t * C + c] = exp(a[t * C + c] - max over t of column c).
+// left in a unnormalised: a[t * C + c] = exp(a[t * C + c] - max over t of column c). Here std
+// must not be null.
 void softmax_stats(ThreadTeam& team, const float* x, float* a, int64_t T, int64_t C, float* mean, float* std,
                    float var_floor);
 

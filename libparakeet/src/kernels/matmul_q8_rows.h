@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "kernels/matmul.h"
+#include "kernels/quantize_q8_0.h"
 #include "runtime/arena.h"
 #include "runtime/cpu_features.h"
 #include "runtime/thread_team.h"
@@ -28,6 +29,13 @@ struct Q8Rows {
     float* scale;
     int32_t* corr;
 };
+
+// Whether a convolution's weight w, of `taps` taps over `in` channels, can take its input
+// quantised once and gathered: Q8_0 blocks that are each one tap's run of 32 channels (columns in
+// tap-major order, or a single tap, and `in` a multiple of 32).
+inline bool q8_blocks_are_taps(const PackedWeights& w, bool tap_major, int64_t taps, int64_t in) {
+    return w.type() == WeightType::Q8_0 && (tap_major || taps == 1) && in % kQ8_0BlockValues == 0;
+}
 
 // Room for `rows` rows of K values from `arena` (given back with the arena's scope).
 Q8Rows alloc_q8_rows(Arena& arena, int64_t rows, int64_t K);

@@ -106,8 +106,7 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
         c.weight_ = std::make_shared<const kernels::PackedWeights>(type, checked.data, s.out, cols, t.level());
     }
     t.release(checked);
-    c.q8_map_ = c.weight_ != nullptr && c.weight_->type() == kernels::WeightType::Q8_0 && (c.tap_major_ || taps == 1) &&
-                in % kernels::kQ8_0BlockValues == 0;
+    c.q8_map_ = c.weight_ != nullptr && kernels::q8_blocks_are_taps(*c.weight_, c.tap_major_, taps, in);
     c.kernels_ = &t.kernels();
     c.bias_ = bias.empty() ? nullptr : t.f32(bias, {s.out});
     c.in_ = in;

@@ -59,8 +59,7 @@ Conv1dSame Conv1dSame::load(const TensorLoader& t, const std::string& prefix, in
                                                                    t.level());
     }
     t.release(w);
-    c.q8_map_ = c.weight_->type() == kernels::WeightType::Q8_0 && (c.tap_major_ || kernel == 1) &&
-                in % kernels::kQ8_0BlockValues == 0;
+    c.q8_map_ = kernels::q8_blocks_are_taps(*c.weight_, c.tap_major_, kernel, in);
     c.bias_ = t.f32(schema::bias(module), {out});
     c.in_ = in;
     c.out_ = out;

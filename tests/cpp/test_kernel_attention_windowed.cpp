@@ -33,13 +33,13 @@ struct Inputs {
     std::vector<float> q, k, v, p, bu, bv, pT;
 };
 
-Inputs make_inputs(const Step& s) {
+Inputs make_inputs(const pk::kernels::KernelTable& kt, const Step& s) {
     Inputs in{kt::random_vector(s.rows * s.d(), 1, -1, 1), kt::random_vector(s.n() * s.d(), 2, -1, 1),
               kt::random_vector(s.n() * s.d(), 3, -1, 1),  kt::random_vector(s.P() * s.d(), 4, -1, 1),
               kt::random_vector(s.d(), 5, -1, 1),          kt::random_vector(s.d(), 6, -1, 1),
               {}};
     in.pT.resize(static_cast<size_t>(s.d() * pk::kernels::positions_stride(s.P())));
-    pk::kernels::transpose_positions(in.p.data(), s.P(), s.H, s.dk, in.pT.data());
+    pk::kernels::transpose_positions(kt, in.p.data(), s.P(), s.H, s.dk, in.pT.data());
     return in;
 }
 
@@ -85,7 +85,7 @@ std::vector<double> reference(const Step& s, const Inputs& in) {
 TEST_P(WindowedAttention, MatchesTheReferenceWithTheSameBitsOnAnyTeam) {
     for (const Step& s : {Step{}, Step{8, 64, 2, 70, 70, 1}, Step{2, 40, 4, 17, 20, 3}}) {
         SCOPED_TRACE("H " + std::to_string(s.H) + " dk " + std::to_string(s.dk) + " rows " + std::to_string(s.rows));
-        const Inputs in = make_inputs(s);
+        const Inputs in = make_inputs(kernels(), s);
         const std::vector<float> one = attend(kernels(), s, in, 1);
         const std::vector<double> want = reference(s, in);
         for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(one[i], want[i], 2e-5) << "value " << i;
@@ -96,11 +96,11 @@ TEST_P(WindowedAttention, MatchesTheReferenceWithTheSameBitsOnAnyTeam) {
 
 TEST_P(WindowedAttention, RefusesWindowsOutsideTheKeysOrPositions) {
     const Step s;
-    const Inputs in = make_inputs(s);
+    const Inputs in = make_inputs(kernels(), s);
     EXPECT_THROW(attend(kernels(), s, in, 1, s.n()), std::invalid_argument);  // an empty window
     Step far = s;
     far.cached = s.cached + 1;  // key 0 is then L+R+1 behind the last query: no position for it
-    EXPECT_THROW(attend(kernels(), far, make_inputs(far), 1), std::invalid_argument);
+    EXPECT_THROW(attend(kernels(), far, make_inputs(kernels(), far), 1), std::invalid_argument);
 }
 
 INSTANTIATE_ISA_LEVELS(WindowedAttention);

@@ -32,9 +32,9 @@ Span block_span(const int64_t* key_begin, const int64_t* key_end, int64_t r0, in
 
 int64_t positions_stride(int64_t n_pos) { return round_up(n_pos, kColumnPad); }
 
-void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT) {
+void transpose_positions(const KernelTable& kt, const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT) {
     const int64_t ldp = positions_stride(n_pos);
-    for (int64_t h = 0; h < H; ++h) transpose_padded_portable(p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
+    for (int64_t h = 0; h < H; ++h) transpose_padded(kt, p + h * dk, n_pos, dk, H * dk, pT + h * dk * ldp, ldp);
 }
 
 void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& arena, const float* q,

@@ -31,7 +31,7 @@ struct KernelTable;
 // pT[(h * dk + c) * positions_stride(n_pos) + i] = p[i * H*dk + h * dk + c], the padding zero.
 // Made once for positions that many calls share (a stream's steps reuse its context's).
 int64_t positions_stride(int64_t n_pos);
-void transpose_positions(const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT);
+void transpose_positions(const KernelTable& kt, const float* p, int64_t n_pos, int64_t H, int64_t dk, float* pT);
 
 // q: [rows, H*dk]; k, v: [n_keys, H*dk]; pT: transpose_positions of p [n_pos, H*dk], the
 // projected relative positions max_rel down to max_rel - n_pos + 1, which must cover

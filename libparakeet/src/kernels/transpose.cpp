@@ -6,6 +6,9 @@
 
 namespace pk::kernels {
 
+namespace {
+
+// The scalar level's copy.
 void transpose_padded_portable(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd) {
     // Eight source rows at a time, so each destination row gets eight adjacent floats per pass
     // (one float per pass makes every store touch another cache line).
@@ -18,6 +21,8 @@ void transpose_padded_portable(const float* src, int64_t n, int64_t cols, int64_
         for (int64_t c = 0; c < cols; ++c) dst[c * ldd + t] = src[t * lds + c];
     for (int64_t c = 0; c < cols; ++c) std::fill(dst + c * ldd + n, dst + (c + 1) * ldd, 0.0f);
 }
+
+}  // namespace
 
 void add_transpose_scalar(KernelTable& t) { t.attention.transpose_padded = transpose_padded_portable; }
 

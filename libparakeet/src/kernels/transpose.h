@@ -14,7 +14,4 @@ struct KernelTable;
 void transpose_padded(const KernelTable& k, const float* src, int64_t n, int64_t cols, int64_t lds, float* dst,
                       int64_t ldd);
 
-// The portable version (the scalar level's), for the callers that run once per model.
-void transpose_padded_portable(const float* src, int64_t n, int64_t cols, int64_t lds, float* dst, int64_t ldd);
-
 }  // namespace pk::kernels

@@ -280,7 +280,7 @@ std::vector<float> ConformerLayer::step_positions(ThreadTeam& team, Arena& arena
     float* p = arena.alloc_array<float>(static_cast<size_t>(P * d));
     pos_.forward(team, arena, pos, P, p);
     std::vector<float> pT(static_cast<size_t>(d * kernels::positions_stride(P)));
-    kernels::transpose_positions(p, P, n_heads_, d / n_heads_, pT.data());
+    kernels::transpose_positions(*kernels_, p, P, n_heads_, d / n_heads_, pT.data());
     return pT;
 }
 

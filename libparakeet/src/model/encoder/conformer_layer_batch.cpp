@@ -43,7 +43,7 @@ void ConformerLayer::attend(ThreadTeam& team, Arena& arena, const float* q, cons
         int64_t* end = arena.alloc_array<int64_t>(static_cast<size_t>(T));
         chunked_windows(T, left, right, begin, end);
         float* pT = arena.alloc_array<float>(static_cast<size_t>(d * kernels::positions_stride(P)));
-        kernels::transpose_positions(p, P, n_heads_, dk, pT);
+        kernels::transpose_positions(*kernels_, p, P, n_heads_, dk, pT);
         kernels::windowed_rel_pos_attention(*kernels_, team, arena, q, T, k, v, T, pT, P, left + right, pos_bias_u_,
                                             pos_bias_v_, n_heads_, dk, 0, begin, end, out);
     }

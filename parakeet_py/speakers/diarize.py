@@ -21,8 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .. import _native
-from ..audio.prepare import AudioSource, prepare_audio
-from ..errors import InvalidAudio
+from ..audio.prepare import AudioSource, request_samples
 from ..hub import resolve_model
 from ..owned_handle import SharedModel, load_model_of_kind
 from ..progress import ProgressCallback, call_with_progress, check_progress
@@ -31,7 +30,6 @@ from .diarize_stream import DiarizerStream, latency_number
 
 # The audio is brought to this rate here; the library resamples it to the model's if that differs.
 AUDIO_RATE = 16000
-_INT_MAX = 2**31 - 1
 
 
 class Diarizer(SharedModel):
@@ -58,9 +56,7 @@ class Diarizer(SharedModel):
         ``progress`` as for Context.transcribe: the fraction diarized (docs/api.md says where
         the reports come from); ``False`` cancels, raising :class:`Cancelled`."""
         check_progress(progress)
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        samples = request_samples(audio, sample_rate, AUDIO_RATE)
         ffi, lib = _native.load()
         buf, n, opts = ffi.from_buffer("float[]", samples), int(samples.size), json.dumps(options).encode("utf-8")
         with self._using() as handle:
@@ -99,9 +95,7 @@ class Diarizer(SharedModel):
         of clean voice or without a registry. ``accept`` / ``margin`` 0: 0.5 / 0.05. With
         ``profiles``, also ``"speaker_profiles"``: per slot its clean voice's intervals and
         embedding, or why there is none (docs/api.md, "Speaker encoder and voice registry")."""
-        samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=False)
-        if samples.size > _INT_MAX:
-            raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
+        samples = request_samples(audio, sample_rate, AUDIO_RATE)
         ffi, lib = _native.load()
         reg = registry.handle() if registry is not None else ffi.NULL
         call = lib.parakeet_capi_diarize_profiles_pcm_json if profiles else lib.parakeet_capi_diarize_named_pcm_json

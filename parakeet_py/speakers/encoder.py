@@ -13,22 +13,17 @@ from typing import Optional, Union
 import numpy as np
 
 from .. import _native
-from ..audio.prepare import AudioSource, prepare_audio
-from ..errors import InvalidAudio
+from ..audio.prepare import AudioSource, request_samples
 from ..hub import resolve_model
 from ..owned_handle import SharedModel, load_model_of_kind
 
 # The audio is brought to this rate here (the encoders' front end runs at 16 kHz).
 AUDIO_RATE = 16000
-_INT_MAX = 2**31 - 1
 
 
 def prepared_pcm(audio: AudioSource, sample_rate: Optional[int]) -> np.ndarray:
     """The audio as 16 kHz float32 samples, short enough for one call."""
-    samples = prepare_audio(audio, sample_rate=sample_rate, target_rate=AUDIO_RATE, check_finite=True)
-    if samples.size > _INT_MAX:
-        raise InvalidAudio(f"audio of {samples.size} samples is too long for one request")
-    return samples
+    return request_samples(audio, sample_rate, AUDIO_RATE, check_finite=True)
 
 
 class SpeakerEncoder(SharedModel):

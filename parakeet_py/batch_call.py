@@ -114,6 +114,20 @@ def transcribe_window(ctx: Any, clips: Sequence[np.ndarray], *, decoder: Optiona
     return results  # type: ignore[return-value]
 
 
+def transcribe_decoded(ctx: Any, decoded: Iterable[Tuple[T, Optional[np.ndarray], Any]], *,
+                       decoder: Optional[str] = None, timestamps: bool = True,
+                       language: Optional[str] = None) -> Iterator[Tuple[T, Any]]:
+    """Per ``(item, samples, error)`` in order, ``(item, result)``: the samples transcribed in
+    windows (:func:`window_size` clips, :data:`WINDOW_BYTES`), each in one batch call, so the
+    result is the item's :class:`Transcript` or the exception of its own call; ``error`` where
+    ``samples`` is None (the item could not be prepared)."""
+    for window in windows(decoded, window_size(ctx.concurrency), lambda d: d[1].nbytes if d[1] is not None else 0):
+        transcribed = iter(transcribe_window(ctx, [samples for _, samples, _ in window if samples is not None],
+                                             decoder=decoder, timestamps=timestamps, language=language))
+        for item, samples, error in window:
+            yield item, (next(transcribed) if samples is not None else error)
+
+
 def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[int]]], *, workers: int,
                        decoder: Optional[str] = None, timestamps: bool = True,
                        language: Optional[str] = None) -> Iterator[Result]:
@@ -132,17 +146,14 @@ def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[i
         except Exception as e:  # the source's own error (unreadable, a bad rate): its result
             return entry, None, e
 
-    size = window_size(ctx.concurrency)
     handed_out = 0
-    with Prefetcher(enumerate(sources), ctx.sample_rate, decoders=workers, max_items=size, max_bytes=WINDOW_BYTES,
-                    decode_fn=prepare) as prepared:
-        for window in windows(prepared, size, lambda d: d[1].nbytes if d[1] is not None else 0):
-            transcribed = iter(transcribe_window(ctx, [samples for _, samples, _ in window if samples is not None],
-                                                 decoder=decoder, timestamps=timestamps, language=language))
-            for (index, _), samples, error in window:
-                if index != handed_out:  # only a preparing thread's death skips a source
-                    raise RuntimeError(f"source {handed_out} was lost: {'; '.join(prepared.deaths)}")
-                handed_out += 1
-                yield next(transcribed) if samples is not None else error
+    with Prefetcher(enumerate(sources), ctx.sample_rate, decoders=workers, max_items=window_size(ctx.concurrency),
+                    max_bytes=WINDOW_BYTES, decode_fn=prepare) as prepared:
+        for (index, _), result in transcribe_decoded(ctx, prepared, decoder=decoder, timestamps=timestamps,
+                                                     language=language):
+            if index != handed_out:  # only a preparing thread's death skips a source
+                raise RuntimeError(f"source {handed_out} was lost: {'; '.join(prepared.deaths)}")
+            handed_out += 1
+            yield result
         if prepared.deaths:
             raise RuntimeError(f"sources after {handed_out} were lost: {'; '.join(prepared.deaths)}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Callable, Iterable, List, Optional
 
-from ..batch_call import transcribe_window, window_size, windows
+from ..batch_call import transcribe_decoded, window_size
 from ..context import Context
 from ..speakers.diarize import Diarizer
 from ..errors import InternalError, InvalidArgument
@@ -29,7 +29,7 @@ from ..vad import Vad
 from .manifest import Entry, read_inputs
 from .output import open_output, output_format
 from .prefetch import Prefetcher
-from .rows import arrow_schema, decoder_label, error_message, make_row, model_id, passthrough_schema
+from .rows import arrow_schema, decoder_label, exception_message, make_row, model_id, passthrough_schema
 
 
 @dataclass
@@ -93,7 +93,7 @@ def _transcribe_entries(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
                     transcript = ctx.transcribe(samples, sample_rate=ctx.sample_rate, decoder=options.decoder,
                                                 timestamps=options.timestamps, vad=vad)
             except Exception as e:  # any failure of one file is that file's row, never the job's end
-                error = error_message(entry.path, str(e) or type(e).__name__)
+                error = exception_message(entry.path, e)
         row(entry, transcript, error)
 
 
@@ -102,15 +102,11 @@ def _transcribe_windows(prefetcher: Prefetcher, ctx: Context, row: Callable[...,
     """A plain job's transcribing thread: take windows of decoded clips until none are left,
     transcribe each in one batch call, write its rows. A clip that fails gets the error of its
     own call (:mod:`..batch_call`)."""
-    size = window_size(ctx.concurrency)
-    for window in windows(prefetcher, size, lambda d: d[1].nbytes if d[1] is not None else 0):
-        transcribed = iter(transcribe_window(ctx, [samples for _, samples, error in window if error is None],
-                                             decoder=options.decoder, timestamps=options.timestamps))
-        for entry, _, error in window:
-            result = next(transcribed) if error is None else None
-            if isinstance(result, Exception):
-                error, result = error_message(entry.path, str(result) or type(result).__name__), None
-            row(entry, result, error)
+    for entry, result in transcribe_decoded(ctx, prefetcher, decoder=options.decoder, timestamps=options.timestamps):
+        if isinstance(result, Transcript):
+            row(entry, result, None)
+        else:  # the decoder's message, or the exception of the clip's own call
+            row(entry, None, result if isinstance(result, str) else exception_message(entry.path, result))
 
 
 def run_batch(model_path: str, inputs: Iterable[str], output: str, options: Optional[BatchOptions] = None, *,

@@ -40,14 +40,14 @@ from typing import Any, Dict, Iterable, List, Optional, Set, Tuple, Union
 
 import pyarrow as pa
 
-from ..batch_call import transcribe_window, window_size
+from ..batch_call import transcribe_decoded, window_size
 from ..context import Context
-from ..transcript import Attention
+from ..transcript import Attention, Transcript
 from .local_job import BatchOptions
 from .manifest import PATH_COLUMNS, Entry, ManifestError, entry_from_row, read_inputs, row_id
 from .output import OutputError, durable_replace, output_format, unique_tmp
 from .prefetch import decode
-from .rows import arrow_schema, decoder_label, error_message, make_row, model_id
+from .rows import arrow_schema, decoder_label, error_message, exception_message, make_row, model_id
 
 MODEL_CACHE = os.path.join(os.environ.get("PARAKEET_CACHE", os.path.expanduser("~/.cache/parakeet")), "models")
 
@@ -129,16 +129,17 @@ class ParakeetUDF:
             return Entry(id=str(row.get("id")), path="", extra=extra), str(e)
 
     def _rows(self, decoded: List[Tuple[Entry, Any, Optional[str]]]) -> List[Dict[str, Any]]:
-        """The rows of a call's decoded entries: the good ones transcribed in one batch call
-        (:mod:`...batch_call`; each file with the result or the error of its own call)."""
-        transcribed = iter(transcribe_window(self.ctx, [samples for _, samples, error in decoded if error is None],
-                                             decoder=self.decoder_name, timestamps=self.timestamps))
+        """The rows of a call's decoded entries: the good ones transcribed in batch calls of a
+        window each (:func:`...batch_call.transcribe_decoded`; each file with the result or the
+        error of its own call)."""
         rows = []
-        for entry, _, error in decoded:
-            result = next(transcribed) if error is None else None
-            if isinstance(result, Exception):  # one file's failure is its row, never the task's
-                error, result = error_message(entry.path, str(result) or type(result).__name__), None
-            rows.append(make_row(entry, result, error, decoder=self.decoder_label, model=self.model,
+        for entry, result in transcribe_decoded(self.ctx, decoded, decoder=self.decoder_name,
+                                                timestamps=self.timestamps):
+            if isinstance(result, Transcript):
+                transcript, error = result, None
+            else:  # the decoder's message, or the exception of the file's own call: its row, never the task's
+                transcript, error = None, result if isinstance(result, str) else exception_message(entry.path, result)
+            rows.append(make_row(entry, transcript, error, decoder=self.decoder_label, model=self.model,
                                  timestamps=self.timestamps))
         return rows
 

@@ -53,6 +53,11 @@ def error_message(path: str, message: str) -> str:
     return message if message.startswith(path) else f"{path}: {message}"
 
 
+def exception_message(path: str, e: BaseException) -> str:
+    """:func:`error_message` of an exception (its type's name where it says nothing)."""
+    return error_message(path, str(e) or type(e).__name__)
+
+
 def passthrough_name(name: str) -> str:
     return f"input_{name}" if name in RESERVED else name
 

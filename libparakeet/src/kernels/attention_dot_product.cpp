@@ -31,18 +31,6 @@ struct HeadOperands {
     }
 };
 
-// Runs run(ith, item_begin, item_end) for contiguous runs of `items` (head, block of query
-// rows) items over the team, at least `grain` items a thread. Items go head by head, so a
-// thread loads each of its heads once.
-template <class Run>
-void split_items(ThreadTeam& team, int64_t items, int64_t grain, const Run& run) {
-    team.run([&](int ith, int n_threads) {
-        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
-        if (ith >= chunks) return;
-        run(ith, items * ith / chunks, items * (ith + 1) / chunks);
-    });
-}
-
 // One item = one (head, block of kRowBlock query rows): about 2 * kRowBlock * T * dk
 // multiply-adds.
 int64_t row_blocks(int64_t T) { return (T + blocks::kRowBlock - 1) / blocks::kRowBlock; }

@@ -125,10 +125,7 @@ void local_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& are
     const int64_t row_blocks = (rows + kRowBlock - 1) / kRowBlock;
     const int64_t items = H * row_blocks;
     const int64_t grain = grain_for(3 * kRowBlock * P * dk);
-    team.run([&](int ith, int n_threads) {
-        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
-        if (ith >= chunks) return;
-        const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
+    split_items(team, items, grain, [&](int ith, int64_t item_begin, int64_t item_end) {
         KeySpan span{scratch + ith * per_thread, scratch + ith * per_thread + dk * lds, lds};
         float* pT = span.vs + dk * lds;
         float* qu = pT + dk * ldp;

@@ -72,10 +72,7 @@ void windowed_rel_pos_attention(const KernelTable& kt, ThreadTeam& team, Arena& 
     const float inv_scale = 1.0f / std::sqrt(static_cast<float>(dk));
     const int64_t items = H * row_blocks;
     const int64_t grain = grain_for(3 * kRowBlock * (widest + n_pos) * dk);
-    team.run([&](int ith, int n_threads) {
-        const int64_t chunks = std::min<int64_t>(n_threads, (items + grain - 1) / grain);
-        if (ith >= chunks) return;
-        const int64_t item_begin = items * ith / chunks, item_end = items * (ith + 1) / chunks;
+    split_items(team, items, grain, [&](int ith, int64_t item_begin, int64_t item_end) {
         float* kT = scratch + ith * per_thread;
         float* qu = kT + dk * ldk;
         float* qv = qu + kRowBlock * dk;

@@ -36,6 +36,7 @@ from . import _native
 from .audio.prepare import AudioSource, request_samples
 from .decoders import decoder_code
 from .errors import ParakeetError
+from .read_ahead import ReadAhead
 from .stream import check_language
 from .transcript import Transcript
 
@@ -135,10 +136,8 @@ def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[i
     it prepares them on ``workers`` threads and transcribed in windows: per source, in order,
     its :class:`Transcript` or the exception its own ``ctx.transcribe`` raises. Lazy: the
     sources prepared ahead, while a window is transcribed, are at most a window's count and
-    :data:`WINDOW_BYTES` of samples (the batch job's Prefetcher), so hour-long files are not
+    :data:`WINDOW_BYTES` of samples (:class:`.read_ahead.ReadAhead`), so hour-long files are not
     read a window ahead whole."""
-    from .batch.prefetch import Prefetcher  # the batch package imports context, which imports this module
-
     def prepare(entry: Tuple[int, Tuple[AudioSource, Optional[int]]], rate: int) -> Any:
         audio, sample_rate = entry[1]
         try:
@@ -147,8 +146,8 @@ def transcribe_sources(ctx: Any, sources: Iterable[Tuple[AudioSource, Optional[i
             return entry, None, e
 
     handed_out = 0
-    with Prefetcher(enumerate(sources), ctx.sample_rate, decoders=workers, max_items=window_size(ctx.concurrency),
-                    max_bytes=WINDOW_BYTES, decode_fn=prepare) as prepared:
+    with ReadAhead(enumerate(sources), ctx.sample_rate, prepare, decoders=workers,
+                   max_items=window_size(ctx.concurrency), max_bytes=WINDOW_BYTES) as prepared:
         for (index, _), result in transcribe_decoded(ctx, prepared, decoder=decoder, timestamps=timestamps,
                                                      language=language):
             if index != handed_out:  # only a preparing thread's death skips a source

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "isa_levels.h"
+#include "kernels/f16.h"
 #include "kernels/matmul.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
@@ -35,6 +36,20 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0
     std::vector<float> v(n);
     for (auto& f : v) f = dist(rng);
     return v;
+}
+
+// Raw GGUF Q8_0 rows (34-byte blocks): a half scale and 32 random int8 per block.
+inline std::vector<uint8_t> random_q8_weights(int64_t N, int64_t K, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> scale(0.001f, 0.02f);
+    std::uniform_int_distribution<int> quant(-128, 127);
+    std::vector<uint8_t> raw(static_cast<size_t>(N * K / 32 * 34));
+    for (size_t at = 0; at < raw.size(); at += 34) {
+        const uint16_t d = pk::kernels::f32_to_f16(scale(rng));
+        std::memcpy(&raw[at], &d, 2);
+        for (int i = 0; i < 32; ++i) raw[at + 2 + i] = static_cast<uint8_t>(quant(rng));
+    }
+    return raw;
 }
 
 // Runs matmul (by `path`) on a team of n_threads and returns y (M rows of ldy floats; columns

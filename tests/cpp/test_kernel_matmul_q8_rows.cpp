@@ -7,7 +7,6 @@
 
 #include <stdexcept>
 
-#include "kernels/f16.h"
 #include "kernels/matmul_q8_rows.h"
 
 namespace {
@@ -16,20 +15,6 @@ using namespace matmul_test;
 using pk::kernels::Q8Rows;
 
 class MatmulQ8Rows : public isa_test::LevelTest {};
-
-// Raw GGUF Q8_0 rows (34-byte blocks): a half scale and 32 random int8 per block.
-std::vector<uint8_t> random_q8_weights(int64_t N, int64_t K, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> scale(0.001f, 0.02f);
-    std::uniform_int_distribution<int> quant(-128, 127);
-    std::vector<uint8_t> raw(static_cast<size_t>(N * K / 32 * 34));
-    for (size_t at = 0; at < raw.size(); at += 34) {
-        const uint16_t d = pk::kernels::f32_to_f16(scale(rng));
-        std::memcpy(&raw[at], &d, 2);
-        for (int i = 0; i < 32; ++i) raw[at + 2 + i] = static_cast<uint8_t>(quant(rng));
-    }
-    return raw;
-}
 
 struct QuantisedRows {
     std::vector<int8_t> q;

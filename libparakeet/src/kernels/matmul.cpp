@@ -213,6 +213,24 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     });
 }
 
+// Row panel i's K slice [pc, pc + kc) of the M rows x quantised into the int16 panels of
+// gemm_q8 (pc counts blocks).
+void pack_q8_panel(const MatmulKernels& kern, const float* x, int64_t M, int64_t K, int64_t row_panels, int64_t i,
+                   int64_t pc, int64_t kc, int16_t* aq, float* as) {
+    const int64_t mr = kRowsQ8;
+    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
+    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K, kc, aq + o * kQ8Block, as + o);
+}
+
+// The same for the int8 panels of gemm_q8_vnni, with their corrections.
+void pack_q8_vnni_panel(const MatmulKernels& kern, const float* x, int64_t M, int64_t K, int64_t row_panels,
+                        int64_t i, int64_t pc, int64_t kc, int8_t* aq, float* as, int32_t* ac) {
+    const int64_t mr = kRowsQ8Vnni;
+    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
+    kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K, kc, mr, aq + o * kQ8Block,
+                          as + o, ac + o);
+}
+
 // Q8_0 on the levels without VNNI: activations quantised into int16 panels, then the tiles
 // (gemm_q8_packed).
 void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const float* x,
@@ -224,12 +242,9 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     // Quantised A, K slice by K slice (matmul_layout.h); pc counts blocks.
     int16_t* aq = scratch.alloc_array<int16_t>(static_cast<size_t>(row_panels * mr * K));
     float* as = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * nblocks));
-    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
-                [&](int64_t i, int64_t pc, int64_t kc) {
-                    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
-                    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K,
-                                           kc, aq + o * kQ8Block, as + o);
-                });
+    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks, [&](int64_t i, int64_t pc, int64_t kc) {
+        pack_q8_panel(kern, x, M, K, row_panels, i, pc, kc, aq, as);
+    });
     gemm_q8_packed(kern, team, scratch, aq, as, M, w, bias, y, ldy);
 }
 
@@ -245,12 +260,9 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     int8_t* aq = scratch.alloc_array<int8_t>(panel_blocks * kQ8Block);
     float* as = scratch.alloc_array<float>(panel_blocks);
     int32_t* ac = scratch.alloc_array<int32_t>(panel_blocks);
-    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks,
-                [&](int64_t i, int64_t pc, int64_t kc) {
-                    const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
-                    kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr),
-                                          K, kc, mr, aq + o * kQ8Block, as + o, ac + o);
-                });
+    pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks, [&](int64_t i, int64_t pc, int64_t kc) {
+        pack_q8_vnni_panel(kern, x, M, K, row_panels, i, pc, kc, aq, as, ac);
+    });
     gemm_q8_vnni_packed(kern, team, aq, as, ac, M, w, bias, y, ldy);
 }
 
@@ -421,6 +433,82 @@ void matvec_rows(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, co
     });
 }
 
+// The tiles of gemm_q8_packed over one share of the output, each K slice of a weight panel
+// widened into buf (kKcQ8Blocks * kQ8WideBlockBytes bytes, the running thread's).
+void q8_share(const MatmulKernels& kern, const int16_t* aq, const float* as, int64_t M, const PackedWeights& w,
+              const float* bias, float* y, int64_t ldy, const Share& share, uint8_t* buf) {
+    const int64_t mr = kRowsQ8;
+    const int64_t row_panels = ceil_div(M, mr);
+    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
+        kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
+        return static_cast<const uint8_t*>(buf);
+    };
+    auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c, int64_t ldc,
+                    const float* bj, bool acc) {
+        const int64_t o = q8_slice_offset(row_panels, mr, ir, pc, kc);
+        kern.tile_q8(rows, kc, aq + o * kQ8Block, as + o, b, c, ldc, bj, acc);
+    };
+    gemm_share(shape, share, prepare_b, tile);
+}
+
+// The tiles of gemm_q8_vnni_packed over one share of the output: they read the packed weights
+// as they are.
+void q8_vnni_share(const MatmulKernels& kern, const int8_t* aq, const float* as, const int32_t* ac, int64_t M,
+                   const PackedWeights& w, const float* bias, float* y, int64_t ldy, const Share& share) {
+    const int64_t mr = kRowsQ8Vnni;
+    const int64_t row_panels = ceil_div(M, mr);
+    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return q8_slice_offset(row_panels, mr, ir, pc, kc); };
+    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) { return w.panel(jr) + pc * kQ8PanelBlockBytes; };
+    auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c, int64_t ldc,
+                    const float* bj, bool acc) {
+        const int64_t o = at(ir, pc, kc);
+        kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
+    };
+    if (!kern.tile_q8_vnni_pair) {
+        gemm_share(shape, share, prepare_b, tile);
+        return;
+    }
+    auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, const uint8_t* b1,
+                         float* c, int64_t ldc, const float* bj, bool acc) {
+        const int64_t o = at(ir, pc, kc);
+        kern.tile_q8_vnni_pair(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, b1, c, ldc, bj, acc);
+    };
+    gemm_share(shape, share, prepare_b, tile, pair_tile);
+}
+
+// Where matmul_q8_solo's scratch keeps the panels of M rows of K values (base null: only the
+// size): the VNNI panels with their corrections, or the int16 ones and a widened weight slice.
+struct SoloQ8Scratch {
+    int8_t* aq8 = nullptr;
+    int16_t* aq16 = nullptr;
+    float* as = nullptr;
+    int32_t* ac = nullptr;
+    uint8_t* buf = nullptr;
+    size_t bytes = 0;
+
+    SoloQ8Scratch(void* base, int64_t M, int64_t K, bool vnni) {
+        const int64_t mr = vnni ? kRowsQ8Vnni : kRowsQ8;
+        const size_t values = static_cast<size_t>(ceil_div(M, mr) * mr * K), blocks = values / kQ8Block;
+        auto take = [&](size_t n) {
+            uint8_t* p = base == nullptr ? nullptr : static_cast<uint8_t*>(base) + bytes;
+            bytes += (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+            return p;
+        };
+        as = reinterpret_cast<float*>(take(blocks * sizeof(float)));
+        if (vnni) {
+            aq8 = reinterpret_cast<int8_t*>(take(values));
+            ac = reinterpret_cast<int32_t*>(take(blocks * sizeof(int32_t)));
+        } else {
+            aq16 = reinterpret_cast<int16_t*>(take(values * sizeof(int16_t)));
+            buf = take(static_cast<size_t>(kKcQ8Blocks) * kQ8WideBlockBytes);
+        }
+    }
+    // The 64-byte alignment of each piece (the panels are read by aligned vector loads).
+    static constexpr size_t kScratchAlignment = 64;
+};
+
 }  // namespace
 
 namespace matmul_detail {
@@ -429,25 +517,12 @@ namespace matmul_detail {
 // buffer, then reused from L1 by every row panel of the A block (see matmul_kernels_avx2.cpp).
 void gemm_q8_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const int16_t* aq, const float* as,
                     int64_t M, const PackedWeights& w, const float* bias, float* y, int64_t ldy) {
-    const int64_t mr = kRowsQ8;
-    const int64_t row_panels = ceil_div(M, mr);
-    const int64_t nblocks = w.k() / kQ8Block;
-    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * w.k());
-    const GemmShape shape{M, w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    const Split split = choose_split(team.size(), ceil_div(M, kRowsQ8), w.n_panels(), 2.0 * M * w.n() * w.k());
     uint8_t* slices = static_cast<uint8_t*>(
         scratch.alloc(static_cast<size_t>(team.size() * kKcQ8Blocks) * kQ8WideBlockBytes));
     team.run_chunks(split.chunks, [&](int64_t i, int t) {
         uint8_t* buf = slices + static_cast<size_t>(t * kKcQ8Blocks) * kQ8WideBlockBytes;
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
-            kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
-            return static_cast<const uint8_t*>(buf);
-        };
-        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                        float* c, int64_t ldc, const float* bj, bool acc) {
-            const int64_t o = q8_slice_offset(row_panels, mr, ir, pc, kc);
-            kern.tile_q8(rows, kc, aq + o * kQ8Block, as + o, b, c, ldc, bj, acc);
-        };
-        gemm_share(shape, split.share(i), prepare_b, tile);
+        q8_share(kern, aq, as, M, w, bias, y, ldy, split.share(i), buf);
     });
 }
 
@@ -457,32 +532,9 @@ void gemm_q8_packed(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch,
 void gemm_q8_vnni_packed(const MatmulKernels& kern, ThreadTeam& team, const int8_t* aq,
                          const float* as, const int32_t* ac, int64_t M, const PackedWeights& w, const float* bias,
                          float* y, int64_t ldy) {
-    const int64_t mr = kRowsQ8Vnni;
-    const int64_t row_panels = ceil_div(M, mr);
-    const int64_t nblocks = w.k() / kQ8Block;
-    auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return q8_slice_offset(row_panels, mr, ir, pc, kc); };
-    const Split split = choose_split(team.size(), row_panels, w.n_panels(), 2.0 * M * w.n() * w.k());
-    const GemmShape shape{M,  w.n(), mr, nblocks, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
-                          bias, y, ldy};
+    const Split split = choose_split(team.size(), ceil_div(M, kRowsQ8Vnni), w.n_panels(), 2.0 * M * w.n() * w.k());
     team.run_chunks(split.chunks, [&](int64_t i, int) {
-        auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) {
-            return w.panel(jr) + pc * kQ8PanelBlockBytes;
-        };
-        auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                        float* c, int64_t ldc, const float* bj, bool acc) {
-            const int64_t o = at(ir, pc, kc);
-            kern.tile_q8_vnni(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, c, ldc, bj, acc);
-        };
-        if (!kern.tile_q8_vnni_pair) {
-            gemm_share(shape, split.share(i), prepare_b, tile);
-            return;
-        }
-        auto pair_tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b,
-                             const uint8_t* b1, float* c, int64_t ldc, const float* bj, bool acc) {
-            const int64_t o = at(ir, pc, kc);
-            kern.tile_q8_vnni_pair(rows, kc, aq + o * kQ8Block, as + o, ac + o, b, b1, c, ldc, bj, acc);
-        };
-        gemm_share(shape, split.share(i), prepare_b, tile, pair_tile);
+        q8_vnni_share(kern, aq, as, ac, M, w, bias, y, ldy, split.share(i));
     });
 }
 
@@ -534,6 +586,35 @@ void matvec_row_bias(ThreadTeam& team, Arena& scratch, const float* x, int64_t M
     }
     ArenaScope scope(scratch);
     matvec_rows(w.kernels(), team, scratch, x, M, K, w, row_bias, y, w.n(), w.n());
+}
+
+size_t matmul_q8_solo_scratch_bytes(int64_t M, const PackedWeights& w) {
+    return SoloQ8Scratch(nullptr, M, w.k(), w.kernels().tile_q8_vnni != nullptr).bytes;
+}
+
+void matmul_q8_solo(void* scratch, const float* x, int64_t M, int64_t K, const PackedWeights& w, const float* bias,
+                    float* y, int64_t ldy) {
+    if (w.type() != WeightType::Q8_0) throw std::invalid_argument("matmul_q8_solo: the weights are not Q8_0");
+    ldy = checked_ldy("matmul_q8_solo", M, K, w, ldy);
+    if (M == 0) return;
+    const MatmulKernels& kern = w.kernels();
+    const bool vnni = kern.tile_q8_vnni != nullptr;
+    const SoloQ8Scratch s(scratch, M, K, vnni);
+    const int64_t row_panels = ceil_div(M, vnni ? kRowsQ8Vnni : kRowsQ8), nblocks = K / kQ8Block;
+    // matmul()'s packing and tiles, its slices in its order, all on this thread.
+    for (int64_t i = 0; i < row_panels; ++i)
+        for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
+            const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
+            if (vnni)
+                pack_q8_vnni_panel(kern, x, M, K, row_panels, i, pc, kc, s.aq8, s.as, s.ac);
+            else
+                pack_q8_panel(kern, x, M, K, row_panels, i, pc, kc, s.aq16, s.as);
+        }
+    const Share all{0, row_panels, 0, w.n_panels()};
+    if (vnni)
+        q8_vnni_share(kern, s.aq8, s.as, s.ac, M, w, bias, y, ldy, all);
+    else
+        q8_share(kern, s.aq16, s.as, M, w, bias, y, ldy, all, s.buf);
 }
 
 }  // namespace pk::kernels

@@ -1,0 +1,71 @@
+// The one-thread Q8_0 product (kernels/matmul.h: matmul_q8_solo), at every ISA level: it gives
+// the bits matmul() gives on the Gemm path for odd shapes, a wider y, with and without bias,
+// stays inside the scratch it asked for, and refuses what matmul() refuses.
+#include "test_kernel_matmul_common.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace {
+
+using namespace matmul_test;
+
+class MatmulQ8Solo : public isa_test::LevelTest {};
+
+// matmul_q8_solo's y, its scratch of the size it asked for between two guard bands that must
+// come back untouched.
+std::vector<float> solo(const PackedWeights& w, const std::vector<float>& x, int64_t M, const float* bias,
+                        int64_t ldy) {
+    constexpr size_t kGuard = 64;
+    const size_t bytes = pk::kernels::matmul_q8_solo_scratch_bytes(M, w);
+    pk::Arena arena;  // 64-byte aligned memory
+    uint8_t* mem = arena.alloc_array<uint8_t>(bytes + 2 * kGuard);
+    std::fill_n(mem, bytes + 2 * kGuard, uint8_t{0xA5});
+    std::vector<float> y(static_cast<size_t>(M * ldy), -12345.0f);
+    pk::kernels::matmul_q8_solo(mem + kGuard, x.data(), M, w.k(), w, bias, y.data(), ldy);
+    for (size_t i = 0; i < kGuard; ++i) {
+        EXPECT_EQ(mem[i], 0xA5) << "wrote before its scratch";
+        EXPECT_EQ(mem[kGuard + bytes + i], 0xA5) << "wrote past its scratch";
+    }
+    return y;
+}
+
+TEST_P(MatmulQ8Solo, SameBitsAsMatmul) {
+    uint32_t seed = 80;
+    for (int64_t M : {1, 5, 8, 13, 300})  // 300: more row panels than an A block
+        for (int64_t N : {1, 17, 48})
+            for (int64_t K : {32, 160, 1056}) {  // 1056: more blocks than a K slice, and a partial one
+                const std::vector<uint8_t> raw = random_q8_weights(N, K, seed);
+                const PackedWeights w(WeightType::Q8_0, raw.data(), N, K, level());
+                const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
+                const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
+                for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+                    const int64_t ldy = N + 3;
+                    const std::vector<float> want = run(w, x, M, b, 2, ldy, pk::kernels::MatmulPath::Gemm);
+                    const std::vector<float> got = solo(w, x, M, b, ldy);
+                    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                        << "M=" << M << " N=" << N << " K=" << K << (b ? " bias" : "");
+                }
+                seed += 5;
+            }
+}
+
+TEST_P(MatmulQ8Solo, BadInputIsRefused) {
+    const int64_t K = 64;
+    const std::vector<float> x = random_floats(static_cast<size_t>(2 * K), 91);
+    std::vector<float> y(8);
+    const std::vector<float> f32 = random_floats(static_cast<size_t>(4 * K), 92);
+    const PackedWeights wf(WeightType::F32, f32.data(), 4, K, level());
+    const std::vector<uint8_t> raw = random_q8_weights(4, K, 93);
+    const PackedWeights wq(WeightType::Q8_0, raw.data(), 4, K, level());
+    pk::Arena arena;
+    void* scratch = arena.alloc(pk::kernels::matmul_q8_solo_scratch_bytes(2, wq));
+    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K, wf, nullptr, y.data()), std::invalid_argument);
+    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K - 32, wq, nullptr, y.data()),
+                 std::invalid_argument);
+    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K, wq, nullptr, y.data(), 3), std::invalid_argument);
+}
+
+INSTANTIATE_ISA_LEVELS(MatmulQ8Solo);
+
+}  // namespace

@@ -75,8 +75,11 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
     const bool winograd_shape = s.kf == 3 && s.kt == 3 && g.stride_t == 1 && g.stride_f == 1 && g.pad_t == 1 &&
                                 g.pad_f == 1 && g.dilation_t == 1 && in >= kMinWinogradInputs;
     if (checked.type == GgmlType::F32 && winograd_shape) {
-        c.winograd_ = std::make_shared<const WinogradConv3x3>(reinterpret_cast<const float*>(checked.data), s.out, in,
-                                                              t.level());
+        // A quantised file's Winograd products run on int8 where that pays (winograd_conv3x3.h).
+        const bool q8 = t.q8_at_load() && in % kernels::kQ8_0BlockValues == 0 && WinogradConv3x3::int8_pays(t.level());
+        c.winograd_ = std::make_shared<const WinogradConv3x3>(
+            reinterpret_cast<const float*>(checked.data), s.out, in, t.level(),
+            q8 ? WinogradConv3x3::Products::Q8_0 : WinogradConv3x3::Products::F32);
     } else if (checked.type == GgmlType::F32) {
         // Columns in tap-major order, (i * kt + j) * in + c, so that the unfolding copies each
         // tap's channels as one run.
@@ -88,8 +91,9 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
                     tap_major[o * cols + tap * in + ch] = w32[o * cols + ch * taps + tap];
         c.tap_major_ = true;
         // A quantised file's F32 convolution (voice-detect.cpp keeps the wider kernels F32) runs
-        // on the int8 kernels where its rows are whole Q8_0 blocks (LoadOptions::q8_all), but a
-        // Winograd one: its 4x fewer f32 products measured faster than int8 ones.
+        // on the int8 kernels where its rows are whole Q8_0 blocks (LoadOptions::q8_all). (A
+        // Winograd one took the branch above: direct int8 products of it measured slower than
+        // its 4x fewer f32 ones.)
         if (t.q8_at_load() && cols % kernels::kQ8_0BlockValues == 0) {
             c.weight_ = std::make_shared<const kernels::PackedWeights>(
                 q8_0_at_load(tap_major.data(), s.out, cols, t.level()));

@@ -8,7 +8,8 @@
 // kt] has kf = 1, and a 1x1 kernel may be stored as its [out, in] matrix). It runs by one of:
 //   Winograd   a 3x3, stride-1, padding-1 kernel of F32 weights and at least two inputs:
 //              F(4x4, 3x3) (winograd_conv3x3.h), 36 products per 4x4 outputs where the direct
-//              product takes 144;
+//              product takes 144; in a quantised file with `in` a multiple of 32, on a level
+//              whose int8 products pay (WinogradConv3x3::int8_pays), the products are Q8_0;
 //   pointwise  other F32 weights: the level's pointwise-conv kernel (conv_pointwise.h: no copy of
 //              the rows into GEMM panels, bias and ReLU in its epilogue) on the map itself for a
 //              1x1 kernel that moves one step at a time, else on the input unfolded (im2col) a

@@ -1,9 +1,13 @@
 #include "model/speaker/winograd_conv3x3.h"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/conv_pointwise.h"
+#include "kernels/quantize_q8_0.h"
+#include "model/layers/q8_at_load.h"
 
 namespace pk::speaker {
 
@@ -34,11 +38,15 @@ void transform_kernel(const float* g, double u[36]) {
 
 }  // namespace
 
-WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level)
-    : u_stride_(kernels::pointwise_conv_packed_size(in, out)),
-      kernels_(&kernels::kernel_table(level)),
-      in_(in),
-      out_(out) {
+bool WinogradConv3x3::int8_pays(IsaLevel level) {
+    return kernels::kernel_table(level).matmul.tile_q8_vnni != nullptr;
+}
+
+WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level, Products products)
+    : kernels_(&kernels::kernel_table(level)), in_(in), out_(out) {
+    if (products == Products::Q8_0 && in % kernels::kQ8_0BlockValues != 0)
+        throw std::invalid_argument("WinogradConv3x3: Q8_0 products need a multiple of 32 input channels, not " +
+                                    std::to_string(in));
     std::vector<float> u(static_cast<size_t>(kPositions * out * in));  // [36][out][in]
     std::vector<float> row(static_cast<size_t>(kPositions * in));      // one output's [36][in]
     double t[kPositions];
@@ -52,9 +60,30 @@ WinogradConv3x3::WinogradConv3x3(const float* weight, int64_t out, int64_t in, I
         for (int k = 0; k < kPositions; ++k)
             std::copy_n(row.data() + k * in, in, u.data() + (k * out + o) * in);
     }
+    if (products == Products::Q8_0) {
+        uq_.reserve(kPositions);
+        for (int k = 0; k < kPositions; ++k) uq_.push_back(q8_0_at_load(u.data() + k * out * in, out, in, level));
+        return;
+    }
+    u_stride_ = kernels::pointwise_conv_packed_size(in, out);
     u_.resize(static_cast<size_t>(kPositions * u_stride_));
     for (int k = 0; k < kPositions; ++k)
         kernels::pointwise_conv_pack_weight(u.data() + k * out * in, in, out, u_.data() + k * u_stride_);
+}
+
+size_t WinogradConv3x3::scratch_bytes(int64_t tiles) const {
+    return uq_.empty() ? 0 : kernels::matmul_q8_solo_scratch_bytes(tiles, uq_.front());
+}
+
+void WinogradConv3x3::products(const float* v, int64_t tiles, void* scratch, float* m) const {
+    for (int j = 0; j < kPositions; ++j) {
+        const float* vj = v + j * tiles * in_;
+        float* mj = m + j * tiles * out_;
+        if (uq_.empty())
+            kernels_->conv.pointwise_conv_rows(vj, in_, u_.data() + j * u_stride_, out_, nullptr, false, 0, tiles, mj);
+        else
+            kernels::matmul_q8_solo(scratch, vj, tiles, in_, uq_[j], nullptr, mj, out_);
+    }
 }
 
 void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
@@ -68,6 +97,8 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
     float* v_all = arena.alloc_array<float>(static_cast<size_t>(nth * kPositions * band * in_));
     float* m_all = arena.alloc_array<float>(static_cast<size_t>(nth * kPositions * band * out_));
     float* work_all = arena.alloc_array<float>(static_cast<size_t>(nth * kernels::winograd_f4_work_floats(channels)));
+    const size_t scratch = scratch_bytes(band);
+    uint8_t* scratch_all = arena.alloc_array<uint8_t>(nth * scratch);
     const kernels::ConvKernels& k = kernels_->conv;
     // Each thread runs every stage on its own run of tiles: one dispatch per convolution, and a
     // tile's bits do not depend on which thread has it.
@@ -75,13 +106,12 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
         float* v = v_all + ith * kPositions * band * in_;  // [36][tiles][in]
         float* m = m_all + ith * kPositions * band * out_;  // [36][tiles][out]
         float* work = work_all + ith * kernels::winograd_f4_work_floats(channels);
+        uint8_t* own_scratch = scratch_all + ith * scratch;
         const int64_t end = n_tiles * (ith + 1) / n;
         for (int64_t first = n_tiles * ith / n; first < end; first += band) {
             const int64_t tiles = std::min(band, end - first);
             k.winograd_f4_input(x, T, F, in_, first, tiles, work, v);
-            for (int j = 0; j < kPositions; ++j)
-                k.pointwise_conv_rows(v + j * tiles * in_, in_, u_.data() + j * u_stride_, out_, nullptr, false, 0,
-                                      tiles, m + j * tiles * out_);
+            products(v, tiles, own_scratch, m);
             k.winograd_f4_output(m, T, F, out_, first, tiles, bias, relu, work, y);
         }
     });

@@ -8,16 +8,27 @@
 // panels first), the weights transformed (G g G^T, in double) and packed once at load. The input
 // and output transforms are the level's too (kernels/conv_winograd_f4.h).
 //
-// The results differ from the direct convolution's by rounding only (the transforms scale by
-// at most 8 and 5 and sum a few values: about 1e-6 of the outputs' size); they are bitwise
-// identical for any team size: each thread runs all three stages on its own run of tiles, and
-// the pointwise kernel computes each row on its own.
+// In f32 the results differ from the direct convolution's by rounding only (the transforms
+// scale by at most 8 and 5 and sum a few values: about 1e-6 of the outputs' size).
+//
+// A quantised model runs the 36 products on Q8_0 instead (Products::Q8_0): the transformed
+// weights quantised at load, each transformed tile's channels per block of 32 as matmul()
+// quantises activations, the products matmul()'s int8 ones. That is what got the q8_0 files'
+// 2-D networks past their f32 Winograd products (ResNet34 q8_0 -29 % of CPU on avx512; int8
+// direct products had made them slower), at an error of about 1 % of the outputs' size
+// (ResNet34's embedding: cosine 0.99987 to its f32 one, 0.99996 with f32 Winograd).
+// It runs only where int8 products outrun f32 ones four to one (int8_pays(level): the levels
+// with int8 dot-product tiles); on avx2 it measured no faster, on the scalar level slower.
+//
+// Either way the results are bitwise identical for any team size: each thread runs all three
+// stages on its own run of tiles, and the products compute each row on its own.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "kernels/kernel_table.h"
+#include "kernels/matmul.h"
 #include "runtime/arena.h"
 #include "runtime/thread_team.h"
 
@@ -25,10 +36,19 @@ namespace pk::speaker {
 
 class WinogradConv3x3 {
 public:
+    // The products' type: F32, or Q8_0 (transformed weights and tiles quantised per block of 32
+    // input channels).
+    enum class Products { F32, Q8_0 };
+
+    // Whether Q8_0 products are the faster at `level` (above); they also need `in` to be a
+    // multiple of 32.
+    static bool int8_pays(IsaLevel level);
+
     WinogradConv3x3() = default;
     // From the F32 PyTorch weight [out, in, 3, 3] (kernel rows along the map's F axis, columns
-    // along T), packed for `level`.
-    WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level);
+    // along T), transformed and packed for `level`. Throws std::invalid_argument for Q8_0
+    // products with `in` not a multiple of 32.
+    WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level, Products products = Products::F32);
 
     // y [T, F, out] = conv(x [T, F, in]) + bias (none when null), clamped at 0 when relu. y must
     // not overlap x.
@@ -36,8 +56,16 @@ public:
                  float* y, bool relu) const;
 
 private:
-    std::vector<float> u_;  // per tile position, [in, out] in the pointwise kernel's panels
+    // The products of one band of tiles on the calling thread: m [36][tiles][out_] from the
+    // transformed tiles v [36][tiles][in_], scratch the thread's (scratch_bytes(tiles)).
+    void products(const float* v, int64_t tiles, void* scratch, float* m) const;
+    size_t scratch_bytes(int64_t tiles) const;
+
+    // F32 products: per tile position, [in, out] in the pointwise kernel's panels.
+    std::vector<float> u_;
     int64_t u_stride_ = 0;  // floats per tile position
+    // Q8_0 products: per tile position, [out, in] packed for matmul().
+    std::vector<kernels::PackedWeights> uq_;
     const kernels::KernelTable* kernels_ = nullptr;
     int64_t in_ = 0, out_ = 0;
 };

@@ -1,8 +1,10 @@
 // The one-thread Q8_0 product (kernels/matmul.h: matmul_q8_solo), at every ISA level: it gives
-// the bits matmul() gives on the Gemm path for odd shapes, a wider y, with and without bias,
-// stays inside the scratch it asked for, and refuses what matmul() refuses.
+// the bits matmul() gives on the Gemm path for odd shapes, rows further apart than K, a wider
+// y, with and without bias, stays inside the scratch it asked for, and refuses what matmul()
+// refuses.
 #include "test_kernel_matmul_common.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -12,17 +14,20 @@ using namespace matmul_test;
 
 class MatmulQ8Solo : public isa_test::LevelTest {};
 
-// matmul_q8_solo's y, its scratch of the size it asked for between two guard bands that must
-// come back untouched.
+// matmul_q8_solo's y on the rows x (contiguous) copied ldx floats apart, its scratch of the
+// size it asked for between two guard bands that must come back untouched.
 std::vector<float> solo(const PackedWeights& w, const std::vector<float>& x, int64_t M, const float* bias,
                         int64_t ldy) {
+    const int64_t K = w.k(), ldx = K + 40;
+    std::vector<float> spread(static_cast<size_t>(M * ldx), std::nanf(""));
+    for (int64_t m = 0; m < M; ++m) std::copy_n(x.begin() + m * K, K, spread.begin() + m * ldx);
     constexpr size_t kGuard = 64;
     const size_t bytes = pk::kernels::matmul_q8_solo_scratch_bytes(M, w);
     pk::Arena arena;  // 64-byte aligned memory
     uint8_t* mem = arena.alloc_array<uint8_t>(bytes + 2 * kGuard);
     std::fill_n(mem, bytes + 2 * kGuard, uint8_t{0xA5});
     std::vector<float> y(static_cast<size_t>(M * ldy), -12345.0f);
-    pk::kernels::matmul_q8_solo(mem + kGuard, x.data(), M, w.k(), w, bias, y.data(), ldy);
+    pk::kernels::matmul_q8_solo(mem + kGuard, spread.data(), ldx, M, K, w, bias, y.data(), ldy);
     for (size_t i = 0; i < kGuard; ++i) {
         EXPECT_EQ(mem[i], 0xA5) << "wrote before its scratch";
         EXPECT_EQ(mem[kGuard + bytes + i], 0xA5) << "wrote past its scratch";
@@ -60,10 +65,11 @@ TEST_P(MatmulQ8Solo, BadInputIsRefused) {
     const PackedWeights wq(WeightType::Q8_0, raw.data(), 4, K, level());
     pk::Arena arena;
     void* scratch = arena.alloc(pk::kernels::matmul_q8_solo_scratch_bytes(2, wq));
-    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K, wf, nullptr, y.data()), std::invalid_argument);
-    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K - 32, wq, nullptr, y.data()),
-                 std::invalid_argument);
-    EXPECT_THROW(pk::kernels::matmul_q8_solo(scratch, x.data(), 2, K, wq, nullptr, y.data(), 3), std::invalid_argument);
+    using pk::kernels::matmul_q8_solo;
+    EXPECT_THROW(matmul_q8_solo(scratch, x.data(), K, 2, K, wf, nullptr, y.data()), std::invalid_argument);
+    EXPECT_THROW(matmul_q8_solo(scratch, x.data(), K, 2, K - 32, wq, nullptr, y.data()), std::invalid_argument);
+    EXPECT_THROW(matmul_q8_solo(scratch, x.data(), K, 2, K, wq, nullptr, y.data(), 3), std::invalid_argument);
+    EXPECT_THROW(matmul_q8_solo(scratch, x.data(), K - 1, 2, K, wq, nullptr, y.data()), std::invalid_argument);
 }
 
 INSTANTIATE_ISA_LEVELS(MatmulQ8Solo);

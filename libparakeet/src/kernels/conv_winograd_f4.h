@@ -17,15 +17,24 @@ namespace pk::kernels {
 // Floats of the scratch `work` each transform call needs for C channels.
 constexpr int64_t winograd_f4_work_floats(int64_t C) { return 37 * C; }
 
-// v[k][i][c] (k < 36, i < tiles, c < C) = (B^T d B)[k] of the 6x6 input tile d of tile first + i
-// (d[a][b] at frequency 4 tf - 1 + a and time 4 tt - 1 + b; zero outside the map), with
+// Where a run of tiles' transformed values sit: value (k, i, c) of position k < 36, tile i of
+// the run and channel c at k * position + i * tile + c (in floats). Position-major ({tiles * C,
+// C}) keeps each position's rows together; tile-major ({C, 36 * C}) writes and reads a tile's
+// 36 rows as one run.
+struct WinogradF4Layout {
+    int64_t position, tile;
+};
+
+// v(k, i, c) (k < 36, i < tiles, c < C; `layout`) = (B^T d B)[k] of the 6x6 input tile d of
+// tile first + i (d[a][b] at frequency 4 tf - 1 + a and time 4 tt - 1 + b; zero outside the
+// map), with
 // B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
 using WinogradF4InputFn = void (*)(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-                                   float* work, float* v);
+                                   WinogradF4Layout layout, float* work, float* v);
 // The 4x4 outputs of tiles first .. first + tiles - 1 (those inside the [T, F, C] map y):
-// A^T M A with A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1], M[k] = m[k][i][c],
-// plus bias[c] (none when null), clamped at 0 when relu.
-using WinogradF4OutputFn = void (*)(const float* m, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-                                    const float* bias, bool relu, float* work, float* y);
+// A^T M A with A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1], M[k] = m(k, i, c)
+// (`layout`), plus bias[c] (none when null), clamped at 0 when relu.
+using WinogradF4OutputFn = void (*)(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64_t C,
+                                    int64_t first, int64_t tiles, const float* bias, bool relu, float* work, float* y);
 
 }  // namespace pk::kernels

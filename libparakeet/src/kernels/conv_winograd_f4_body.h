@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/conv_winograd_f4.h"
+
 namespace pk::kernels::winograd_f4 {
 
 // B^T applied across six rows of n values (common terms shared: o1, o2 = p +- q, o3, o4 = r +- s).
@@ -48,8 +50,8 @@ static inline void finish(float* __restrict y, const float* __restrict bias, int
 }
 
 // work: [6][6][C] rows of B^T d, then C zeros (the input outside the map).
-static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles, float* work,
-                         float* v) {
+static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
+                         WinogradF4Layout layout, float* work, float* v) {
     const int64_t tiles_f = (F + 3) / 4;
     float* r = work;
     float* zeros = work + 36 * C;
@@ -71,7 +73,7 @@ static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_
         for (int a = 0; a < 6; ++a) {  // (B^T d) B
             const float* ra = r + a * 6 * C;
             float* o[6];
-            for (int b = 0; b < 6; ++b) o[b] = v + ((a * 6 + b) * tiles + i) * C;
+            for (int b = 0; b < 6; ++b) o[b] = v + (a * 6 + b) * layout.position + i * layout.tile;
             input_rows(ra, ra + C, ra + 2 * C, ra + 3 * C, ra + 4 * C, ra + 5 * C, C, o[0], o[1], o[2], o[3], o[4],
                        o[5]);
         }
@@ -79,15 +81,15 @@ static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_
 }
 
 // work: [4][6][C] rows of A^T M, then 4 rows of C floats for the outputs past the map's end.
-static inline void output(const float* m, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-                          const float* bias, bool relu, float* work, float* y) {
-    const int64_t tiles_f = (F + 3) / 4, stride = tiles * C;
+static inline void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64_t C, int64_t first,
+                          int64_t tiles, const float* bias, bool relu, float* work, float* y) {
+    const int64_t tiles_f = (F + 3) / 4, stride = layout.position;
     float* r = work;
     float* spare = work + 24 * C;
     for (int64_t i = 0; i < tiles; ++i) {
         const int64_t tile = first + i;
         const int64_t t0 = 4 * (tile / tiles_f), f0 = 4 * (tile % tiles_f);
-        const float* mk = m + i * C;
+        const float* mk = m + i * layout.tile;
         for (int b = 0; b < 6; ++b) {  // A^T M, [p][b][C]
             const float* mb = mk + b * stride;
             float* o = r + b * C;

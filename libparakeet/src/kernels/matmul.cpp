@@ -213,22 +213,23 @@ void gemm_float(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, con
     });
 }
 
-// Row panel i's K slice [pc, pc + kc) of the M rows x quantised into the int16 panels of
-// gemm_q8 (pc counts blocks).
-void pack_q8_panel(const MatmulKernels& kern, const float* x, int64_t M, int64_t K, int64_t row_panels, int64_t i,
+// Row panel i's K slice [pc, pc + kc) of the M rows x (row stride ldx) quantised into the int16
+// panels of gemm_q8 (pc counts blocks).
+void pack_q8_panel(const MatmulKernels& kern, const float* x, int64_t ldx, int64_t M, int64_t row_panels, int64_t i,
                    int64_t pc, int64_t kc, int16_t* aq, float* as) {
     const int64_t mr = kRowsQ8;
     const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
-    kern.quantize_panel_q8(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K, kc, aq + o * kQ8Block, as + o);
+    kern.quantize_panel_q8(x + i * mr * ldx + pc * kQ8Block, std::min(mr, M - i * mr), ldx, kc, aq + o * kQ8Block,
+                           as + o);
 }
 
 // The same for the int8 panels of gemm_q8_vnni, with their corrections.
-void pack_q8_vnni_panel(const MatmulKernels& kern, const float* x, int64_t M, int64_t K, int64_t row_panels,
+void pack_q8_vnni_panel(const MatmulKernels& kern, const float* x, int64_t ldx, int64_t M, int64_t row_panels,
                         int64_t i, int64_t pc, int64_t kc, int8_t* aq, float* as, int32_t* ac) {
     const int64_t mr = kRowsQ8Vnni;
     const int64_t o = q8_slice_offset(row_panels, mr, i, pc, kc);
-    kern.quantize_q8_vnni(x + i * mr * K + pc * kQ8Block, std::min(mr, M - i * mr), K, kc, mr, aq + o * kQ8Block,
-                          as + o, ac + o);
+    kern.quantize_q8_vnni(x + i * mr * ldx + pc * kQ8Block, std::min(mr, M - i * mr), ldx, kc, mr,
+                          aq + o * kQ8Block, as + o, ac + o);
 }
 
 // Q8_0 on the levels without VNNI: activations quantised into int16 panels, then the tiles
@@ -243,7 +244,7 @@ void gemm_q8(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, const 
     int16_t* aq = scratch.alloc_array<int16_t>(static_cast<size_t>(row_panels * mr * K));
     float* as = scratch.alloc_array<float>(static_cast<size_t>(row_panels * mr * nblocks));
     pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks, [&](int64_t i, int64_t pc, int64_t kc) {
-        pack_q8_panel(kern, x, M, K, row_panels, i, pc, kc, aq, as);
+        pack_q8_panel(kern, x, K, M, row_panels, i, pc, kc, aq, as);
     });
     gemm_q8_packed(kern, team, scratch, aq, as, M, w, bias, y, ldy);
 }
@@ -261,7 +262,7 @@ void gemm_q8_vnni(const MatmulKernels& kern, ThreadTeam& team, Arena& scratch, c
     float* as = scratch.alloc_array<float>(panel_blocks);
     int32_t* ac = scratch.alloc_array<int32_t>(panel_blocks);
     pack_slices(team, row_panels, mr, K, nblocks, kKcQ8Blocks, [&](int64_t i, int64_t pc, int64_t kc) {
-        pack_q8_vnni_panel(kern, x, M, K, row_panels, i, pc, kc, aq, as, ac);
+        pack_q8_vnni_panel(kern, x, K, M, row_panels, i, pc, kc, aq, as, ac);
     });
     gemm_q8_vnni_packed(kern, team, aq, as, ac, M, w, bias, y, ldy);
 }
@@ -592,10 +593,11 @@ size_t matmul_q8_solo_scratch_bytes(int64_t M, const PackedWeights& w) {
     return SoloQ8Scratch(nullptr, M, w.k(), w.kernels().tile_q8_vnni != nullptr).bytes;
 }
 
-void matmul_q8_solo(void* scratch, const float* x, int64_t M, int64_t K, const PackedWeights& w, const float* bias,
-                    float* y, int64_t ldy) {
+void matmul_q8_solo(void* scratch, const float* x, int64_t ldx, int64_t M, int64_t K, const PackedWeights& w,
+                    const float* bias, float* y, int64_t ldy) {
     if (w.type() != WeightType::Q8_0) throw std::invalid_argument("matmul_q8_solo: the weights are not Q8_0");
     ldy = checked_ldy("matmul_q8_solo", M, K, w, ldy);
+    if (ldx < K) throw std::invalid_argument("matmul_q8_solo: ldx < K");
     if (M == 0) return;
     const MatmulKernels& kern = w.kernels();
     const bool vnni = kern.tile_q8_vnni != nullptr;
@@ -606,9 +608,9 @@ void matmul_q8_solo(void* scratch, const float* x, int64_t M, int64_t K, const P
         for (int64_t pc = 0; pc < nblocks; pc += kKcQ8Blocks) {
             const int64_t kc = std::min(kKcQ8Blocks, nblocks - pc);
             if (vnni)
-                pack_q8_vnni_panel(kern, x, M, K, row_panels, i, pc, kc, s.aq8, s.as, s.ac);
+                pack_q8_vnni_panel(kern, x, ldx, M, row_panels, i, pc, kc, s.aq8, s.as, s.ac);
             else
-                pack_q8_panel(kern, x, M, K, row_panels, i, pc, kc, s.aq16, s.as);
+                pack_q8_panel(kern, x, ldx, M, row_panels, i, pc, kc, s.aq16, s.as);
         }
     const Share all{0, row_panels, 0, w.n_panels()};
     if (vnni)

@@ -142,12 +142,13 @@ void matmul(ThreadTeam& team, Arena& scratch, const float* x, int64_t M, int64_t
 // Bytes of the scratch matmul_q8_solo takes for M rows of Q8_0 weights w.
 size_t matmul_q8_solo_scratch_bytes(int64_t M, const PackedWeights& w);
 // matmul() of Q8_0 weights on the Gemm path, run by the calling thread alone in the caller's
-// scratch (matmul_q8_solo_scratch_bytes(M, w) bytes, 64-byte aligned): for the threads of a team
-// that each run products of their own (a Winograd convolution's, per band of tiles:
-// model/speaker/winograd_conv3x3.h). The bits matmul() gives. Throws std::invalid_argument as
-// matmul() does, and for weights of another type.
-void matmul_q8_solo(void* scratch, const float* x, int64_t M, int64_t K, const PackedWeights& w, const float* bias,
-                    float* y, int64_t ldy = -1);
+// scratch (matmul_q8_solo_scratch_bytes(M, w) bytes, 64-byte aligned), on rows of x ldx >= K
+// floats apart: for the threads of a team that each run products of their own (a Winograd
+// convolution's, per band of tiles: model/speaker/winograd_conv3x3.h). The bits matmul() gives
+// on the same rows. Throws std::invalid_argument as matmul() does, for ldx < K and for weights
+// of another type.
+void matmul_q8_solo(void* scratch, const float* x, int64_t ldx, int64_t M, int64_t K, const PackedWeights& w,
+                    const float* bias, float* y, int64_t ldy = -1);
 
 // matmul on the Matvec path with a bias row per row of x: y[m] = x[m] · Wᵀ + row_bias[m * N, +N)
 // (a batched prediction-net step: each stream's first LSTM layer adds its own token's input

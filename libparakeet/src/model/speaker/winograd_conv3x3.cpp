@@ -75,14 +75,20 @@ size_t WinogradConv3x3::scratch_bytes(int64_t tiles) const {
     return uq_.empty() ? 0 : kernels::matmul_q8_solo_scratch_bytes(tiles, uq_.front());
 }
 
+kernels::WinogradF4Layout WinogradConv3x3::layout(int64_t tiles, int64_t channels) const {
+    if (uq_.empty()) return {tiles * channels, channels};
+    return {channels, kPositions * channels};
+}
+
 void WinogradConv3x3::products(const float* v, int64_t tiles, void* scratch, float* m) const {
+    const kernels::WinogradF4Layout lv = layout(tiles, in_), lm = layout(tiles, out_);
     for (int j = 0; j < kPositions; ++j) {
-        const float* vj = v + j * tiles * in_;
-        float* mj = m + j * tiles * out_;
+        const float* vj = v + j * lv.position;
+        float* mj = m + j * lm.position;
         if (uq_.empty())
             kernels_->conv.pointwise_conv_rows(vj, in_, u_.data() + j * u_stride_, out_, nullptr, false, 0, tiles, mj);
         else
-            kernels::matmul_q8_solo(scratch, vj, tiles, in_, uq_[j], nullptr, mj, out_);
+            kernels::matmul_q8_solo(scratch, vj, lv.tile, tiles, in_, uq_[j], nullptr, mj, lm.tile);
     }
 }
 
@@ -103,16 +109,16 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
     // Each thread runs every stage on its own run of tiles: one dispatch per convolution, and a
     // tile's bits do not depend on which thread has it.
     team.run([&](int ith, int n) {
-        float* v = v_all + ith * kPositions * band * in_;  // [36][tiles][in]
-        float* m = m_all + ith * kPositions * band * out_;  // [36][tiles][out]
+        float* v = v_all + ith * kPositions * band * in_;  // 36 x tiles x in (layout())
+        float* m = m_all + ith * kPositions * band * out_;  // 36 x tiles x out
         float* work = work_all + ith * kernels::winograd_f4_work_floats(channels);
         uint8_t* own_scratch = scratch_all + ith * scratch;
         const int64_t end = n_tiles * (ith + 1) / n;
         for (int64_t first = n_tiles * ith / n; first < end; first += band) {
             const int64_t tiles = std::min(band, end - first);
-            k.winograd_f4_input(x, T, F, in_, first, tiles, work, v);
+            k.winograd_f4_input(x, T, F, in_, first, tiles, layout(tiles, in_), work, v);
             products(v, tiles, own_scratch, m);
-            k.winograd_f4_output(m, T, F, out_, first, tiles, bias, relu, work, y);
+            k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, relu, work, y);
         }
     });
 }

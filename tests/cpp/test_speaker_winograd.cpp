@@ -3,10 +3,13 @@
 // the 4x4 tiles (partial tiles at both edges), with and without bias and ReLU, at every ISA
 // level (its transforms and products are the level's kernels), and gives the same bits for any
 // team size; with Q8_0 products (a quantised model's) it stays within the quantisation's error
-// of the direct convolution, also at any team size, and needs whole blocks of input channels.
+// of the direct convolution, also at any team size, and needs whole blocks of input channels;
+// a residual added in the output transform gives the bits of adding it after.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -70,7 +73,7 @@ TEST_P(SpeakerWinogradIsa, EqualsTheDirectConvolution) {
                 std::vector<double> tol(mag.size());
                 for (size_t i = 0; i < tol.size(); ++i) tol[i] = 1e-5 * mag[i] + 1e-30;
                 auto y = kt::poisoned(want.size());
-                conv.forward(team, arena, x.data(), s.T, s.F, with_bias ? b.data() : nullptr, y.data(), relu);
+                conv.forward(team, arena, x.data(), s.T, s.F, with_bias ? b.data() : nullptr, nullptr, y.data(), relu);
                 kt::expect_near_all(y, want, tol, name(s) + (with_bias ? " bias" : "") + (relu ? " relu" : ""));
             }
     }
@@ -89,7 +92,7 @@ TEST_P(SpeakerWinogradIsa, Q8ProductsStayNearTheDirectConvolution) {
         std::vector<double> want, mag;
         direct(s, x, w, b.data(), false, want, mag);
         auto y = kt::poisoned(want.size());
-        conv.forward(team, arena, x.data(), s.T, s.F, b.data(), y.data(), false);
+        conv.forward(team, arena, x.data(), s.T, s.F, b.data(), nullptr, y.data(), false);
         // Each transformed value errs by up to half a step of its block's 127, and the output
         // transform (weights up to 8 per axis) sums those errors where the outputs cancel: on
         // these uniform random maps and weights (the worst case for cancellation) measured 3-6 %
@@ -114,6 +117,27 @@ TEST_P(SpeakerWinogradIsa, Q8ProductsNeedWholeBlocksOfInputs) {
     EXPECT_THROW(pk::speaker::WinogradConv3x3(w.data(), 8, 40, level(), Products::Q8_0), std::invalid_argument);
 }
 
+TEST_P(SpeakerWinogradIsa, TheResidualAddedInTheTransformIsTheSumAfter) {
+    pk::ThreadTeam team(2);
+    pk::Arena arena;
+    for (const Shape& s : {Shape{7, 9, 32, 16}, Shape{10, 5, 32, 40}}) {  // 16: the avx512 transform; 40: its fallback
+        const auto x = kt::random_vector(s.T * s.F * s.in, 51);
+        const auto w = kt::random_vector(s.out * s.in * 9, 52);
+        const auto b = kt::random_vector(s.out, 53);
+        const auto residual = kt::random_vector(s.T * s.F * s.out, 54);
+        for (Products products : {Products::F32, Products::Q8_0}) {
+            const pk::speaker::WinogradConv3x3 conv(w.data(), s.out, s.in, level(), products);
+            auto want = kt::poisoned(residual.size());
+            conv.forward(team, arena, x.data(), s.T, s.F, b.data(), nullptr, want.data(), false);
+            for (size_t i = 0; i < want.size(); ++i) want[i] = std::max(want[i] + residual[i], 0.0f);
+            auto got = kt::poisoned(residual.size());
+            conv.forward(team, arena, x.data(), s.T, s.F, b.data(), residual.data(), got.data(), true);
+            EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                << name(s) << (products == Products::Q8_0 ? " q8_0" : " f32");
+        }
+    }
+}
+
 TEST_P(SpeakerWinogradIsa, SameBitsForAnyTeamSize) {
     const Shape s{41, 30, 64, 40};
     const auto x = kt::random_vector(s.T * s.F * s.in, 21);
@@ -125,7 +149,7 @@ TEST_P(SpeakerWinogradIsa, SameBitsForAnyTeamSize) {
             s.T * s.F * s.out,
             [&](pk::ThreadTeam& team, float* y) {
                 pk::Arena arena;
-                conv.forward(team, arena, x.data(), s.T, s.F, b.data(), y, true);
+                conv.forward(team, arena, x.data(), s.T, s.F, b.data(), nullptr, y, true);
             },
             std::string(products == Products::Q8_0 ? "q8_0 " : "f32 ") + "winograd " + name(s));
     }

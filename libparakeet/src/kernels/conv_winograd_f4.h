@@ -33,8 +33,10 @@ using WinogradF4InputFn = void (*)(const float* x, int64_t T, int64_t F, int64_t
                                    WinogradF4Layout layout, float* work, float* v);
 // The 4x4 outputs of tiles first .. first + tiles - 1 (those inside the [T, F, C] map y):
 // A^T M A with A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1], M[k] = m(k, i, c)
-// (`layout`), plus bias[c] (none when null), clamped at 0 when relu.
+// (`layout`), plus bias[c] (none when null), then plus the residual map's value at the same
+// place (a map like y; none when null), clamped at 0 when relu.
 using WinogradF4OutputFn = void (*)(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64_t C,
-                                    int64_t first, int64_t tiles, const float* bias, bool relu, float* work, float* y);
+                                    int64_t first, int64_t tiles, const float* bias, const float* residual, bool relu,
+                                    float* work, float* y);
 
 }  // namespace pk::kernels

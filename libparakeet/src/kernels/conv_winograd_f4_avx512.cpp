@@ -39,21 +39,28 @@ inline void output_a(const __m512 m[6], __m512 o[4]) {
     o[3] = _mm512_add_ps(_mm512_fmadd_ps(_mm512_set1_ps(8.0f), g, b), m[5]);
 }
 
-// The input rows of the tile this many tiles ahead are prefetched: the maps (ResNet34's first
-// stage: 10 MB per 10 s) stream from beyond L2, and the six rows a tile reads, a map row
-// apart, stalled the transform on their loads (prefetched: ResNet34 q8_0 -5 % CPU).
+// The rows of the tile this many tiles ahead are prefetched, by the input transform those it
+// reads and by the output transform those it writes: the maps (ResNet34's first stage: 10 MB
+// per 10 s) stream from beyond L2, and a tile's rows, a map row apart, stalled the transforms
+// on their loads (prefetched: ResNet34 q8_0 -5 % CPU).
 constexpr int64_t kPrefetchTiles = 2;
 
-// Prefetches the input rows of tile `tile` (in the map) into L1.
-inline void prefetch_tile(const float* x, int64_t T, int64_t F, int64_t C, int64_t tiles_f, int64_t tile) {
-    const int64_t t0 = 4 * (tile / tiles_f) - 1, f0 = 4 * (tile % tiles_f) - 1;
-    const int64_t f_begin = std::max<int64_t>(f0, 0), f_end = std::min<int64_t>(f0 + 6, F);
+// Prefetches times [t0, t0 + n) x frequencies [f0, f0 + n) of the map [T, F, C] (clipped to
+// it) into L1, for writing when `write`.
+inline void prefetch_square(const float* map, int64_t T, int64_t F, int64_t C, int64_t t0, int64_t f0, int64_t n,
+                            bool write) {
+    const int64_t f_begin = std::max<int64_t>(f0, 0), f_end = std::min<int64_t>(f0 + n, F);
     if (f_begin >= f_end) return;
-    for (int64_t t = std::max<int64_t>(t0, 0); t < std::min<int64_t>(t0 + 6, T); ++t) {
-        // The tile's frequencies at time t are one run of (f_end - f_begin) * C floats.
-        const char* run = reinterpret_cast<const char*>(x + (t * F + f_begin) * C);
-        const int64_t bytes = (f_end - f_begin) * C * static_cast<int64_t>(sizeof(float));
-        for (int64_t o = 0; o < bytes; o += 64) _mm_prefetch(run + o, _MM_HINT_T0);
+    const int64_t bytes = (f_end - f_begin) * C * static_cast<int64_t>(sizeof(float));
+    for (int64_t t = std::max<int64_t>(t0, 0); t < std::min<int64_t>(t0 + n, T); ++t) {
+        // The square's frequencies at time t are one run.
+        const char* run = reinterpret_cast<const char*>(map + (t * F + f_begin) * C);
+        for (int64_t o = 0; o < bytes; o += 64) {
+            if (write)
+                __builtin_prefetch(run + o, 1, 3);
+            else
+                __builtin_prefetch(run + o, 0, 3);
+        }
     }
 }
 
@@ -76,7 +83,8 @@ void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64
                 d[a * 6 + b] = f < 0 || f >= F || t < 0 || t >= T ? zeros : x + (t * F + f) * C;
             }
         float* out = v + i * layout.tile;
-        prefetch_tile(x, T, F, C, tiles_f, tile + kPrefetchTiles);
+        const int64_t ahead = tile + kPrefetchTiles;
+        prefetch_square(x, T, F, C, 4 * (ahead / tiles_f) - 1, 4 * (ahead % tiles_f) - 1, 6, false);
         for (int64_t c = 0; c < C; c += kLanes) {
             __m512 r[6][6];  // B^T d: r[a][b]
             for (int b = 0; b < 6; ++b) {
@@ -95,9 +103,9 @@ void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64
 }
 
 void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-            const float* bias, bool relu, float* work, float* y) {
+            const float* bias, const float* residual, bool relu, float* work, float* y) {
     if (C % kLanes != 0) {
-        winograd_f4::output(m, layout, T, F, C, first, tiles, bias, relu, work, y);
+        winograd_f4::output(m, layout, T, F, C, first, tiles, bias, residual, relu, work, y);
         return;
     }
     const int64_t tiles_f = (F + 3) / 4, stride = layout.position;
@@ -107,6 +115,10 @@ void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64
         const int64_t t0 = 4 * (tile / tiles_f), f0 = 4 * (tile % tiles_f);
         const int64_t p_end = std::min<int64_t>(4, F - f0), q_end = std::min<int64_t>(4, T - t0);
         const float* mk = m + i * layout.tile;
+        const int64_t ahead = tile + kPrefetchTiles;
+        prefetch_square(y, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, true);
+        if (residual != nullptr)
+            prefetch_square(residual, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, false);
         for (int64_t c = 0; c < C; c += kLanes) {
             __m512 r[4][6];  // A^T M: r[p][b]
             for (int b = 0; b < 6; ++b) {
@@ -120,10 +132,13 @@ void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64
                 __m512 o[4];
                 output_a(r[p], o);
                 for (int q = 0; q < q_end; ++q) {
-                    // The bias added after the transform, as the portable loops do.
+                    // The bias, then the residual, added after the transform, as the portable
+                    // loops do.
+                    const int64_t at = ((t0 + q) * F + f0 + p) * C + c;
                     __m512 yv = bias != nullptr ? _mm512_add_ps(o[q], bv) : o[q];
+                    if (residual != nullptr) yv = _mm512_add_ps(yv, _mm512_loadu_ps(residual + at));
                     if (relu) yv = _mm512_max_ps(yv, zero);
-                    _mm512_storeu_ps(y + ((t0 + q) * F + f0 + p) * C + c, yv);
+                    _mm512_storeu_ps(y + at, yv);
                 }
             }
         }

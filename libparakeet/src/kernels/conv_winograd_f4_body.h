@@ -42,9 +42,12 @@ static inline void output_rows(const float* __restrict m0, const float* __restri
     }
 }
 
-static inline void finish(float* __restrict y, const float* __restrict bias, int64_t n, bool relu) {
+static inline void finish(float* __restrict y, const float* __restrict bias, const float* __restrict residual,
+                          int64_t n, bool relu) {
     if (bias != nullptr)
         for (int64_t c = 0; c < n; ++c) y[c] += bias[c];
+    if (residual != nullptr)
+        for (int64_t c = 0; c < n; ++c) y[c] += residual[c];
     if (relu)
         for (int64_t c = 0; c < n; ++c) y[c] = std::max(y[c], 0.0f);
 }
@@ -82,7 +85,7 @@ static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_
 
 // work: [4][6][C] rows of A^T M, then 4 rows of C floats for the outputs past the map's end.
 static inline void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64_t C, int64_t first,
-                          int64_t tiles, const float* bias, bool relu, float* work, float* y) {
+                          int64_t tiles, const float* bias, const float* residual, bool relu, float* work, float* y) {
     const int64_t tiles_f = (F + 3) / 4, stride = layout.position;
     float* r = work;
     float* spare = work + 24 * C;
@@ -101,7 +104,11 @@ static inline void output(const float* m, WinogradF4Layout layout, int64_t T, in
             float* o[4];
             for (int q = 0; q < 4; ++q) o[q] = t0 + q < T ? y + ((t0 + q) * F + f0 + p) * C : spare + q * C;
             output_rows(rp, rp + C, rp + 2 * C, rp + 3 * C, rp + 4 * C, rp + 5 * C, C, o[0], o[1], o[2], o[3]);
-            for (int q = 0; q < 4; ++q) finish(o[q], bias, C, relu);
+            for (int q = 0; q < 4; ++q) {
+                const bool inside = t0 + q < T;
+                const float* res = residual != nullptr && inside ? residual + ((t0 + q) * F + f0 + p) * C : nullptr;
+                finish(o[q], bias, res, C, relu);
+            }
         }
     }
 }

@@ -38,6 +38,13 @@ void clamp_at_zero(ThreadTeam& team, float* y, int64_t rows, int64_t cols, int64
     });
 }
 
+// x[i] = max(x[i] + s[i], 0) for i < n.
+void add_relu(ThreadTeam& team, float* x, const float* s, int64_t n) {
+    parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) x[i] = std::max(x[i] + s[i], 0.0f);
+    });
+}
+
 // Rows per band of the unfolded input, of cols values each, for `positions` output positions.
 int64_t band_rows(int64_t positions, int64_t cols) {
     return std::min(positions, std::max(kMinBandRows, kBandValues / cols));
@@ -230,7 +237,7 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
             copy_rows(team, x, ldx, packed, in_, T * F, in_);
             src = packed;
         }
-        winograd_->forward(team, arena, src, T, F, bias_, dst, relu);
+        winograd_->forward(team, arena, src, T, F, bias_, nullptr, dst, relu);
     } else if (pointwise_map(ldx)) {
         product(team, arena, x, positions, dst, ld, relu);
     } else if (q8_map_ && 2 * positions * kf_ * kt_ >= T * F) {
@@ -250,6 +257,17 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
         }
     }
     if (staged) copy_rows(team, dst, out_, y, ldy, positions, out_);
+}
+
+void Conv2dGemm::forward_add_relu(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F,
+                                  const float* residual, float* y) const {
+    if (winograd_ != nullptr) {
+        if (out_t(T) * out_f(F) == 0) return;
+        winograd_->forward(team, arena, x, T, F, bias_, residual, y, /*relu=*/true);
+        return;
+    }
+    forward(team, arena, x, T, F, y, /*relu=*/false);
+    add_relu(team, y, residual, out_t(T) * out_f(F) * out_);
 }
 
 }  // namespace pk::speaker

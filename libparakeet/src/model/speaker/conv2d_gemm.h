@@ -92,6 +92,11 @@ public:
     // The same with x[(t * F + f) * ldx + c] and y[(t * Fo + f) * ldy + o] (ldx >= in, ldy >= out).
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
                  int64_t ldy, bool relu) const;
+    // A residual block's end: y = max(conv(x) + residual, 0), residual shaped like y and not
+    // overlapping it. The Winograd form adds it in its output transform, the others in a pass
+    // after their product.
+    void forward_add_relu(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* residual,
+                          float* y) const;
 
 private:
     static int64_t out_size(int64_t n, int kernel, int stride, int pad, int dilation) {

@@ -26,13 +26,6 @@ std::vector<std::string> required_strings(const GgufReader& g, const TensorLoade
     return v;
 }
 
-// x += s, then ReLU: a BasicBlock's residual sum.
-void add_relu(ThreadTeam& team, float* x, const float* s, int64_t n) {
-    parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) x[i] = std::max(x[i] + s[i], 0.0f);
-    });
-}
-
 }  // namespace
 
 WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader& t, int64_t n_mels) {
@@ -118,13 +111,12 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     for (const Block& b : blocks_) {
         b.conv1.forward(team, arena, x, steps, bins, h, /*relu=*/true);
         const int64_t steps1 = b.conv1.out_t(steps), bins1 = b.conv1.out_f(bins);
-        b.conv2.forward(team, arena, h, steps1, bins1, y, /*relu=*/false);
         const float* shortcut = x;
         if (b.has_down) {
             b.down.forward(team, arena, x, steps, bins, s, /*relu=*/false);
             shortcut = s;
         }
-        add_relu(team, y, shortcut, steps1 * bins1 * b.conv2.out());
+        b.conv2.forward_add_relu(team, arena, h, steps1, bins1, shortcut, y);
         std::swap(x, y);
         steps = steps1;
         bins = bins1;

@@ -93,7 +93,7 @@ void WinogradConv3x3::products(const float* v, int64_t tiles, void* scratch, flo
 }
 
 void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
-                              float* y, bool relu) const {
+                              const float* residual, float* y, bool relu) const {
     ArenaScope scope(arena);
     const int64_t n_tiles = (T + 3) / 4 * ((F + 3) / 4);
     const int64_t channels = std::max(in_, out_);
@@ -118,7 +118,7 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
             const int64_t tiles = std::min(band, end - first);
             k.winograd_f4_input(x, T, F, in_, first, tiles, layout(tiles, in_), work, v);
             products(v, tiles, own_scratch, m);
-            k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, relu, work, y);
+            k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, residual, relu, work, y);
         }
     });
 }

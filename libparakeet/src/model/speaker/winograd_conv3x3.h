@@ -51,10 +51,11 @@ public:
     // products with `in` not a multiple of 32.
     WinogradConv3x3(const float* weight, int64_t out, int64_t in, IsaLevel level, Products products = Products::F32);
 
-    // y [T, F, out] = conv(x [T, F, in]) + bias (none when null), clamped at 0 when relu. y must
-    // not overlap x.
+    // y [T, F, out] = conv(x [T, F, in]) + bias (none when null) + residual [T, F, out] (none
+    // when null: a residual block's shortcut, added in the output transform rather than in a
+    // pass of its own over the maps), clamped at 0 when relu. y must not overlap x or residual.
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
-                 float* y, bool relu) const;
+                 const float* residual, float* y, bool relu) const;
 
 private:
     // Where a band of `tiles` tiles keeps its transformed values of `channels` channels:

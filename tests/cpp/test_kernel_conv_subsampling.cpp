@@ -138,25 +138,27 @@ TEST(KernelSubsampling, OutputSizeIsFloorOfHalfPlusOne) {
 
 TEST_P(KernelSubsamplingIsa, FirstConvMatchesNchwConv2d) {
     pk::ThreadTeam team(3);
-    for (int64_t T : {1, 3, 17, 31}) {
-        for (int64_t F : {7, 80, 128}) {
-            for (int64_t C : {1, 5, 40}) {
-                const auto x = kt::random_vector(T * F, 101 + T * F);
-                const auto w = kt::random_vector(C * 9, 102 + C);
-                const auto b = kt::random_vector(C, 103);
-                const auto pw = pack_3x3(w, C);
-                for (bool with_relu : {false, true}) {
-                    Map want = conv2d(image(x, T, F), w, b, C, 3, 2, 1, 1);
-                    if (with_relu) relu(want);
-                    auto y = kt::poisoned(want.v.size());
-                    pk::kernels::conv2d_3x3_s2_single_channel(kernels(), team, x.data(), T, F, pw.data(),
-                                                              b.data(), C, with_relu, y.data());
-                    expect_channels_last_equals(y, want, 1e-6,
-                                                shape(T, F, C) + (with_relu ? " relu" : ""));
+    for (int stride : {2, 1})  // the subsampling's; the speaker networks' stem
+        for (int64_t T : {1, 3, 17, 31}) {
+            for (int64_t F : {7, 80, 128}) {
+                for (int64_t C : {1, 5, 40}) {
+                    const auto x = kt::random_vector(T * F, 101 + T * F);
+                    const auto w = kt::random_vector(C * 9, 102 + C);
+                    const auto b = kt::random_vector(C, 103);
+                    const auto pw = pack_3x3(w, C);
+                    for (bool with_relu : {false, true}) {
+                        Map want = conv2d(image(x, T, F), w, b, C, 3, stride, 1, 1);
+                        if (with_relu) relu(want);
+                        auto y = kt::poisoned(want.v.size());
+                        pk::kernels::conv2d_3x3_single_channel(kernels(), team, x.data(), T, F, stride, pw.data(),
+                                                               b.data(), C, with_relu, y.data());
+                        expect_channels_last_equals(y, want, 1e-6,
+                                                    shape(T, F, C) + " stride " + std::to_string(stride) +
+                                                        (with_relu ? " relu" : ""));
+                    }
                 }
             }
         }
-    }
 }
 
 TEST_P(KernelSubsamplingIsa, DepthwiseConvMatchesGroupedNchwConv2d) {
@@ -317,8 +319,8 @@ std::vector<float> our_stage(const pk::kernels::KernelTable& k, pk::ThreadTeam& 
     zero_time_steps(mel.data(), T, F, mel_len);
     std::vector<float> a(T1 * F1 * C), b(T2 * F2 * C), c(T2 * F2 * C), d(T3 * F3 * C),
         e(T3 * F3 * C), out(T3 * C * F3);
-    conv2d_3x3_s2_single_channel(k, team, mel.data(), T, F, pack_3x3(s.w0, C).data(), s.b0.data(),
-                                 C, true, a.data());
+    conv2d_3x3_single_channel(k, team, mel.data(), T, F, 2, pack_3x3(s.w0, C).data(), s.b0.data(), C, true,
+                              a.data());
     zero_time_steps(a.data(), T1, F1 * C, L1);
     depthwise_conv2d_3x3_s2(k, team, a.data(), T1, F1, C, pack_3x3(s.dw1, C).data(), s.db1.data(),
                             b.data());
@@ -398,10 +400,10 @@ TEST_P(KernelSubsamplingIsa, SameBitsForAnyTeamSize) {
     kt::expect_same_bits_for_thread_counts(
         T1 * F1 * C,
         [&](pk::ThreadTeam& team, float* y) {
-            pk::kernels::conv2d_3x3_s2_single_channel(kernels(), team, mel.data(), T, F, w.data(), b.data(), C,
-                                                      true, y);
+            pk::kernels::conv2d_3x3_single_channel(kernels(), team, mel.data(), T, F, 2, w.data(), b.data(), C,
+                                                   true, y);
         },
-        "conv2d_3x3_s2_single_channel");
+        "conv2d_3x3_single_channel");
     kt::expect_same_bits_for_thread_counts(
         T2 * F2 * C,
         [&](pk::ThreadTeam& team, float* y) {

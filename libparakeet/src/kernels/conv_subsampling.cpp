@@ -11,20 +11,19 @@ namespace {
 // Portable paths: per output pixel, start from the bias and add one in-bounds tap at a time
 // across all channels (the channel loop vectorises); taps in the zero padding are skipped.
 
-void conv2d_3x3_s2_single_channel_rows_scalar(const float* x, int64_t T, int64_t F,
-                                              const float* w, const float* bias, int64_t C,
-                                              bool relu, int64_t t_begin, int64_t t_end,
-                                              float* y) {
-    const int64_t F1 = conv3x3_s2_output_size(F);
+void conv2d_3x3_single_channel_rows_scalar(const float* x, int64_t T, int64_t F, int stride, const float* w,
+                                           const float* bias, int64_t C, bool relu, int64_t t_begin,
+                                           int64_t t_end, float* y) {
+    const int64_t F1 = conv3x3_output_size(F, stride);
     for (int64_t t = t_begin; t < t_end; ++t) {
         for (int64_t f = 0; f < F1; ++f) {
             float* __restrict yp = y + (t * F1 + f) * C;
             for (int64_t c = 0; c < C; ++c) yp[c] = bias[c];
             for (int64_t i = 0; i < 3; ++i) {
-                const int64_t s = 2 * t + i - 1;
+                const int64_t s = stride * t + i - 1;
                 if (s < 0 || s >= T) continue;
                 for (int64_t j = 0; j < 3; ++j) {
-                    const int64_t u = 2 * f + j - 1;
+                    const int64_t u = stride * f + j - 1;
                     if (u < 0 || u >= F) continue;
                     const float xv = x[s * F + u];
                     const float* __restrict wt = w + (3 * i + j) * C;
@@ -63,19 +62,19 @@ void depthwise_conv2d_3x3_s2_rows_scalar(const float* x, int64_t T, int64_t F, i
 }  // namespace
 
 void add_conv_subsampling_scalar(KernelTable& t) {
-    t.conv.conv2d_3x3_s2_single_channel_rows = conv2d_3x3_s2_single_channel_rows_scalar;
+    t.conv.conv2d_3x3_single_channel_rows = conv2d_3x3_single_channel_rows_scalar;
     t.conv.depthwise_conv2d_3x3_s2_rows = depthwise_conv2d_3x3_s2_rows_scalar;
 }
 
-void conv2d_3x3_s2_single_channel(const KernelTable& k, ThreadTeam& team, const float* x,
-                                  int64_t T, int64_t F, const float* packed_weight,
-                                  const float* bias, int64_t C, bool relu, float* y) {
-    const int64_t T1 = conv3x3_s2_output_size(T);
-    const int64_t F1 = conv3x3_s2_output_size(F);
+void conv2d_3x3_single_channel(const KernelTable& k, ThreadTeam& team, const float* x, int64_t T, int64_t F,
+                               int stride, const float* packed_weight, const float* bias, int64_t C, bool relu,
+                               float* y) {
+    const int64_t T1 = conv3x3_output_size(T, stride);
+    const int64_t F1 = conv3x3_output_size(F, stride);
     if (F1 <= 0 || C <= 0) return;
-    auto* fn = k.conv.conv2d_3x3_s2_single_channel_rows;
+    auto* fn = k.conv.conv2d_3x3_single_channel_rows;
     parallel_for(team, T1, grain_for(9 * F1 * C), [&](int64_t begin, int64_t end) {
-        fn(x, T, F, packed_weight, bias, C, relu, begin, end, y);
+        fn(x, T, F, stride, packed_weight, bias, C, relu, begin, end, y);
     });
 }
 

@@ -59,10 +59,9 @@ struct ConvKernels {
     void (*depthwise_conv1d_rows)(const float* x, int64_t T, int64_t C, const float* packed_weight,
                                   int64_t kernel, const float* bias, int64_t t_begin, int64_t t_end,
                                   float* y);
-    void (*conv2d_3x3_s2_single_channel_rows)(const float* x, int64_t T, int64_t F,
-                                              const float* packed_weight, const float* bias,
-                                              int64_t C, bool relu, int64_t t_begin, int64_t t_end,
-                                              float* y);
+    void (*conv2d_3x3_single_channel_rows)(const float* x, int64_t T, int64_t F, int stride,
+                                           const float* packed_weight, const float* bias, int64_t C,
+                                           bool relu, int64_t t_begin, int64_t t_end, float* y);
     void (*depthwise_conv2d_3x3_s2_rows)(const float* x, int64_t T, int64_t F, int64_t C,
                                          const float* packed_weight, const float* bias,
                                          int64_t t_begin, int64_t t_end, float* y);

@@ -150,9 +150,9 @@ void DwStridingSubsampling::features(ThreadTeam& team, Arena& arena, const float
     // Stage 1: conv.0 + ReLU; a1 row j is stage-1 output b1.lo / 2 + j.
     const int64_t n1 = conv3x3_s2_output_size(b1.hi - b1.lo);
     float* a1 = arena.alloc_array<float>(static_cast<size_t>(n1 * F1 * C));
-    kernels::conv2d_3x3_s2_single_channel(*kernels_, team, stage_input(arena, mel, 0, F0, 1, b1, causal_),
-                                          b1.hi - b1.lo, F0 + c, conv0_w_.data(), conv0_b_.data(), C,
-                                          /*relu=*/true, a1);
+    kernels::conv2d_3x3_single_channel(*kernels_, team, stage_input(arena, mel, 0, F0, 1, b1, causal_),
+                                       b1.hi - b1.lo, F0 + c, /*stride=*/2, conv0_w_.data(), conv0_b_.data(), C,
+                                       /*relu=*/true, a1);
     const float* x1 = a1 + (need1.lo - b1.lo / 2) * F1 * C;  // stage-1 rows from need1.lo
 
     // Stage 2: depthwise, then pointwise + ReLU on the rows stage 3 needs (a2: rows from need2.lo).

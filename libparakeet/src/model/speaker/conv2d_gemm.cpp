@@ -4,6 +4,7 @@
 
 #include "common/errors.h"
 #include "kernels/conv_pointwise.h"
+#include "kernels/conv_subsampling.h"
 #include "kernels/quantize_q8_0.h"
 #include "model/layers/q8_at_load.h"
 
@@ -18,8 +19,8 @@ constexpr int64_t kBandValues = int64_t{1} << 20;
 constexpr int64_t kMinBandRows = 64;
 // Rows per chunk of the team's share of an unfolding or a copy.
 constexpr int64_t kCopyGrain = 64;
-// The stem's one input channel stays on the direct product (9 inputs per row): Winograd's 16
-// products of one input each would be all overhead.
+// The stem's one input channel takes the direct kernel: Winograd's 36 products of one input
+// each would be all overhead.
 constexpr int64_t kMinWinogradInputs = 2;
 
 // dst[r * ldd + c] = src[r * lds + c] for r < rows, c < cols.
@@ -81,7 +82,20 @@ Conv2dGemm Conv2dGemm::load(const GgufReader& gguf, const TensorLoader& t, const
     Conv2dGemm c;
     const bool winograd_shape = s.kf == 3 && s.kt == 3 && g.stride_t == 1 && g.stride_f == 1 && g.pad_t == 1 &&
                                 g.pad_f == 1 && g.dilation_t == 1 && in >= kMinWinogradInputs;
-    if (checked.type == GgmlType::F32 && winograd_shape) {
+    const bool stem_shape = in == 1 && s.kf == 3 && s.kt == 3 && g.stride_t == g.stride_f &&
+                            (g.stride_t == 1 || g.stride_t == 2) && g.pad_t == 1 && g.pad_f == 1 &&
+                            g.dilation_t == 1 && !bias.empty();
+    if (checked.type == GgmlType::F32 && stem_shape) {
+        // The kernel's tap 3 i + j reads row (time) i and column (frequency) j; PyTorch's
+        // [out, 1, kf, kt] has frequency first.
+        const float* w32 = reinterpret_cast<const float*>(checked.data);
+        auto packed = std::make_shared<std::vector<float>>(static_cast<size_t>(9 * s.out));
+        for (int64_t o = 0; o < s.out; ++o)
+            for (int i = 0; i < 3; ++i)      // time
+                for (int j = 0; j < 3; ++j)  // frequency
+                    (*packed)[(3 * i + j) * s.out + o] = w32[o * 9 + j * 3 + i];
+        c.stem_ = std::move(packed);
+    } else if (checked.type == GgmlType::F32 && winograd_shape) {
         // A quantised file's Winograd products run on int8 where that pays (winograd_conv3x3.h).
         const bool q8 = t.q8_at_load() && in % kernels::kQ8_0BlockValues == 0 && WinogradConv3x3::int8_pays(t.level());
         c.winograd_ = std::make_shared<const WinogradConv3x3>(
@@ -230,14 +244,18 @@ void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t
     const bool staged = ldy != out_ && weight_ == nullptr;
     float* dst = staged ? arena.alloc_array<float>(static_cast<size_t>(positions * out_)) : y;
     const int64_t ld = staged ? out_ : ldy;
-    if (winograd_ != nullptr) {
+    if (winograd_ != nullptr || stem_ != nullptr) {
         const float* src = x;
-        if (ldx != in_) {  // its input transform reads rows of in_
+        if (ldx != in_) {  // these kernels read rows of in_
             float* packed = arena.alloc_array<float>(static_cast<size_t>(T * F * in_));
             copy_rows(team, x, ldx, packed, in_, T * F, in_);
             src = packed;
         }
-        winograd_->forward(team, arena, src, T, F, bias_, nullptr, dst, relu);
+        if (stem_ != nullptr)
+            kernels::conv2d_3x3_single_channel(*kernels_, team, src, T, F, g_.stride_t, stem_->data(), bias_, out_,
+                                               relu, dst);
+        else
+            winograd_->forward(team, arena, src, T, F, bias_, nullptr, dst, relu);
     } else if (pointwise_map(ldx)) {
         product(team, arena, x, positions, dst, ld, relu);
     } else if (q8_map_ && 2 * positions * kf_ * kt_ >= T * F) {

@@ -6,6 +6,10 @@
 //
 // The weight is PyTorch's [out, in, kf, kt] (kf taps along F, kt along T; a Conv1d's [out, in,
 // kt] has kf = 1, and a 1x1 kernel may be stored as its [out, in] matrix). It runs by one of:
+//   stem       a 3x3, padding-1 kernel of F32 weights with bias, one input channel and the same
+//              stride (1 or 2) along both axes (the networks' first convolution): the level's
+//              direct single-channel kernel (kernels/conv_subsampling.h), 9 multiply-adds per
+//              output where an unfolding copied 9 values per position for a product of K = 9;
 //   Winograd   a 3x3, stride-1, padding-1 kernel of F32 weights and at least two inputs:
 //              F(4x4, 3x3) (winograd_conv3x3.h), 36 products per 4x4 outputs where the direct
 //              product takes 144; in a quantised file with `in` a multiple of 32, on a level
@@ -125,10 +129,11 @@ private:
     void forward_q8_map(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
                         int64_t ldy, bool relu) const;
 
-    // The weight [out, in * kf * kt] in one of three forms (the others empty):
+    // The weight [out, in * kf * kt] in one of four forms (the others empty):
     std::shared_ptr<const std::vector<float>> pointwise_;   // F32 in the pointwise kernel's panels,
     std::shared_ptr<const kernels::PackedWeights> weight_;  // other types packed for matmul,
-    std::shared_ptr<const WinogradConv3x3> winograd_;       // or the Winograd form
+    std::shared_ptr<const WinogradConv3x3> winograd_;       // the Winograd form,
+    std::shared_ptr<const std::vector<float>> stem_;        // or the one-channel stem's [9, out]
     const kernels::KernelTable* kernels_ = nullptr;
     bool tap_major_ = false;  // the weight's columns in tap-major order, else PyTorch's
     bool q8_map_ = false;     // Q8_0 weights whose blocks are one tap's channels: quantise the map once

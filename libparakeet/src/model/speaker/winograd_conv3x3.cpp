@@ -106,20 +106,18 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
     const size_t scratch = scratch_bytes(band);
     uint8_t* scratch_all = arena.alloc_array<uint8_t>(nth * scratch);
     const kernels::ConvKernels& k = kernels_->conv;
-    // Each thread runs every stage on its own run of tiles: one dispatch per convolution, and a
+    // A band of tiles is a chunk, claimed by whichever thread is free (the transforms wait on
+    // memory unevenly: a static split left one thread idle at the end of each convolution),
+    // and runs every stage on the thread that claimed it: one dispatch per convolution, and a
     // tile's bits do not depend on which thread has it.
-    team.run([&](int ith, int n) {
-        float* v = v_all + ith * kPositions * band * in_;  // 36 x tiles x in (layout())
-        float* m = m_all + ith * kPositions * band * out_;  // 36 x tiles x out
-        float* work = work_all + ith * kernels::winograd_f4_work_floats(channels);
-        uint8_t* own_scratch = scratch_all + ith * scratch;
-        const int64_t end = n_tiles * (ith + 1) / n;
-        for (int64_t first = n_tiles * ith / n; first < end; first += band) {
-            const int64_t tiles = std::min(band, end - first);
-            k.winograd_f4_input(x, T, F, in_, first, tiles, layout(tiles, in_), work, v);
-            products(v, tiles, own_scratch, m);
-            k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, residual, relu, work, y);
-        }
+    team.run_chunks((n_tiles + band - 1) / band, [&](int64_t chunk, int t) {
+        float* v = v_all + t * kPositions * band * in_;  // 36 x tiles x in (layout())
+        float* m = m_all + t * kPositions * band * out_;  // 36 x tiles x out
+        float* work = work_all + t * kernels::winograd_f4_work_floats(channels);
+        const int64_t first = chunk * band, tiles = std::min(band, n_tiles - first);
+        k.winograd_f4_input(x, T, F, in_, first, tiles, layout(tiles, in_), work, v);
+        products(v, tiles, scratch_all + t * scratch, m);
+        k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, residual, relu, work, y);
     });
 }
 

@@ -20,8 +20,8 @@
 // It runs only where int8 products outrun f32 ones four to one (int8_pays(level): the levels
 // with int8 dot-product tiles); on avx2 it measured no faster, on the scalar level slower.
 //
-// Either way the results are bitwise identical for any team size: each thread runs all three
-// stages on its own run of tiles, and the products compute each row on its own.
+// Either way the results are bitwise identical for any team size: each band of tiles runs all
+// three stages on the thread that claimed it, and the products compute each row on its own.
 #pragma once
 
 #include <cstdint>

@@ -14,6 +14,12 @@ namespace {
 namespace vd = schema::voicedetect;
 
 constexpr int64_t kGrain = 1 << 14;  // elements per thread below which an element-wise pass stays on one
+// Time rows per band of a block (run_block): a row of a block's output is 20 KB at every stage
+// (F halves where C doubles), so a band's maps stay in the cache between the block's passes,
+// where whole maps (10-20 MB in stage 1) went through memory between every two.
+constexpr int64_t kBandRows = 32;
+// The widest chunk (channels) a block's pass holds on the stack.
+constexpr int64_t kMaxWidth = 1024;
 
 // The network's activation, Hardtanh(0, hi).
 float hardtanh(float v, float hi) { return std::min(std::max(v, 0.0f), hi); }
@@ -100,14 +106,27 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
         next.loader().fail("a block's first convolution gives " + std::to_string(b.conv1.out()) +
                            " channels, not a multiple of the scale " + std::to_string(scale));
     const int64_t width = b.conv1.out() / scale;
+    if (width > kMaxWidth)
+        next.loader().fail("a block's chunks of " + std::to_string(width) + " channels are wider than " +
+                           std::to_string(kMaxWidth));
     for (int64_t i = 0; i < scale; ++i) {
         if (i > 0 && aff) b.fuse.push_back(load_aff(next, width));
         b.convs.push_back(next(width, width));
+        // run_block's bands take one halo row per chunk convolution.
+        if (b.convs.back().kernel_t() != 3 || b.convs.back().geometry().stride_t != 1)
+            next.loader().fail("a block's chunk convolution is not 3x3 with stride 1");
     }
     b.conv3 = next(b.conv1.out());
     // As 3D-Speaker's _make_layer: a shortcut convolution where the block changes the map's shape.
     b.has_shortcut = b.conv1.geometry().stride_t != 1 || in != b.conv3.out();
     if (b.has_shortcut) b.shortcut = next(in, b.conv3.out());
+    // run_block computes these a band of rows at a time from the rows of the band alone.
+    for (const Conv2dGemm* c : {&b.conv1, &b.conv3, b.has_shortcut ? &b.shortcut : &b.conv1})
+        if (c->kernel_t() != 1)
+            next.loader().fail("a block's first, last or shortcut convolution is not 1x1");
+    if (b.conv3.geometry().stride_t != 1 ||
+        (b.has_shortcut && b.shortcut.geometry().stride_t != b.conv1.geometry().stride_t))
+        next.loader().fail("a block's strides do not match: its first and shortcut convolutions take them");
     return b;
 }
 
@@ -196,49 +215,76 @@ ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, co
 
 void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const {
     ArenaScope scope(arena);
-    const Map c1 = run_conv(team, arena, b.conv1, x);  // Hardtanh'd where its chunks are read
-    const int64_t width = c1.C / scale_, pixels = c1.T * c1.F;
+    const int64_t T = y.T, F = y.F, C1 = b.conv1.out(), width = C1 / scale_;
+    const int stride = b.conv1.geometry().stride_t;  // along both axes, as the shortcut's
     const float hi = clamp_;
     const bool aff = !b.fuse.empty();
-    // The chunk convolutions' outputs side by side (conv3's input), and their inputs: chunk 0, then
-    // chunk i plus the previous output, or the previous output and chunk i side by side for AFF.
-    Map chunks{arena.alloc_array<float>(static_cast<size_t>(c1.size())), c1.T, c1.F, c1.C};
-    Map in{arena.alloc_array<float>(static_cast<size_t>(pixels * width)), c1.T, c1.F, width};
-    Map both{aff ? arena.alloc_array<float>(static_cast<size_t>(2 * pixels * width)) : nullptr, c1.T, c1.F,
-             2 * width};
-    float* conv_out = arena.alloc_array<float>(static_cast<size_t>(pixels * width));
-    for_pixels(team, pixels, width, [&](int64_t p) {
-        const float* src = c1.data + p * c1.C;
-        for (int64_t j = 0; j < width; ++j) in.data[p * width + j] = hardtanh(src[j], hi);
-    });
-    for (int64_t i = 0; i < scale_; ++i) {
-        const Map conv_in = i > 0 && aff ? run_aff(team, arena, b.fuse[i - 1], both) : in;
-        b.convs[i].forward(team, arena, conv_in.data, c1.T, c1.F, conv_out, /*relu=*/false);
-        // One pass: this output Hardtanh'd into its place in chunks, and the next input made.
-        const int64_t next = i + 1 < scale_ ? (i + 1) * width : -1;
-        for_pixels(team, pixels, width, [&](int64_t p) {
-            const float* o = conv_out + p * width;
-            float* chunk = chunks.data + p * chunks.C + i * width;
-            for (int64_t j = 0; j < width; ++j) chunk[j] = hardtanh(o[j], hi);
-            if (next < 0) return;
-            const float* src = c1.data + p * c1.C + next;
-            if (aff) {
-                float* pair = both.data + p * both.C;
-                for (int64_t j = 0; j < width; ++j) {
-                    pair[j] = chunk[j];
-                    pair[width + j] = hardtanh(src[j], hi);
+    // A band's buffers: conv1's output and the chunk convolutions' inputs and outputs over the
+    // band and its halo (scale_ rows each side: each 3x3 reads one row past its output), conv3's
+    // input and the shortcut's output over the band.
+    const int64_t span = std::min(T, kBandRows + 2 * scale_) * F;
+    float* c1 = arena.alloc_array<float>(static_cast<size_t>(span * C1));
+    float* in = arena.alloc_array<float>(static_cast<size_t>(span * width));
+    float* pairs = aff ? arena.alloc_array<float>(static_cast<size_t>(span * 2 * width)) : nullptr;
+    float* conv_out = arena.alloc_array<float>(static_cast<size_t>(span * width));
+    float* chunks = arena.alloc_array<float>(static_cast<size_t>(kBandRows * F * C1));
+    float* shortcut = b.has_shortcut ? arena.alloc_array<float>(static_cast<size_t>(kBandRows * F * y.C)) : nullptr;
+    // conv's output rows [r0, r1) from the input map x (a 1x1 kernel of the block's stride).
+    auto rows_of_x = [&](const Conv2dGemm& conv, int64_t r0, int64_t r1, float* out) {
+        conv.forward(team, arena, x.data + r0 * stride * x.F * x.C, (r1 - r0 - 1) * stride + 1, x.F, out,
+                     /*relu=*/false);
+    };
+    for (int64_t t0 = 0; t0 < T; t0 += kBandRows) {
+        ArenaScope band_scope(arena);
+        const int64_t t1 = std::min(T, t0 + kBandRows);
+        // Rows within `halo` of the band, clipped to the map.
+        auto first = [&](int64_t halo) { return std::max<int64_t>(0, t0 - halo); };
+        auto last = [&](int64_t halo) { return std::min(T, t1 + halo); };
+        const int64_t r0 = first(scale_);  // c1 holds rows [r0, last(scale_))
+        rows_of_x(b.conv1, r0, last(scale_), c1);
+        for_pixels(team, (last(scale_) - r0) * F, width, [&](int64_t p) {
+            for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
+        });
+        for (int64_t i = 0; i < scale_; ++i) {
+            // Convolution i runs on rows [a0, a1) and is right on [n0, n1): one row in from each
+            // cut end, where it read zeros for the rows past it.
+            const int64_t a0 = first(scale_ - i), a1 = last(scale_ - i);
+            const int64_t n0 = first(scale_ - i - 1), n1 = last(scale_ - i - 1);
+            const Map conv_in = i > 0 && aff ? run_aff(team, arena, b.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+                                             : Map{in, a1 - a0, F, width};
+            b.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
+            // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
+            const bool next = i + 1 < scale_;
+            for_pixels(team, (n1 - n0) * F, width, [&](int64_t p) {
+                const int64_t row = n0 + p / F, f = p % F;
+                const float* o = conv_out + ((row - a0) * F + f) * width;
+                float h[kMaxWidth];
+                for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
+                if (row >= t0 && row < t1) std::copy_n(h, width, chunks + ((row - t0) * F + f) * C1 + i * width);
+                if (!next) return;
+                const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
+                if (aff) {
+                    float* pair = pairs + p * 2 * width;
+                    for (int64_t j = 0; j < width; ++j) {
+                        pair[j] = h[j];
+                        pair[width + j] = hardtanh(src[j], hi);
+                    }
+                } else {
+                    for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(src[j], hi) + h[j];
                 }
-            } else {
-                float* sum = in.data + p * width;
-                for (int64_t j = 0; j < width; ++j) sum[j] = hardtanh(src[j], hi) + chunk[j];
-            }
+            });
+        }
+        float* yb = y.data + t0 * F * y.C;
+        b.conv3.forward(team, arena, chunks, t1 - t0, F, yb, /*relu=*/false);
+        const float* residual = x.data + t0 * F * y.C;
+        if (b.has_shortcut) {
+            rows_of_x(b.shortcut, t0, t1, shortcut);
+            residual = shortcut;
+        }
+        parallel_for(team, (t1 - t0) * F * y.C, kGrain, [&](int64_t begin, int64_t end) {
+            for (int64_t k = begin; k < end; ++k) yb[k] = hardtanh(yb[k] + residual[k], hi);
         });
     }
-    b.conv3.forward(team, arena, chunks.data, chunks.T, chunks.F, y.data, /*relu=*/false);
-    const Map residual = b.has_shortcut ? run_conv(team, arena, b.shortcut, x) : x;
-    parallel_for(team, y.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t k = begin; k < end; ++k) y.data[k] = hardtanh(y.data[k] + residual.data[k], hi);
-    });
 }
 
 ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage,

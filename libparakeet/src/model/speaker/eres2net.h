@@ -16,7 +16,10 @@
 //
 // The convolutions come from the file's flat list (voicedetect.eres2net.conv_weight, _bias,
 // _stride) in the order the forward runs them, as voice-detect.cpp's converter lists them; the
-// widths come from their shapes. Results are bitwise identical for any team size at a level.
+// widths come from their shapes. A block runs a band of 32 time rows at a time, its 3x3 chunk
+// convolutions over the band and a halo row each that the next one reads, so that its maps stay
+// in the cache (the bands depend on T alone). Results are bitwise identical for any team size at
+// a level.
 #pragma once
 
 #include <cstdint>

@@ -234,14 +234,20 @@ void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const M
         conv.forward(team, arena, x.data + r0 * stride * x.F * x.C, (r1 - r0 - 1) * stride + 1, x.F, out,
                      /*relu=*/false);
     };
+    int64_t c1_begin = 0, c1_end = 0;  // the rows c1 holds
     for (int64_t t0 = 0; t0 < T; t0 += kBandRows) {
         ArenaScope band_scope(arena);
         const int64_t t1 = std::min(T, t0 + kBandRows);
         // Rows within `halo` of the band, clipped to the map.
         auto first = [&](int64_t halo) { return std::max<int64_t>(0, t0 - halo); };
         auto last = [&](int64_t halo) { return std::min(T, t1 + halo); };
-        const int64_t r0 = first(scale_);  // c1 holds rows [r0, last(scale_))
-        rows_of_x(b.conv1, r0, last(scale_), c1);
+        // c1 holds rows [r0, last(scale_)); those the last band computed move to its front.
+        const int64_t r0 = first(scale_);
+        const int64_t kept = t0 == 0 ? 0 : c1_end - r0;
+        std::copy(c1 + (c1_end - kept - c1_begin) * F * C1, c1 + (c1_end - c1_begin) * F * C1, c1);
+        if (r0 + kept < last(scale_)) rows_of_x(b.conv1, r0 + kept, last(scale_), c1 + kept * F * C1);
+        c1_begin = r0;
+        c1_end = last(scale_);
         for_pixels(team, (last(scale_) - r0) * F, width, [&](int64_t p) {
             for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
         });
@@ -258,9 +264,9 @@ void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const M
             for_pixels(team, (n1 - n0) * F, width, [&](int64_t p) {
                 const int64_t row = n0 + p / F, f = p % F;
                 const float* o = conv_out + ((row - a0) * F + f) * width;
-                float h[kMaxWidth];
+                float halo[kMaxWidth];  // a halo row's output feeds only the next input
+                float* h = row >= t0 && row < t1 ? chunks + ((row - t0) * F + f) * C1 + i * width : halo;
                 for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
-                if (row >= t0 && row < t1) std::copy_n(h, width, chunks + ((row - t0) * F + f) * C1 + i * width);
                 if (!next) return;
                 const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
                 if (aff) {

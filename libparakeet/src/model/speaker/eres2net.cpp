@@ -192,24 +192,29 @@ ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGem
 }
 
 ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& both) const {
-    const int64_t C = both.C / 2, pixels = both.T * both.F;
-    Map out{arena.alloc_array<float>(static_cast<size_t>(pixels * C)), both.T, both.F, C};
-    ArenaScope scope(arena);
-    const Map hidden = run_conv(team, arena, a.squeeze, both);
-    kernels::silu(*kernels_, team, hidden.data, hidden.size(), hidden.data);
-    const Map z = run_conv(team, arena, a.expand, hidden);
-    // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) = 2 (y + s (x - y)),
-    // a pixel at a time so that its s stays in L1 between the level's sigmoid and the sum.
+    const int64_t C = both.C / 2, F = both.F;
+    Map out{arena.alloc_array<float>(static_cast<size_t>(both.T * F * C)), both.T, F, C};
+    // A band of rows at a time (its convolutions are 1x1), so that the fusions' hidden and z
+    // maps stay in the cache; a block's pairs are one band already.
     auto* sigmoid = kernels_->ops.sigmoid;
-    for_pixels(team, pixels, C, [&](int64_t p) {
-        float* s = z.data + p * C;
-        const float* x = both.data + p * both.C;
-        const float* y = x + C;
-        float* o = out.data + p * C;
-        for (int64_t j = 0; j < C; ++j) s[j] *= 2.0f;
-        sigmoid(s, C, s);
-        for (int64_t j = 0; j < C; ++j) o[j] = 2.0f * (y[j] + s[j] * (x[j] - y[j]));
-    });
+    for (int64_t t0 = 0; t0 < both.T; t0 += kBandRows) {
+        ArenaScope scope(arena);
+        const Map pairs{both.data + t0 * F * both.C, std::min(kBandRows, both.T - t0), F, both.C};
+        const Map hidden = run_conv(team, arena, a.squeeze, pairs);
+        kernels::silu(*kernels_, team, hidden.data, hidden.size(), hidden.data);
+        const Map z = run_conv(team, arena, a.expand, hidden);
+        // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) = 2 (y + s (x - y)),
+        // a pixel at a time so that its s stays in L1 between the level's sigmoid and the sum.
+        float* o = out.data + t0 * F * C;
+        for_pixels(team, pairs.T * F, C, [&](int64_t p) {
+            float* s = z.data + p * C;
+            const float* x = pairs.data + p * pairs.C;
+            const float* y = x + C;
+            for (int64_t j = 0; j < C; ++j) s[j] *= 2.0f;
+            sigmoid(s, C, s);
+            for (int64_t j = 0; j < C; ++j) o[p * C + j] = 2.0f * (y[j] + s[j] * (x[j] - y[j]));
+        });
+    }
     return out;
 }
 

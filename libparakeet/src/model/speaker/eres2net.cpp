@@ -1,6 +1,7 @@
 #include "model/speaker/eres2net.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "common/errors.h"
@@ -14,7 +15,7 @@ namespace {
 namespace vd = schema::voicedetect;
 
 constexpr int64_t kGrain = 1 << 14;  // elements per thread below which an element-wise pass stays on one
-// Time rows per band of a block (run_block): a row of a block's output is 20 KB at every stage
+// Time rows per band of a block (BlockRun): a row of a block's output is 20 KB at every stage
 // (F halves where C doubles), so a band's maps stay in the cache between the block's passes,
 // where whole maps (10-20 MB in stage 1) went through memory between every two.
 constexpr int64_t kBandRows = 32;
@@ -112,7 +113,7 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
     for (int64_t i = 0; i < scale; ++i) {
         if (i > 0 && aff) b.fuse.push_back(load_aff(next, width));
         b.convs.push_back(next(width, width));
-        // run_block's bands take one halo row per chunk convolution.
+        // BlockRun's bands take one halo row per chunk convolution.
         if (b.convs.back().kernel_t() != 3 || b.convs.back().geometry().stride_t != 1)
             next.loader().fail("a block's chunk convolution is not 3x3 with stride 1");
     }
@@ -120,7 +121,7 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
     // As 3D-Speaker's _make_layer: a shortcut convolution where the block changes the map's shape.
     b.has_shortcut = b.conv1.geometry().stride_t != 1 || in != b.conv3.out();
     if (b.has_shortcut) b.shortcut = next(in, b.conv3.out());
-    // run_block computes these a band of rows at a time from the rows of the band alone.
+    // BlockRun computes these a band of rows at a time from the rows of the band alone.
     for (const Conv2dGemm* c : {&b.conv1, &b.conv3, b.has_shortcut ? &b.shortcut : &b.conv1})
         if (c->kernel_t() != 1)
             next.loader().fail("a block's first, last or shortcut convolution is not 1x1");
@@ -218,88 +219,127 @@ ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, co
     return out;
 }
 
-void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const {
-    ArenaScope scope(arena);
-    const int64_t T = y.T, F = y.F, C1 = b.conv1.out(), width = C1 / scale_;
-    const int stride = b.conv1.geometry().stride_t;  // along both axes, as the shortcut's
-    const float hi = clamp_;
-    const bool aff = !b.fuse.empty();
-    // A band's buffers: conv1's output and the chunk convolutions' inputs and outputs over the
-    // band and its halo (scale_ rows each side: each 3x3 reads one row past its output), conv3's
-    // input and the shortcut's output over the band.
-    const int64_t span = std::min(T, kBandRows + 2 * scale_) * F;
-    float* c1 = arena.alloc_array<float>(static_cast<size_t>(span * C1));
-    float* in = arena.alloc_array<float>(static_cast<size_t>(span * width));
-    float* pairs = aff ? arena.alloc_array<float>(static_cast<size_t>(span * 2 * width)) : nullptr;
-    float* conv_out = arena.alloc_array<float>(static_cast<size_t>(span * width));
-    float* chunks = arena.alloc_array<float>(static_cast<size_t>(kBandRows * F * C1));
-    float* shortcut = b.has_shortcut ? arena.alloc_array<float>(static_cast<size_t>(kBandRows * F * y.C)) : nullptr;
+// A block's buffers on one thread, to run it a band of rows at a time: conv1's output and the
+// chunk convolutions' inputs and outputs over a band and its halo (scale_ rows each side: each 3x3
+// reads one row past its output), conv3's input and the shortcut's output over the band.
+class ERes2Net::BlockRun {
+public:
+    BlockRun(const ERes2Net& net, Arena& arena, const Block& b, const Map& x, const Map& y)
+        : net_(net), b_(b), x_(x), y_(y), C1_(b.conv1.out()), width_(C1_ / net.scale_),
+          stride_(b.conv1.geometry().stride_t) {
+        const int64_t span = std::min(y.T, kBandRows + 2 * net.scale_) * y.F;
+        c1_ = arena.alloc_array<float>(static_cast<size_t>(span * C1_));
+        in_ = arena.alloc_array<float>(static_cast<size_t>(span * width_));
+        if (!b.fuse.empty()) pairs_ = arena.alloc_array<float>(static_cast<size_t>(span * 2 * width_));
+        conv_out_ = arena.alloc_array<float>(static_cast<size_t>(span * width_));
+        chunks_ = arena.alloc_array<float>(static_cast<size_t>(kBandRows * y.F * C1_));
+        if (b.has_shortcut) shortcut_ = arena.alloc_array<float>(static_cast<size_t>(kBandRows * y.F * y.C));
+    }
+
+    // Output rows [t0, t0 + kBandRows) of y (clipped to the map). Successive bands reuse the
+    // conv1 rows the last one computed past its end.
+    void band(ThreadTeam& team, Arena& arena, int64_t t0);
+
+private:
     // conv's output rows [r0, r1) from the input map x (a 1x1 kernel of the block's stride).
-    auto rows_of_x = [&](const Conv2dGemm& conv, int64_t r0, int64_t r1, float* out) {
-        conv.forward(team, arena, x.data + r0 * stride * x.F * x.C, (r1 - r0 - 1) * stride + 1, x.F, out,
+    void rows_of_x(ThreadTeam& team, Arena& arena, const Conv2dGemm& conv, int64_t r0, int64_t r1, float* out) const {
+        conv.forward(team, arena, x_.data + r0 * stride_ * x_.F * x_.C, (r1 - r0 - 1) * stride_ + 1, x_.F, out,
                      /*relu=*/false);
-    };
-    int64_t c1_begin = 0, c1_end = 0;  // the rows c1 holds
-    for (int64_t t0 = 0; t0 < T; t0 += kBandRows) {
-        ArenaScope band_scope(arena);
-        const int64_t t1 = std::min(T, t0 + kBandRows);
-        // Rows within `halo` of the band, clipped to the map.
-        auto first = [&](int64_t halo) { return std::max<int64_t>(0, t0 - halo); };
-        auto last = [&](int64_t halo) { return std::min(T, t1 + halo); };
-        // c1 holds rows [r0, last(scale_)); those the last band computed move to its front.
-        const int64_t r0 = first(scale_);
-        const int64_t kept = t0 == 0 ? 0 : c1_end - r0;
-        std::copy(c1 + (c1_end - kept - c1_begin) * F * C1, c1 + (c1_end - c1_begin) * F * C1, c1);
-        if (r0 + kept < last(scale_)) rows_of_x(b.conv1, r0 + kept, last(scale_), c1 + kept * F * C1);
-        c1_begin = r0;
-        c1_end = last(scale_);
-        for_pixels(team, (last(scale_) - r0) * F, width, [&](int64_t p) {
-            for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
-        });
-        for (int64_t i = 0; i < scale_; ++i) {
-            // Convolution i runs on rows [a0, a1) and is right on [n0, n1): one row in from each
-            // cut end, where it read zeros for the rows past it.
-            const int64_t a0 = first(scale_ - i), a1 = last(scale_ - i);
-            const int64_t n0 = first(scale_ - i - 1), n1 = last(scale_ - i - 1);
-            const Map conv_in = i > 0 && aff ? run_aff(team, arena, b.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
-                                             : Map{in, a1 - a0, F, width};
-            b.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
-            // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
-            const bool next = i + 1 < scale_;
-            for_pixels(team, (n1 - n0) * F, width, [&](int64_t p) {
-                const int64_t row = n0 + p / F, f = p % F;
-                const float* o = conv_out + ((row - a0) * F + f) * width;
-                float halo[kMaxWidth];  // a halo row's output feeds only the next input
-                float* h = row >= t0 && row < t1 ? chunks + ((row - t0) * F + f) * C1 + i * width : halo;
-                for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
-                if (!next) return;
-                const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
-                if (aff) {
-                    float* pair = pairs + p * 2 * width;
-                    for (int64_t j = 0; j < width; ++j) {
-                        pair[j] = h[j];
-                        pair[width + j] = hardtanh(src[j], hi);
-                    }
-                } else {
-                    for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(src[j], hi) + h[j];
+    }
+
+    const ERes2Net& net_;
+    const Block& b_;
+    const Map x_, y_;
+    const int64_t C1_, width_;
+    const int stride_;  // conv1's along both axes, as the shortcut's
+    float *c1_, *in_, *pairs_ = nullptr, *conv_out_, *chunks_, *shortcut_ = nullptr;
+    int64_t c1_begin_ = 0, c1_end_ = 0;  // the rows c1_ holds
+};
+
+void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
+    ArenaScope scope(arena);
+    const int64_t T = y_.T, F = y_.F, C1 = C1_, width = width_, scale = net_.scale_;
+    const float hi = net_.clamp_;
+    const bool aff = pairs_ != nullptr;
+    float *c1 = c1_, *in = in_, *pairs = pairs_, *conv_out = conv_out_, *chunks = chunks_;
+    const int64_t t1 = std::min(T, t0 + kBandRows);
+    // Rows within `halo` of the band, clipped to the map.
+    auto first = [&](int64_t halo) { return std::max<int64_t>(0, t0 - halo); };
+    auto last = [&](int64_t halo) { return std::min(T, t1 + halo); };
+    // c1 holds rows [r0, last(scale)); those the last band computed move to its front.
+    const int64_t r0 = first(scale);
+    const int64_t kept = c1_end_ > r0 && c1_begin_ <= r0 ? c1_end_ - r0 : 0;
+    std::copy(c1 + (r0 - c1_begin_) * F * C1, c1 + (r0 - c1_begin_ + kept) * F * C1, c1);
+    if (r0 + kept < last(scale)) rows_of_x(team, arena, b_.conv1, r0 + kept, last(scale), c1 + kept * F * C1);
+    c1_begin_ = r0;
+    c1_end_ = last(scale);
+    for_pixels(team, (last(scale) - r0) * F, width, [&](int64_t p) {
+        for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
+    });
+    for (int64_t i = 0; i < scale; ++i) {
+        // Convolution i runs on rows [a0, a1) and is right on [n0, n1): one row in from each
+        // cut end, where it read zeros for the rows past it.
+        const int64_t a0 = first(scale - i), a1 = last(scale - i);
+        const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
+        const Map conv_in = i > 0 && aff ? net_.run_aff(team, arena, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+                                         : Map{in, a1 - a0, F, width};
+        b_.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
+        // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
+        const bool next = i + 1 < scale;
+        for_pixels(team, (n1 - n0) * F, width, [&](int64_t p) {
+            const int64_t row = n0 + p / F, f = p % F;
+            const float* o = conv_out + ((row - a0) * F + f) * width;
+            float halo[kMaxWidth];  // a halo row's output feeds only the next input
+            float* h = row >= t0 && row < t1 ? chunks + ((row - t0) * F + f) * C1 + i * width : halo;
+            for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
+            if (!next) return;
+            const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
+            if (aff) {
+                float* pair = pairs + p * 2 * width;
+                for (int64_t j = 0; j < width; ++j) {
+                    pair[j] = h[j];
+                    pair[width + j] = hardtanh(src[j], hi);
                 }
-            });
-        }
-        float* yb = y.data + t0 * F * y.C;
-        b.conv3.forward(team, arena, chunks, t1 - t0, F, yb, /*relu=*/false);
-        const float* residual = x.data + t0 * F * y.C;
-        if (b.has_shortcut) {
-            rows_of_x(b.shortcut, t0, t1, shortcut);
-            residual = shortcut;
-        }
-        parallel_for(team, (t1 - t0) * F * y.C, kGrain, [&](int64_t begin, int64_t end) {
-            for (int64_t k = begin; k < end; ++k) yb[k] = hardtanh(yb[k] + residual[k], hi);
+            } else {
+                for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(src[j], hi) + h[j];
+            }
         });
     }
+    float* yb = y_.data + t0 * F * y_.C;
+    b_.conv3.forward(team, arena, chunks, t1 - t0, F, yb, /*relu=*/false);
+    const float* residual = x_.data + t0 * F * y_.C;
+    if (b_.has_shortcut) {
+        rows_of_x(team, arena, b_.shortcut, t0, t1, shortcut_);
+        residual = shortcut_;
+    }
+    parallel_for(team, (t1 - t0) * F * y_.C, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) yb[k] = hardtanh(yb[k] + residual[k], hi);
+    });
 }
 
-ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage,
-                                  const Map& x) const {
+void ERes2Net::run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
+                         const Map& y) const {
+    const int64_t bands = (y.T + kBandRows - 1) / kBandRows;
+    if (workers.empty() || bands < 2 * team.size()) {  // too few bands to share: the team splits each
+        ArenaScope scope(arena);
+        BlockRun run(*this, arena, b, x, y);
+        for (int64_t k = 0; k < bands; ++k) run.band(team, arena, k * kBandRows);
+        return;
+    }
+    // A band's passes are too small to split over the team (they waited on each other more than
+    // they ran: 2 threads took as long as one), so the team splits the bands, each thread on its
+    // own with a team of one and its own arena; a band's bits do not depend on who runs it.
+    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
+    team.run_chunks(chunks, [&](int64_t c, int thread) {
+        Worker& w = *workers[static_cast<size_t>(thread)];
+        ArenaScope scope(w.arena);
+        BlockRun run(*this, w.arena, b, x, y);
+        for (int64_t k = bands * c / chunks; k < bands * (c + 1) / chunks; ++k) run.band(w.team, w.arena, k * kBandRows);
+    });
+}
+
+ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, Workers& workers,
+                                  const std::vector<Block>& stage, const Map& x) const {
     // The blocks' outputs take turns in two maps of the stage's output size.
     const Block& first = stage.front();
     const int64_t T = first.conv1.out_t(x.T), F = first.conv1.out_f(x.F), C = first.conv3.out();
@@ -307,7 +347,7 @@ ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vec
                    {arena.alloc_array<float>(static_cast<size_t>(T * F * C)), T, F, C}};
     Map in = x;
     for (size_t i = 0; i < stage.size(); ++i) {
-        run_block(team, arena, stage[i], in, maps[i % 2]);
+        run_block(team, arena, workers, stage[i], in, maps[i % 2]);
         in = maps[i % 2];
     }
     return in;
@@ -318,10 +358,14 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     const Map x{const_cast<float*>(feats), T, n_mels_, 1};
     const Map h = run_conv(team, arena, stem_, x, /*relu=*/true);
-    Map stage = run_stage(team, arena, stages_[0], h);
+    // The threads' own teams and arenas for the blocks' bands (none for a team of one).
+    Workers workers;
+    if (team.size() > 1)
+        for (int i = 0; i < team.size(); ++i) workers.push_back(std::make_unique<Worker>());
+    Map stage = run_stage(team, arena, workers, stages_[0], h);
     Map fused = stage;
     for (int s = 1; s < 4; ++s) {
-        stage = run_stage(team, arena, stages_[s], stage);
+        stage = run_stage(team, arena, workers, stages_[s], stage);
         // AFF(stage, down(fused)) on the two side by side: the convolution writes its half itself.
         const Map both{arena.alloc_array<float>(static_cast<size_t>(2 * stage.size())), stage.T, stage.F, 2 * stage.C};
         for_pixels(team, stage.T * stage.F, stage.C, [&](int64_t p) {

@@ -35,6 +35,24 @@ void for_pixels(ThreadTeam& team, int64_t pixels, int64_t width, Fn fn) {
     });
 }
 
+// fn(team, arena, k0, k1) runs bands [k0, k1) of `bands`. A band's passes are too small to split
+// over the team (they waited on each other more than they ran: 2 threads took as long as one), so
+// the team splits the bands, each thread running its share alone with its worker's team of one
+// and arena; with fewer than two bands a thread (or no workers) the whole team runs each band.
+// A band's bits do not depend on who runs it.
+template <typename Workers, typename Fn>
+void for_bands(ThreadTeam& team, Arena& arena, Workers& workers, int64_t bands, Fn fn) {
+    if (workers.empty() || bands < 2 * team.size()) {
+        fn(team, arena, int64_t{0}, bands);
+        return;
+    }
+    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
+    team.run_chunks(chunks, [&](int64_t c, int thread) {
+        auto& w = *workers[static_cast<size_t>(thread)];
+        fn(w.team, w.arena, bands * c / chunks, bands * (c + 1) / chunks);
+    });
+}
+
 }  // namespace
 
 // A channels-last map [T, F, C] in the forward's arena.
@@ -192,30 +210,35 @@ ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGem
     return Map{data, y.T, y.F, y.C};
 }
 
-ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& both) const {
+ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a,
+                                const Map& both) const {
     const int64_t C = both.C / 2, F = both.F;
     Map out{arena.alloc_array<float>(static_cast<size_t>(both.T * F * C)), both.T, F, C};
     // A band of rows at a time (its convolutions are 1x1), so that the fusions' hidden and z
     // maps stay in the cache; a block's pairs are one band already.
     auto* sigmoid = kernels_->ops.sigmoid;
-    for (int64_t t0 = 0; t0 < both.T; t0 += kBandRows) {
-        ArenaScope scope(arena);
-        const Map pairs{both.data + t0 * F * both.C, std::min(kBandRows, both.T - t0), F, both.C};
-        const Map hidden = run_conv(team, arena, a.squeeze, pairs);
-        kernels::silu(*kernels_, team, hidden.data, hidden.size(), hidden.data);
-        const Map z = run_conv(team, arena, a.expand, hidden);
-        // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) = 2 (y + s (x - y)),
-        // a pixel at a time so that its s stays in L1 between the level's sigmoid and the sum.
-        float* o = out.data + t0 * F * C;
-        for_pixels(team, pairs.T * F, C, [&](int64_t p) {
-            float* s = z.data + p * C;
-            const float* x = pairs.data + p * pairs.C;
-            const float* y = x + C;
-            for (int64_t j = 0; j < C; ++j) s[j] *= 2.0f;
-            sigmoid(s, C, s);
-            for (int64_t j = 0; j < C; ++j) o[p * C + j] = 2.0f * (y[j] + s[j] * (x[j] - y[j]));
-        });
-    }
+    const int64_t bands = (both.T + kBandRows - 1) / kBandRows;
+    for_bands(team, arena, workers, bands, [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
+        for (int64_t t0 = k0 * kBandRows; t0 < std::min(both.T, k1 * kBandRows); t0 += kBandRows) {
+            ArenaScope scope(ar);
+            const Map pairs{both.data + t0 * F * both.C, std::min(kBandRows, both.T - t0), F, both.C};
+            const Map hidden = run_conv(t, ar, a.squeeze, pairs);
+            kernels::silu(*kernels_, t, hidden.data, hidden.size(), hidden.data);
+            const Map z = run_conv(t, ar, a.expand, hidden);
+            // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) =
+            // 2 (y + s (x - y)), a pixel at a time so that its s stays in L1 between the level's
+            // sigmoid and the sum.
+            float* o = out.data + t0 * F * C;
+            for_pixels(t, pairs.T * F, C, [&](int64_t p) {
+                float* s = z.data + p * C;
+                const float* x = pairs.data + p * pairs.C;
+                const float* y = x + C;
+                for (int64_t j = 0; j < C; ++j) s[j] *= 2.0f;
+                sigmoid(s, C, s);
+                for (int64_t j = 0; j < C; ++j) o[p * C + j] = 2.0f * (y[j] + s[j] * (x[j] - y[j]));
+            });
+        }
+    });
     return out;
 }
 
@@ -281,7 +304,8 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
         // cut end, where it read zeros for the rows past it.
         const int64_t a0 = first(scale - i), a1 = last(scale - i);
         const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
-        const Map conv_in = i > 0 && aff ? net_.run_aff(team, arena, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+        Workers none;  // the pairs are one band
+        const Map conv_in = i > 0 && aff ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
                                          : Map{in, a1 - a0, F, width};
         b_.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
         // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
@@ -319,23 +343,12 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
 
 void ERes2Net::run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
                          const Map& y) const {
-    const int64_t bands = (y.T + kBandRows - 1) / kBandRows;
-    if (workers.empty() || bands < 2 * team.size()) {  // too few bands to share: the team splits each
-        ArenaScope scope(arena);
-        BlockRun run(*this, arena, b, x, y);
-        for (int64_t k = 0; k < bands; ++k) run.band(team, arena, k * kBandRows);
-        return;
-    }
-    // A band's passes are too small to split over the team (they waited on each other more than
-    // they ran: 2 threads took as long as one), so the team splits the bands, each thread on its
-    // own with a team of one and its own arena; a band's bits do not depend on who runs it.
-    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
-    team.run_chunks(chunks, [&](int64_t c, int thread) {
-        Worker& w = *workers[static_cast<size_t>(thread)];
-        ArenaScope scope(w.arena);
-        BlockRun run(*this, w.arena, b, x, y);
-        for (int64_t k = bands * c / chunks; k < bands * (c + 1) / chunks; ++k) run.band(w.team, w.arena, k * kBandRows);
-    });
+    for_bands(team, arena, workers, (y.T + kBandRows - 1) / kBandRows,
+              [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
+                  ArenaScope scope(ar);
+                  BlockRun run(*this, ar, b, x, y);
+                  for (int64_t k = k0; k < k1; ++k) run.band(t, ar, k * kBandRows);
+              });
 }
 
 ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, Workers& workers,
@@ -373,7 +386,7 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         });
         down_[s - 1].forward(team, arena, fused.data, fused.T, fused.F, fused.C, both.data + stage.C, both.C,
                              /*relu=*/false);
-        fused = run_aff(team, arena, fuse_[s - 1], both);
+        fused = run_aff(team, arena, workers, fuse_[s - 1], both);
     }
     head_.forward(team, arena, fused.data, fused.T, out);
 }

@@ -78,7 +78,7 @@ private:
     void run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
                    const Map& y) const;
     // AFF(x, y) of both = [x, y] side by side (x channels [0, C), y [C, 2C)) into a new map.
-    Map run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& both) const;
+    Map run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a, const Map& both) const;
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 

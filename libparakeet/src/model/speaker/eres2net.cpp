@@ -305,8 +305,9 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
         const int64_t a0 = first(scale - i), a1 = last(scale - i);
         const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
         Workers none;  // the pairs are one band
-        const Map conv_in = i > 0 && aff ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
-                                         : Map{in, a1 - a0, F, width};
+        const Map conv_in = i > 0 && aff
+                                ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+                                : Map{in, a1 - a0, F, width};
         b_.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
         // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
         const bool next = i + 1 < scale;

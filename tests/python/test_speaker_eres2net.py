@@ -69,7 +69,18 @@ def test_another_topology_is_refused(tmp_path):
         convert_eres2net_onnx(tmp_path / "short.onnx", tmp_path / "o.gguf")
 
 
+def _stride_at(index, stride):
+    """The committed conv_stride list with convolution `index` given `stride`."""
+    strides = list(_keys(COMMITTED)[vd.ERES2NET_CONV_STRIDE])
+    strides[index] = stride
+    return {vd.ERES2NET_CONV_STRIDE: strides}
+
+
 @pytest.mark.parametrize("changes, drop, message", [
+    # The list runs stem, then block 1's conv1, its two chunk convolutions, conv3 and shortcut.
+    (_stride_at(2, 2), (), "a block's chunk convolution is not 3x3 with stride 1"),
+    (_stride_at(4, 2), (), "a block's strides do not match: its first and shortcut convolutions take them"),
+    (_stride_at(5, 2), (), "a block's strides do not match"),
     ({vd.ERES2NET_NUM_BLOCKS: [3, 4, 6, 2]}, (), "has shape [16, 32, 1, 1], expected [16, 16, 1, 1]"),
     ({vd.ERES2NET_NUM_BLOCKS: [3, 4, 6, 4]}, (), "layer3_downsample.weight has shape [32, 16, 3, 3], expected [32, 32"),
     ({vd.ERES2NET_SCALE: 4}, (), "a block's first convolution gives 2 channels, not a multiple of the scale 4"),

@@ -14,7 +14,8 @@ struct KernelTable;
 void silu(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = 1 / (1 + exp(-x[i])) for i in [0, n): the speaker heads' output. y may be x;
-// otherwise they must not overlap. Runs k's kernels (one portable version so far).
+// otherwise they must not overlap. Runs k's kernels: the portable one calls std::exp, the x86
+// ones the vector exp of SiLU (exp_poly.h), within a few ulps of it.
 void sigmoid(const KernelTable& k, ThreadTeam& team, const float* x, int64_t n, float* y);
 
 // y[i] = x[i] * Φ(x[i]) = x[i] / 2 * (1 + erf(x[i] / √2)), PyTorch's exact GELU (nn.GELU()'s

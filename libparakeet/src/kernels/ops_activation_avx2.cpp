@@ -1,4 +1,4 @@
-// AVX2/FMA SiLU, GLU and GELU: the vector exp of ops_vec_avx2.h and a true division. Tails use
+// AVX2/FMA SiLU, sigmoid, GLU and GELU: the vector exp of ops_vec_avx2.h and a true division. Tails use
 // masked loads and stores, so every element goes through identical code.
 #include <immintrin.h>
 
@@ -21,6 +21,11 @@ void map(const float* x, int64_t n, float* y, F f) {
 
 void silu(const float* x, int64_t n, float* y) {
     map(x, n, y, [](__m256 v) { return vec::times_sigmoid(v, v); });
+}
+
+// 1 / (1 + exp(-x)): times_sigmoid's division with 1 as the numerator.
+void sigmoid(const float* x, int64_t n, float* y) {
+    map(x, n, y, [](__m256 v) { return vec::times_sigmoid(_mm256_set1_ps(1.0f), v); });
 }
 
 void gelu_erf(const float* x, int64_t n, float* y) { map(x, n, y, vec::gelu_erf); }
@@ -47,6 +52,7 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
 
 void add_ops_activation_avx2(KernelTable& t) {
     t.ops.silu = silu;
+    t.ops.sigmoid = sigmoid;
     t.ops.gelu_erf = gelu_erf;
     t.ops.glu_rows = glu_rows;
 }

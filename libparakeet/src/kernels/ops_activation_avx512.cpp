@@ -1,4 +1,4 @@
-// AVX-512 SiLU, GLU and GELU: the exp of ops_vec_avx512.h and a true division; the tail is one
+// AVX-512 SiLU, sigmoid, GLU and GELU: the exp of ops_vec_avx512.h and a true division; the tail is one
 // masked step of the same loop, so every element goes through identical code.
 #include <immintrin.h>
 
@@ -21,6 +21,11 @@ void silu(const float* x, int64_t n, float* y) {
     map(x, n, y, [](__m512 v) { return vec512::times_sigmoid(v, v); });
 }
 
+// 1 / (1 + exp(-x)): times_sigmoid's division with 1 as the numerator.
+void sigmoid(const float* x, int64_t n, float* y) {
+    map(x, n, y, [](__m512 v) { return vec512::times_sigmoid(_mm512_set1_ps(1.0f), v); });
+}
+
 void gelu_erf(const float* x, int64_t n, float* y) { map(x, n, y, vec512::gelu_erf); }
 
 void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
@@ -41,6 +46,7 @@ void glu_rows(const float* x, int64_t rows, int64_t channels, float* y) {
 
 void add_ops_activation_avx512(KernelTable& t) {
     t.ops.silu = silu;
+    t.ops.sigmoid = sigmoid;
     t.ops.gelu_erf = gelu_erf;
     t.ops.glu_rows = glu_rows;
 }

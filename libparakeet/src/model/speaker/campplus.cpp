@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/speaker/vector_math.h"
 #include "model/speaker/voicedetect_schema.h"
 
 namespace pk::speaker {
@@ -277,14 +278,12 @@ void CamPPlus::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     // Statistics pooling: the time mean and unbiased standard deviation of each channel.
     const int64_t C = blocks_.back().transit.out();
     float* stats = arena.alloc_array<float>(static_cast<size_t>(2 * C));
+    double* mean = arena.alloc_array<double>(static_cast<size_t>(C));
+    double* dev = arena.alloc_array<double>(static_cast<size_t>(C));
+    column_moments(team, x, Tp, C, mean, dev);
     for (int64_t c = 0; c < C; ++c) {
-        double sum = 0;
-        for (int64_t t = 0; t < Tp; ++t) sum += x[t * C + c];
-        const double mean = sum / static_cast<double>(Tp);
-        double square = 0;
-        for (int64_t t = 0; t < Tp; ++t) square += (x[t * C + c] - mean) * (x[t * C + c] - mean);
-        stats[c] = static_cast<float>(mean);
-        stats[C + c] = static_cast<float>(std::sqrt(square / static_cast<double>(Tp - 1)));
+        stats[c] = static_cast<float>(mean[c]);
+        stats[C + c] = static_cast<float>(std::sqrt(dev[c] / static_cast<double>(Tp - 1)));
     }
     dense_.forward(team, arena, stats, 1, 1, out, /*relu=*/false);
     embedding_norm_.apply(team, out, 1, dense_.out(), out, dense_.out(), /*relu=*/false);

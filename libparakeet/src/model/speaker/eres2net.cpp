@@ -1,6 +1,7 @@
 #include "model/speaker/eres2net.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "common/errors.h"
@@ -14,19 +15,41 @@ namespace {
 namespace vd = schema::voicedetect;
 
 constexpr int64_t kGrain = 1 << 14;  // elements per thread below which an element-wise pass stays on one
+// Time rows per band of a block (BlockRun): a row of a block's output is 20 KB at every stage
+// (F halves where C doubles), so a band's maps stay in the cache between the block's passes,
+// where whole maps (10-20 MB in stage 1) went through memory between every two.
+constexpr int64_t kBandRows = 32;
+// The widest chunk (channels) a block's pass holds on the stack.
+constexpr int64_t kMaxWidth = 1024;
 
-void clamp_range(ThreadTeam& team, float* x, int64_t n, float hi) {
-    parallel_for(team, n, kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) x[i] = std::min(std::max(x[i], 0.0f), hi);
+// The network's activation, Hardtanh(0, hi).
+float hardtanh(float v, float hi) { return std::min(std::max(v, 0.0f), hi); }
+
+// fn(p) for every pixel p < pixels of `width` channels, split over the team. Each pass below reads
+// and writes channel runs of channels-last maps in place, where per-pixel std::copy calls of a few
+// dozen floats each (libc's memmove) took 6 % of a q8_0 embedding.
+template <typename Fn>
+void for_pixels(ThreadTeam& team, int64_t pixels, int64_t width, Fn fn) {
+    parallel_for(team, pixels, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
+        for (int64_t p = begin; p < end; ++p) fn(p);
     });
 }
 
-// dst[p * ld_dst + d0 + j] = src[p * ld_src + s0 + j] for p < pixels, j < width.
-void copy_channels(ThreadTeam& team, const float* src, int64_t ld_src, int64_t s0, float* dst, int64_t ld_dst,
-                   int64_t d0, int64_t width, int64_t pixels) {
-    parallel_for(team, pixels, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
-        for (int64_t p = begin; p < end; ++p)
-            std::copy(src + p * ld_src + s0, src + p * ld_src + s0 + width, dst + p * ld_dst + d0);
+// fn(team, arena, k0, k1) runs bands [k0, k1) of `bands`. A band's passes are too small to split
+// over the team (they waited on each other more than they ran: 2 threads took as long as one), so
+// the team splits the bands, each thread running its share alone with its worker's team of one
+// and arena; with fewer than two bands a thread (or no workers) the whole team runs each band.
+// A band's bits do not depend on who runs it.
+template <typename Workers, typename Fn>
+void for_bands(ThreadTeam& team, Arena& arena, Workers& workers, int64_t bands, Fn fn) {
+    if (workers.empty() || bands < 2 * team.size()) {
+        fn(team, arena, int64_t{0}, bands);
+        return;
+    }
+    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
+    team.run_chunks(chunks, [&](int64_t c, int thread) {
+        auto& w = *workers[static_cast<size_t>(thread)];
+        fn(w.team, w.arena, bands * c / chunks, bands * (c + 1) / chunks);
     });
 }
 
@@ -102,14 +125,27 @@ ERes2Net::Block ERes2Net::load_block(Cursor& next, int64_t in, bool aff, int64_t
         next.loader().fail("a block's first convolution gives " + std::to_string(b.conv1.out()) +
                            " channels, not a multiple of the scale " + std::to_string(scale));
     const int64_t width = b.conv1.out() / scale;
+    if (width > kMaxWidth)
+        next.loader().fail("a block's chunks of " + std::to_string(width) + " channels are wider than " +
+                           std::to_string(kMaxWidth));
     for (int64_t i = 0; i < scale; ++i) {
         if (i > 0 && aff) b.fuse.push_back(load_aff(next, width));
         b.convs.push_back(next(width, width));
+        // BlockRun's bands take one halo row per chunk convolution.
+        if (b.convs.back().kernel_t() != 3 || b.convs.back().geometry().stride_t != 1)
+            next.loader().fail("a block's chunk convolution is not 3x3 with stride 1");
     }
     b.conv3 = next(b.conv1.out());
     // As 3D-Speaker's _make_layer: a shortcut convolution where the block changes the map's shape.
     b.has_shortcut = b.conv1.geometry().stride_t != 1 || in != b.conv3.out();
     if (b.has_shortcut) b.shortcut = next(in, b.conv3.out());
+    // BlockRun computes these a band of rows at a time from the rows of the band alone.
+    for (const Conv2dGemm* c : {&b.conv1, &b.conv3, b.has_shortcut ? &b.shortcut : &b.conv1})
+        if (c->kernel_t() != 1)
+            next.loader().fail("a block's first, last or shortcut convolution is not 1x1");
+    if (b.conv3.geometry().stride_t != 1 ||
+        (b.has_shortcut && b.shortcut.geometry().stride_t != b.conv1.geometry().stride_t))
+        next.loader().fail("a block's strides do not match: its first and shortcut convolutions take them");
     return b;
 }
 
@@ -174,58 +210,150 @@ ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGem
     return Map{data, y.T, y.F, y.C};
 }
 
-ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& x, const Map& y) const {
-    Map out{arena.alloc_array<float>(static_cast<size_t>(x.size())), x.T, x.F, x.C};
-    ArenaScope scope(arena);
-    const int64_t pixels = x.T * x.F;
-    Map both{arena.alloc_array<float>(static_cast<size_t>(2 * x.size())), x.T, x.F, 2 * x.C};
-    copy_channels(team, x.data, x.C, 0, both.data, both.C, 0, x.C, pixels);
-    copy_channels(team, y.data, y.C, 0, both.data, both.C, x.C, x.C, pixels);
-    const Map hidden = run_conv(team, arena, a.squeeze, both);
-    kernels::silu(*kernels_, team, hidden.data, hidden.size(), hidden.data);
-    const Map z = run_conv(team, arena, a.expand, hidden);
-    // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) = 2 (y + s (x - y)).
-    parallel_for(team, z.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) z.data[i] *= 2.0f;
-    });
-    kernels::sigmoid(*kernels_, team, z.data, z.size(), z.data);
-    parallel_for(team, out.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) out.data[i] = 2.0f * (y.data[i] + z.data[i] * (x.data[i] - y.data[i]));
+ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a,
+                                const Map& both) const {
+    const int64_t C = both.C / 2, F = both.F;
+    Map out{arena.alloc_array<float>(static_cast<size_t>(both.T * F * C)), both.T, F, C};
+    // A band of rows at a time (its convolutions are 1x1), so that the fusions' hidden and z
+    // maps stay in the cache; a block's pairs are one band already.
+    auto* sigmoid = kernels_->ops.sigmoid;
+    const int64_t bands = (both.T + kBandRows - 1) / kBandRows;
+    for_bands(team, arena, workers, bands, [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
+        for (int64_t t0 = k0 * kBandRows; t0 < std::min(both.T, k1 * kBandRows); t0 += kBandRows) {
+            ArenaScope scope(ar);
+            const Map pairs{both.data + t0 * F * both.C, std::min(kBandRows, both.T - t0), F, both.C};
+            const Map hidden = run_conv(t, ar, a.squeeze, pairs);
+            kernels::silu(*kernels_, t, hidden.data, hidden.size(), hidden.data);
+            const Map z = run_conv(t, ar, a.expand, hidden);
+            // With 1 + tanh(z) = 2 sigmoid(2 z) = 2 s: x (1 + tanh z) + y (1 - tanh z) =
+            // 2 (y + s (x - y)), a pixel at a time so that its s stays in L1 between the level's
+            // sigmoid and the sum.
+            float* o = out.data + t0 * F * C;
+            for_pixels(t, pairs.T * F, C, [&](int64_t p) {
+                float* s = z.data + p * C;
+                const float* x = pairs.data + p * pairs.C;
+                const float* y = x + C;
+                for (int64_t j = 0; j < C; ++j) s[j] *= 2.0f;
+                sigmoid(s, C, s);
+                for (int64_t j = 0; j < C; ++j) o[p * C + j] = 2.0f * (y[j] + s[j] * (x[j] - y[j]));
+            });
+        }
     });
     return out;
 }
 
-void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const {
-    ArenaScope scope(arena);
-    const Map c1 = run_conv(team, arena, b.conv1, x);
-    clamp_range(team, c1.data, c1.size(), clamp_);
-    const int64_t width = c1.C / scale_, pixels = c1.T * c1.F;
-    Map chunks{arena.alloc_array<float>(static_cast<size_t>(c1.size())), c1.T, c1.F, c1.C};  // the outputs side by side
-    Map cur{arena.alloc_array<float>(static_cast<size_t>(pixels * width)), c1.T, c1.F, width};
-    Map prev{arena.alloc_array<float>(static_cast<size_t>(pixels * width)), c1.T, c1.F, width};
-    for (int64_t i = 0; i < scale_; ++i) {
-        copy_channels(team, c1.data, c1.C, i * width, cur.data, width, 0, width, pixels);
-        Map in = cur;
-        if (i > 0 && !b.fuse.empty()) {
-            in = run_aff(team, arena, b.fuse[i - 1], prev, cur);
-        } else if (i > 0) {
-            parallel_for(team, cur.size(), kGrain, [&](int64_t begin, int64_t end) {
-                for (int64_t k = begin; k < end; ++k) cur.data[k] += prev.data[k];
-            });
-        }
-        b.convs[i].forward(team, arena, in.data, in.T, in.F, prev.data, /*relu=*/false);
-        clamp_range(team, prev.data, prev.size(), clamp_);
-        copy_channels(team, prev.data, width, 0, chunks.data, chunks.C, i * width, width, pixels);
+// A block's buffers on one thread, to run it a band of rows at a time: conv1's output and the
+// chunk convolutions' inputs and outputs over a band and its halo (scale_ rows each side: each 3x3
+// reads one row past its output), conv3's input and the shortcut's output over the band.
+class ERes2Net::BlockRun {
+public:
+    BlockRun(const ERes2Net& net, Arena& arena, const Block& b, const Map& x, const Map& y)
+        : net_(net), b_(b), x_(x), y_(y), C1_(b.conv1.out()), width_(C1_ / net.scale_),
+          stride_(b.conv1.geometry().stride_t) {
+        const int64_t span = std::min(y.T, kBandRows + 2 * net.scale_) * y.F;
+        c1_ = arena.alloc_array<float>(static_cast<size_t>(span * C1_));
+        in_ = arena.alloc_array<float>(static_cast<size_t>(span * width_));
+        if (!b.fuse.empty()) pairs_ = arena.alloc_array<float>(static_cast<size_t>(span * 2 * width_));
+        conv_out_ = arena.alloc_array<float>(static_cast<size_t>(span * width_));
+        chunks_ = arena.alloc_array<float>(static_cast<size_t>(kBandRows * y.F * C1_));
+        if (b.has_shortcut) shortcut_ = arena.alloc_array<float>(static_cast<size_t>(kBandRows * y.F * y.C));
     }
-    b.conv3.forward(team, arena, chunks.data, chunks.T, chunks.F, y.data, /*relu=*/false);
-    const Map residual = b.has_shortcut ? run_conv(team, arena, b.shortcut, x) : x;
-    parallel_for(team, y.size(), kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t k = begin; k < end; ++k) y.data[k] = std::min(std::max(y.data[k] + residual.data[k], 0.0f), clamp_);
+
+    // Output rows [t0, t0 + kBandRows) of y (clipped to the map). Successive bands reuse the
+    // conv1 rows the last one computed past its end.
+    void band(ThreadTeam& team, Arena& arena, int64_t t0);
+
+private:
+    // conv's output rows [r0, r1) from the input map x (a 1x1 kernel of the block's stride).
+    void rows_of_x(ThreadTeam& team, Arena& arena, const Conv2dGemm& conv, int64_t r0, int64_t r1, float* out) const {
+        conv.forward(team, arena, x_.data + r0 * stride_ * x_.F * x_.C, (r1 - r0 - 1) * stride_ + 1, x_.F, out,
+                     /*relu=*/false);
+    }
+
+    const ERes2Net& net_;
+    const Block& b_;
+    const Map x_, y_;
+    const int64_t C1_, width_;
+    const int stride_;  // conv1's along both axes, as the shortcut's
+    float *c1_, *in_, *pairs_ = nullptr, *conv_out_, *chunks_, *shortcut_ = nullptr;
+    int64_t c1_begin_ = 0, c1_end_ = 0;  // the rows c1_ holds
+};
+
+void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
+    ArenaScope scope(arena);
+    const int64_t T = y_.T, F = y_.F, C1 = C1_, width = width_, scale = net_.scale_;
+    const float hi = net_.clamp_;
+    const bool aff = pairs_ != nullptr;
+    float *c1 = c1_, *in = in_, *pairs = pairs_, *conv_out = conv_out_, *chunks = chunks_;
+    const int64_t t1 = std::min(T, t0 + kBandRows);
+    // Rows within `halo` of the band, clipped to the map.
+    auto first = [&](int64_t halo) { return std::max<int64_t>(0, t0 - halo); };
+    auto last = [&](int64_t halo) { return std::min(T, t1 + halo); };
+    // c1 holds rows [r0, last(scale)); those the last band computed move to its front.
+    const int64_t r0 = first(scale);
+    const int64_t kept = c1_end_ > r0 && c1_begin_ <= r0 ? c1_end_ - r0 : 0;
+    std::copy(c1 + (r0 - c1_begin_) * F * C1, c1 + (r0 - c1_begin_ + kept) * F * C1, c1);
+    if (r0 + kept < last(scale)) rows_of_x(team, arena, b_.conv1, r0 + kept, last(scale), c1 + kept * F * C1);
+    c1_begin_ = r0;
+    c1_end_ = last(scale);
+    for_pixels(team, (last(scale) - r0) * F, width, [&](int64_t p) {
+        for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
+    });
+    for (int64_t i = 0; i < scale; ++i) {
+        // Convolution i runs on rows [a0, a1) and is right on [n0, n1): one row in from each
+        // cut end, where it read zeros for the rows past it.
+        const int64_t a0 = first(scale - i), a1 = last(scale - i);
+        const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
+        Workers none;  // the pairs are one band
+        const Map conv_in = i > 0 && aff
+                                ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+                                : Map{in, a1 - a0, F, width};
+        b_.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
+        // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
+        const bool next = i + 1 < scale;
+        for_pixels(team, (n1 - n0) * F, width, [&](int64_t p) {
+            const int64_t row = n0 + p / F, f = p % F;
+            const float* o = conv_out + ((row - a0) * F + f) * width;
+            float halo[kMaxWidth];  // a halo row's output feeds only the next input
+            float* h = row >= t0 && row < t1 ? chunks + ((row - t0) * F + f) * C1 + i * width : halo;
+            for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
+            if (!next) return;
+            const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
+            if (aff) {
+                float* pair = pairs + p * 2 * width;
+                for (int64_t j = 0; j < width; ++j) {
+                    pair[j] = h[j];
+                    pair[width + j] = hardtanh(src[j], hi);
+                }
+            } else {
+                for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(src[j], hi) + h[j];
+            }
+        });
+    }
+    float* yb = y_.data + t0 * F * y_.C;
+    b_.conv3.forward(team, arena, chunks, t1 - t0, F, yb, /*relu=*/false);
+    const float* residual = x_.data + t0 * F * y_.C;
+    if (b_.has_shortcut) {
+        rows_of_x(team, arena, b_.shortcut, t0, t1, shortcut_);
+        residual = shortcut_;
+    }
+    parallel_for(team, (t1 - t0) * F * y_.C, kGrain, [&](int64_t begin, int64_t end) {
+        for (int64_t k = begin; k < end; ++k) yb[k] = hardtanh(yb[k] + residual[k], hi);
     });
 }
 
-ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage,
-                                  const Map& x) const {
+void ERes2Net::run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
+                         const Map& y) const {
+    for_bands(team, arena, workers, (y.T + kBandRows - 1) / kBandRows,
+              [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
+                  ArenaScope scope(ar);
+                  BlockRun run(*this, ar, b, x, y);
+                  for (int64_t k = k0; k < k1; ++k) run.band(t, ar, k * kBandRows);
+              });
+}
+
+ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, Workers& workers,
+                                  const std::vector<Block>& stage, const Map& x) const {
     // The blocks' outputs take turns in two maps of the stage's output size.
     const Block& first = stage.front();
     const int64_t T = first.conv1.out_t(x.T), F = first.conv1.out_f(x.F), C = first.conv3.out();
@@ -233,7 +361,7 @@ ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vec
                    {arena.alloc_array<float>(static_cast<size_t>(T * F * C)), T, F, C}};
     Map in = x;
     for (size_t i = 0; i < stage.size(); ++i) {
-        run_block(team, arena, stage[i], in, maps[i % 2]);
+        run_block(team, arena, workers, stage[i], in, maps[i % 2]);
         in = maps[i % 2];
     }
     return in;
@@ -244,11 +372,22 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     const Map x{const_cast<float*>(feats), T, n_mels_, 1};
     const Map h = run_conv(team, arena, stem_, x, /*relu=*/true);
-    Map stage = run_stage(team, arena, stages_[0], h);
+    // The threads' own teams and arenas for the blocks' bands (none for a team of one).
+    Workers workers;
+    if (team.size() > 1)
+        for (int i = 0; i < team.size(); ++i) workers.push_back(std::make_unique<Worker>());
+    Map stage = run_stage(team, arena, workers, stages_[0], h);
     Map fused = stage;
     for (int s = 1; s < 4; ++s) {
-        stage = run_stage(team, arena, stages_[s], stage);
-        fused = run_aff(team, arena, fuse_[s - 1], stage, run_conv(team, arena, down_[s - 1], fused));
+        stage = run_stage(team, arena, workers, stages_[s], stage);
+        // AFF(stage, down(fused)) on the two side by side: the convolution writes its half itself.
+        const Map both{arena.alloc_array<float>(static_cast<size_t>(2 * stage.size())), stage.T, stage.F, 2 * stage.C};
+        for_pixels(team, stage.T * stage.F, stage.C, [&](int64_t p) {
+            std::copy_n(stage.data + p * stage.C, stage.C, both.data + p * both.C);
+        });
+        down_[s - 1].forward(team, arena, fused.data, fused.T, fused.F, fused.C, both.data + stage.C, both.C,
+                             /*relu=*/false);
+        fused = run_aff(team, arena, workers, fuse_[s - 1], both);
     }
     head_.forward(team, arena, fused.data, fused.T, out);
 }

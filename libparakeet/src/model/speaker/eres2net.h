@@ -16,10 +16,14 @@
 //
 // The convolutions come from the file's flat list (voicedetect.eres2net.conv_weight, _bias,
 // _stride) in the order the forward runs them, as voice-detect.cpp's converter lists them; the
-// widths come from their shapes. Results are bitwise identical for any team size at a level.
+// widths come from their shapes. A block runs a band of 32 time rows at a time, its 3x3 chunk
+// convolutions over the band and a halo row each that the next one reads, so that its maps stay
+// in the cache (the bands depend on T alone); the team's threads take whole bands. Results are
+// bitwise identical for any team size at a level.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -61,9 +65,20 @@ private:
     static Block load_block(Cursor& next, int64_t in, bool aff, int64_t scale);
     static Aff load_aff(Cursor& next, int64_t channels);
 
-    Map run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage, const Map& x) const;
-    void run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const;
-    Map run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& x, const Map& y) const;
+    // A thread's team of one and arena, for the bands it runs alone.
+    struct Worker {
+        ThreadTeam team{1};
+        Arena arena;
+    };
+    using Workers = std::vector<std::unique_ptr<Worker>>;
+    class BlockRun;  // a block's buffers on one thread, run a band of rows at a time
+
+    Map run_stage(ThreadTeam& team, Arena& arena, Workers& workers, const std::vector<Block>& stage,
+                  const Map& x) const;
+    void run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
+                   const Map& y) const;
+    // AFF(x, y) of both = [x, y] side by side (x channels [0, C), y [C, 2C)) into a new map.
+    Map run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a, const Map& both) const;
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 

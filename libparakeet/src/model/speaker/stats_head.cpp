@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/errors.h"
+#include "model/speaker/vector_math.h"
 
 namespace pk::speaker {
 
@@ -31,16 +32,15 @@ void StatsHead::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t 
     ArenaScope scope(arena);
     const int64_t C = channels_, F = bins_;
     float* pooled = arena.alloc_array<float>(static_cast<size_t>(2 * C * F));
+    // Element (t, f, c) is x[t * F * C + f * C + c]: column f * C + c of a [T, F * C] matrix.
+    double* mean = arena.alloc_array<double>(static_cast<size_t>(C * F));
+    double* dev = arena.alloc_array<double>(static_cast<size_t>(C * F));
+    column_moments(team, x, T, F * C, mean, dev);
     for (int64_t c = 0; c < C; ++c) {
         for (int64_t f = 0; f < F; ++f) {
-            const float* v = x + f * C + c;  // element (t, f, c) is v[t * F * C]
-            double sum = 0;
-            for (int64_t t = 0; t < T; ++t) sum += v[t * F * C];
-            const double mean = sum / static_cast<double>(T);
-            double sq = 0;
-            for (int64_t t = 0; t < T; ++t) sq += (v[t * F * C] - mean) * (v[t * F * C] - mean);
-            pooled[c * F + f] = static_cast<float>(mean);
-            pooled[(C + c) * F + f] = static_cast<float>(std::sqrt(sq / static_cast<double>(T - 1) + var_eps_));
+            pooled[c * F + f] = static_cast<float>(mean[f * C + c]);
+            pooled[(C + c) * F + f] =
+                static_cast<float>(std::sqrt(dev[f * C + c] / static_cast<double>(T - 1) + var_eps_));
         }
     }
     kernels::matmul(team, arena, pooled, 1, 2 * C * F, *seg_, bias_, out);

@@ -19,4 +19,20 @@ void tanh_in_place(float* x, int64_t n) {
     }
 }
 
+void column_moments(ThreadTeam& team, const float* x, int64_t T, int64_t cols, double* mean, double* dev) {
+    constexpr int64_t kColumnGrain = 256;  // columns per task: whole cache lines of every row
+    parallel_for(team, cols, kColumnGrain, [&](int64_t c0, int64_t c1) {
+        std::fill(mean + c0, mean + c1, 0.0);
+        std::fill(dev + c0, dev + c1, 0.0);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) mean[c] += x[t * cols + c];
+        for (int64_t c = c0; c < c1; ++c) mean[c] /= static_cast<double>(T);
+        for (int64_t t = 0; t < T; ++t)
+            for (int64_t c = c0; c < c1; ++c) {
+                const double d = x[t * cols + c] - mean[c];
+                dev[c] += d * d;
+            }
+    });
+}
+
 }  // namespace pk::speaker

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "kernels/exp_poly.h"
+#include "runtime/thread_team.h"
 
 namespace pk::speaker {
 
@@ -33,5 +34,12 @@ inline float exp_from_minus_87(float x) {
 // x[i] = tanh(x[i]) for i < n, within a few ulp of 1 and about 1e-7 absolute near 0:
 // sign(x) (1 - e) / (1 + e) with e = e^(-2|x|).
 void tanh_in_place(float* x, int64_t n);
+
+// The time statistics of each column j of x [T, cols] (row stride cols): mean[j] = sum / T and
+// dev[j] = sum of (x[t][j] - mean[j])^2, in double, each sum taken over t in order. A row at a
+// time, so the columns are independent chains that vectorise, where a column at a time was one
+// chain of dependent additions (2 % of an ERes2Net embedding). The columns split over the team;
+// no bit depends on the split.
+void column_moments(ThreadTeam& team, const float* x, int64_t T, int64_t cols, double* mean, double* dev);
 
 }  // namespace pk::speaker

@@ -10,6 +10,7 @@
 
 #include "kernels/matmul_layout.h"
 #include "kernels/matmul_q8_gemm.h"
+#include "kernels/round_up.h"
 
 namespace pk::kernels {
 
@@ -440,7 +441,8 @@ void q8_share(const MatmulKernels& kern, const int16_t* aq, const float* as, int
               const float* bias, float* y, int64_t ldy, const Share& share, uint8_t* buf) {
     const int64_t mr = kRowsQ8;
     const int64_t row_panels = ceil_div(M, mr);
-    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
+                          bias, y, ldy};
     auto prepare_b = [&](int64_t jr, int64_t pc, int64_t kc, int64_t) {
         kern.widen_q8(w.panel(jr) + pc * kQ8PanelBlockBytes, kc, buf);
         return static_cast<const uint8_t*>(buf);
@@ -460,7 +462,8 @@ void q8_vnni_share(const MatmulKernels& kern, const int8_t* aq, const float* as,
     const int64_t mr = kRowsQ8Vnni;
     const int64_t row_panels = ceil_div(M, mr);
     auto at = [&](int64_t ir, int64_t pc, int64_t kc) { return q8_slice_offset(row_panels, mr, ir, pc, kc); };
-    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes, bias, y, ldy};
+    const GemmShape shape{M, w.n(), mr, w.k() / kQ8Block, kKcQ8Blocks, kMcQ8 / mr, &w, kQ8PanelBlockBytes,
+                          bias, y, ldy};
     auto prepare_b = [&](int64_t jr, int64_t pc, int64_t, int64_t) { return w.panel(jr) + pc * kQ8PanelBlockBytes; };
     auto tile = [&](int64_t rows, int64_t ir, int64_t pc, int64_t kc, const uint8_t* b, float* c, int64_t ldc,
                     const float* bj, bool acc) {
@@ -492,9 +495,9 @@ struct SoloQ8Scratch {
     SoloQ8Scratch(void* base, int64_t M, int64_t K, bool vnni) {
         const int64_t mr = vnni ? kRowsQ8Vnni : kRowsQ8;
         const size_t values = static_cast<size_t>(ceil_div(M, mr) * mr * K), blocks = values / kQ8Block;
-        auto take = [&](size_t n) {
+        auto take = [&](size_t n) {  // each piece 64-byte aligned, as an arena's: the panels take aligned loads
             uint8_t* p = base == nullptr ? nullptr : static_cast<uint8_t*>(base) + bytes;
-            bytes += (n + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+            bytes += static_cast<size_t>(round_up(static_cast<int64_t>(n), static_cast<int64_t>(Arena::kAlignment)));
             return p;
         };
         as = reinterpret_cast<float*>(take(blocks * sizeof(float)));
@@ -506,8 +509,6 @@ struct SoloQ8Scratch {
             buf = take(static_cast<size_t>(kKcQ8Blocks) * kQ8WideBlockBytes);
         }
     }
-    // The 64-byte alignment of each piece (the panels are read by aligned vector loads).
-    static constexpr size_t kScratchAlignment = 64;
 };
 
 }  // namespace

@@ -14,9 +14,12 @@
 // A quantised model runs the 36 products on Q8_0 instead (Products::Q8_0): the transformed
 // weights quantised at load, each transformed tile's channels per block of 32 as matmul()
 // quantises activations, the products matmul()'s int8 ones. That is what got the q8_0 files'
-// 2-D networks past their f32 Winograd products (ResNet34 q8_0 -29 % of CPU on avx512; int8
-// direct products had made them slower), at an error of about 1 % of the outputs' size
-// (ResNet34's embedding: cosine 0.99987 to its f32 one, 0.99996 with f32 Winograd).
+// 2-D networks past their f32 Winograd products (ResNet34 q8_0 88.9 -> 64.8 ms per 10 s on one
+// avx512 core, -27 %; int8 direct products had made them slower). The price is accuracy: the
+// output transform (weights up to 64) sums the int8 rounding of the 36 products, so on uniform
+// random maps and weights a convolution errs 6-7 % RMS (test_speaker_winograd), and ResNet34's
+// embedding moved from cosine 0.99996 to its f32 one to 0.99987 (still nearer PyTorch's than
+// onnxruntime int8's).
 // It runs only where int8 products outrun f32 ones four to one (int8_pays(level): the levels
 // with int8 dot-product tiles); on avx2 it measured no faster, on the scalar level slower.
 //

@@ -1,7 +1,6 @@
 #include "model/speaker/eres2net.h"
 
 #include <algorithm>
-#include <memory>
 #include <string>
 
 #include "common/errors.h"
@@ -15,9 +14,8 @@ namespace {
 namespace vd = schema::voicedetect;
 
 constexpr int64_t kGrain = 1 << 14;  // elements per thread below which an element-wise pass stays on one
-// Time rows per band of a block (BlockRun): a row of a block's output is 20 KB at every stage
-// (F halves where C doubles), so a band's maps stay in the cache between the block's passes,
-// where whole maps (10-20 MB in stage 1) went through memory between every two.
+// Time rows per band of a block (BlockRun, band_workers.h): a row of a block's output is 20 KB at
+// every stage (F halves where C doubles).
 constexpr int64_t kBandRows = 32;
 // The widest chunk (channels) a block's pass holds on the stack.
 constexpr int64_t kMaxWidth = 1024;
@@ -32,24 +30,6 @@ template <typename Fn>
 void for_pixels(ThreadTeam& team, int64_t pixels, int64_t width, Fn fn) {
     parallel_for(team, pixels, std::max<int64_t>(1, kGrain / width), [&](int64_t begin, int64_t end) {
         for (int64_t p = begin; p < end; ++p) fn(p);
-    });
-}
-
-// fn(team, arena, k0, k1) runs bands [k0, k1) of `bands`. A band's passes are too small to split
-// over the team (they waited on each other more than they ran: 2 threads took as long as one), so
-// the team splits the bands, each thread running its share alone with its worker's team of one
-// and arena; with fewer than two bands a thread (or no workers) the whole team runs each band.
-// A band's bits do not depend on who runs it.
-template <typename Workers, typename Fn>
-void for_bands(ThreadTeam& team, Arena& arena, Workers& workers, int64_t bands, Fn fn) {
-    if (workers.empty() || bands < 2 * team.size()) {
-        fn(team, arena, int64_t{0}, bands);
-        return;
-    }
-    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
-    team.run_chunks(chunks, [&](int64_t c, int thread) {
-        auto& w = *workers[static_cast<size_t>(thread)];
-        fn(w.team, w.arena, bands * c / chunks, bands * (c + 1) / chunks);
     });
 }
 
@@ -210,7 +190,7 @@ ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGem
     return Map{data, y.T, y.F, y.C};
 }
 
-ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a,
+ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Aff& a,
                                 const Map& both) const {
     const int64_t C = both.C / 2, F = both.F;
     Map out{arena.alloc_array<float>(static_cast<size_t>(both.T * F * C)), both.T, F, C};
@@ -304,7 +284,7 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
         // cut end, where it read zeros for the rows past it.
         const int64_t a0 = first(scale - i), a1 = last(scale - i);
         const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
-        Workers none;  // the pairs are one band
+        BandWorkers none;  // the pairs are one band
         const Map conv_in = i > 0 && aff
                                 ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
                                 : Map{in, a1 - a0, F, width};
@@ -342,7 +322,7 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
     });
 }
 
-void ERes2Net::run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
+void ERes2Net::run_block(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const Map& x,
                          const Map& y) const {
     for_bands(team, arena, workers, (y.T + kBandRows - 1) / kBandRows,
               [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
@@ -352,7 +332,7 @@ void ERes2Net::run_block(ThreadTeam& team, Arena& arena, Workers& workers, const
               });
 }
 
-ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, Workers& workers,
+ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, BandWorkers& workers,
                                   const std::vector<Block>& stage, const Map& x) const {
     // The blocks' outputs take turns in two maps of the stage's output size.
     const Block& first = stage.front();
@@ -372,10 +352,8 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     const Map x{const_cast<float*>(feats), T, n_mels_, 1};
     const Map h = run_conv(team, arena, stem_, x, /*relu=*/true);
-    // The threads' own teams and arenas for the blocks' bands (none for a team of one).
-    Workers workers;
-    if (team.size() > 1)
-        for (int i = 0; i < team.size(); ++i) workers.push_back(std::make_unique<Worker>());
+    // The threads' own teams and arenas for the blocks' bands.
+    BandWorkers workers = band_workers(team);
     Map stage = run_stage(team, arena, workers, stages_[0], h);
     Map fused = stage;
     for (int s = 1; s < 4; ++s) {

@@ -23,11 +23,11 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "kernels/kernel_table.h"
+#include "model/speaker/band_workers.h"
 #include "model/speaker/conv2d_gemm.h"
 #include "model/speaker/stats_head.h"
 #include "model/tensor_loader.h"
@@ -65,20 +65,14 @@ private:
     static Block load_block(Cursor& next, int64_t in, bool aff, int64_t scale);
     static Aff load_aff(Cursor& next, int64_t channels);
 
-    // A thread's team of one and arena, for the bands it runs alone.
-    struct Worker {
-        ThreadTeam team{1};
-        Arena arena;
-    };
-    using Workers = std::vector<std::unique_ptr<Worker>>;
     class BlockRun;  // a block's buffers on one thread, run a band of rows at a time
 
-    Map run_stage(ThreadTeam& team, Arena& arena, Workers& workers, const std::vector<Block>& stage,
+    Map run_stage(ThreadTeam& team, Arena& arena, BandWorkers& workers, const std::vector<Block>& stage,
                   const Map& x) const;
-    void run_block(ThreadTeam& team, Arena& arena, Workers& workers, const Block& b, const Map& x,
+    void run_block(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const Map& x,
                    const Map& y) const;
     // AFF(x, y) of both = [x, y] side by side (x channels [0, C), y [C, 2C)) into a new map.
-    Map run_aff(ThreadTeam& team, Arena& arena, Workers& workers, const Aff& a, const Map& both) const;
+    Map run_aff(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Aff& a, const Map& both) const;
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 

@@ -4,7 +4,8 @@
 // level (its transforms and products are the level's kernels), and gives the same bits for any
 // team size; with Q8_0 products (a quantised model's) it stays within the quantisation's error
 // of the direct convolution, also at any team size, and needs whole blocks of input channels;
-// a residual added in the output transform gives the bits of adding it after.
+// a residual added in the output transform gives the bits of adding it after; a band of rows on
+// the 4-row tile grid gives the whole map's bits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -134,6 +135,38 @@ TEST_P(SpeakerWinogradIsa, TheResidualAddedInTheTransformIsTheSumAfter) {
             conv.forward(team, arena, x.data(), s.T, s.F, b.data(), residual.data(), got.data(), true);
             EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
                 << name(s) << (products == Products::Q8_0 ? " q8_0" : " f32");
+        }
+    }
+}
+
+// ResNet34's banded blocks: output rows [r0, r1) of a map (r0 a multiple of 4), read from the
+// rows around them, are the whole map's rows bit for bit; a band whose input holds only rows
+// [r0 - 4, r1 + 4) of the map reads zeros where the map ends and no row outside what it is given.
+TEST_P(SpeakerWinogradIsa, BandsOnTheTileGridGiveTheWholeMapsBits) {
+    pk::ThreadTeam team(1);
+    pk::Arena arena;
+    const Shape s{29, 11, 32, 16};  // 16: the avx512 transforms; T = 29 ends in a partial tile
+    const auto x = kt::random_vector(s.T * s.F * s.in, 61);
+    const auto w = kt::random_vector(s.out * s.in * 9, 62);
+    const auto b = kt::random_vector(s.out, 63);
+    const auto residual = kt::random_vector(s.T * s.F * s.out, 64);
+    const int64_t in_row = s.F * s.in, out_row = s.F * s.out;
+    for (Products products : {Products::F32, Products::Q8_0}) {
+        const pk::speaker::WinogradConv3x3 conv(w.data(), s.out, s.in, level(), products);
+        auto whole = kt::poisoned(residual.size());
+        conv.forward(team, arena, x.data(), s.T, s.F, b.data(), residual.data(), whole.data(), true);
+        for (int64_t r0 : {0, 4, 12, 24, 28}) {
+            for (int64_t r1 : {r0 + 1, r0 + 4, r0 + 9, s.T}) {
+                if (r1 > s.T || r1 <= r0) continue;
+                // Only the rows the band may read: [r0 - 4, r1 + 4) clipped to the map.
+                const int64_t lo = std::max<int64_t>(0, r0 - 4), hi = std::min(s.T, r1 + 4);
+                const std::vector<float> held(x.begin() + lo * in_row, x.begin() + hi * in_row);
+                auto band = kt::poisoned((r1 - r0) * out_row);
+                conv.forward_rows(team, arena, held.data() + (r0 - lo) * in_row, lo - r0, hi - r0, r1 - r0, s.F,
+                                  b.data(), residual.data() + r0 * out_row, band.data(), true);
+                EXPECT_EQ(0, std::memcmp(whole.data() + r0 * out_row, band.data(), band.size() * sizeof(float)))
+                    << (products == Products::Q8_0 ? "q8_0" : "f32") << " rows " << r0 << " to " << r1;
+            }
         }
     }
 }

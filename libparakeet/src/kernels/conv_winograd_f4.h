@@ -26,11 +26,13 @@ struct WinogradF4Layout {
 };
 
 // v(k, i, c) (k < 36, i < tiles, c < C; `layout`) = (B^T d B)[k] of the 6x6 input tile d of
-// tile first + i (d[a][b] at frequency 4 tf - 1 + a and time 4 tt - 1 + b; zero outside the
-// map), with
+// tile first + i (d[a][b] at frequency 4 tf - 1 + a and time 4 tt - 1 + b), with
 // B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0; 0 4 0 -5 0 1].
-using WinogradF4InputFn = void (*)(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-                                   WinogradF4Layout layout, float* work, float* v);
+// The times count from x's row 0; the rows [t_begin, t_end) of x (t_begin <= 0: a band of a map
+// may read the rows above it) are the map, and the input is zero outside them and outside the
+// F frequencies. The whole map [T, F, C] is t_begin = 0, t_end = T.
+using WinogradF4InputFn = void (*)(const float* x, int64_t t_begin, int64_t t_end, int64_t F, int64_t C,
+                                   int64_t first, int64_t tiles, WinogradF4Layout layout, float* work, float* v);
 // The 4x4 outputs of tiles first .. first + tiles - 1 (those inside the [T, F, C] map y):
 // A^T M A with A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1], M[k] = m(k, i, c)
 // (`layout`), plus bias[c] (none when null), then plus the residual map's value at the same

@@ -47,14 +47,14 @@ inline void output_a(const __m512 m[6], __m512 o[4]) {
 // on their loads (prefetched: ResNet34 q8_0 -5 % CPU).
 constexpr int64_t kPrefetchTiles = 2;
 
-// Prefetches times [t0, t0 + n) x frequencies [f0, f0 + n) of the map [T, F, C] (clipped to
-// it) into L1, for writing when `write`.
-inline void prefetch_square(const float* map, int64_t T, int64_t F, int64_t C, int64_t t0, int64_t f0, int64_t n,
-                            bool write) {
+// Prefetches times [t0, t0 + n) x frequencies [f0, f0 + n) of the map [F, C] rows (clipped to
+// its rows [t_begin, t_end) and its F frequencies) into L1, for writing when `write`.
+inline void prefetch_square(const float* map, int64_t t_begin, int64_t t_end, int64_t F, int64_t C, int64_t t0,
+                            int64_t f0, int64_t n, bool write) {
     const int64_t f_begin = std::max<int64_t>(f0, 0), f_end = std::min<int64_t>(f0 + n, F);
     if (f_begin >= f_end) return;
     const int64_t bytes = (f_end - f_begin) * C * static_cast<int64_t>(sizeof(float));
-    for (int64_t t = std::max<int64_t>(t0, 0); t < std::min<int64_t>(t0 + n, T); ++t) {
+    for (int64_t t = std::max(t0, t_begin); t < std::min(t0 + n, t_end); ++t) {
         // The square's frequencies at time t are one run.
         const char* run = reinterpret_cast<const char*>(map + (t * F + f_begin) * C);
         for (int64_t o = 0; o < bytes; o += 64) {
@@ -66,10 +66,10 @@ inline void prefetch_square(const float* map, int64_t T, int64_t F, int64_t C, i
     }
 }
 
-void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles, WinogradF4Layout layout,
-           float* work, float* v) {
+void input(const float* x, int64_t t_begin, int64_t t_end, int64_t F, int64_t C, int64_t first, int64_t tiles,
+           WinogradF4Layout layout, float* work, float* v) {
     if (C % kLanes != 0 || layout.tile == C) {
-        winograd_f4::input(x, T, F, C, first, tiles, layout, work, v);
+        winograd_f4::input(x, t_begin, t_end, F, C, first, tiles, layout, work, v);
         return;
     }
     const int64_t tiles_f = (F + 3) / 4;
@@ -82,11 +82,11 @@ void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64
         for (int a = 0; a < 6; ++a)
             for (int b = 0; b < 6; ++b) {
                 const int64_t f = f0 + a, t = t0 + b;
-                d[a * 6 + b] = f < 0 || f >= F || t < 0 || t >= T ? zeros : x + (t * F + f) * C;
+                d[a * 6 + b] = f < 0 || f >= F || t < t_begin || t >= t_end ? zeros : x + (t * F + f) * C;
             }
         float* out = v + i * layout.tile;
         const int64_t ahead = tile + kPrefetchTiles;
-        prefetch_square(x, T, F, C, 4 * (ahead / tiles_f) - 1, 4 * (ahead % tiles_f) - 1, 6, false);
+        prefetch_square(x, t_begin, t_end, F, C, 4 * (ahead / tiles_f) - 1, 4 * (ahead % tiles_f) - 1, 6, false);
         for (int64_t c = 0; c < C; c += kLanes) {
             __m512 r[6][6];  // B^T d: r[a][b]
             for (int b = 0; b < 6; ++b) {
@@ -118,9 +118,9 @@ void output(const float* m, WinogradF4Layout layout, int64_t T, int64_t F, int64
         const int64_t p_end = std::min<int64_t>(4, F - f0), q_end = std::min<int64_t>(4, T - t0);
         const float* mk = m + i * layout.tile;
         const int64_t ahead = tile + kPrefetchTiles;
-        prefetch_square(y, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, true);
+        prefetch_square(y, 0, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, true);
         if (residual != nullptr)
-            prefetch_square(residual, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, false);
+            prefetch_square(residual, 0, T, F, C, 4 * (ahead / tiles_f), 4 * (ahead % tiles_f), 4, false);
         for (int64_t c = 0; c < C; c += kLanes) {
             __m512 r[4][6];  // A^T M: r[p][b]
             for (int b = 0; b < 6; ++b) {

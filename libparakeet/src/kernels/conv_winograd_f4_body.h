@@ -53,8 +53,8 @@ static inline void finish(float* __restrict y, const float* __restrict bias, con
 }
 
 // work: [6][6][C] rows of B^T d, then C zeros (the input outside the map).
-static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_t first, int64_t tiles,
-                         WinogradF4Layout layout, float* work, float* v) {
+static inline void input(const float* x, int64_t t_begin, int64_t t_end, int64_t F, int64_t C, int64_t first,
+                         int64_t tiles, WinogradF4Layout layout, float* work, float* v) {
     const int64_t tiles_f = (F + 3) / 4;
     float* r = work;
     float* zeros = work + 36 * C;
@@ -66,7 +66,7 @@ static inline void input(const float* x, int64_t T, int64_t F, int64_t C, int64_
         for (int a = 0; a < 6; ++a)
             for (int b = 0; b < 6; ++b) {
                 const int64_t f = f0 + a, t = t0 + b;
-                d[a * 6 + b] = f < 0 || f >= F || t < 0 || t >= T ? zeros : x + (t * F + f) * C;
+                d[a * 6 + b] = f < 0 || f >= F || t < t_begin || t >= t_end ? zeros : x + (t * F + f) * C;
             }
         for (int b = 0; b < 6; ++b) {  // B^T d, [a][b][C]
             float* o = r + b * C;

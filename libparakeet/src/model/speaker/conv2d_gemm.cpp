@@ -1,6 +1,7 @@
 #include "model/speaker/conv2d_gemm.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "common/errors.h"
 #include "kernels/conv_pointwise.h"
@@ -286,6 +287,12 @@ void Conv2dGemm::forward_add_relu(ThreadTeam& team, Arena& arena, const float* x
     }
     forward(team, arena, x, T, F, y, /*relu=*/false);
     add_relu(team, y, residual, out_t(T) * out_f(F) * out_);
+}
+
+void Conv2dGemm::forward_rows(ThreadTeam& team, Arena& arena, const float* x, int64_t t_begin, int64_t t_end,
+                              int64_t rows, int64_t F, const float* residual, float* y, bool relu) const {
+    if (winograd_ == nullptr) throw std::logic_error("Conv2dGemm::forward_rows: the convolution is not a Winograd one");
+    if (rows > 0) winograd_->forward_rows(team, arena, x, t_begin, t_end, rows, F, bias_, residual, y, relu);
 }
 
 }  // namespace pk::speaker

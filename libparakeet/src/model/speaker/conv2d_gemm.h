@@ -102,6 +102,16 @@ public:
     void forward_add_relu(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* residual,
                           float* y) const;
 
+    // Whether it runs by Winograd (a 3x3, stride-1, padding-1 kernel of F32 weights, above), the
+    // form that runs a band of a map's rows (forward_rows).
+    bool winograd() const { return winograd_ != nullptr; }
+    // Output rows [0, rows) of a band of a map, plus the residual (the band's rows; null for
+    // none), clamped at 0 when relu: WinogradConv3x3::forward_rows (x's rows [t_begin, t_end) are
+    // the map's; a band starting on a multiple of 4 rows gives the whole map's bits). Throws
+    // std::logic_error unless winograd().
+    void forward_rows(ThreadTeam& team, Arena& arena, const float* x, int64_t t_begin, int64_t t_end, int64_t rows,
+                      int64_t F, const float* residual, float* y, bool relu) const;
+
 private:
     static int64_t out_size(int64_t n, int kernel, int stride, int pad, int dilation) {
         const int64_t span = static_cast<int64_t>(dilation) * (kernel - 1) + 1;

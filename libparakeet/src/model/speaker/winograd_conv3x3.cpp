@@ -92,10 +92,11 @@ void WinogradConv3x3::products(const float* v, int64_t tiles, void* scratch, flo
     }
 }
 
-void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
-                              const float* residual, float* y, bool relu) const {
+void WinogradConv3x3::forward_rows(ThreadTeam& team, Arena& arena, const float* x, int64_t t_begin, int64_t t_end,
+                                   int64_t rows, int64_t F, const float* bias, const float* residual, float* y,
+                                   bool relu) const {
     ArenaScope scope(arena);
-    const int64_t n_tiles = (T + 3) / 4 * ((F + 3) / 4);
+    const int64_t n_tiles = (rows + 3) / 4 * ((F + 3) / 4);
     const int64_t channels = std::max(in_, out_);
     const int64_t band = std::max<int64_t>(16, kBandValues / (kPositions * channels));
     const int nth = team.size();
@@ -115,9 +116,9 @@ void WinogradConv3x3::forward(ThreadTeam& team, Arena& arena, const float* x, in
         float* m = m_all + t * kPositions * band * out_;  // 36 x tiles x out
         float* work = work_all + t * kernels::winograd_f4_work_floats(channels);
         const int64_t first = chunk * band, tiles = std::min(band, n_tiles - first);
-        k.winograd_f4_input(x, T, F, in_, first, tiles, layout(tiles, in_), work, v);
+        k.winograd_f4_input(x, t_begin, t_end, F, in_, first, tiles, layout(tiles, in_), work, v);
         products(v, tiles, scratch_all + t * scratch, m);
-        k.winograd_f4_output(m, layout(tiles, out_), T, F, out_, first, tiles, bias, residual, relu, work, y);
+        k.winograd_f4_output(m, layout(tiles, out_), rows, F, out_, first, tiles, bias, residual, relu, work, y);
     });
 }
 

@@ -58,7 +58,15 @@ public:
     // when null: a residual block's shortcut, added in the output transform rather than in a
     // pass of its own over the maps), clamped at 0 when relu. y must not overlap x or residual.
     void forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, const float* bias,
-                 const float* residual, float* y, bool relu) const;
+                 const float* residual, float* y, bool relu) const {
+        forward_rows(team, arena, x, 0, T, T, F, bias, residual, y, relu);
+    }
+    // The same for output rows [0, rows) of a band of a map: the input's rows [t_begin, t_end)
+    // relative to x (t_begin <= 0) are the map's, zero padding elsewhere; y and residual hold the
+    // band's rows. The tiles start at x's row 0, so a band that starts at a multiple of 4 rows of
+    // its map gives the bits of the whole map's forward().
+    void forward_rows(ThreadTeam& team, Arena& arena, const float* x, int64_t t_begin, int64_t t_end, int64_t rows,
+                      int64_t F, const float* bias, const float* residual, float* y, bool relu) const;
 
 private:
     // Where a band of `tiles` tiles keeps its transformed values of `channels` channels:

@@ -190,15 +190,14 @@ ERes2Net::Map ERes2Net::run_conv(ThreadTeam& team, Arena& arena, const Conv2dGem
     return Map{data, y.T, y.F, y.C};
 }
 
-ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Aff& a,
-                                const Map& both) const {
+ERes2Net::Map ERes2Net::run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& both) const {
     const int64_t C = both.C / 2, F = both.F;
     Map out{arena.alloc_array<float>(static_cast<size_t>(both.T * F * C)), both.T, F, C};
     // A band of rows at a time (its convolutions are 1x1), so that the fusions' hidden and z
     // maps stay in the cache; a block's pairs are one band already.
     auto* sigmoid = kernels_->ops.sigmoid;
     const int64_t bands = (both.T + kBandRows - 1) / kBandRows;
-    for_bands(team, arena, workers, bands, [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
+    for_bands(team, arena, bands, [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
         for (int64_t t0 = k0 * kBandRows; t0 < std::min(both.T, k1 * kBandRows); t0 += kBandRows) {
             ArenaScope scope(ar);
             const Map pairs{both.data + t0 * F * both.C, std::min(kBandRows, both.T - t0), F, both.C};
@@ -284,9 +283,8 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
         // cut end, where it read zeros for the rows past it.
         const int64_t a0 = first(scale - i), a1 = last(scale - i);
         const int64_t n0 = first(scale - i - 1), n1 = last(scale - i - 1);
-        BandWorkers none;  // the pairs are one band
         const Map conv_in = i > 0 && aff
-                                ? net_.run_aff(team, arena, none, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
+                                ? net_.run_aff(team, arena, b_.fuse[i - 1], Map{pairs, a1 - a0, F, 2 * width})
                                 : Map{in, a1 - a0, F, width};
         b_.convs[i].forward(team, arena, conv_in.data, a1 - a0, F, conv_out, /*relu=*/false);
         // One pass: the output Hardtanh'd into its place in chunks, and the next input made.
@@ -322,9 +320,8 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
     });
 }
 
-void ERes2Net::run_block(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const Map& x,
-                         const Map& y) const {
-    for_bands(team, arena, workers, (y.T + kBandRows - 1) / kBandRows,
+void ERes2Net::run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const {
+    for_bands(team, arena, (y.T + kBandRows - 1) / kBandRows,
               [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
                   ArenaScope scope(ar);
                   BlockRun run(*this, ar, b, x, y);
@@ -332,8 +329,8 @@ void ERes2Net::run_block(ThreadTeam& team, Arena& arena, BandWorkers& workers, c
               });
 }
 
-ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, BandWorkers& workers,
-                                  const std::vector<Block>& stage, const Map& x) const {
+ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage,
+                                  const Map& x) const {
     // The blocks' outputs take turns in two maps of the stage's output size.
     const Block& first = stage.front();
     const int64_t T = first.conv1.out_t(x.T), F = first.conv1.out_f(x.F), C = first.conv3.out();
@@ -341,7 +338,7 @@ ERes2Net::Map ERes2Net::run_stage(ThreadTeam& team, Arena& arena, BandWorkers& w
                    {arena.alloc_array<float>(static_cast<size_t>(T * F * C)), T, F, C}};
     Map in = x;
     for (size_t i = 0; i < stage.size(); ++i) {
-        run_block(team, arena, workers, stage[i], in, maps[i % 2]);
+        run_block(team, arena, stage[i], in, maps[i % 2]);
         in = maps[i % 2];
     }
     return in;
@@ -352,12 +349,10 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
     // The features [T, n_mels] are the one-channel map [T, F = n_mels, 1].
     const Map x{const_cast<float*>(feats), T, n_mels_, 1};
     const Map h = run_conv(team, arena, stem_, x, /*relu=*/true);
-    // The threads' own teams and arenas for the blocks' bands.
-    BandWorkers workers = band_workers(team);
-    Map stage = run_stage(team, arena, workers, stages_[0], h);
+    Map stage = run_stage(team, arena, stages_[0], h);
     Map fused = stage;
     for (int s = 1; s < 4; ++s) {
-        stage = run_stage(team, arena, workers, stages_[s], stage);
+        stage = run_stage(team, arena, stages_[s], stage);
         // AFF(stage, down(fused)) on the two side by side: the convolution writes its half itself.
         const Map both{arena.alloc_array<float>(static_cast<size_t>(2 * stage.size())), stage.T, stage.F, 2 * stage.C};
         for_pixels(team, stage.T * stage.F, stage.C, [&](int64_t p) {
@@ -365,7 +360,7 @@ void ERes2Net::forward(ThreadTeam& team, Arena& arena, const float* feats, int64
         });
         down_[s - 1].forward(team, arena, fused.data, fused.T, fused.F, fused.C, both.data + stage.C, both.C,
                              /*relu=*/false);
-        fused = run_aff(team, arena, workers, fuse_[s - 1], both);
+        fused = run_aff(team, arena, fuse_[s - 1], both);
     }
     head_.forward(team, arena, fused.data, fused.T, out);
 }

@@ -67,12 +67,10 @@ private:
 
     class BlockRun;  // a block's buffers on one thread, run a band of rows at a time
 
-    Map run_stage(ThreadTeam& team, Arena& arena, BandWorkers& workers, const std::vector<Block>& stage,
-                  const Map& x) const;
-    void run_block(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const Map& x,
-                   const Map& y) const;
+    Map run_stage(ThreadTeam& team, Arena& arena, const std::vector<Block>& stage, const Map& x) const;
+    void run_block(ThreadTeam& team, Arena& arena, const Block& b, const Map& x, const Map& y) const;
     // AFF(x, y) of both = [x, y] side by side (x channels [0, C), y [C, 2C)) into a new map.
-    Map run_aff(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Aff& a, const Map& both) const;
+    Map run_aff(ThreadTeam& team, Arena& arena, const Aff& a, const Map& both) const;
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 

@@ -98,10 +98,10 @@ int64_t WespeakerResnet::pooled_steps(int64_t T) const {
     return T;
 }
 
-void WespeakerResnet::run_banded(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const float* x,
-                                 int64_t T, int64_t F, float* y) {
+void WespeakerResnet::run_banded(ThreadTeam& team, Arena& arena, const Block& b, const float* x, int64_t T,
+                                 int64_t F, float* y) {
     const int64_t row = F * b.conv2.out();  // floats per time row of x, conv1's output and y
-    for_bands(team, arena, workers, (T + kBandRows - 1) / kBandRows,
+    for_bands(team, arena, (T + kBandRows - 1) / kBandRows,
               [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
                   ArenaScope scope(ar);
                   // conv1's rows [h_begin, h_end): a band's and kHalo each side, clipped to the map.
@@ -142,10 +142,9 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     stem_.forward(team, arena, feats, T, n_mels_, x, /*relu=*/true);
     steps = stem_.out_t(T);
     bins = stem_.out_f(n_mels_);
-    BandWorkers workers = band_workers(team);
     for (const Block& b : blocks_) {
         if (b.banded) {
-            run_banded(team, arena, workers, b, x, steps, bins, y);
+            run_banded(team, arena, b, x, steps, bins, y);
             std::swap(x, y);
             continue;
         }

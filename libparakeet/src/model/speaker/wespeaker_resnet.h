@@ -51,8 +51,8 @@ private:
         bool banded = false;  // both convolutions Winograd ones and no down conv: run_banded()
     };
     // y [T, F, C] = block b of x [T, F, C], a band of rows at a time (b.banded).
-    static void run_banded(ThreadTeam& team, Arena& arena, BandWorkers& workers, const Block& b, const float* x,
-                           int64_t T, int64_t F, float* y);
+    static void run_banded(ThreadTeam& team, Arena& arena, const Block& b, const float* x, int64_t T, int64_t F,
+                           float* y);
     // The time steps left after the stem and every block from T frames.
     int64_t pooled_steps(int64_t T) const;
 

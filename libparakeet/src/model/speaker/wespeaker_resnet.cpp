@@ -4,6 +4,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/speaker/identity_block_bands.h"
 #include "model/speaker/voicedetect_schema.h"
 
 namespace pk::speaker {
@@ -11,13 +12,6 @@ namespace pk::speaker {
 namespace {
 
 namespace vd = schema::voicedetect;
-
-// Output rows per band of a banded block: a row is 10 KB at every stage of ResNet34 (F halves
-// where C doubles), so a band's input, conv1 rows and output stay in the core's L2.
-constexpr int64_t kBandRows = 16;
-// conv1's rows past each end of a band that conv2 reads (one), widened to a Winograd tile's 4
-// rows so that conv1's tiles sit where the whole map's do.
-constexpr int64_t kHalo = 4;
 
 std::string required_string(const GgufReader& g, const TensorLoader& t, const char* key) {
     if (!g.has_key(key)) t.fail(std::string("missing key ") + key);
@@ -73,7 +67,7 @@ WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader
         }
         if (b.conv2.out_f(b.conv1.out_f(bins)) != b.conv1.out_f(bins))
             t.fail(conv2_w[i] + " changes the map's size");
-        b.banded = !b.has_down && b.conv1.winograd() && b.conv2.winograd();
+        b.banded = !b.has_down && identity_block_in_bands(b.conv1, b.conv2);
         channels = b.conv2.out();
         bins = b.conv2.out_f(b.conv1.out_f(bins));
         n.blocks_.push_back(std::move(b));
@@ -98,32 +92,6 @@ int64_t WespeakerResnet::pooled_steps(int64_t T) const {
     return T;
 }
 
-void WespeakerResnet::run_banded(ThreadTeam& team, Arena& arena, const Block& b, const float* x, int64_t T,
-                                 int64_t F, float* y) {
-    const int64_t row = F * b.conv2.out();  // floats per time row of x, conv1's output and y
-    for_bands(team, arena, (T + kBandRows - 1) / kBandRows,
-              [&](ThreadTeam& t, Arena& ar, int64_t k0, int64_t k1) {
-                  ArenaScope scope(ar);
-                  // conv1's rows [h_begin, h_end): a band's and kHalo each side, clipped to the map.
-                  float* h = ar.alloc_array<float>(static_cast<size_t>((kBandRows + 2 * kHalo) * row));
-                  int64_t h_begin = 0, h_end = 0;
-                  for (int64_t k = k0; k < k1; ++k) {
-                      const int64_t t0 = k * kBandRows, t1 = std::min(T, t0 + kBandRows);
-                      const int64_t lo = std::max<int64_t>(0, t0 - kHalo), hi = std::min(T, t1 + kHalo);
-                      // The rows the band before computed past its end move to the front.
-                      const int64_t kept = h_begin <= lo && lo < h_end ? h_end - lo : 0;
-                      std::copy(h + (lo - h_begin) * row, h + (lo - h_begin + kept) * row, h);
-                      const int64_t from = lo + kept;  // a multiple of 4 (kHalo, kBandRows)
-                      b.conv1.forward_rows(t, ar, x + from * row, -from, T - from, hi - from, F, nullptr,
-                                           h + kept * row, /*relu=*/true);
-                      h_begin = lo;
-                      h_end = hi;
-                      b.conv2.forward_rows(t, ar, h + (t0 - lo) * row, lo - t0, hi - t0, t1 - t0, F, x + t0 * row,
-                                           y + t0 * row, /*relu=*/true);
-                  }
-              });
-}
-
 void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats, int64_t T, float* out) const {
     ArenaScope scope(arena);
     // Four maps of the largest size any layer makes: the block's input, conv1's output,
@@ -144,7 +112,7 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     bins = stem_.out_f(n_mels_);
     for (const Block& b : blocks_) {
         if (b.banded) {
-            run_banded(team, arena, b, x, steps, bins, y);
+            run_identity_block_in_bands(team, arena, b.conv1, b.conv2, x, steps, bins, y);
             std::swap(x, y);
             continue;
         }

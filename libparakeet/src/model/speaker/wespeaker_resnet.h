@@ -12,16 +12,14 @@
 // The layer list is the file's manifest (voicedetect.resnet.*: tensor names per block and the
 // strides; voicedetect_schema.h); widths come from the tensors' shapes, so any depth and width
 // loads. A block whose convolutions are both Winograd ones (stride 1, no down conv: all but each
-// stage's first) runs a band of time rows at a time, a thread per band (band_workers.h), conv1's
-// rows for the band and its halo on the whole map's 4-row tile grid, so that the bands give the
-// whole map's bits. Results are bitwise identical for any team size at a given ISA level.
+// stage's first) runs a band of time rows at a time (identity_block_bands.h). Results are bitwise
+// identical for any team size at a given ISA level.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
-#include "model/speaker/band_workers.h"
 #include "model/speaker/conv2d_gemm.h"
 #include "model/speaker/stats_head.h"
 #include "model/tensor_loader.h"
@@ -48,11 +46,8 @@ private:
         Conv2dGemm conv1, conv2;
         bool has_down = false;
         Conv2dGemm down;
-        bool banded = false;  // both convolutions Winograd ones and no down conv: run_banded()
+        bool banded = false;  // no down conv, both convolutions Winograd: run_identity_block_in_bands
     };
-    // y [T, F, C] = block b of x [T, F, C], a band of rows at a time (b.banded).
-    static void run_banded(ThreadTeam& team, Arena& arena, const Block& b, const float* x, int64_t T, int64_t F,
-                           float* y);
     // The time steps left after the stem and every block from T frames.
     int64_t pooled_steps(int64_t T) const;
 

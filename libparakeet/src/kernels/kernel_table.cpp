@@ -15,7 +15,7 @@ constexpr Fill kScalar[] = {
     add_ops_activation_scalar,   add_conv_depthwise1d_scalar,  add_conv_pointwise_scalar,
     add_conv_subsampling_scalar, add_attention_rel_pos_scalar, add_attention_local_rel_pos_scalar,
     add_fft_scalar,              add_matmul_kquant_scalar,     add_ops_dot_scalar,
-    add_conv_winograd_f4_scalar, add_transpose_scalar,
+    add_conv_winograd_f4_scalar, add_transpose_scalar,          add_ops_rows_scalar,
 };
 #if defined(PARAKEET_HAVE_X86)
 constexpr Fill kAvx2[] = {
@@ -23,12 +23,14 @@ constexpr Fill kAvx2[] = {
     add_ops_activation_avx2,   add_conv_depthwise1d_avx2,  add_conv_pointwise_avx2,
     add_conv_subsampling_avx2, add_attention_rel_pos_avx2, add_attention_local_rel_pos_avx2,
     add_matmul_kquant_avx2,    add_ops_dot_avx2,           add_conv_winograd_f4_avx2,
+    add_ops_rows_avx2,
 };
 constexpr Fill kAvx512[] = {
     add_matmul_kernels_avx512, add_matmul_kernels_bf16_avx512, add_ops_softmax_avx512,
     add_ops_activation_avx512, add_attention_rel_pos_avx512,   add_matmul_kquant_avx512,
     add_attention_local_rel_pos_avx512, add_conv_pointwise_avx512, add_conv_winograd_f4_avx512,
     add_attention_dot_product_avx512, add_fft_avx512, add_transpose_avx512,
+    add_ops_rows_avx512,
 };
 #endif
 #if defined(PARAKEET_HAVE_AARCH64)

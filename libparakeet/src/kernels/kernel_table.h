@@ -51,6 +51,12 @@ struct OpsKernels {
     void (*gelu_erf)(const float* x, int64_t n, float* y);
     // x is [rows, 2 * channels], y is [rows, channels].
     void (*glu_rows)(const float* x, int64_t rows, int64_t channels, float* y);
+    // y[r * ldy + c] = x[r * ldx + c] * scale[c] + shift[c] (scale and shift null: x), then
+    // min(max(., 0), hi) when `clamp` (hi infinity: a ReLU), for r < rows, c < cols; y may be x.
+    void (*affine_clamp_rows)(const float* x, int64_t ldx, int64_t rows, int64_t cols, const float* scale,
+                              const float* shift, bool clamp, float hi, float* y, int64_t ldy);
+    // y[i] = min(max(a[i] + b[i], 0), hi) for i < n (hi infinity: a ReLU); y may be a or b.
+    void (*add_clamp)(const float* a, const float* b, int64_t n, float hi, float* y);
 };
 
 // Convolutions (conv_*.h give the layouts). Each call computes the output rows
@@ -143,6 +149,7 @@ void add_matmul_kernels_scalar(KernelTable& t);
 void add_ops_softmax_scalar(KernelTable& t);
 void add_ops_layer_norm_scalar(KernelTable& t);
 void add_ops_activation_scalar(KernelTable& t);
+void add_ops_rows_scalar(KernelTable& t);
 void add_ops_dot_scalar(KernelTable& t);
 void add_conv_depthwise1d_scalar(KernelTable& t);
 void add_conv_pointwise_scalar(KernelTable& t);
@@ -158,6 +165,7 @@ void add_matmul_kernels_avx2(KernelTable& t);
 void add_ops_softmax_avx2(KernelTable& t);
 void add_ops_layer_norm_avx2(KernelTable& t);
 void add_ops_activation_avx2(KernelTable& t);
+void add_ops_rows_avx2(KernelTable& t);
 void add_ops_dot_avx2(KernelTable& t);
 void add_conv_depthwise1d_avx2(KernelTable& t);
 void add_conv_pointwise_avx2(KernelTable& t);
@@ -171,6 +179,7 @@ void add_matmul_kernels_avx512(KernelTable& t);       // Q8_0 with VNNI
 void add_matmul_kernels_bf16_avx512(KernelTable& t);  // BF16 (reached only through BF16 weights)
 void add_ops_softmax_avx512(KernelTable& t);
 void add_ops_activation_avx512(KernelTable& t);
+void add_ops_rows_avx512(KernelTable& t);
 void add_attention_rel_pos_avx512(KernelTable& t);
 void add_fft_avx512(KernelTable& t);
 void add_transpose_avx512(KernelTable& t);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "common/errors.h"
@@ -110,6 +111,7 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     if (n_mels < 8) t.fail("CAM++ needs at least 8 mel bins, the front end gives " + std::to_string(n_mels));
     Manifest m(gguf, t);
     CamPPlus n;
+    n.kernels_ = &t.kernels();
     n.n_mels_ = n_mels;
     n.head_conv1_ = m.conv(1, head_3x3(1), "head conv1", 3, 3);
     const int64_t C = n.head_conv1_.out();
@@ -183,7 +185,8 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
             residual = b;
         }
         for_rows(team, T * Fo, kMinRows, [&](int64_t p0, int64_t p1) {
-            for (int64_t i = p0 * C; i < p1 * C; ++i) a[i] = std::max(c[i] + residual[i], 0.0f);
+            kernels_->ops.add_clamp(c + p0 * C, residual + p0 * C, (p1 - p0) * C,
+                                    std::numeric_limits<float>::infinity(), a + p0 * C);
         });
         F = Fo;
     }

@@ -1,7 +1,7 @@
 #include "model/speaker/campplus_layers.h"
 
-#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "common/errors.h"
 
@@ -18,6 +18,7 @@ ChannelAffine ChannelAffine::fold(const TensorLoader& t, const std::string& what
                                   const float* bias, const float* mean, const float* var, int64_t channels,
                                   float eps) {
     ChannelAffine a;
+    a.kernels_ = &t.kernels();
     a.scale_.resize(static_cast<size_t>(channels));
     a.shift_.resize(static_cast<size_t>(channels));
     for (int64_t c = 0; c < channels; ++c) {
@@ -42,16 +43,10 @@ ChannelAffine ChannelAffine::load_statistics(const TensorLoader& t, const std::s
 
 void ChannelAffine::apply(ThreadTeam& team, const float* x, int64_t T, int64_t ldx, float* y, int64_t ldy,
                           bool relu) const {
-    const int64_t C = channels();
+    auto* affine = kernels_->ops.affine_clamp_rows;
     for_rows(team, T, kMinRowsPerThread, [&](int64_t t0, int64_t t1) {
-        for (int64_t t = t0; t < t1; ++t) {
-            const float* src = x + t * ldx;
-            float* dst = y + t * ldy;
-            for (int64_t c = 0; c < C; ++c) {
-                const float v = src[c] * scale_[c] + shift_[c];
-                dst[c] = relu ? std::max(v, 0.0f) : v;
-            }
-        }
+        affine(x + t0 * ldx, ldx, t1 - t0, channels(), scale_.data(), shift_.data(), relu,
+               std::numeric_limits<float>::infinity(), y + t0 * ldy, ldy);
     });
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_table.h"
 #include "model/tensor_loader.h"
 #include "runtime/thread_team.h"
 
@@ -51,6 +52,7 @@ private:
                               const float* mean, const float* var, int64_t channels, float eps);
 
     std::vector<float> scale_, shift_;
+    const kernels::KernelTable* kernels_ = nullptr;  // the level's affine_clamp_rows
 };
 
 }  // namespace pk::speaker

@@ -1,6 +1,7 @@
 #include "model/speaker/conv2d_gemm.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -31,19 +32,22 @@ void copy_rows(ThreadTeam& team, const float* src, int64_t lds, float* dst, int6
     });
 }
 
+constexpr float kNoCeiling = std::numeric_limits<float>::infinity();  // the level's clamps as ReLUs
+
 // y[r * ldy + o] = max(y[r * ldy + o], 0) for r < rows, o < cols: the ReLU after a matmul, which
 // has no epilogue for it.
-void clamp_at_zero(ThreadTeam& team, float* y, int64_t rows, int64_t cols, int64_t ldy) {
+void clamp_at_zero(const kernels::KernelTable& k, ThreadTeam& team, float* y, int64_t rows, int64_t cols,
+                   int64_t ldy) {
     parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; ++r)
-            for (int64_t o = 0; o < cols; ++o) y[r * ldy + o] = std::max(y[r * ldy + o], 0.0f);
+        k.ops.affine_clamp_rows(y + begin * ldy, ldy, end - begin, cols, nullptr, nullptr, true, kNoCeiling,
+                                y + begin * ldy, ldy);
     });
 }
 
 // x[i] = max(x[i] + s[i], 0) for i < n.
-void add_relu(ThreadTeam& team, float* x, const float* s, int64_t n) {
+void add_relu(const kernels::KernelTable& k, ThreadTeam& team, float* x, const float* s, int64_t n) {
     parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) x[i] = std::max(x[i] + s[i], 0.0f);
+        k.ops.add_clamp(x + begin, s + begin, end - begin, kNoCeiling, x + begin);
     });
 }
 
@@ -173,7 +177,7 @@ void Conv2dGemm::product(ThreadTeam& team, Arena& arena, const float* x, int64_t
         return;
     }
     kernels::matmul(team, arena, x, rows, cols, *weight_, bias_, y, ldy, kernels::MatmulPath::Gemm);
-    if (relu) clamp_at_zero(team, y, rows, out_, ldy);
+    if (relu) clamp_at_zero(*kernels_, team, y, rows, out_, ldy);
 }
 
 void Conv2dGemm::unfold(ThreadTeam& team, const float* x, int64_t T, int64_t F, int64_t ldx, int64_t first,
@@ -233,7 +237,7 @@ void Conv2dGemm::forward_q8_map(ThreadTeam& team, Arena& arena, const float* x, 
             kernels::matmul_q8_gather(team, arena, {map, in_, sources}, rows, cols, *weight_, bias_, y + r0 * ldy, ldy);
         }
     }
-    if (relu) clamp_at_zero(team, y, positions, out_, ldy);
+    if (relu) clamp_at_zero(*kernels_, team, y, positions, out_, ldy);
 }
 
 void Conv2dGemm::forward(ThreadTeam& team, Arena& arena, const float* x, int64_t T, int64_t F, int64_t ldx, float* y,
@@ -286,7 +290,7 @@ void Conv2dGemm::forward_add_relu(ThreadTeam& team, Arena& arena, const float* x
         return;
     }
     forward(team, arena, x, T, F, y, /*relu=*/false);
-    add_relu(team, y, residual, out_t(T) * out_f(F) * out_);
+    add_relu(*kernels_, team, y, residual, out_t(T) * out_f(F) * out_);
 }
 
 void Conv2dGemm::forward_rows(ThreadTeam& team, Arena& arena, const float* x, int64_t t_begin, int64_t t_end,

@@ -33,6 +33,13 @@ void for_pixels(ThreadTeam& team, int64_t pixels, int64_t width, Fn fn) {
     });
 }
 
+// fn(begin, end) for runs of pixels, as for_pixels splits them, for passes that the level's row
+// kernels take a run at a time.
+template <typename Fn>
+void for_pixel_runs(ThreadTeam& team, int64_t pixels, int64_t width, Fn fn) {
+    parallel_for(team, pixels, std::max<int64_t>(1, kGrain / width), fn);
+}
+
 }  // namespace
 
 // A channels-last map [T, F, C] in the forward's arena.
@@ -275,8 +282,9 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
     if (r0 + kept < last(scale)) rows_of_x(team, arena, b_.conv1, r0 + kept, last(scale), c1 + kept * F * C1);
     c1_begin_ = r0;
     c1_end_ = last(scale);
-    for_pixels(team, (last(scale) - r0) * F, width, [&](int64_t p) {
-        for (int64_t j = 0; j < width; ++j) in[p * width + j] = hardtanh(c1[p * C1 + j], hi);
+    auto* clamp_rows = net_.kernels_->ops.affine_clamp_rows;
+    for_pixel_runs(team, (last(scale) - r0) * F, width, [&](int64_t p0, int64_t p1) {
+        clamp_rows(c1 + p0 * C1, C1, p1 - p0, width, nullptr, nullptr, true, hi, in + p0 * width, width);
     });
     for (int64_t i = 0; i < scale; ++i) {
         // Convolution i runs on rows [a0, a1) and is right on [n0, n1): one row in from each
@@ -294,7 +302,7 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
             const float* o = conv_out + ((row - a0) * F + f) * width;
             float halo[kMaxWidth];  // a halo row's output feeds only the next input
             float* h = row >= t0 && row < t1 ? chunks + ((row - t0) * F + f) * C1 + i * width : halo;
-            for (int64_t j = 0; j < width; ++j) h[j] = hardtanh(o[j], hi);
+            clamp_rows(o, width, 1, width, nullptr, nullptr, true, hi, h, width);
             if (!next) return;
             const float* src = c1 + ((row - r0) * F + f) * C1 + (i + 1) * width;
             if (aff) {
@@ -316,7 +324,7 @@ void ERes2Net::BlockRun::band(ThreadTeam& team, Arena& arena, int64_t t0) {
         residual = shortcut_;
     }
     parallel_for(team, (t1 - t0) * F * y_.C, kGrain, [&](int64_t begin, int64_t end) {
-        for (int64_t k = begin; k < end; ++k) yb[k] = hardtanh(yb[k] + residual[k], hi);
+        net_.kernels_->ops.add_clamp(yb + begin, residual + begin, end - begin, hi, yb + begin);
     });
 }
 

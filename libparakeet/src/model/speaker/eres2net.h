@@ -74,7 +74,7 @@ private:
     Map run_conv(ThreadTeam& team, Arena& arena, const Conv2dGemm& c, const Map& x, bool relu = false) const;
     int64_t pooled_steps(int64_t T) const;
 
-    const kernels::KernelTable* kernels_ = nullptr;  // the level's SiLU and sigmoid
+    const kernels::KernelTable* kernels_ = nullptr;  // the level's SiLU, sigmoid and row passes
     int64_t n_mels_ = 0, min_frames_ = 0, scale_ = 2;
     float clamp_ = 20.0f;
     Conv2dGemm stem_;

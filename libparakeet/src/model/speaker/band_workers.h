@@ -41,4 +41,23 @@ void for_bands(ThreadTeam& team, Arena& arena, int64_t bands, Fn fn) {
     });
 }
 
+// fn(team, arena, r0, r1) for the rows [0, rows) cut into one contiguous range per thread of the
+// team (fewer where a range would have under `min_rows` rows), each range run alone on a thread
+// with its own BandWorker; a single range runs on `team` and `arena` themselves. For a chain of
+// passes over the same rows that would otherwise meet the team at a barrier after each pass (a
+// range recomputes the halo rows its passes read). fn's bits must not depend on the cut.
+template <typename Fn>
+void for_row_ranges(ThreadTeam& team, Arena& arena, int64_t rows, int64_t min_rows, Fn fn) {
+    const int64_t ranges = std::min<int64_t>(team.size(), std::max<int64_t>(1, rows / min_rows));
+    if (ranges == 1) {
+        fn(team, arena, int64_t{0}, rows);
+        return;
+    }
+    team.run_chunks(ranges, [&](int64_t c, int) {
+        BandWorker& w = this_threads_band_worker();
+        w.arena.reset();  // nothing of its is live between runs
+        fn(w.team, w.arena, rows * c / ranges, rows * (c + 1) / ranges);
+    });
+}
+
 }  // namespace pk::speaker

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "model/speaker/band_workers.h"
 #include "model/speaker/vector_math.h"
 #include "model/speaker/voicedetect_schema.h"
 
@@ -204,12 +205,28 @@ void CamPPlus::cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, co
                            int64_t ldy) const {
     ArenaScope scope(arena);
     const int64_t in = l.linear1.in(), bn = l.linear1.out(), G = l.local.out();
-    float* a = arena.alloc_array<float>(static_cast<size_t>(T * in));
-    l.norm.apply(team, x, T, ldy, a, in, /*relu=*/true);
     float* h = arena.alloc_array<float>(static_cast<size_t>(T * bn));
-    l.linear1.forward(team, arena, a, T, 1, h, /*relu=*/true);
     float* local = arena.alloc_array<float>(static_cast<size_t>(T * G));
-    l.local.forward(team, arena, h, T, 1, local, /*relu=*/false);
+    // Each thread takes a range of frames through the BatchNorm, linear1 and the local conv alone,
+    // its linear1 rows widened by the rows the local conv reads past the range's ends (recomputed
+    // where ranges meet), where each of those passes on the whole team met the team at a barrier
+    // or two: about ten a layer. A row's bits do not depend on its range.
+    const int64_t halo = l.local.geometry().pad_t;
+    for_row_ranges(team, arena, T, kMinRows, [&](ThreadTeam& t, Arena& ar, int64_t r0, int64_t r1) {
+        ArenaScope range_scope(ar);
+        const int64_t lo = std::max<int64_t>(0, r0 - halo), hi = std::min(T, r1 + halo), n = hi - lo;
+        const bool whole = lo == r0 && hi == r1;  // no halo: straight into h and local
+        float* a = ar.alloc_array<float>(static_cast<size_t>(n * in));
+        l.norm.apply(t, x + lo * ldy, n, ldy, a, in, /*relu=*/true);
+        float* hr = whole ? h + r0 * bn : ar.alloc_array<float>(static_cast<size_t>(n * bn));
+        l.linear1.forward(t, ar, a, n, 1, hr, /*relu=*/true);
+        // Its first and last `halo` rows read zeros past the range's rows where the map goes on.
+        float* lr = whole ? local + r0 * G : ar.alloc_array<float>(static_cast<size_t>(n * G));
+        l.local.forward(t, ar, hr, n, 1, lr, /*relu=*/false);
+        if (whole) return;
+        std::copy(hr + (r0 - lo) * bn, hr + (r1 - lo) * bn, h + r0 * bn);
+        std::copy(lr + (r0 - lo) * G, lr + (r1 - lo) * G, local + r0 * G);
+    });
 
     // The context is constant over each 100-frame segment: the mask runs once per segment.
     const int64_t segments = (T + kSegmentFrames - 1) / kSegmentFrames;

@@ -11,9 +11,8 @@
 //
 // The layer list is the file's manifest (voicedetect.resnet.*: tensor names per block and the
 // strides; voicedetect_schema.h); widths come from the tensors' shapes, so any depth and width
-// loads. A block whose convolutions are both Winograd ones (stride 1, no down conv: all but each
-// stage's first) runs a band of time rows at a time (identity_block_bands.h). Results are bitwise
-// identical for any team size at a given ISA level.
+// loads. Blocks of the published shapes run a band of time rows at a time
+// (residual_block_bands.h). Results are bitwise identical for any team size at a given ISA level.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +45,7 @@ private:
         Conv2dGemm conv1, conv2;
         bool has_down = false;
         Conv2dGemm down;
-        bool banded = false;  // no down conv, both convolutions Winograd: run_identity_block_in_bands
+        bool banded = false;  // run_residual_block_in_bands runs it
     };
     // The time steps left after the stem and every block from T frames.
     int64_t pooled_steps(int64_t T) const;

@@ -4,7 +4,12 @@ interleaved timing, and the side-by-side table of medians and ratios.
 
 Each engine is timed by wall clock and by this process's CPU time: on a shared machine the CPU
 time is the steadier measure of what a call costs (a preempted call's wall time grows, its CPU
-time does not).
+time does not). An engine's thread pool may keep its workers spinning after a call returns
+(PyTorch's OpenMP workers burn ~10 ms of CPU after each 2-thread call; ours spin and yield for
+1 ms): that CPU is the engine's own cost, so each call's CPU window runs on through a pause in
+which the workers go idle, and the next engine starts on quiet cores. Without the pause PyTorch's
+spin was charged to the engine timed after it (onnxruntime f32: 77-84 ms against 67-70 ms per
+10 s of CAM++ at 2 threads) and took a core from it.
 """
 import io
 import json
@@ -57,13 +62,22 @@ def quantized_int8(model: bytes) -> bytes:
         return out.read_bytes()
 
 
+# How long after a call its pool's workers are given to go idle: PyTorch's spin for ~10 ms of CPU
+# within 20 ms (none left after 50); ours for 1 ms.
+SETTLE_SECONDS = 0.1
+
+
 def race(engines, rounds):
     """Runs every engine (name -> no-argument function) once to warm up, then `rounds` times,
-    interleaved (A B C A B C ...) so that load changes hit every engine alike. Returns
-    (name -> [(wall seconds, CPU seconds), ...], the share of the machine other processes used
-    meanwhile: above ~0.1 the figures, PyTorch's most, are inflated by the contention)."""
+    interleaved (A B C A B C ...) so that load changes hit every engine alike. A call's wall time
+    ends when it returns; its CPU time (the whole process's) runs on through SETTLE_SECONDS after
+    it, so that the CPU its pool's workers spend spinning down is charged to it and not to the
+    next engine. Returns (name -> [(wall seconds, CPU seconds), ...], the share of the machine
+    other processes used meanwhile: above ~0.1 the figures, PyTorch's most, are inflated by the
+    contention)."""
     for fn in engines.values():
         fn()
+        time.sleep(SETTLE_SECONDS)
     times = {name: [] for name in engines}
     others = OthersCpu()
     others.start()
@@ -71,7 +85,9 @@ def race(engines, rounds):
         for name, fn in engines.items():
             wall, cpu = time.perf_counter(), time.process_time()
             fn()
-            times[name].append((time.perf_counter() - wall, time.process_time() - cpu))
+            done = time.perf_counter()
+            time.sleep(SETTLE_SECONDS)
+            times[name].append((done - wall, time.process_time() - cpu))
     return times, others.stop()
 
 

@@ -5,11 +5,13 @@ interleaved timing, and the side-by-side table of medians and ratios.
 Each engine is timed by wall clock and by this process's CPU time: on a shared machine the CPU
 time is the steadier measure of what a call costs (a preempted call's wall time grows, its CPU
 time does not). An engine's thread pool may keep its workers spinning after a call returns
-(PyTorch's OpenMP workers burn ~10 ms of CPU after each 2-thread call; ours spin and yield for
-1 ms): that CPU is the engine's own cost, so each call's CPU window runs on through a pause in
-which the workers go idle, and the next engine starts on quiet cores. Without the pause PyTorch's
-spin was charged to the engine timed after it (onnxruntime f32: 77-84 ms against 67-70 ms per
-10 s of CAM++ at 2 threads) and took a core from it.
+(PyTorch's OpenMP workers burn ~10 ms of CPU within ~20 ms after each 2-thread call; ours spin
+and yield for 1 ms): that CPU is the engine's own cost. So each engine's turn is an untimed call
+(on cores the engine before it has left, after a pause: the engine's threads and caches are warm
+when its timed call starts, as in a loop of calls), then the timed call, whose CPU window runs on
+through a pause in which its workers spin down. Timed back to back as before, PyTorch's spin was
+charged to the engine after it, onnxruntime f32 (77-84 ms against 67-70 ms per 10 s of CAM++ at 2
+threads with PyTorch's workers passive).
 """
 import io
 import json
@@ -68,21 +70,19 @@ SETTLE_SECONDS = 0.1
 
 
 def race(engines, rounds):
-    """Runs every engine (name -> no-argument function) once to warm up, then `rounds` times,
-    interleaved (A B C A B C ...) so that load changes hit every engine alike. A call's wall time
-    ends when it returns; its CPU time (the whole process's) runs on through SETTLE_SECONDS after
-    it, so that the CPU its pool's workers spend spinning down is charged to it and not to the
-    next engine. Returns (name -> [(wall seconds, CPU seconds), ...], the share of the machine
-    other processes used meanwhile: above ~0.1 the figures, PyTorch's most, are inflated by the
-    contention)."""
-    for fn in engines.values():
-        fn()
-        time.sleep(SETTLE_SECONDS)
+    """Runs every engine (name -> no-argument function) `rounds` times, interleaved (A B C A B C
+    ...) so that load changes hit every engine alike. Each turn is an untimed call, then a timed
+    one: its wall time ends when it returns, its CPU time (the whole process's) runs on through
+    SETTLE_SECONDS after it, so that what its pool's workers spend spinning down is charged to
+    it and not to the next engine. Returns (name -> [(wall seconds, CPU seconds), ...], the share
+    of the machine other processes used meanwhile: above ~0.1 the figures, PyTorch's most, are
+    inflated by the contention)."""
     times = {name: [] for name in engines}
     others = OthersCpu()
     others.start()
     for _ in range(rounds):
         for name, fn in engines.items():
+            fn()
             wall, cpu = time.perf_counter(), time.process_time()
             fn()
             done = time.perf_counter()

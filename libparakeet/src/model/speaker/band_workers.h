@@ -1,7 +1,8 @@
-// Bands of a map's time rows that the 2-D speaker networks (ERes2Net, ResNet34) run a block at a
-// time, a thread per band: a band's passes are too small to split over the team (its threads
-// waited on each other more than they ran: 2 threads took as long as one), and a band's maps stay
-// in the core's cache between the block's passes where whole maps (10-20 MB in a first stage) went
+// Work the speaker networks give a thread to run alone: bands of a map's time rows that the 2-D
+// networks (ERes2Net, ResNet34) run a block at a time, and ranges of frames that CAM++ runs through
+// a chain of passes. A band's passes are too small to split over the team (its threads waited on
+// each other more than they ran: 2 threads took as long as one), and a band's maps stay in the
+// core's cache between the block's passes where whole maps (10-20 MB in a first stage) went
 // through memory between every two.
 #pragma once
 

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "kernels/attention_dot_product_int8_bf16.h"
 #include "kernels/attention_local_rel_pos_block.h"
@@ -38,6 +39,9 @@ namespace pk::kernels {
 // rows x cols in, rows x cols out (y may be x): one row at a time, each row's result depending
 // only on that row.
 using RowsFn = void (*)(const float* x, int64_t rows, int64_t cols, float* y);
+
+// The `hi` of OpsKernels::affine_clamp_rows and add_clamp that makes their clamp a ReLU.
+inline constexpr float kReluCeiling = std::numeric_limits<float>::infinity();
 
 // Row ops (ops_*.h give the maths). Each call handles a contiguous run of rows or elements, and
 // an element's value never depends on where the run starts or ends (tails use the body's code).
@@ -52,10 +56,10 @@ struct OpsKernels {
     // x is [rows, 2 * channels], y is [rows, channels].
     void (*glu_rows)(const float* x, int64_t rows, int64_t channels, float* y);
     // y[r * ldy + c] = x[r * ldx + c] * scale[c] + shift[c] (scale and shift null: x), then
-    // min(max(., 0), hi) when `clamp` (hi infinity: a ReLU), for r < rows, c < cols; y may be x.
+    // min(max(., 0), hi) when `clamp` (hi kReluCeiling: a ReLU), for r < rows, c < cols; y may be x.
     void (*affine_clamp_rows)(const float* x, int64_t ldx, int64_t rows, int64_t cols, const float* scale,
                               const float* shift, bool clamp, float hi, float* y, int64_t ldy);
-    // y[i] = min(max(a[i] + b[i], 0), hi) for i < n (hi infinity: a ReLU); y may be a or b.
+    // y[i] = min(max(a[i] + b[i], 0), hi) for i < n (hi kReluCeiling: a ReLU); y may be a or b.
     void (*add_clamp)(const float* a, const float* b, int64_t n, float hi, float* y);
 };
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 
 #include "common/errors.h"
@@ -187,7 +186,7 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
         }
         for_rows(team, T * Fo, kMinRows, [&](int64_t p0, int64_t p1) {
             kernels_->ops.add_clamp(c + p0 * C, residual + p0 * C, (p1 - p0) * C,
-                                    std::numeric_limits<float>::infinity(), a + p0 * C);
+                                    kernels::kReluCeiling, a + p0 * C);
         });
         F = Fo;
     }

@@ -1,7 +1,6 @@
 #include "model/speaker/campplus_layers.h"
 
 #include <cmath>
-#include <limits>
 
 #include "common/errors.h"
 
@@ -46,7 +45,7 @@ void ChannelAffine::apply(ThreadTeam& team, const float* x, int64_t T, int64_t l
     auto* affine = kernels_->ops.affine_clamp_rows;
     for_rows(team, T, kMinRowsPerThread, [&](int64_t t0, int64_t t1) {
         affine(x + t0 * ldx, ldx, t1 - t0, channels(), scale_.data(), shift_.data(), relu,
-               std::numeric_limits<float>::infinity(), y + t0 * ldy, ldy);
+               kernels::kReluCeiling, y + t0 * ldy, ldy);
     });
 }
 

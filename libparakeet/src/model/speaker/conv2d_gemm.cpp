@@ -1,7 +1,6 @@
 #include "model/speaker/conv2d_gemm.h"
 
 #include <algorithm>
-#include <limits>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -32,14 +31,12 @@ void copy_rows(ThreadTeam& team, const float* src, int64_t lds, float* dst, int6
     });
 }
 
-constexpr float kNoCeiling = std::numeric_limits<float>::infinity();  // the level's clamps as ReLUs
-
 // y[r * ldy + o] = max(y[r * ldy + o], 0) for r < rows, o < cols: the ReLU after a matmul, which
 // has no epilogue for it.
 void clamp_at_zero(const kernels::KernelTable& k, ThreadTeam& team, float* y, int64_t rows, int64_t cols,
                    int64_t ldy) {
     parallel_for(team, rows, kCopyGrain, [&](int64_t begin, int64_t end) {
-        k.ops.affine_clamp_rows(y + begin * ldy, ldy, end - begin, cols, nullptr, nullptr, true, kNoCeiling,
+        k.ops.affine_clamp_rows(y + begin * ldy, ldy, end - begin, cols, nullptr, nullptr, true, kernels::kReluCeiling,
                                 y + begin * ldy, ldy);
     });
 }
@@ -47,7 +44,7 @@ void clamp_at_zero(const kernels::KernelTable& k, ThreadTeam& team, float* y, in
 // x[i] = max(x[i] + s[i], 0) for i < n.
 void add_relu(const kernels::KernelTable& k, ThreadTeam& team, float* x, const float* s, int64_t n) {
     parallel_for(team, n, 1 << 14, [&](int64_t begin, int64_t end) {
-        k.ops.add_clamp(x + begin, s + begin, end - begin, kNoCeiling, x + begin);
+        k.ops.add_clamp(x + begin, s + begin, end - begin, kernels::kReluCeiling, x + begin);
     });
 }
 

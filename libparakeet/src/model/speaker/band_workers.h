@@ -24,41 +24,40 @@ struct BandWorker {
 };
 BandWorker& this_threads_band_worker();
 
-// fn(team, arena, k0, k1) runs bands [k0, k1) of `bands`: the team splits the bands into runs of
-// consecutive ones, each thread running its runs alone with its own BandWorker; a team of one,
-// or one with fewer than two bands a thread, runs them all itself (a band's own passes then run
-// on `team` and `arena`). A band's bits must not depend on who runs it, nor on where a run starts.
+// fn(team, arena, i0, i1) over [0, n) cut into `parts` runs of consecutive items, each run alone
+// on a thread of the team with that thread's BandWorker; a single part runs on `team` and `arena`
+// themselves.
 template <typename Fn>
-void for_bands(ThreadTeam& team, Arena& arena, int64_t bands, Fn fn) {
-    if (team.size() == 1 || bands < 2 * team.size()) {
-        fn(team, arena, int64_t{0}, bands);
+void run_parts_alone(ThreadTeam& team, Arena& arena, int64_t n, int64_t parts, Fn& fn) {
+    if (parts <= 1) {
+        fn(team, arena, int64_t{0}, n);
         return;
     }
-    const int64_t chunks = std::min<int64_t>(bands, kParallelForChunksPerThread * team.size());
-    team.run_chunks(chunks, [&](int64_t c, int) {
+    team.run_chunks(parts, [&](int64_t c, int) {
         BandWorker& w = this_threads_band_worker();
         w.arena.reset();  // nothing of its is live between runs
-        fn(w.team, w.arena, bands * c / chunks, bands * (c + 1) / chunks);
+        fn(w.team, w.arena, n * c / parts, n * (c + 1) / parts);
     });
 }
 
+// fn(team, arena, k0, k1) runs bands [k0, k1) of `bands`: the team splits the bands into runs of
+// consecutive ones, each thread running its runs alone; a team of one, or one with fewer than two
+// bands a thread, runs them all itself (a band's own passes then run on `team` and `arena`). A
+// band's bits must not depend on who runs it, nor on where a run starts.
+template <typename Fn>
+void for_bands(ThreadTeam& team, Arena& arena, int64_t bands, Fn fn) {
+    const bool split = team.size() > 1 && bands >= 2 * team.size();
+    const int64_t parts = split ? std::min<int64_t>(bands, kParallelForChunksPerThread * team.size()) : 1;
+    run_parts_alone(team, arena, bands, parts, fn);
+}
+
 // fn(team, arena, r0, r1) for the rows [0, rows) cut into one contiguous range per thread of the
-// team (fewer where a range would have under `min_rows` rows), each range run alone on a thread
-// with its own BandWorker; a single range runs on `team` and `arena` themselves. For a chain of
-// passes over the same rows that would otherwise meet the team at a barrier after each pass (a
+// team (fewer where a range would have under `min_rows` rows), each range run alone. For a chain
+// of passes over the same rows that would otherwise meet the team at a barrier after each pass (a
 // range recomputes the halo rows its passes read). fn's bits must not depend on the cut.
 template <typename Fn>
 void for_row_ranges(ThreadTeam& team, Arena& arena, int64_t rows, int64_t min_rows, Fn fn) {
-    const int64_t ranges = std::min<int64_t>(team.size(), std::max<int64_t>(1, rows / min_rows));
-    if (ranges == 1) {
-        fn(team, arena, int64_t{0}, rows);
-        return;
-    }
-    team.run_chunks(ranges, [&](int64_t c, int) {
-        BandWorker& w = this_threads_band_worker();
-        w.arena.reset();  // nothing of its is live between runs
-        fn(w.team, w.arena, rows * c / ranges, rows * (c + 1) / ranges);
-    });
+    run_parts_alone(team, arena, rows, std::min<int64_t>(team.size(), rows / min_rows), fn);
 }
 
 }  // namespace pk::speaker

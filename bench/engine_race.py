@@ -5,8 +5,8 @@ interleaved timing, and the side-by-side table of medians and ratios.
 Each engine is timed by wall clock and by this process's CPU time: on a shared machine the CPU
 time is the steadier measure of what a call costs (a preempted call's wall time grows, its CPU
 time does not). An engine's thread pool may keep its workers spinning after a call returns
-(PyTorch's OpenMP workers burn ~10 ms of CPU within ~20 ms after each 2-thread call; ours spin
-and yield for 1 ms): that CPU is the engine's own cost. So each engine's turn is an untimed call
+(PyTorch's OpenMP workers burn 9-10 ms of CPU after each 2-thread call, 8.6 of it in the first
+20 ms; ours 0.9 ms): that CPU is the engine's own cost. So each engine's turn is an untimed call
 (on cores the engine before it has left, after a pause: the engine's threads and caches are warm
 when its timed call starts, as in a loop of calls), then the timed call, whose CPU window runs on
 through a pause in which its workers spin down. Timed back to back as before, PyTorch's spin was
@@ -64,8 +64,9 @@ def quantized_int8(model: bytes) -> bytes:
         return out.read_bytes()
 
 
-# How long after a call its pool's workers are given to go idle: PyTorch's spin for ~10 ms of CPU
-# within 20 ms (none left after 50); ours for 1 ms.
+# How long after a call its pool's workers are given to go idle. Measured as the process's CPU
+# during a pause after a 2-thread PyTorch call: 8.6 ms in a 20 ms pause, 9.1-10.5 in 50-200 ms
+# pauses; ours 0.9 ms in any of them.
 SETTLE_SECONDS = 0.1
 
 

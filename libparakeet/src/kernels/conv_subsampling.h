@@ -10,8 +10,7 @@
 // to map[(t * F + f) * C + c].
 //
 // Every 3x3 conv here has stride 2 (the single-channel one also 1) and zero padding 1 in both
-// dimensions. Time steps are
-// split across the team; the convs run k's kernels (kernel_table.h).
+// dimensions. Time steps are split across the team; the convs run k's kernels (kernel_table.h).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// AVX2/FMA 3x3 convs of the subsampling stage (stride 2; the single-channel one also 1). Per output pixel, 32 channels at a
-// time in four accumulators that start from the bias and take one fused multiply-add per
-// in-bounds tap, taps in row-major order; a pixel's result depends only on the pixel.
+// AVX2/FMA 3x3 convs of the subsampling stage (stride 2; the single-channel one also 1). Per
+// output pixel, 32 channels at a time in four accumulators that start from the bias and take one
+// fused multiply-add per in-bounds tap, taps in row-major order; a pixel's result depends only on
+// the pixel.
 #include <immintrin.h>
 
 #include "kernels/kernel_table.h"

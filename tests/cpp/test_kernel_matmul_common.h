@@ -8,8 +8,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "isa_levels.h"
@@ -50,6 +52,24 @@ inline std::vector<uint8_t> random_q8_weights(int64_t N, int64_t K, uint32_t see
         for (int i = 0; i < 32; ++i) raw[at + 2 + i] = static_cast<uint8_t>(quant(rng));
     }
     return raw;
+}
+
+// fn(w, x, bias, what) for every shape M x N x K of the lists: random Q8_0 weights [N, K] packed
+// for `level`, rows x [M, K] in [-3, 3] and a bias [N], drawn from seeds counting up from `seed`;
+// `what` names the shape for failure messages.
+template <class Fn>
+void for_each_q8_product(pk::IsaLevel level, std::initializer_list<int64_t> Ms, std::initializer_list<int64_t> Ns,
+                         std::initializer_list<int64_t> Ks, uint32_t seed, Fn fn) {
+    for (int64_t M : Ms)
+        for (int64_t N : Ns)
+            for (int64_t K : Ks) {
+                const std::vector<uint8_t> raw = random_q8_weights(N, K, seed);
+                const PackedWeights w(WeightType::Q8_0, raw.data(), N, K, level);
+                const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
+                const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
+                fn(w, x, bias, "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K));
+                seed += 5;
+            }
 }
 
 // Runs matmul (by `path`) on a team of n_threads and returns y (M rows of ldy floats; columns

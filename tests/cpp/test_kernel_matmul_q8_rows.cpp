@@ -70,25 +70,19 @@ TEST_P(MatmulQ8Rows, QuantisedRowsFollowTheDocumentedRule) {
 }
 
 TEST_P(MatmulQ8Rows, SameBitsAsMatmulOnTheFloatRows) {
-    uint32_t seed = 40;
-    for (int64_t M : {1, 3, 8, 13, 127})
-        for (int64_t N : {1, 17, 40})
-            for (int64_t K : {32, 96, 1056}) {  // 1056: more blocks than a K slice, and a partial one
-                const std::vector<uint8_t> raw = random_q8_weights(N, K, seed);
-                const PackedWeights w(WeightType::Q8_0, raw.data(), N, K, level());
-                const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
-                const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
-                const int64_t ldy = N + 3;
-                const std::vector<float> want =
-                    run(w, x, M, bias.data(), 1, ldy, pk::kernels::MatmulPath::Gemm);
-                for (int threads : {1, 2, 3}) {
-                    QuantisedRows r = quantise(level(), threads, x, M, K, K);
-                    expect_same_bits(want, product(r, M, w, bias.data(), threads, ldy),
-                                     "M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" +
-                                         std::to_string(K) + ", " + std::to_string(threads) + " threads");
-                }
-                seed += 5;
-            }
+    // K 1056: more blocks than a K slice, and a partial one.
+    for_each_q8_product(level(), {1, 3, 8, 13, 127}, {1, 17, 40}, {32, 96, 1056}, 40,
+                        [&](const PackedWeights& w, const std::vector<float>& x, const std::vector<float>& bias,
+                            const std::string& what) {
+                            const int64_t M = static_cast<int64_t>(x.size()) / w.k(), K = w.k(), ldy = w.n() + 3;
+                            const std::vector<float> want =
+                                run(w, x, M, bias.data(), 1, ldy, pk::kernels::MatmulPath::Gemm);
+                            for (int threads : {1, 2, 3}) {
+                                QuantisedRows r = quantise(level(), threads, x, M, K, K);
+                                expect_same_bits(want, product(r, M, w, bias.data(), threads, ldy),
+                                                 what + ", " + std::to_string(threads) + " threads");
+                            }
+                        });
 }
 
 TEST_P(MatmulQ8Rows, GatheredRowsEqualTheGatheredFloats) {

@@ -36,23 +36,18 @@ std::vector<float> solo(const PackedWeights& w, const std::vector<float>& x, int
 }
 
 TEST_P(MatmulQ8Solo, SameBitsAsMatmul) {
-    uint32_t seed = 80;
-    for (int64_t M : {1, 5, 8, 13, 300})  // 300: more row panels than an A block
-        for (int64_t N : {1, 17, 48})
-            for (int64_t K : {32, 160, 1056}) {  // 1056: more blocks than a K slice, and a partial one
-                const std::vector<uint8_t> raw = random_q8_weights(N, K, seed);
-                const PackedWeights w(WeightType::Q8_0, raw.data(), N, K, level());
-                const std::vector<float> x = random_floats(static_cast<size_t>(M * K), seed + 1, -3.0f, 3.0f);
-                const std::vector<float> bias = random_floats(static_cast<size_t>(N), seed + 2);
-                for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
-                    const int64_t ldy = N + 3;
-                    const std::vector<float> want = run(w, x, M, b, 2, ldy, pk::kernels::MatmulPath::Gemm);
-                    const std::vector<float> got = solo(w, x, M, b, ldy);
-                    EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
-                        << "M=" << M << " N=" << N << " K=" << K << (b ? " bias" : "");
-                }
-                seed += 5;
-            }
+    // M 300: more row panels than an A block; K 1056: more blocks than a K slice, and a partial one.
+    for_each_q8_product(level(), {1, 5, 8, 13, 300}, {1, 17, 48}, {32, 160, 1056}, 80,
+                        [&](const PackedWeights& w, const std::vector<float>& x, const std::vector<float>& bias,
+                            const std::string& what) {
+                            const int64_t M = static_cast<int64_t>(x.size()) / w.k(), ldy = w.n() + 3;
+                            for (const float* b : {static_cast<const float*>(nullptr), bias.data()}) {
+                                const std::vector<float> want = run(w, x, M, b, 2, ldy, pk::kernels::MatmulPath::Gemm);
+                                const std::vector<float> got = solo(w, x, M, b, ldy);
+                                EXPECT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * sizeof(float)))
+                                    << what << (b ? " bias" : "");
+                            }
+                        });
 }
 
 TEST_P(MatmulQ8Solo, BadInputIsRefused) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gguf_test_builder.h"
+#include "gguf_test_loader.h"
 #include "isa_levels.h"
 #include "kernels/matmul.h"
 #include "model/layers/q8_at_load.h"
@@ -61,11 +62,8 @@ void check(pk::IsaLevel level, const Case& c) {
                         w)
             .tensor_f32("x.conv.bias", {static_cast<uint64_t>(c.out)}, bias)
             .build();
-    const pk::GgufReader gguf = pk::GgufReader::from_buffer(file.data(), file.size(), "conv1d.gguf");
-    pk::WeightConversions q8;
-    q8.q8_at_load = true;
-    const pk::TensorLoader loader(gguf, level, q8);
-    const Conv1dSame conv = Conv1dSame::load(loader, "x", c.in, c.out, c.kernel, c.dilation);
+    const gguf_test::LoadedGguf loaded(file, level, /*q8_at_load=*/true);
+    const Conv1dSame conv = Conv1dSame::load(loaded.loader, "x", c.in, c.out, c.kernel, c.dilation);
 
     // The reference: the weight in tap-major columns, quantised as the loader quantises it, and
     // matmul() on the float rows.

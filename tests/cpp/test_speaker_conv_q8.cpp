@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gguf_test_builder.h"
+#include "gguf_test_loader.h"
 #include "isa_levels.h"
 #include "kernels/matmul.h"
 #include "model/layers/q8_at_load.h"
@@ -65,11 +66,8 @@ void check(pk::IsaLevel level, const Case& c) {
                         w)
             .tensor_f32("b", {static_cast<uint64_t>(c.out)}, bias)
             .build();
-    const pk::GgufReader gguf = pk::GgufReader::from_buffer(file.data(), file.size(), "conv.gguf");
-    pk::WeightConversions q8;
-    q8.q8_at_load = true;
-    const pk::TensorLoader loader(gguf, level, q8);
-    const Conv2dGemm conv = Conv2dGemm::load(gguf, loader, "w", "b", c.in, c.g);
+    const gguf_test::LoadedGguf loaded(file, level, /*q8_at_load=*/true);
+    const Conv2dGemm conv = Conv2dGemm::load(loaded.gguf, loaded.loader, "w", "b", c.in, c.g);
 
     // The reference: the weight in tap-major columns, quantised as the loader quantises it, and
     // matmul() on the float rows.

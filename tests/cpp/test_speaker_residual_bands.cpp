@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gguf_test_builder.h"
+#include "gguf_test_loader.h"
 #include "isa_levels.h"
 #include "model/speaker/residual_block_bands.h"
 #include "test_kernel_ops_util.h"
@@ -40,13 +41,10 @@ void check(pk::IsaLevel level, const Case& c, bool q8) {
                                           .tensor_f32("down", {u(c.in), u(c.out)}, kt::random_vector(c.out * c.in, 45))
                                           .tensor_f32("down.b", {u(c.out)}, kt::random_vector(c.out, 46))
                                           .build();
-    const pk::GgufReader gguf = pk::GgufReader::from_buffer(file.data(), file.size(), "block.gguf");
-    pk::WeightConversions conversions;
-    conversions.q8_at_load = q8;
-    const pk::TensorLoader loader(gguf, level, conversions);
-    const Conv2dGemm conv1 = Conv2dGemm::load_square(gguf, loader, "conv1", "conv1.b", c.in, c.stride);
-    const Conv2dGemm conv2 = Conv2dGemm::load_square(gguf, loader, "conv2", "conv2.b", c.out, 1);
-    const Conv2dGemm down = Conv2dGemm::load_square(gguf, loader, "down", "down.b", c.in, c.stride);
+    const gguf_test::LoadedGguf m(file, level, q8);
+    const Conv2dGemm conv1 = Conv2dGemm::load_square(m.gguf, m.loader, "conv1", "conv1.b", c.in, c.stride);
+    const Conv2dGemm conv2 = Conv2dGemm::load_square(m.gguf, m.loader, "conv2", "conv2.b", c.out, 1);
+    const Conv2dGemm down = Conv2dGemm::load_square(m.gguf, m.loader, "down", "down.b", c.in, c.stride);
     const bool identity = c.stride == 1 && c.in == c.out;
     const pk::speaker::ResidualBlock block{conv1, conv2, identity ? nullptr : &down};
     ASSERT_TRUE(pk::speaker::runs_in_bands(block));
@@ -84,11 +82,10 @@ TEST(SpeakerResidualBands, OtherShapesAreNotBanded) {
                                           .tensor_f32("k3", {3, 3, u(8), u(8)}, kt::random_vector(8 * 8 * 9, 51))
                                           .tensor_f32("k1", {u(8), u(8)}, kt::random_vector(8 * 8, 52))
                                           .build();
-    const pk::GgufReader gguf = pk::GgufReader::from_buffer(file.data(), file.size(), "shapes.gguf");
-    const pk::TensorLoader loader(gguf, isa_test::highest_level(), pk::WeightConversions{});
-    const Conv2dGemm k3 = Conv2dGemm::load_square(gguf, loader, "k3", "", 8, 1);
-    const Conv2dGemm k3s2 = Conv2dGemm::load_square(gguf, loader, "k3", "", 8, 2);
-    const Conv2dGemm k1 = Conv2dGemm::load_square(gguf, loader, "k1", "", 8, 1);
+    const gguf_test::LoadedGguf m(file, isa_test::highest_level(), /*q8_at_load=*/false);
+    const Conv2dGemm k3 = Conv2dGemm::load_square(m.gguf, m.loader, "k3", "", 8, 1);
+    const Conv2dGemm k3s2 = Conv2dGemm::load_square(m.gguf, m.loader, "k3", "", 8, 2);
+    const Conv2dGemm k1 = Conv2dGemm::load_square(m.gguf, m.loader, "k1", "", 8, 1);
     EXPECT_TRUE(pk::speaker::runs_in_bands({k3, k3, nullptr}));
     EXPECT_FALSE(pk::speaker::runs_in_bands({k3s2, k3, nullptr})) << "a strided block needs its down conv";
     EXPECT_FALSE(pk::speaker::runs_in_bands({k3, k1, nullptr})) << "conv2 must be a Winograd one";

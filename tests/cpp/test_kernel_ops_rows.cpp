@@ -1,8 +1,8 @@
-// The speaker networks' row passes (OpsKernels::affine_clamp_rows and add_clamp, ops_rows_body.h)
-// at every ISA level: each output is its formula's value (the affine's product and sum rounded
-// once or twice: FMA levels round once), row strides are honoured and the columns past `cols`
-// left alone, y may be the input, a NaN passes through the clamps as std::max / std::min pass it,
-// and lengths around every vector width give the same value per element.
+// The speaker networks' row passes (OpsKernels::affine_clamp_rows, add_clamp and clamped_sum_rows,
+// ops_rows_body.h) at every ISA level: each output is its formula's value (the affine's product and
+// sum rounded once or twice: FMA levels round once), row strides are honoured and the columns past
+// `cols` left alone, y may be the input, a NaN passes through the clamps as std::max / std::min pass
+// it, and lengths around every vector width give the same value per element.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -81,6 +81,25 @@ TEST_P(KernelOpsRows, AddClampIsItsFormulaAtEveryLength) {
     }
 }
 
+TEST_P(KernelOpsRows, ClampedSumRowsIsItsFormula) {
+    const int64_t rows = 4, lda = 41, ldb = 29, ldy = 47;
+    for (int64_t cols : {1, 7, 16, 17, 29}) {
+        const auto a = kt::random_vector(rows * lda, 101 + cols);
+        const auto b = kt::random_vector(rows * ldb, 102 + cols);
+        for (float hi : {kInf, 0.5f}) {
+            auto y = kt::poisoned(rows * ldy);
+            kernels().ops.clamped_sum_rows(a.data(), lda, b.data(), ldb, rows, cols, hi, y.data(), ldy);
+            for (int64_t r = 0; r < rows; ++r) {
+                for (int64_t c = 0; c < cols; ++c)
+                    EXPECT_EQ(y[r * ldy + c], clamped(a[r * lda + c], true, hi) + clamped(b[r * ldb + c], true, hi))
+                        << "cols " << cols << " hi " << hi;
+                for (int64_t c = cols; c < ldy; ++c)
+                    EXPECT_TRUE(std::isnan(y[r * ldy + c])) << "cols " << cols << ": wrote past the row";
+            }
+        }
+    }
+}
+
 TEST_P(KernelOpsRows, ANanPassesThroughTheClamps) {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     std::vector<float> x(20, 1.0f), zero(20, 0.0f), y(20);
@@ -89,6 +108,9 @@ TEST_P(KernelOpsRows, ANanPassesThroughTheClamps) {
     kernels().ops.affine_clamp_rows(x.data(), 20, 1, 20, nullptr, nullptr, true, 4.0f, y.data(), 20);
     EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[17]));
     kernels().ops.add_clamp(x.data(), zero.data(), 20, kInf, y.data());
+    EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[17]));
+    EXPECT_EQ(y[0], 1.0f);
+    kernels().ops.clamped_sum_rows(zero.data(), 20, x.data(), 20, 1, 20, 4.0f, y.data(), 20);
     EXPECT_TRUE(std::isnan(y[3]) && std::isnan(y[17]));
     EXPECT_EQ(y[0], 1.0f);
 }

@@ -61,6 +61,10 @@ struct OpsKernels {
                               const float* shift, bool clamp, float hi, float* y, int64_t ldy);
     // y[i] = min(max(a[i] + b[i], 0), hi) for i < n (hi kReluCeiling: a ReLU); y may be a or b.
     void (*add_clamp)(const float* a, const float* b, int64_t n, float hi, float* y);
+    // y[r * ldy + c] = clamp(a[r * lda + c]) + clamp(b[r * ldb + c]), clamp(v) = min(max(v, 0), hi),
+    // for r < rows, c < cols: the sum of two Hardtanh'd maps (ERes2Net's next chunk input).
+    void (*clamped_sum_rows)(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows, int64_t cols,
+                             float hi, float* y, int64_t ldy);
 };
 
 // Convolutions (conv_*.h give the layouts). Each call computes the output rows

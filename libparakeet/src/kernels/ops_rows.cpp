@@ -8,6 +8,7 @@ namespace pk::kernels {
 void add_ops_rows_scalar(KernelTable& t) {
     t.ops.affine_clamp_rows = rows::affine_clamp_rows;
     t.ops.add_clamp = rows::add_clamp;
+    t.ops.clamped_sum_rows = rows::clamped_sum_rows;
 }
 
 }  // namespace pk::kernels

@@ -45,4 +45,16 @@ static inline void add_clamp(const float* a, const float* b, int64_t n, float hi
     for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(a[i] + b[i], 0.0f), hi);
 }
 
+// OpsKernels::clamped_sum_rows.
+static inline void clamped_sum_rows(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t rows,
+                                    int64_t cols, float hi, float* y, int64_t ldy) {
+    for (int64_t r = 0; r < rows; ++r) {
+        const float* ar = a + r * lda;
+        const float* br = b + r * ldb;
+        float* yr = y + r * ldy;
+        for (int64_t c = 0; c < cols; ++c)
+            yr[c] = std::min(std::max(ar[c], 0.0f), hi) + std::min(std::max(br[c], 0.0f), hi);
+    }
+}
+
 }  // namespace pk::kernels::rows

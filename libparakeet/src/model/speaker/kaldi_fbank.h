@@ -68,7 +68,8 @@ private:
     void power_spectrum(double* x, double* z) const;
     // scratch: 2 * n_fft doubles.
     void frame_log_mel(const float* frame, double* scratch, float* row) const;
-    void remove_mean(ThreadTeam& team, int64_t n_frames, float* out) const;
+    // Per-utterance mean removal (cmn): each bin minus its mean over the frames.
+    void remove_mean(int64_t n_frames, float* out) const;
 
     KaldiFbankConfig cfg_;
     int n_fft_ = 0;                  // the power of two at or above win_length

@@ -111,7 +111,6 @@ CamPPlus CamPPlus::load(const GgufReader& gguf, const TensorLoader& t, int64_t n
     if (n_mels < 8) t.fail("CAM++ needs at least 8 mel bins, the front end gives " + std::to_string(n_mels));
     Manifest m(gguf, t);
     CamPPlus n;
-    n.kernels_ = &t.kernels();
     n.n_mels_ = n_mels;
     n.head_conv1_ = m.conv(1, head_3x3(1), "head conv1", 3, 3);
     const int64_t C = n.head_conv1_.out();
@@ -169,34 +168,33 @@ void CamPPlus::head_forward(ThreadTeam& team, Arena& arena, const float* feats, 
     const int64_t C = head_conv1_.out();
     int64_t F = n_mels_;
     // [T, F, C] maps; the features [T, n_mels] are the one-channel map.
-    float* a = arena.alloc_array<float>(static_cast<size_t>(T * F * C));
-    head_conv1_.forward(team, arena, feats, T, F, a, /*relu=*/true);
-    // The blocks' maps are at most as tall as the first block's output (the bins only shrink).
+    float* x = arena.alloc_array<float>(static_cast<size_t>(T * F * C));
+    head_conv1_.forward(team, arena, feats, T, F, x, /*relu=*/true);
+    // The blocks' maps are at most as tall as the first block's output (the bins only shrink): h
+    // takes conv1's output, `spare` the shortcut's or the block's own, turn about with x.
     const int64_t tallest = head_blocks_.front().conv1.out_f(F);
-    float* b = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
-    float* c = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
+    float* h = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
+    float* spare = arena.alloc_array<float>(static_cast<size_t>(tallest * T * C));
     for (const ResBlock& blk : head_blocks_) {
         const int64_t Fo = blk.conv1.out_f(F);
-        blk.conv1.forward(team, arena, a, T, F, b, /*relu=*/true);
-        blk.conv2.forward(team, arena, b, T, Fo, c, /*relu=*/false);
-        const float* residual = a;
+        blk.conv1.forward(team, arena, x, T, F, h, /*relu=*/true);
+        // conv2 adds the shortcut and takes the ReLU itself (in its Winograd output transform).
         if (blk.has_shortcut) {
-            blk.shortcut.forward(team, arena, a, T, F, b, /*relu=*/false);
-            residual = b;
+            blk.shortcut.forward(team, arena, x, T, F, spare, /*relu=*/false);
+            blk.conv2.forward_add_relu(team, arena, h, T, Fo, spare, x);  // x read by both already
+        } else {
+            blk.conv2.forward_add_relu(team, arena, h, T, Fo, x, spare);
+            std::swap(x, spare);
         }
-        for_rows(team, T * Fo, kMinRows, [&](int64_t p0, int64_t p1) {
-            kernels_->ops.add_clamp(c + p0 * C, residual + p0 * C, (p1 - p0) * C,
-                                    kernels::kReluCeiling, a + p0 * C);
-        });
         F = Fo;
     }
     const int64_t Fo = head_conv2_.out_f(F);
-    head_conv2_.forward(team, arena, a, T, F, b, /*relu=*/true);
+    head_conv2_.forward(team, arena, x, T, F, h, /*relu=*/true);
     // Frame t's features: channel-major, y[t][c * Fo + f].
     for_rows(team, T, kMinRows, [&](int64_t t0, int64_t t1) {
         for (int64_t t = t0; t < t1; ++t)
             for (int64_t ch = 0; ch < C; ++ch)
-                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = b[(t * Fo + f) * C + ch];
+                for (int64_t f = 0; f < Fo; ++f) y[t * C * Fo + ch * Fo + f] = h[(t * Fo + f) * C + ch];
     });
 }
 

@@ -78,7 +78,6 @@ private:
     void cam_forward(ThreadTeam& team, Arena& arena, const CamLayer& l, const float* x, int64_t T, float* y,
                      int64_t ldy) const;
 
-    const kernels::KernelTable* kernels_ = nullptr;  // the level's row passes
     int64_t n_mels_ = 0;
     Conv2dGemm head_conv1_;
     std::vector<ResBlock> head_blocks_;

@@ -4,7 +4,6 @@
 #include <string>
 
 #include "common/errors.h"
-#include "model/speaker/residual_block_bands.h"
 #include "model/speaker/voicedetect_schema.h"
 
 namespace pk::speaker {
@@ -67,7 +66,7 @@ WespeakerResnet WespeakerResnet::load(const GgufReader& gguf, const TensorLoader
         }
         if (b.conv2.out_f(b.conv1.out_f(bins)) != b.conv1.out_f(bins))
             t.fail(conv2_w[i] + " changes the map's size");
-        b.banded = runs_in_bands({b.conv1, b.conv2, b.has_down ? &b.down : nullptr});
+        b.banded = runs_in_bands(b.residual());
         channels = b.conv2.out();
         bins = b.conv2.out_f(b.conv1.out_f(bins));
         n.blocks_.push_back(std::move(b));
@@ -112,8 +111,7 @@ void WespeakerResnet::forward(ThreadTeam& team, Arena& arena, const float* feats
     bins = stem_.out_f(n_mels_);
     for (const Block& b : blocks_) {
         if (b.banded) {
-            run_residual_block_in_bands(team, arena, {b.conv1, b.conv2, b.has_down ? &b.down : nullptr}, x, steps,
-                                        bins, y);
+            run_residual_block_in_bands(team, arena, b.residual(), x, steps, bins, y);
             steps = b.conv1.out_t(steps);
             bins = b.conv1.out_f(bins);
             std::swap(x, y);

@@ -20,6 +20,7 @@
 
 #include "gguf/gguf_reader.h"
 #include "model/speaker/conv2d_gemm.h"
+#include "model/speaker/residual_block_bands.h"
 #include "model/speaker/stats_head.h"
 #include "model/tensor_loader.h"
 
@@ -46,6 +47,7 @@ private:
         bool has_down = false;
         Conv2dGemm down;
         bool banded = false;  // run_residual_block_in_bands runs it
+        ResidualBlock residual() const { return {conv1, conv2, has_down ? &down : nullptr}; }
     };
     // The time steps left after the stem and every block from T frames.
     int64_t pooled_steps(int64_t T) const;
